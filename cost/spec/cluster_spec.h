@@ -1,0 +1,101 @@
+// ClusterSpec: the hardware a job runs on: one device type and a hierarchy of
+// network tiers from the innermost (e.g. two GCDs in a package) outward.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace parplan {
+
+enum class Precision { kBf16, kFp16, kFp8 };
+enum class NicKind { kIntraNode, kInfiniBand, kRoce, kEthernet, kSlingshot };
+
+/// One accelerator (a GPU, or one GCD of an MI250X: whatever is one rank).
+struct DeviceSpec {
+  std::string name;
+  /// Dense peak FLOP/s per dtype (datasheet).
+  double peak_bf16_flops_per_s = 0;
+  double peak_fp16_flops_per_s = 0;
+  double peak_fp8_flops_per_s = 0;
+  /// HBM capacity and peak bandwidth (datasheet).
+  double hbm_bytes = 0;
+  double hbm_bytes_per_s = 0;
+  /// Fraction of peak a large, well-shaped GEMM reaches.
+  double gemm_efficiency_max = 0.8;
+  /// GEMM efficiency curve: eff = max * d / (d + half) with d the smallest of
+  /// the GEMM's three dimensions (thin GEMMs fill fewer tiles and waves).
+  double gemm_half_dim = 64;
+  /// Fraction of peak reached by a fused (flash) attention kernel.
+  double flash_attention_efficiency = 0.5;
+  /// Fraction of peak reached by the unfused attention batched GEMMs.
+  double unfused_attention_efficiency = 0.4;
+  /// Fraction of HBM bandwidth reached by memory-bound element-wise kernels.
+  double memory_bound_efficiency = 0.7;
+  /// Memory the runtime keeps for itself (CUDA/ROCm context, NCCL buffers,
+  /// cuBLAS workspace) and the allocator's fragmentation headroom.
+  double reserved_bytes = 0;
+  double allocator_headroom_fraction = 0.0;
+
+  double peak_flops_per_s(Precision precision) const {
+    switch (precision) {
+      case Precision::kFp16:
+        return peak_fp16_flops_per_s;
+      case Precision::kFp8:
+        return peak_fp8_flops_per_s > 0 ? peak_fp8_flops_per_s : peak_bf16_flops_per_s;
+      case Precision::kBf16:
+        break;
+    }
+    return peak_bf16_flops_per_s;
+  }
+};
+
+/// One level of the network hierarchy. A tier's domain is the set of ranks
+/// that talk over links of this tier or faster ones.
+struct NetworkTier {
+  std::string name;
+  /// Ranks in one domain of this tier (the outermost tier: 0 = unbounded).
+  int ranks = 0;
+  /// Bandwidth one rank gets, one direction, when all ranks of the domain
+  /// communicate at once (a node's NIC bandwidth divided by its ranks).
+  double bandwidth_bytes_per_s = 0;
+  /// Per-message (per ring step) latency.
+  double latency_s = 0;
+  /// Fraction of the bandwidth that collectives reach (bus bandwidth).
+  double efficiency = 1.0;
+  NicKind nic = NicKind::kIntraNode;
+
+  double effective_bytes_per_s() const { return bandwidth_bytes_per_s * efficiency; }
+};
+
+/// Nodes of one NIC type inside a heterogeneous cluster.
+struct NodeGroup {
+  std::string name;
+  int nodes = 0;
+  NicKind nic = NicKind::kInfiniBand;
+  /// The inter-node tier inside the group (replaces the cluster's outer tier).
+  NetworkTier fabric;
+};
+
+struct ClusterSpec {
+  std::string name;
+  DeviceSpec device;
+  /// Innermost first; the last tier spans the whole cluster.
+  std::vector<NetworkTier> tiers;
+  /// Ranks (devices) per node.
+  int ranks_per_node = 8;
+  /// Nodes in the cluster (0 = as many as asked for).
+  int nodes = 0;
+  /// Heterogeneous clusters: node groups in rank order, and the link between
+  /// groups. Empty for a uniform cluster.
+  std::vector<NodeGroup> groups;
+  NetworkTier inter_group;
+  /// Attention kernel the cluster's software stack uses unless told otherwise.
+  bool default_flash_attention = true;
+  /// Launch conventions.
+  bool frontier_launch = false;
+  std::string launcher_default = "torchrun";
+
+  bool heterogeneous() const { return !groups.empty(); }
+};
+
+}  // namespace parplan

@@ -1,0 +1,65 @@
+// ModelSpec: the architecture of a decoder-only transformer (dense or MoE),
+// as parplan needs it to count parameters, FLOPs and activation bytes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace parplan {
+
+enum class NormKind { kLayerNorm, kRmsNorm };
+enum class PositionKind { kLearned, kRope };
+
+struct ModelSpec {
+  /// Catalog name or the file it was read from.
+  std::string name;
+  /// Transformer (decoder) layers.
+  int layers = 0;
+  /// Model (hidden) width h.
+  int hidden = 0;
+  /// FFN inner width f of a dense layer (4h for GPT).
+  int ffn_hidden = 0;
+  /// Attention (query) heads a.
+  int heads = 0;
+  /// Key/value head groups (GQA); equal to heads for multi-head attention.
+  int kv_groups = 0;
+  /// Width of one attention head; usually hidden / heads.
+  int head_dim = 0;
+  /// Vocabulary size V (before any padding for tp).
+  int64_t vocab = 0;
+  /// Longest sequence the position embedding supports.
+  int max_positions = 0;
+  /// SwiGLU/GeGLU FFN: three FFN matrices instead of two.
+  bool gated_ffn = false;
+  /// Linear layers carry biases (GPT-2/3 style); LLaMA has none.
+  bool linear_bias = true;
+  NormKind norm = NormKind::kLayerNorm;
+  PositionKind position = PositionKind::kLearned;
+  /// Input embedding and LM head share one matrix.
+  bool tied_embeddings = true;
+
+  // Mixture of experts (experts == 0 means dense). Parsed now, modelled later.
+  /// Routed experts per MoE layer.
+  int experts = 0;
+  /// Experts each token is routed to.
+  int top_k = 0;
+  /// FFN inner width of one routed expert.
+  int expert_ffn_hidden = 0;
+  /// Every moe_layer_freq-th layer (after the dense ones) is an MoE layer.
+  int moe_layer_freq = 1;
+  /// Always-active shared experts per MoE layer (DeepSeek).
+  int shared_experts = 0;
+  /// Leading layers that stay dense (DeepSeek's first_k_dense_replace).
+  int first_dense_layers = 0;
+
+  // Multi-head latent attention (DeepSeek-V2/V3); 0 means plain attention.
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+
+  bool is_moe() const { return experts > 0; }
+  bool uses_mla() const { return kv_lora_rank > 0; }
+};
+
+}  // namespace parplan
