@@ -34,8 +34,9 @@ struct ParallelConfig {
   int mbs = 1;
   int gbs = 1;
   /// Activation recomputation: selective recomputes the attention core only;
-  /// full recomputes whole layers, `recompute_layers` of them per stage
-  /// (0 with kFull means every layer of the stage).
+  /// full recomputes whole layers, `recompute_layers` of them per model chunk
+  /// (virtual stage), as Megatron's --recompute-method block
+  /// --recompute-num-layers counts them (0 with kFull: every layer).
   Recompute recompute = Recompute::kNone;
   int recompute_layers = 0;
   /// Fused (flash) attention; false is the unfused kernel that stores the

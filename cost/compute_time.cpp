@@ -1,0 +1,106 @@
+#include "cost/compute_time.h"
+
+#include <algorithm>
+
+namespace parplan {
+
+namespace {
+constexpr double kActivationBytes = 2.0;  // 16-bit activations
+
+double memory_bound_s(const DeviceSpec& device, double bytes) {
+  return bytes / (device.hbm_bytes_per_s * device.memory_bound_efficiency);
+}
+}  // namespace
+
+double gemm_time_s(const DeviceSpec& device, double peak_flops_per_s, double m, double n, double k) {
+  const double flops = 2.0 * m * n * k;
+  const double smallest = std::min(m, std::min(n, k));
+  const double efficiency = device.gemm_efficiency_max * smallest / (smallest + device.gemm_half_dim);
+  const double compute_s = flops / (peak_flops_per_s * efficiency);
+  const double traffic_s = memory_bound_s(device, kActivationBytes * (m * k + k * n + m * n));
+  return std::max(compute_s, traffic_s);
+}
+
+LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& device,
+                                      double peak_flops_per_s, const LayerShape& shape) {
+  const double t = shape.tp;
+  const double m = shape.tokens;
+  const double h = model.hidden;
+  const double heads = model.heads / t;
+  const double q_width = model.heads * static_cast<double>(model.head_dim) / t;
+  const double v_dim = model.uses_mla() ? model.v_head_dim : model.head_dim;
+  const double kv_width = model.uses_mla() ? model.heads * (model.head_dim + v_dim) / t
+                                           : 2.0 * model.kv_groups * static_cast<double>(model.head_dim) / t;
+  const double out_width = model.heads * v_dim / t;
+  double ffn = model.ffn_hidden;
+  double ffn_copies = 1.0;
+  if (shape.is_moe) {
+    // Each token passes through top-k routed experts and the shared ones;
+    // with balanced routing the expert GEMMs see tokens * top_k rows.
+    ffn = model.expert_ffn_hidden;
+    ffn_copies = model.top_k + model.shared_experts;
+  }
+  const double ffn_in = ffn * (model.gated_ffn ? 2.0 : 1.0) / t;
+
+  double gemm_s = gemm_time_s(device, peak_flops_per_s, m, q_width + kv_width, h) +
+                  gemm_time_s(device, peak_flops_per_s, m, h, out_width) +
+                  gemm_time_s(device, peak_flops_per_s, m * ffn_copies, ffn_in, h) +
+                  gemm_time_s(device, peak_flops_per_s, m * ffn_copies, h, ffn / t);
+  if (shape.is_moe) gemm_s += gemm_time_s(device, peak_flops_per_s, m, model.experts, h);
+
+  // Attention core over the full s x s square as the papers count it.
+  const double attention_flops = 2.0 * m * shape.seq * heads * (model.head_dim + v_dim);
+  double attention_forward_s = 0;
+  double attention_backward_s = 0;
+  const double replicated_tokens = shape.sp ? m / t : m;
+  // Element-wise traffic per token, in elements (Megatron's fused kernels):
+  // two norms (read + write), two bias-dropout-adds (two reads, a write and a
+  // 1-byte mask), the activation function, and rope on q and k.
+  double elements = replicated_tokens * 11.0 * h;
+  elements += m * ffn_copies * ffn * (model.gated_ffn ? 3.0 : 2.0) / t;
+  if (model.position == PositionKind::kRope) elements += m * 2.0 * (q_width + kv_width / 2.0);
+  if (shape.flash_attention) {
+    // A causal fused kernel skips the masked half; its backward recomputes
+    // the scores: 5 GEMMs against 2 forward (Dao 2023, FlashAttention-2).
+    const double rate = peak_flops_per_s * device.flash_attention_efficiency;
+    attention_forward_s = 0.5 * attention_flops / rate;
+    attention_backward_s = 2.5 * attention_forward_s;
+  } else {
+    // Batched GEMMs of head_dim depth over the full square, then the scaled
+    // masked softmax and dropout on a * s scores per token (read, write, and
+    // dropout's read, write and mask).
+    const double batched =
+        gemm_time_s(device, peak_flops_per_s, shape.seq, shape.seq, model.head_dim) * (m / shape.seq) * heads * 2.0;
+    const double scores_s = memory_bound_s(device, kActivationBytes * 4.5 * m * heads * shape.seq);
+    attention_forward_s = batched + scores_s;
+    attention_backward_s = 2.0 * batched + scores_s;
+  }
+  const double elementwise_s = memory_bound_s(device, kActivationBytes * elements);
+
+  LayerComputeTimes times;
+  times.attention_forward_s = attention_forward_s;
+  times.forward_s = gemm_s + attention_forward_s + elementwise_s;
+  times.backward_s = 2.0 * gemm_s + attention_backward_s + 2.0 * elementwise_s;
+  return times;
+}
+
+EdgeComputeTimes edge_compute_times(const ModelSpec& model, const DeviceSpec& device,
+                                    double peak_flops_per_s, double tokens, int tp) {
+  EdgeComputeTimes times;
+  const double vocab_local = static_cast<double>(model.vocab) / tp;
+  const double logits_gemm_s = gemm_time_s(device, peak_flops_per_s, tokens, vocab_local, model.hidden);
+  // Cross-entropy on fp32 logits: read, max, exp-sum, write the gradient.
+  const double loss_s = memory_bound_s(device, 4.0 * 3.0 * tokens * vocab_local);
+  times.head_forward_s = logits_gemm_s + loss_s;
+  times.head_backward_s = 2.0 * logits_gemm_s + loss_s;
+  times.embedding_s = memory_bound_s(device, 3.0 * kActivationBytes * tokens * model.hidden);
+  return times;
+}
+
+double optimizer_step_s(const DeviceSpec& device, double params) {
+  // Reads fp32 weight, momentum, variance and the gradient, writes the three
+  // fp32 tensors and the 16-bit copy: 16 + 14 bytes per parameter.
+  return memory_bound_s(device, 30.0 * params);
+}
+
+}  // namespace parplan

@@ -1,0 +1,50 @@
+// Compute time of one transformer layer for one micro-batch on one device:
+// GEMMs at a shape-dependent efficiency, the attention core (fused or not),
+// and the memory-bound element-wise kernels at HBM bandwidth.
+#pragma once
+
+#include "cost/spec/cluster_spec.h"
+#include "cost/spec/model_spec.h"
+
+namespace parplan {
+
+/// Time of a GEMM of m x n x k on `device` at `peak_flops_per_s`.
+double gemm_time_s(const DeviceSpec& device, double peak_flops_per_s, double m, double n, double k);
+
+/// What one device does for one layer and one micro-batch.
+struct LayerShape {
+  double tokens = 0;  ///< b * s / cp: tokens this device holds
+  double seq = 0;     ///< keys each query attends to (whole sequence)
+  int tp = 1;
+  bool sp = false;
+  bool flash_attention = true;
+  bool is_moe = false;
+};
+
+struct LayerComputeTimes {
+  double forward_s = 0;
+  double backward_s = 0;
+  /// The attention core alone (scores, softmax, dropout, times V) in the
+  /// forward pass: what selective recomputation repeats.
+  double attention_forward_s = 0;
+};
+
+LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& device,
+                                      double peak_flops_per_s, const LayerShape& shape);
+
+/// Forward and backward time of the LM head and cross-entropy on the last
+/// stage, and of the embedding on the first, for one micro-batch.
+struct EdgeComputeTimes {
+  double head_forward_s = 0;
+  double head_backward_s = 0;
+  double embedding_s = 0;
+};
+EdgeComputeTimes edge_compute_times(const ModelSpec& model, const DeviceSpec& device,
+                                    double peak_flops_per_s, double tokens, int tp);
+
+/// Adam step over `params` local parameters: memory-bound, reading and
+/// writing the fp32 master weights, both moments, the gradient and the
+/// 16-bit weights.
+double optimizer_step_s(const DeviceSpec& device, double params);
+
+}  // namespace parplan

@@ -1,0 +1,47 @@
+#include "cost/memory.h"
+
+namespace parplan {
+
+ModelStateBytes model_state_bytes(double params, int zero_stage, int shard_ranks,
+                                  double optimizer_bytes_per_param) {
+  const double n = shard_ranks > 0 ? shard_ranks : 1;
+  ModelStateBytes bytes;
+  bytes.params_bytes = 2.0 * params / (zero_stage >= 3 ? n : 1.0);
+  bytes.grads_bytes = 2.0 * params / (zero_stage >= 2 ? n : 1.0);
+  bytes.optimizer_bytes = optimizer_bytes_per_param * params / (zero_stage >= 1 ? n : 1.0);
+  return bytes;
+}
+
+double layer_activation_bytes(const ModelSpec& model, const ActivationShape& shape) {
+  const double t = shape.tp;
+  const double local_tokens = shape.seq * shape.micro_batch / shape.cp;
+  const double h = model.hidden;
+  const double q_width = static_cast<double>(model.heads) * model.head_dim;
+  const double kv_width = model.uses_mla() ? q_width : static_cast<double>(model.kv_groups) * model.head_dim;
+  const double f = model.ffn_hidden;
+  if (shape.recompute == Recompute::kFull) return layer_input_bytes(model, shape);
+  // Korthikanti's 10 s b h: both norm inputs (4), the QKV and FC1 inputs (4)
+  // and two 1-byte dropout masks (2); replicated over tp unless sp.
+  const double replicated = 10.0 * h;
+  // Split over tp: Q and K (QK^T inputs), V, the projection input, and the
+  // FFN: activation input and output (gated: two inputs).
+  const double split = 2.0 * (2.0 * q_width + 2.0 * kv_width) + (model.gated_ffn ? 6.0 : 4.0) * f;
+  double per_token = (shape.sp ? replicated / t : replicated) + split / t;
+  // Scores, softmax and dropout of the unfused kernel: 5 a s bytes per token.
+  if (!shape.flash_attention && shape.recompute != Recompute::kSelective) {
+    per_token += 5.0 * model.heads * shape.seq / t;
+  }
+  return local_tokens * per_token;
+}
+
+double layer_input_bytes(const ModelSpec& model, const ActivationShape& shape) {
+  const double local_tokens = shape.seq * shape.micro_batch / shape.cp;
+  return 2.0 * local_tokens * model.hidden / (shape.sp ? shape.tp : 1);
+}
+
+double logits_bytes(const ModelSpec& model, const ActivationShape& shape) {
+  const double local_tokens = shape.seq * shape.micro_batch / shape.cp;
+  return 4.0 * local_tokens * static_cast<double>(model.vocab) / shape.tp;
+}
+
+}  // namespace parplan

@@ -1,0 +1,61 @@
+#include "cost/stage_layout.h"
+
+#include <algorithm>
+
+namespace parplan {
+
+int stage_layers(int layers, const ParallelConfig& config, int stage) {
+  const int p = config.pp;
+  if (p <= 1) return layers;
+  const bool uneven = config.first_stage_layers > 0 || config.last_stage_layers > 0;
+  if (uneven) {
+    const int first = config.first_stage_layers > 0 ? config.first_stage_layers : -1;
+    const int last = config.last_stage_layers > 0 ? config.last_stage_layers : -1;
+    int fixed_layers = 0;
+    int fixed_stages = 0;
+    if (first > 0) fixed_layers += first, ++fixed_stages;
+    if (last > 0) fixed_layers += last, ++fixed_stages;
+    if (stage == 0 && first > 0) return first;
+    if (stage == p - 1 && last > 0) return last;
+    const int rest_stages = p - fixed_stages;
+    return rest_stages > 0 ? (layers - fixed_layers) / rest_stages : 0;
+  }
+  const int base = layers / p;
+  int remainder = layers % p;
+  if (remainder == 0) return base;
+  // Remainder layers go to stages 1, 2, ... (then 0 and p-1 if it must).
+  const int middle = p - 2;
+  if (stage >= 1 && stage <= p - 2) return base + (stage <= remainder ? 1 : 0);
+  remainder -= std::min(remainder, middle);
+  if (stage == 0) return base + (remainder >= 1 ? 1 : 0);
+  return base + (remainder >= 2 ? 1 : 0);
+}
+
+bool layout_is_valid(int layers, const ParallelConfig& config) {
+  const bool uneven = config.first_stage_layers > 0 || config.last_stage_layers > 0;
+  if (!uneven && layers % config.pp != 0) return false;
+  if (uneven) {
+    int fixed_layers = config.first_stage_layers + config.last_stage_layers;
+    int middle = config.pp - (config.first_stage_layers > 0) - (config.last_stage_layers > 0);
+    if (middle > 0 && (layers - fixed_layers) % middle != 0) return false;
+    if (middle == 0 && fixed_layers != layers) return false;
+  }
+  int total = 0;
+  for (int s = 0; s < config.pp; ++s) {
+    const int n = stage_layers(layers, config, s);
+    if (n <= 0 || n % config.vp != 0) return false;
+    total += n;
+  }
+  return total == layers;
+}
+
+double in_flight_micro_batches(const ParallelConfig& config, int stage) {
+  const int p = config.pp;
+  const int v = config.vp;
+  const int m = config.micro_batches();
+  if (v <= 1) return std::min(p - stage, m);
+  const int chunks = std::min(2 * (p - stage - 1) + (v - 1) * p + 1, m * v);
+  return static_cast<double>(chunks) / v;
+}
+
+}  // namespace parplan

@@ -1,0 +1,25 @@
+// How transformer layers are laid over pipeline stages, and how many
+// micro-batches each stage holds in flight under 1F1B and interleaved 1F1B.
+#pragma once
+
+#include "cost/spec/parallel_config.h"
+
+namespace parplan {
+
+/// Layers of pipeline stage `stage` (0-based). With first/last_stage_layers
+/// set, the middle stages split the rest evenly (Megatron's uneven split);
+/// otherwise all stages get layers / pp, and a remainder goes one layer each
+/// to the middle stages first (which carry neither embedding nor head).
+int stage_layers(int layers, const ParallelConfig& config, int stage);
+
+/// Whether Megatron accepts this layout: every stage and virtual chunk gets
+/// whole, non-zero layers.
+bool layout_is_valid(int layers, const ParallelConfig& config);
+
+/// Micro-batch-chunks of `stage` whose activations are alive at its peak,
+/// in units of "one micro-batch through all of this stage's layers"
+/// (1F1B: min(p - stage, m); interleaved: Megatron's warm-up count
+/// 2 (p - stage - 1) + (v - 1) p + 1 chunks, each 1/v of the stage).
+double in_flight_micro_batches(const ParallelConfig& config, int stage);
+
+}  // namespace parplan
