@@ -28,7 +28,11 @@ std::filesystem::path resolve_catalog_file(const std::string& folder, const std:
   if (name.empty()) throw InputError(flag + " is empty: give a catalog name or a file path");
   std::filesystem::path as_path(name);
   if (std::filesystem::is_regular_file(as_path, ec)) return as_path;
-  const bool looks_like_path = name.find('/') != std::string::npos || as_path.has_extension();
+  // Catalog names may hold dots (gpt-1.7b); only a slash or a file suffix
+  // makes a name a path.
+  const auto ext = as_path.extension().string();
+  const bool looks_like_path =
+      name.find('/') != std::string::npos || ext == ".yaml" || ext == ".yml" || ext == ".json";
   auto in_catalog = data_dir() / folder / (name + ".yaml");
   if (!looks_like_path && std::filesystem::is_regular_file(in_catalog, ec)) return in_catalog;
   if (looks_like_path) throw InputError(flag + " '" + name + "': no such file");

@@ -1,0 +1,128 @@
+#include "src/io/cluster_loader.h"
+
+#include "src/io/data_paths.h"
+#include "src/io/input_error.h"
+#include "src/io/yaml_fields.h"
+
+namespace parplan {
+
+namespace {
+constexpr double kTera = 1e12;
+constexpr double kGiga = 1e9;
+constexpr double kMicro = 1e-6;
+
+NetworkTier read_tier(const YamlFields& f, bool needs_ranks) {
+  f.allow_only({"name", "ranks", "bandwidth_gbps", "latency_us", "efficiency", "nic", "source"});
+  NetworkTier tier;
+  tier.name = f.text("name", "tier");
+  tier.ranks = needs_ranks ? f.positive_int("ranks") : f.non_negative_int("ranks", 0);
+  tier.bandwidth_bytes_per_s = f.positive_number("bandwidth_gbps") * kGiga;
+  tier.latency_s = f.number_in("latency_us", 0, 1e6, 5.0) * kMicro;
+  tier.efficiency = f.number_in("efficiency", 0.01, 1.0, 1.0);
+  tier.nic = parse_nic(f.text("nic", "intra-node"), f.where() + ": field 'nic'");
+  return tier;
+}
+
+DeviceSpec read_device(const YamlFields& f) {
+  f.allow_only({"name", "peak_bf16_tflops", "peak_fp16_tflops", "peak_fp8_tflops", "hbm_gb", "hbm_tbps",
+                "gemm_efficiency_max", "gemm_half_dim", "flash_attention_efficiency",
+                "memory_bound_efficiency", "reserved_gb", "allocator_headroom", "source"});
+  DeviceSpec d;
+  d.name = f.text("name");
+  d.peak_bf16_flops_per_s = f.positive_number("peak_bf16_tflops") * kTera;
+  d.peak_fp16_flops_per_s = f.positive_number("peak_fp16_tflops", d.peak_bf16_flops_per_s / kTera) * kTera;
+  d.peak_fp8_flops_per_s = f.positive_number("peak_fp8_tflops", 0.0 + d.peak_bf16_flops_per_s / kTera) * kTera;
+  d.hbm_bytes = f.positive_number("hbm_gb") * kGiga;
+  d.hbm_bytes_per_s = f.positive_number("hbm_tbps") * kTera;
+  d.gemm_efficiency_max = f.number_in("gemm_efficiency_max", 0.05, 1.0, d.gemm_efficiency_max);
+  d.gemm_half_dim = f.number_in("gemm_half_dim", 0.0, 1e5, d.gemm_half_dim);
+  d.flash_attention_efficiency = f.number_in("flash_attention_efficiency", 0.05, 1.0, d.flash_attention_efficiency);
+  d.memory_bound_efficiency = f.number_in("memory_bound_efficiency", 0.05, 1.0, d.memory_bound_efficiency);
+  d.reserved_bytes = f.number_in("reserved_gb", 0.0, 1e4, 0.0) * kGiga;
+  d.allocator_headroom_fraction = f.number_in("allocator_headroom", 0.0, 1.0, 0.0);
+  return d;
+}
+}  // namespace
+
+NicKind parse_nic(const std::string& text, const std::string& where) {
+  if (text == "intra-node") return NicKind::kIntraNode;
+  if (text == "ib" || text == "infiniband") return NicKind::kInfiniBand;
+  if (text == "roce") return NicKind::kRoce;
+  if (text == "ethernet") return NicKind::kEthernet;
+  if (text == "slingshot") return NicKind::kSlingshot;
+  throw InputError(where + " must be one of intra-node, ib, roce, ethernet, slingshot (got '" + text + "')");
+}
+
+const char* nic_name(NicKind nic) {
+  switch (nic) {
+    case NicKind::kIntraNode: return "intra-node";
+    case NicKind::kInfiniBand: return "ib";
+    case NicKind::kRoce: return "roce";
+    case NicKind::kEthernet: return "ethernet";
+    case NicKind::kSlingshot: return "slingshot";
+  }
+  return "intra-node";
+}
+
+ClusterSpec load_cluster(const std::string& name_or_path) {
+  const auto path = resolve_catalog_file("hardware-profiles", name_or_path, "--cluster").string();
+  const YAML::Node root = load_yaml_file(path);
+  try {
+    YamlFields f(root, path);
+    f.allow_only({"name", "source", "device", "ranks_per_node", "nodes", "tiers", "groups", "inter_group",
+                  "attention", "launcher", "frontier_launch"});
+    ClusterSpec c;
+    c.name = f.text("name");
+    c.device = read_device(f.child("device"));
+    c.ranks_per_node = f.positive_int("ranks_per_node");
+    c.nodes = f.non_negative_int("nodes", 0);
+    const YAML::Node tiers = f.node("tiers");
+    if (!tiers.IsSequence() || tiers.size() == 0) f.fail("tiers", "must be a non-empty list, innermost first");
+    if (tiers.size() > 6) f.fail("tiers", "may hold at most 6 tiers");
+    for (std::size_t i = 0; i < tiers.size(); ++i) {
+      const bool last = i + 1 == tiers.size();
+      c.tiers.push_back(read_tier(YamlFields(tiers[i], path + ": tiers[" + std::to_string(i) + "]"), !last));
+      if (i > 0 && !last && c.tiers[i].ranks <= c.tiers[i - 1].ranks)
+        throw InputError(path + ": tiers[" + std::to_string(i) + "].ranks must grow outward");
+    }
+    bool node_tier = false;
+    for (const auto& t : c.tiers) node_tier = node_tier || t.ranks == c.ranks_per_node;
+    if (!node_tier && c.tiers.size() > 1)
+      f.fail("ranks_per_node", "must equal the ranks of one tier (the node's)");
+    const std::string attention = f.text("attention", "flash");
+    if (attention != "flash" && attention != "unfused") f.fail("attention", "must be flash or unfused");
+    c.default_flash_attention = attention == "flash";
+    c.launcher_default = f.text("launcher", "torchrun");
+    if (c.launcher_default != "torchrun" && c.launcher_default != "slurm")
+      f.fail("launcher", "must be torchrun or slurm");
+    c.frontier_launch = f.boolean("frontier_launch", false);
+    if (f.has("groups")) {
+      const YAML::Node groups = f.node("groups");
+      if (!groups.IsSequence() || groups.size() == 0) f.fail("groups", "must be a non-empty list");
+      int nodes = 0;
+      for (std::size_t i = 0; i < groups.size(); ++i) {
+        YamlFields g(groups[i], path + ": groups[" + std::to_string(i) + "]");
+        g.allow_only({"name", "nodes", "nic", "bandwidth_gbps", "latency_us", "efficiency", "source"});
+        NodeGroup group;
+        group.name = g.text("name");
+        group.nodes = g.positive_int("nodes");
+        group.nic = parse_nic(g.text("nic"), g.where() + ": field 'nic'");
+        group.fabric.name = group.name;
+        group.fabric.nic = group.nic;
+        group.fabric.bandwidth_bytes_per_s = g.positive_number("bandwidth_gbps") * kGiga;
+        group.fabric.latency_s = g.number_in("latency_us", 0, 1e6, 5.0) * kMicro;
+        group.fabric.efficiency = g.number_in("efficiency", 0.01, 1.0, 1.0);
+        nodes += group.nodes;
+        c.groups.push_back(group);
+      }
+      c.inter_group = read_tier(f.child("inter_group"), false);
+      if (c.nodes == 0) c.nodes = nodes;
+      if (c.nodes != nodes) f.fail("nodes", "must equal the sum of the groups' nodes");
+    }
+    return c;
+  } catch (const YAML::Exception& e) {
+    throw InputError(path + ": malformed profile at line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+}
+
+}  // namespace parplan
