@@ -1,0 +1,151 @@
+// COIN-OR backend: Clp for pure LPs, CbcModel branch and bound otherwise.
+#include <algorithm>
+#include <cmath>
+#include <coin/CbcModel.hpp>
+#include <coin/CoinPackedMatrix.hpp>
+#include <coin/CoinPackedVector.hpp>
+#include <coin/OsiClpSolverInterface.hpp>
+#include <limits>
+#include <mutex>
+
+#include "solvers/backend_internal.h"
+
+namespace parplan::detail {
+
+namespace {
+
+// One COIN-OR solve at a time: CBC/Clp keep a little global state (message
+// catalogues, timers) that is not documented as thread-safe.
+std::mutex& cbc_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+double to_coin(double x, double infinity) {
+  if (x == kInfinity) return infinity;
+  if (x == -kInfinity) return -infinity;
+  return x;
+}
+
+void load(const PreparedModel& p, OsiClpSolverInterface& lp) {
+  const double inf = lp.getInfinity();
+  const int n = p.num_variables();
+  CoinPackedMatrix matrix(false, 0, 0);
+  matrix.setDimensions(0, n);
+  std::vector<double> row_lower;
+  std::vector<double> row_upper;
+  for (int i = 0; i < p.num_rows(); ++i) {
+    const MilpRow& row = p.row(i);
+    CoinPackedVector vec;
+    for (const MilpTerm& t : row.terms) vec.insert(t.var, t.coef);
+    matrix.appendRow(vec);
+    row_lower.push_back(to_coin(row.lower, inf));
+    row_upper.push_back(to_coin(row.upper, inf));
+  }
+  std::vector<double> col_lower(n);
+  std::vector<double> col_upper(n);
+  for (int j = 0; j < n; ++j) {
+    col_lower[j] = to_coin(p.lower[j], inf);
+    col_upper[j] = to_coin(p.upper[j], inf);
+  }
+  lp.loadProblem(matrix, col_lower.data(), col_upper.data(), p.cost.data(), row_lower.data(),
+                 row_upper.data());
+  lp.setObjSense(1.0);
+  for (int j = 0; j < n; ++j) {
+    if (p.integer[j]) lp.setInteger(j);
+  }
+}
+
+void silence(OsiClpSolverInterface& lp) {
+  lp.messageHandler()->setLogLevel(0);
+  lp.getModelPtr()->setLogLevel(0);
+  lp.setHintParam(OsiDoReducePrint, true, OsiHintTry);
+}
+
+BackendOutcome solve_lp(OsiClpSolverInterface& lp, const SolveOptions& options) {
+  lp.getModelPtr()->setMaximumWallSeconds(options.time_limit_s);
+  lp.initialSolve();
+  BackendOutcome out;
+  if (lp.isProvenOptimal()) {
+    out.status = SolveStatus::kOptimal;
+    const double* x = lp.getColSolution();
+    out.values.assign(x, x + lp.getNumCols());
+    out.bound_min = lp.getObjValue();
+  } else if (lp.isProvenPrimalInfeasible()) {
+    out.status = SolveStatus::kInfeasible;
+  } else if (lp.isProvenDualInfeasible()) {
+    out.status = SolveStatus::kUnbounded;
+  } else if (lp.isIterationLimitReached() || lp.getModelPtr()->hitMaximumIterations()) {
+    out.status = SolveStatus::kTimeLimitNoSolution;
+  } else {
+    out.status = SolveStatus::kError;
+    out.message = "Clp abandoned the LP (numerical difficulties)";
+  }
+  return out;
+}
+
+BackendOutcome solve_mip(OsiClpSolverInterface& lp, const SolveOptions& options) {
+  BackendOutcome out;
+  // CbcModel reports an unbounded MILP as infeasible: look at the relaxation
+  // first (solve() then decides unbounded vs infeasible).
+  lp.getModelPtr()->setMaximumWallSeconds(options.time_limit_s);
+  lp.initialSolve();
+  if (lp.isProvenDualInfeasible()) {
+    out.status = SolveStatus::kUnbounded;
+    return out;
+  }
+  if (lp.isProvenPrimalInfeasible()) {
+    out.status = SolveStatus::kInfeasible;
+    return out;
+  }
+  lp.getModelPtr()->setMaximumWallSeconds(-1.0);  // CbcModel keeps its own clock
+
+  CbcModel cbc(lp);
+  cbc.setLogLevel(0);
+  cbc.messageHandler()->setLogLevel(0);
+  cbc.solver()->messageHandler()->setLogLevel(0);
+  cbc.setUseElapsedTime(true);
+  cbc.setMaximumSeconds(options.time_limit_s);
+  cbc.setAllowableFractionGap(options.relative_gap);
+  cbc.setAllowableGap(0.0);
+  cbc.branchAndBound();
+
+  const double* best = cbc.bestSolution();
+  if (best != nullptr) {
+    out.values.assign(best, best + cbc.getNumCols());
+    out.bound_min = cbc.getBestPossibleObjValue();
+    out.status = cbc.isProvenOptimal() ? SolveStatus::kOptimal : SolveStatus::kFeasible;
+    return out;
+  }
+  if (cbc.isContinuousUnbounded() || cbc.secondaryStatus() == 7) {
+    out.status = SolveStatus::kUnbounded;
+  } else if (cbc.isProvenInfeasible() || (cbc.status() == 0 && cbc.secondaryStatus() == 1)) {
+    out.status = SolveStatus::kInfeasible;
+  } else if (cbc.isSecondsLimitReached()) {
+    out.status = SolveStatus::kTimeLimitNoSolution;
+    const double bound = cbc.getBestPossibleObjValue();
+    out.bound_min = std::abs(bound) >= 1e30 ? -kInfinity : bound;
+  } else if (cbc.status() == 0) {
+    // Search finished without a solution.
+    out.status = SolveStatus::kInfeasible;
+  } else {
+    out.status = SolveStatus::kError;
+    out.message = "CBC stopped without a solution (status " + std::to_string(cbc.status()) + ", secondary " +
+                  std::to_string(cbc.secondaryStatus()) + ")";
+  }
+  return out;
+}
+
+}  // namespace
+
+BackendOutcome solve_cbc(const PreparedModel& model, const SolveOptions& options) {
+  std::lock_guard<std::mutex> lock(cbc_mutex());
+  OsiClpSolverInterface lp;
+  silence(lp);
+  load(model, lp);
+  silence(lp);
+  if (model.pure_lp()) return solve_lp(lp, options);
+  return solve_mip(lp, options);
+}
+
+}  // namespace parplan::detail
