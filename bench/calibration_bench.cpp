@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "src/calibration/narayanan_table1.h"
+#include "src/calibration/validation_runs.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/data_paths.h"
 
@@ -25,6 +26,19 @@ int main(int argc, char** argv) {
       worst = std::fmax(worst, std::fabs(r.error));
     }
     std::printf("mean |error| %.2f%%   max |error| %.2f%%   (targets: 3%% / 6%%)\n", 100 * sum / rows.size(),
+                100 * worst);
+    std::printf("\nheld-out published runs (calibration/validation_runs.yaml), step time:\n");
+    std::printf("%-28s %4s %10s %10s %7s\n", "run", "vp", "published", "predicted", "error");
+    const auto runs = load_validation_runs((data_dir() / "calibration/validation_runs.yaml").string());
+    sum = 0, worst = 0;
+    for (const auto& run : runs) {
+      const ValidationResult r = predict_validation_run(run);
+      std::printf("%-28s %4d %9.2fs %9.2fs %+6.1f%%\n", run.name.c_str(), r.vp, run.published_step_s,
+                  r.predicted_step_s, 100 * r.error);
+      sum += std::fabs(r.error);
+      worst = std::fmax(worst, std::fabs(r.error));
+    }
+    std::printf("mean |error| %.2f%%   max |error| %.2f%%   (targets: 5%% / 10%%)\n", 100 * sum / runs.size(),
                 100 * worst);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "calibration_bench: %s\n", e.what());

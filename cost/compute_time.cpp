@@ -15,7 +15,8 @@ double memory_bound_s(const DeviceSpec& device, double bytes) {
 double gemm_time_s(const DeviceSpec& device, double peak_flops_per_s, double m, double n, double k) {
   const double flops = 2.0 * m * n * k;
   const double smallest = std::min(m, std::min(n, k));
-  const double efficiency = device.gemm_efficiency_max * smallest / (smallest + device.gemm_half_dim);
+  const double efficiency = device.gemm_efficiency_max * smallest / (smallest + device.gemm_half_dim) *
+                            flops / (flops + device.gemm_half_flops);
   const double compute_s = flops / (peak_flops_per_s * efficiency);
   const double traffic_s = memory_bound_s(device, kActivationBytes * (m * k + k * n + m * n));
   return std::max(compute_s, traffic_s);

@@ -25,6 +25,9 @@ struct DeviceSpec {
   /// GEMM efficiency curve: eff = max * d / (d + half) with d the smallest of
   /// the GEMM's three dimensions (thin GEMMs fill fewer tiles and waves).
   double gemm_half_dim = 64;
+  /// ... times W / (W + half_flops) with W the GEMM's FLOPs: small GEMMs run
+  /// few waves of tiles and pay launch and tail costs (0 disables).
+  double gemm_half_flops = 0;
   /// Fraction of peak reached by a fused (flash) attention kernel.
   double flash_attention_efficiency = 0.5;
   /// Fraction of peak reached by the unfused attention batched GEMMs.

@@ -1,0 +1,140 @@
+#include "src/cli/job_options.h"
+
+#include "cost/step_cost.h"
+#include "src/io/cluster_loader.h"
+#include "src/io/input_error.h"
+#include "src/io/job_loader.h"
+#include "src/io/model_loader.h"
+
+namespace parplan {
+
+void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
+  app.add_option("--job", f.job_file, "job.yaml with model, cluster, gpus, gbs, seq (flags override it)");
+  app.add_option("--model", f.model, "catalog name (see models/), model YAML or Hugging Face config.json");
+  app.add_option("--cluster", f.cluster, "hardware profile name (see hardware-profiles/) or YAML path");
+  app.add_option("--gpus", f.gpus, "number of GPUs (ranks)")->check(CLI::PositiveNumber);
+  app.add_option("--nodes", f.nodes, "number of nodes (instead of --gpus)")->check(CLI::PositiveNumber);
+  app.add_option("--gbs", f.gbs, "global batch size in sequences")->check(CLI::PositiveNumber);
+  app.add_option("--seq", f.seq, "sequence length in tokens")->check(CLI::PositiveNumber);
+  app.add_option("--precision", f.precision, "bf16 | fp16 | fp8 (default bf16)");
+  app.add_option("--optimizer", f.optimizer, "adam | sgd (default adam)");
+  app.add_option("--format", f.format, "table | json (default table)");
+  const char* what = config_flags ? "" : " (pins the search)";
+  app.add_option("--tp", f.tp, std::string("tensor-parallel size") + what)->check(CLI::PositiveNumber);
+  app.add_option("--pp", f.pp, std::string("pipeline-parallel size") + what)->check(CLI::PositiveNumber);
+  app.add_option("--vp", f.vp, std::string("virtual stages per pipeline rank") + what)->check(CLI::PositiveNumber);
+  app.add_option("--cp", f.cp, std::string("context-parallel size") + what)->check(CLI::PositiveNumber);
+  app.add_option("--mbs", f.mbs, std::string("micro-batch size") + what)->check(CLI::PositiveNumber);
+  app.add_option("--zero", f.zero, std::string("ZeRO stage 0..3") + what)->check(CLI::Range(0, 3));
+  app.add_option("--recompute", f.recompute, std::string("none | selective | full") + what);
+  app.add_option("--recompute-layers", f.recompute_layers, "layers per model chunk fully recomputed (with full)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--attention", f.attention, "flash | unfused (default: the cluster profile's)");
+  app.add_flag("--sp", f.sp, "Megatron sequence parallelism");
+  if (!config_flags) app.add_flag("--no-sp", f.no_sp, "forbid sequence parallelism");
+  if (config_flags)
+    app.add_flag("--no-overlap", f.no_overlap, "do not overlap data-parallel communication with compute");
+}
+
+void check_format(const std::string& format) {
+  if (format != "table" && format != "json")
+    throw InputError("--format must be table or json (got '" + format + "')");
+}
+
+ResolvedJob resolve_job(const JobFlags& f) {
+  check_format(f.format);
+  JobRequest request;
+  if (!f.job_file.empty()) request = load_job_file(f.job_file);
+  if (!f.model.empty()) request.model = f.model;
+  if (!f.cluster.empty()) request.cluster = f.cluster;
+  if (f.gpus || f.nodes) request.gpus = 0, request.nodes = 0;
+  if (f.gpus) request.gpus = *f.gpus;
+  if (f.nodes) request.nodes = *f.nodes;
+  if (f.gbs) request.job.gbs = *f.gbs;
+  if (f.seq) request.job.seq = *f.seq;
+  if (!f.precision.empty()) request.job.precision = parse_precision(f.precision, "--precision");
+  if (!f.optimizer.empty()) {
+    if (f.optimizer != "adam" && f.optimizer != "sgd") throw InputError("--optimizer must be adam or sgd");
+    request.job.optimizer = f.optimizer == "adam" ? Optimizer::kAdam : Optimizer::kSgd;
+  }
+  if (request.model.empty()) throw InputError("--model is required (a catalog name, a YAML or a config.json)");
+  if (request.cluster.empty()) throw InputError("--cluster is required (e.g. dgx-a100, dgx-h100, frontier)");
+  ResolvedJob out;
+  out.model = load_model(request.model);
+  out.cluster = load_cluster(request.cluster);
+  out.job = request.job;
+  if (request.gpus > 0 && request.nodes > 0 && request.gpus != request.nodes * out.cluster.ranks_per_node)
+    throw InputError("--gpus and --nodes disagree: " + std::to_string(request.nodes) + " nodes hold " +
+                     std::to_string(request.nodes * out.cluster.ranks_per_node) + " GPUs; give one of them");
+  out.job.gpus = request.gpus > 0 ? request.gpus : request.nodes * out.cluster.ranks_per_node;
+  if (out.job.gpus <= 0) throw InputError("--gpus or --nodes is required and must be positive");
+  if (out.cluster.nodes > 0 && out.job.gpus > out.cluster.nodes * out.cluster.ranks_per_node)
+    throw InputError("--gpus " + std::to_string(out.job.gpus) + " exceeds cluster " + out.cluster.name + " (" +
+                     std::to_string(out.cluster.nodes * out.cluster.ranks_per_node) + " GPUs)");
+  if (out.job.gbs <= 0) throw InputError("--gbs (global batch in sequences) is required and must be positive");
+  if (out.job.seq <= 0) throw InputError("--seq (sequence length) is required and must be positive");
+  if (out.model.position == PositionKind::kLearned && out.model.max_positions > 0 &&
+      out.job.seq > out.model.max_positions)
+    throw InputError("--seq " + std::to_string(out.job.seq) + " exceeds the model's learned positions (" +
+                     std::to_string(out.model.max_positions) + "); use a shorter sequence");
+  out.file_config = request.config;
+  out.file_sp_given = request.config_sp_given;
+  out.file_attention_given = request.config_attention_given;
+  return out;
+}
+
+namespace {
+bool parse_attention(const std::string& text) {
+  if (text != "flash" && text != "unfused") throw InputError("--attention must be flash or unfused (got '" + text + "')");
+  return text == "flash";
+}
+}  // namespace
+
+ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
+  ParallelConfig c = r.file_config.value_or(ParallelConfig{});
+  if (!r.file_config && !(f.tp && f.pp))
+    throw InputError("--tp and --pp are required (or a config: section in --job)");
+  if (!r.file_attention_given) c.flash_attention = r.cluster.default_flash_attention;
+  if (f.tp) c.tp = *f.tp;
+  if (f.pp) c.pp = *f.pp;
+  if (f.vp) c.vp = *f.vp;
+  if (f.cp) c.cp = *f.cp;
+  if (f.mbs) c.mbs = *f.mbs;
+  if (f.zero) c.zero = *f.zero;
+  if (f.recompute) c.recompute = parse_recompute(*f.recompute, "--recompute");
+  if (f.recompute_layers) c.recompute_layers = *f.recompute_layers;
+  if (f.attention) c.flash_attention = parse_attention(*f.attention);
+  if (f.sp) c.sp = true;
+  if (f.no_overlap) c.overlap_grad_reduce = false;
+  c.gbs = r.job.gbs;
+  const int model_ranks = c.tp * c.pp * c.cp;
+  if (r.job.gpus % model_ranks != 0)
+    throw InputError("tp * pp * cp = " + std::to_string(model_ranks) + " does not divide --gpus " +
+                     std::to_string(r.job.gpus));
+  c.dp = r.job.gpus / model_ranks;
+  if (const char* problem = config_problem(r.model, r.job, c)) {
+    throw InputError(std::string("config rejected: ") + problem + " (tp " + std::to_string(c.tp) + ", pp " +
+                     std::to_string(c.pp) + ", vp " + std::to_string(c.vp) + ", cp " + std::to_string(c.cp) +
+                     ", dp " + std::to_string(c.dp) + ", mbs " + std::to_string(c.mbs) + ", gbs " +
+                     std::to_string(c.gbs) + ", " + std::to_string(r.model.heads) + " heads, " +
+                     std::to_string(r.model.layers) + " layers)");
+  }
+  return c;
+}
+
+void apply_pins(const JobFlags& f, JobSpec& job) {
+  SearchPins& p = job.pins;
+  if (f.tp) p.tp = *f.tp;
+  if (f.pp) p.pp = *f.pp;
+  if (f.vp) p.vp = *f.vp;
+  if (f.cp) p.cp = *f.cp;
+  if (f.mbs) p.mbs = *f.mbs;
+  if (f.zero) p.zero = *f.zero;
+  if (f.recompute) p.recompute = static_cast<int>(parse_recompute(*f.recompute, "--recompute"));
+  if (f.recompute_layers) p.recompute_layers = *f.recompute_layers;
+  if (f.attention) p.flash_attention = parse_attention(*f.attention) ? 1 : 0;
+  if (f.sp) p.sp = 1;
+  if (f.no_sp) p.sp = 0;
+}
+
+}  // namespace parplan

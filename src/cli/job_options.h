@@ -1,0 +1,51 @@
+// Flags every subcommand shares (model, cluster, size, batch, parallel
+// sizes) and how they become a model, a cluster, a job and a config.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+
+#include "cost/spec/cluster_spec.h"
+#include "cost/spec/job_spec.h"
+#include "cost/spec/model_spec.h"
+#include "cost/spec/parallel_config.h"
+
+namespace parplan {
+
+struct JobFlags {
+  std::string job_file, model, cluster, precision, optimizer, format = "table";
+  std::optional<int> gpus, nodes, gbs, seq;
+  // Parallel sizes: required by estimate, pins for plan.
+  std::optional<int> tp, pp, vp, cp, mbs, zero, recompute_layers;
+  std::optional<std::string> recompute, attention;
+  bool sp = false, no_sp = false, no_overlap = false;
+};
+
+/// Adds the shared flags; `config_flags` adds the parallel sizes too.
+void add_job_flags(CLI::App& app, JobFlags& flags, bool config_flags);
+
+struct ResolvedJob {
+  ModelSpec model;
+  ClusterSpec cluster;
+  JobSpec job;
+  /// From `config:` in the job file, overridden by flags.
+  std::optional<ParallelConfig> file_config;
+  bool file_sp_given = false, file_attention_given = false;
+};
+
+/// Loads and checks everything; throws InputError naming the flag or field.
+ResolvedJob resolve_job(const JobFlags& flags);
+
+/// The config for estimate/check: flags over the job file's `config:`;
+/// throws InputError when the sizes do not divide.
+ParallelConfig config_from_flags(const JobFlags& flags, const ResolvedJob& resolved);
+
+/// Applies the parallel flags as search pins.
+void apply_pins(const JobFlags& flags, JobSpec& job);
+
+/// Throws InputError unless `format` is table or json.
+void check_format(const std::string& format);
+
+}  // namespace parplan

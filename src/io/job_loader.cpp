@@ -1,0 +1,110 @@
+#include "src/io/job_loader.h"
+
+#include "src/io/input_error.h"
+#include "src/io/yaml_fields.h"
+
+namespace parplan {
+
+Recompute parse_recompute(const std::string& text, const std::string& where) {
+  if (text == "none") return Recompute::kNone;
+  if (text == "selective") return Recompute::kSelective;
+  if (text == "full") return Recompute::kFull;
+  throw InputError(where + " must be none, selective or full (got '" + text + "')");
+}
+
+const char* recompute_name(Recompute recompute) {
+  switch (recompute) {
+    case Recompute::kNone: return "none";
+    case Recompute::kSelective: return "selective";
+    case Recompute::kFull: return "full";
+  }
+  return "none";
+}
+
+Precision parse_precision(const std::string& text, const std::string& where) {
+  if (text == "bf16") return Precision::kBf16;
+  if (text == "fp16") return Precision::kFp16;
+  if (text == "fp8") return Precision::kFp8;
+  throw InputError(where + " must be bf16, fp16 or fp8 (got '" + text + "')");
+}
+
+const char* precision_name(Precision precision) {
+  switch (precision) {
+    case Precision::kBf16: return "bf16";
+    case Precision::kFp16: return "fp16";
+    case Precision::kFp8: return "fp8";
+  }
+  return "bf16";
+}
+
+namespace {
+ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
+  f.allow_only({"tp", "pp", "vp", "cp", "dp", "sp", "mbs", "zero", "recompute", "recompute_layers", "attention",
+                "overlap_grad_reduce", "first_stage_layers", "last_stage_layers", "zeropp",
+                "hierarchical_partition", "ep"});
+  ParallelConfig c;
+  c.tp = f.positive_int("tp", 1);
+  c.pp = f.positive_int("pp", 1);
+  c.vp = f.positive_int("vp", 1);
+  c.cp = f.positive_int("cp", 1);
+  c.ep = f.positive_int("ep", 1);
+  c.mbs = f.positive_int("mbs", 1);
+  c.zero = static_cast<int>(f.number_in("zero", 0, 3, 0));
+  c.sp = f.boolean("sp", false);
+  request.config_sp_given = f.has("sp");
+  c.recompute = parse_recompute(f.text("recompute", "none"), f.where() + ": field 'recompute'");
+  c.recompute_layers = f.non_negative_int("recompute_layers", 0);
+  if (f.has("attention")) {
+    const std::string a = f.text("attention");
+    if (a != "flash" && a != "unfused") f.fail("attention", "must be flash or unfused");
+    c.flash_attention = a == "flash";
+    request.config_attention_given = true;
+  }
+  c.overlap_grad_reduce = f.boolean("overlap_grad_reduce", true);
+  c.first_stage_layers = f.non_negative_int("first_stage_layers", 0);
+  c.last_stage_layers = f.non_negative_int("last_stage_layers", 0);
+  if (f.boolean("zeropp", false)) c.qwz = c.qgz = true, c.hpz_ranks = 8;
+  c.hierarchical_partition = f.boolean("hierarchical_partition", false);
+  return c;
+}
+}  // namespace
+
+JobRequest load_job_file(const std::string& path) {
+  const YAML::Node root = load_yaml_file(path);
+  try {
+    YamlFields f(root, path);
+    f.allow_only({"model", "cluster", "gpus", "nodes", "gbs", "seq", "precision", "optimizer", "constraints",
+                  "config", "name", "description"});
+    JobRequest r;
+    r.model = f.text("model", "");
+    r.cluster = f.text("cluster", "");
+    r.gpus = f.positive_int("gpus", 0);
+    r.nodes = f.positive_int("nodes", 0);
+    r.job.gbs = f.positive_int("gbs", 0);
+    r.job.seq = f.positive_int("seq", 0);
+    r.job.precision = parse_precision(f.text("precision", "bf16"), path + ": field 'precision'");
+    const std::string optimizer = f.text("optimizer", "adam");
+    if (optimizer != "adam" && optimizer != "sgd") f.fail("optimizer", "must be adam or sgd");
+    r.job.optimizer = optimizer == "adam" ? Optimizer::kAdam : Optimizer::kSgd;
+    if (f.has("constraints")) {
+      const YamlFields c = f.child("constraints");
+      c.allow_only({"tp", "pp", "vp", "cp", "dp", "mbs", "zero", "recompute"});
+      SearchPins& pins = r.job.pins;
+      pins.tp = c.positive_int("tp", 0);
+      pins.pp = c.positive_int("pp", 0);
+      pins.vp = c.positive_int("vp", 0);
+      pins.cp = c.positive_int("cp", 0);
+      pins.dp = c.positive_int("dp", 0);
+      pins.mbs = c.positive_int("mbs", 0);
+      pins.zero = static_cast<int>(c.number_in("zero", 0, 3, -1));
+      if (c.has("recompute"))
+        pins.recompute = static_cast<int>(parse_recompute(c.text("recompute"), c.where() + ": field 'recompute'"));
+    }
+    if (f.has("config")) r.config = read_config(f.child("config"), r);
+    return r;
+  } catch (const YAML::Exception& e) {
+    throw InputError(path + ": malformed job at line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+}
+
+}  // namespace parplan

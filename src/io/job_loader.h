@@ -1,0 +1,33 @@
+// A job request: from a job.yaml (model, cluster, size, batch, constraints and
+// an optional `config:` section) and/or command-line flags.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "cost/spec/job_spec.h"
+#include "cost/spec/parallel_config.h"
+
+namespace parplan {
+
+struct JobRequest {
+  std::string model;
+  std::string cluster;
+  int gpus = 0;
+  int nodes = 0;
+  JobSpec job;
+  /// A full config given in the file (`config:`), for estimate and check.
+  std::optional<ParallelConfig> config;
+  bool config_sp_given = false;
+  bool config_attention_given = false;
+};
+
+/// Reads job.yaml; every problem is an InputError naming the field.
+JobRequest load_job_file(const std::string& path);
+
+Recompute parse_recompute(const std::string& text, const std::string& where);
+const char* recompute_name(Recompute recompute);
+Precision parse_precision(const std::string& text, const std::string& where);
+const char* precision_name(Precision precision);
+
+}  // namespace parplan

@@ -1,0 +1,32 @@
+// The planner: the joint search, then the solver formulations (stage split,
+// recomputation per stage) on the chosen plan, with their certificates.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "solvers/certificate.h"
+#include "src/search/search.h"
+
+namespace parplan {
+
+struct PlannerOptions {
+  int top_k = 5;
+  /// cbc | glpk | exhaustive: the backend of the certifying MILPs.
+  std::string solver = "cbc";
+  double solver_time_limit_s = 10;
+};
+
+struct PlannerResult {
+  /// Best first.
+  std::vector<RankedConfig> ranked;
+  SearchResult search;
+  /// Certificates of the MILPs solved for the best plan.
+  std::vector<SolverCertificate> certificates;
+};
+
+/// Throws InputError on an unknown solver or a pin that cannot hold.
+PlannerResult plan_job(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                       const PlannerOptions& options);
+
+}  // namespace parplan

@@ -1,0 +1,108 @@
+#include "src/report/table_report.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "src/io/job_loader.h"
+
+namespace parplan {
+
+namespace {
+std::string format(const char* fmt, double a, double b = 0, double c = 0) {
+  char buffer[256];
+  std::snprintf(buffer, sizeof buffer, fmt, a, b, c);
+  return buffer;
+}
+double gb(double bytes) { return bytes / 1e9; }
+}  // namespace
+
+std::string config_line(const ParallelConfig& c) {
+  std::ostringstream out;
+  out << "tp " << c.tp << "  pp " << c.pp << "  vp " << c.vp << "  dp " << c.dp << "  cp " << c.cp
+      << "  sp " << (c.sp ? "on" : "off") << "  zero " << c.zero << "  mbs " << c.mbs << "  recompute "
+      << recompute_name(c.recompute);
+  if (c.recompute == Recompute::kFull && c.recompute_layers > 0) out << " (" << c.recompute_layers << " layers/chunk)";
+  if (c.first_stage_layers > 0 || c.last_stage_layers > 0)
+    out << "  stages first/last " << c.first_stage_layers << "/" << c.last_stage_layers << " layers";
+  out << "  attention " << (c.flash_attention ? "flash" : "unfused");
+  return out.str();
+}
+
+std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& c,
+                       const CostReport& r) {
+  std::ostringstream out;
+  const TimeBreakdown& t = r.time;
+  const auto share = [&](double s) { return format("%9.3f s  %5.1f%%", s, 100 * s / t.step_s); };
+  out << "model    " << model.name << format("  (%.2f B parameters, ", r.params / 1e9) << model.layers
+      << " layers, hidden " << model.hidden << ")\n";
+  out << "cluster  " << cluster.name << "  (" << c.world() << " x " << cluster.device.name << ")\n";
+  out << "config   " << config_line(c) << "\n\n";
+  out << "step time            " << format("%9.3f s", t.step_s) << "\n";
+  out << "  compute            " << share(t.compute_s) << "\n";
+  out << "  pipeline bubble    " << share(t.bubble_s) << "\n";
+  out << "  tp communication   " << share(t.tp_comm_s) << "\n";
+  out << "  cp/ep communication" << share(t.cp_comm_s) << "\n";
+  out << "  pp communication   " << share(t.pp_comm_s) << "\n";
+  out << "  dp communication   " << share(t.dp_comm_s) << "\n";
+  out << "  optimizer step     " << share(t.optimizer_s) << "\n\n";
+  const Throughput& p = r.throughput;
+  out << "throughput           " << format("%.0f tokens/s", p.tokens_per_s) << "\n";
+  out << "  per GPU            " << format("%.1f model TFLOP/s, %.1f hardware TFLOP/s", p.model_tflops_per_gpu,
+                                           p.hardware_tflops_per_gpu)
+      << "\n";
+  out << "  MFU / HFU          " << format("%.1f%% / %.1f%%", 100 * p.mfu, 100 * p.hfu) << "\n\n";
+  const MemoryBreakdown& m = r.memory;
+  out << "memory per GPU       " << format("%.1f GB of %.1f GB", gb(m.peak_bytes), gb(m.capacity_bytes))
+      << (m.fits ? "  (fits)" : "  (DOES NOT FIT)") << "  on pipeline stage " << m.peak_stage << "\n";
+  out << "  parameters         " << format("%.2f GB", gb(m.params_bytes)) << "\n";
+  out << "  gradients          " << format("%.2f GB", gb(m.grads_bytes)) << "\n";
+  out << "  optimizer states   " << format("%.2f GB", gb(m.optimizer_bytes)) << "\n";
+  out << "  activations        " << format("%.2f GB (%.3f GB per layer per micro-batch)", gb(m.activations_bytes),
+                                           gb(m.activations_per_layer_bytes))
+      << "\n";
+  out << "  buffers, runtime   " << format("%.2f GB", gb(m.buffers_bytes)) << "\n\n";
+  if (!m.fits) {
+    out << "does not fit: needs " << format("%.1f GB more per GPU", gb(m.peak_bytes - m.capacity_bytes))
+        << "; try more recomputation, a higher ZeRO stage, or larger tp/pp\n";
+  } else {
+    out << "limited by           " << limiter_name(r.limiter) << "\n";
+  }
+  return out.str();
+}
+
+std::string alternatives_table(const std::vector<RankedConfig>& ranked) {
+  std::ostringstream out;
+  out << "rank  tp  pp  vp    dp  cp  sp  zero  mbs  recompute       step_s    MFU   memory_GB  limiter\n";
+  int rank = 1;
+  for (const auto& r : ranked) {
+    const ParallelConfig& c = r.config;
+    char line[256];
+    std::string recompute = recompute_name(c.recompute);
+    if (c.recompute == Recompute::kFull && c.recompute_layers > 0) recompute += "/" + std::to_string(c.recompute_layers);
+    std::snprintf(line, sizeof line, "%4d %3d %3d %3d %5d %3d %3s %5d %4d  %-12s %9.3f %5.1f%% %10.1f  %s\n", rank++,
+                  c.tp, c.pp, c.vp, c.dp, c.cp, c.sp ? "on" : "off", c.zero, c.mbs, recompute.c_str(),
+                  r.cost.time.step_s, 100 * r.cost.throughput.mfu, r.cost.memory.peak_bytes / 1e9,
+                  limiter_name(r.cost.limiter));
+    out << line;
+  }
+  return out.str();
+}
+
+}  // namespace parplan
+
+namespace parplan {
+
+std::string certificates_table(const std::vector<SolverCertificate>& certificates) {
+  std::ostringstream out;
+  out << "solver certificates\n";
+  for (const auto& c : certificates) {
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-22s %-10s objective %.6g  bound %.6g  gap %.3g%%  (%s, %.3f s)\n",
+                  c.name.c_str(), status_name(c.status), c.objective, c.best_bound, 100 * c.gap, c.backend.c_str(),
+                  c.time_s);
+    out << line;
+  }
+  return out.str();
+}
+
+}  // namespace parplan

@@ -1,0 +1,30 @@
+// Human-readable tables for the terminal.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cost/cost_report.h"
+#include "cost/spec/cluster_spec.h"
+#include "cost/spec/model_spec.h"
+#include "cost/spec/parallel_config.h"
+#include "src/search/search.h"
+
+namespace parplan {
+
+/// One line: tp 8 pp 8 vp 2 dp 16 cp 1 sp zero 1 mbs 1 recompute selective.
+std::string config_line(const ParallelConfig& config);
+/// The cost of one config: time, throughput, memory and what limits it.
+std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& config,
+                       const CostReport& cost);
+/// Runners-up, one line each.
+std::string alternatives_table(const std::vector<RankedConfig>& ranked);
+
+}  // namespace parplan
+
+#include "solvers/certificate.h"
+
+namespace parplan {
+/// The solver certificates of a plan, one line each.
+std::string certificates_table(const std::vector<SolverCertificate>& certificates);
+}  // namespace parplan

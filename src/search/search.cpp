@@ -1,0 +1,208 @@
+#include "src/search/search.h"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <limits>
+
+#include "cost/step_cost.h"
+
+namespace parplan {
+
+namespace {
+
+std::vector<int> divisors(int n, int limit) {
+  std::vector<int> out;
+  for (int d = 1; d <= n && d <= limit; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+bool pinned_ok(int pin, int value) { return pin <= 0 || pin == value; }
+
+// One (tp, cp, pp) mesh shape; dp follows.
+struct Mesh {
+  int tp, cp, pp, dp;
+};
+
+// Keeps the k best (smallest step) configs.
+struct TopK {
+  std::vector<RankedConfig> items;
+  int k = 5;
+  double threshold() const {
+    return static_cast<int>(items.size()) < k ? std::numeric_limits<double>::infinity()
+                                              : items.back().cost.time.step_s;
+  }
+  void offer(const ParallelConfig& config, const CostReport& cost) {
+    if (cost.time.step_s >= threshold()) return;
+    RankedConfig entry{config, cost};
+    auto at = std::upper_bound(items.begin(), items.end(), cost.time.step_s,
+                               [](double s, const RankedConfig& r) { return s < r.cost.time.step_s; });
+    items.insert(at, entry);
+    if (static_cast<int>(items.size()) > k) items.pop_back();
+  }
+};
+
+struct Local {
+  TopK top;
+  SearchStats stats;
+  double least_peak_bytes = std::numeric_limits<double>::infinity();
+  ParallelConfig least_peak_config;
+  int structural_ok = 0;
+};
+
+std::vector<Recompute> recompute_choices(const JobSpec& job) {
+  if (job.pins.recompute >= 0) return {static_cast<Recompute>(job.pins.recompute)};
+  return {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+}
+
+}  // namespace
+
+int min_recompute_layers(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                         ParallelConfig config) {
+  config.recompute = Recompute::kFull;
+  const int per_chunk = model.layers / (config.pp * config.vp);
+  // Memory falls monotonically as more layers are recomputed: binary search.
+  config.recompute_layers = per_chunk;
+  if (!estimate_memory(model, cluster, job, config).fits) return -1;
+  int low = 1, high = per_chunk;
+  while (low < high) {
+    const int mid = (low + high) / 2;
+    config.recompute_layers = mid;
+    if (estimate_memory(model, cluster, job, config).fits) high = mid;
+    else low = mid + 1;
+  }
+  return low;
+}
+
+SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                            const SearchOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const SearchPins& pins = job.pins;
+  const int world = job.gpus;
+  // Tensor parallelism stays inside a node unless pinned wider.
+  const int tp_limit = pins.tp > 0 ? pins.tp : cluster.ranks_per_node;
+  std::vector<Mesh> meshes;
+  for (int tp : divisors(world, tp_limit)) {
+    if (!pinned_ok(pins.tp, tp) || model.heads % tp != 0) continue;
+    for (int cp : divisors(world / tp, 64)) {
+      if (!pinned_ok(pins.cp, cp) || (cp > 1 && job.seq % (2 * cp) != 0)) continue;
+      for (int pp : divisors(world / (tp * cp), model.layers)) {
+        if (!pinned_ok(pins.pp, pp)) continue;
+        const int dp = world / (tp * cp * pp);
+        if (!pinned_ok(pins.dp, dp) || job.gbs % dp != 0) continue;
+        meshes.push_back({tp, cp, pp, dp});
+      }
+    }
+  }
+
+  tbb::enumerable_thread_specific<Local> locals([&] {
+    Local l;
+    l.top.k = options.top_k;
+    return l;
+  });
+  const bool flash = pins.flash_attention >= 0 ? pins.flash_attention == 1 : cluster.default_flash_attention;
+  const auto recomputes = recompute_choices(job);
+
+  tbb::parallel_for(std::size_t{0}, meshes.size(), [&](std::size_t index) {
+    Local& local = locals.local();
+    const Mesh& mesh = meshes[index];
+    const int per_replica = job.gbs / mesh.dp;
+    for (int mbs : divisors(per_replica, pins.mbs > 0 ? pins.mbs : options.max_mbs)) {
+      if (!pinned_ok(pins.mbs, mbs)) continue;
+      const int m = per_replica / mbs;
+      const int stage_layers = model.layers / mesh.pp;
+      for (int vp = 1; vp <= std::max(1, stage_layers); ++vp) {
+        if (!pinned_ok(pins.vp, vp)) continue;
+        if (vp > 1 && (mesh.pp < 2 || stage_layers % vp != 0 || m % mesh.pp != 0)) continue;
+        ParallelConfig base;
+        base.tp = mesh.tp;
+        base.cp = mesh.cp;
+        base.pp = mesh.pp;
+        base.dp = mesh.dp;
+        base.vp = vp;
+        base.mbs = mbs;
+        base.gbs = job.gbs;
+        base.sp = pins.sp >= 0 ? pins.sp == 1 : mesh.tp > 1;
+        base.flash_attention = flash;
+        if (config_problem(model, job, base) != nullptr) continue;
+        ++local.structural_ok;
+        // Lower bound for every zero/recompute variant of this shape: no
+        // recomputation and no data-parallel communication.
+        const CostReport bound = estimate_cost(model, cluster, job, base);
+        ++local.stats.evaluated;
+        const double bound_s = bound.time.step_s - bound.time.dp_comm_s;
+        const int zero_max = mesh.pp > 1 ? 1 : 3;
+        for (int zero = 0; zero <= zero_max; ++zero) {
+          if (pins.zero >= 0 && pins.zero != zero) continue;
+          if (zero > 0 && mesh.dp * mesh.cp == 1) continue;  // nothing to shard over
+          for (Recompute recompute : recomputes) {
+            ++local.stats.candidates;
+            if (bound_s >= local.top.threshold()) continue;
+            ParallelConfig config = base;
+            config.zero = zero;
+            config.recompute = recompute;
+            if (recompute == Recompute::kFull) {
+              if (pins.recompute_layers >= 0) {
+                config.recompute_layers = pins.recompute_layers;
+              } else {
+                const int k = min_recompute_layers(model, cluster, job, config);
+                config.recompute_layers = k < 0 ? model.layers / (mesh.pp * vp) : k;
+              }
+            }
+            const MemoryBreakdown memory = estimate_memory(model, cluster, job, config);
+            if (memory.peak_bytes < local.least_peak_bytes) {
+              local.least_peak_bytes = memory.peak_bytes;
+              local.least_peak_config = config;
+            }
+            if (!memory.fits) continue;
+            const CostReport cost = estimate_cost(model, cluster, job, config);
+            ++local.stats.evaluated;
+            ++local.stats.feasible;
+            local.top.offer(config, cost);
+          }
+        }
+      }
+    }
+  });
+
+  SearchResult result;
+  TopK merged;
+  merged.k = options.top_k;
+  double least_peak = std::numeric_limits<double>::infinity();
+  ParallelConfig least_config;
+  int structural = 0;
+  for (const Local& local : locals) {
+    for (const auto& item : local.top.items) merged.offer(item.config, item.cost);
+    result.stats.candidates += local.stats.candidates;
+    result.stats.evaluated += local.stats.evaluated;
+    result.stats.feasible += local.stats.feasible;
+    structural += local.structural_ok;
+    if (local.least_peak_bytes < least_peak) least_peak = local.least_peak_bytes, least_config = local.least_peak_config;
+  }
+  result.best = std::move(merged.items);
+  if (result.best.empty()) {
+    char text[400];
+    result.no_valid_split = structural == 0;
+    if (structural == 0) {
+      std::snprintf(text, sizeof text,
+                    "no split of %d GPUs divides the job: check that gbs %d, seq %d and the model's %d heads and "
+                    "%d layers admit tp * cp * pp * dp = %d with gbs divisible by dp (and the pinned sizes)",
+                    world, job.gbs, job.seq, model.heads, model.layers, world);
+    } else {
+      std::snprintf(text, sizeof text,
+                    "memory: even the leanest config (tp %d, cp %d, pp %d, dp %d, zero %d, full recompute) needs "
+                    "%.1f GB per device but the device has %.1f GB; add GPUs or shorten the sequence",
+                    least_config.tp, least_config.cp, least_config.pp, least_config.dp, least_config.zero,
+                    least_peak / 1e9, cluster.device.hbm_bytes / 1e9);
+    }
+    result.infeasible_reason = text;
+  }
+  result.stats.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace parplan

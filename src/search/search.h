@@ -1,0 +1,54 @@
+// The joint search over tp, cp, pp, vp, dp, mbs, zero and recomputation for a
+// job: candidates generated from the divisors of the job, evaluated in
+// parallel with TBB, pruned by a lower bound on step time.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cost/cost_report.h"
+#include "cost/spec/cluster_spec.h"
+#include "cost/spec/job_spec.h"
+#include "cost/spec/model_spec.h"
+#include "cost/spec/parallel_config.h"
+
+namespace parplan {
+
+struct RankedConfig {
+  ParallelConfig config;
+  CostReport cost;
+};
+
+struct SearchStats {
+  long candidates = 0;  ///< configurations the space holds
+  long evaluated = 0;   ///< configurations whose cost was computed
+  long feasible = 0;    ///< evaluated configurations that fit in memory
+  double time_s = 0;
+};
+
+struct SearchResult {
+  /// Best first; at most top_k, all feasible.
+  std::vector<RankedConfig> best;
+  SearchStats stats;
+  /// When `best` is empty: the binding constraint, in one sentence.
+  std::string infeasible_reason;
+  /// No config even divides the job (bad input rather than too little memory).
+  bool no_valid_split = false;
+};
+
+struct SearchOptions {
+  int top_k = 5;
+  /// Largest micro-batch size tried.
+  int max_mbs = 16;
+};
+
+SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                            const SearchOptions& options);
+
+/// The fewest fully recomputed layers per model chunk that make `config` fit
+/// (closed form over the stage's memory, which falls linearly in the count);
+/// -1 when even recomputing every layer does not fit.
+int min_recompute_layers(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                         ParallelConfig config);
+
+}  // namespace parplan
