@@ -25,7 +25,7 @@ NetworkTier read_tier(const YamlFields& f, bool needs_ranks) {
 
 DeviceSpec read_device(const YamlFields& f) {
   f.allow_only({"name", "peak_bf16_tflops", "peak_fp16_tflops", "peak_fp8_tflops", "hbm_gb", "hbm_tbps",
-                "gemm_efficiency_max", "gemm_half_dim", "flash_attention_efficiency",
+                "gemm_efficiency_max", "gemm_half_dim", "gemm_half_gflop", "flash_attention_efficiency",
                 "memory_bound_efficiency", "reserved_gb", "allocator_headroom", "source"});
   DeviceSpec d;
   d.name = f.text("name");
@@ -36,6 +36,7 @@ DeviceSpec read_device(const YamlFields& f) {
   d.hbm_bytes_per_s = f.positive_number("hbm_tbps") * kTera;
   d.gemm_efficiency_max = f.number_in("gemm_efficiency_max", 0.05, 1.0, d.gemm_efficiency_max);
   d.gemm_half_dim = f.number_in("gemm_half_dim", 0.0, 1e5, d.gemm_half_dim);
+  d.gemm_half_flops = f.number_in("gemm_half_gflop", 0.0, 1e9, 0.0) * kGiga;
   d.flash_attention_efficiency = f.number_in("flash_attention_efficiency", 0.05, 1.0, d.flash_attention_efficiency);
   d.memory_bound_efficiency = f.number_in("memory_bound_efficiency", 0.05, 1.0, d.memory_bound_efficiency);
   d.reserved_bytes = f.number_in("reserved_gb", 0.0, 1e4, 0.0) * kGiga;
