@@ -1,0 +1,63 @@
+// ds_config.json and the DeepSpeed hostfile. Keys as DeepSpeed spells them:
+// runtime/config.py (batch), runtime/zero/config.py DeepSpeedZeroConfig
+// (zero_optimization, which forbids unknown keys), runtime/precision_config.
+#include "src/emit/emit_internal.h"
+
+namespace parplan::emit_detail {
+
+nlohmann::json deepspeed_config(const Plan& plan, Engine engine) {
+  const ParallelConfig& c = plan.config;
+  nlohmann::json cfg;
+  // runtime/config.py _batch_assertion:
+  // train_batch_size == train_micro_batch_size_per_gpu * gradient_accumulation_steps * dp.
+  cfg["train_batch_size"] = c.gbs;
+  cfg["train_micro_batch_size_per_gpu"] = c.mbs;
+  cfg["gradient_accumulation_steps"] = c.gbs / (c.mbs * c.dp);
+  cfg["gradient_clipping"] = 1.0;
+  cfg["steps_per_print"] = 10;
+  cfg["wall_clock_breakdown"] = false;
+
+  nlohmann::json zero;
+  zero["stage"] = c.zero;
+  zero["overlap_comm"] = c.overlap_grad_reduce;
+  zero["contiguous_gradients"] = true;
+  zero["reduce_bucket_size"] = 500000000;
+  if (c.zero == 3) {
+    zero["stage3_prefetch_bucket_size"] = 50000000;
+    zero["stage3_param_persistence_threshold"] = 100000;
+    zero["stage3_max_live_parameters"] = 1000000000;
+  } else if (c.zero >= 1) {
+    zero["allgather_bucket_size"] = 500000000;
+  }
+  // ZeRO++ (docs/_tutorials/zeropp.md): hpZ, qwZ, qgZ.
+  if (c.hpz_ranks > 1) zero["zero_hpz_partition_size"] = c.hpz_ranks;
+  if (c.qwz) zero["zero_quantized_weights"] = true;
+  if (c.qgz) zero["zero_quantized_gradients"] = true;
+  cfg["zero_optimization"] = zero;
+
+  if (plan.job.precision == Precision::kFp16) {
+    // loss_scale 0 = dynamic loss scaling.
+    cfg["fp16"] = {{"enabled", true}, {"loss_scale", 0}, {"initial_scale_power", 16}};
+  } else {
+    cfg["bf16"] = {{"enabled", true}};
+  }
+  // Megatron-DeepSpeed hands DeepSpeed its own optimizer; a plain script gets
+  // one from the config.
+  if (engine == Engine::kDeepSpeed) {
+    cfg["optimizer"] = {
+        {"type", "AdamW"},
+        {"params", {{"lr", 3.0e-4}, {"betas", {0.9, 0.95}}, {"eps", 1e-8}, {"weight_decay", 0.1}}}};
+  }
+  return cfg;
+}
+
+std::string deepspeed_hostfile(const Layout& layout) {
+  std::string text;
+  if (layout.nnodes == 1) return "localhost slots=" + str(layout.nproc_per_node) + "\n";
+  for (int node = 0; node < layout.nnodes; ++node) {
+    text += "worker-" + str(node) + " slots=" + str(layout.nproc_per_node) + "\n";
+  }
+  return text;
+}
+
+}  // namespace parplan::emit_detail

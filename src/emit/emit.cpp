@@ -1,0 +1,177 @@
+// emit_launch_files: checks the engine's rules, writes the engine's files into
+// a temporary sibling of the output directory and renames it into place.
+#include "src/emit/emit.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string_view>
+
+#include "src/emit/emit_internal.h"
+#include "src/io/input_error.h"
+
+namespace parplan {
+
+namespace fs = std::filesystem;
+
+Engine parse_engine(const std::string& name) {
+  if (name == "megatron") return Engine::kMegatron;
+  if (name == "deepspeed") return Engine::kDeepSpeed;
+  if (name == "megatron-deepspeed") return Engine::kMegatronDeepSpeed;
+  if (name == "torchtitan") return Engine::kTorchtitan;
+  throw InputError("--emit: unknown engine '" + name +
+                   "'; choose one of megatron, deepspeed, megatron-deepspeed, torchtitan.");
+}
+
+Launcher parse_launcher(const std::string& name) {
+  if (name == "torchrun") return Launcher::kTorchrun;
+  if (name == "slurm") return Launcher::kSlurm;
+  throw InputError("--launcher: unknown launcher '" + name + "'; choose torchrun or slurm.");
+}
+
+const char* engine_name(Engine engine) {
+  switch (engine) {
+    case Engine::kMegatron:
+      return "megatron";
+    case Engine::kDeepSpeed:
+      return "deepspeed";
+    case Engine::kMegatronDeepSpeed:
+      return "megatron-deepspeed";
+    case Engine::kTorchtitan:
+      break;
+  }
+  return "torchtitan";
+}
+
+const char* launcher_name(Launcher launcher) { return launcher == Launcher::kSlurm ? "slurm" : "torchrun"; }
+
+namespace emit_detail {
+
+std::string str(long long value) { return std::to_string(value); }
+
+int world_size(const Plan& plan) { return plan.job.gpus > 0 ? plan.job.gpus : plan.config.world(); }
+
+Layout layout_of(const Plan& plan) {
+  Layout layout;
+  layout.world = world_size(plan);
+  const int per_node = plan.cluster.ranks_per_node > 0 ? plan.cluster.ranks_per_node : 8;
+  layout.nproc_per_node = std::min(layout.world, per_node);
+  if (layout.nproc_per_node < 1 || layout.world % layout.nproc_per_node != 0) {
+    throw InputError("--emit: the job's " + str(layout.world) + " ranks do not fill whole nodes of " +
+                     str(per_node) + " ranks; choose a multiple of " + str(per_node) + " GPUs.");
+  }
+  layout.nnodes = layout.world / layout.nproc_per_node;
+  return layout;
+}
+
+std::string shell_quote(const std::string& word) {
+  std::string out = "'";
+  for (char ch : word) {
+    if (ch == '\'')
+      out += "'\\''";
+    else
+      out += ch;
+  }
+  return out + "'";
+}
+
+std::string shell_word(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) ||
+           std::string_view("_.,/:=+-@%").find(ch) != std::string_view::npos;
+  });
+  return plain ? word : shell_quote(word);
+}
+
+}  // namespace emit_detail
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  ~TempDir() {
+    if (!path.empty()) {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  }
+};
+
+void write_file(const fs::path& path, const std::string& text, bool exec) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) throw InputError("--out: cannot write " + path.string() + ".");
+  if (exec) {
+    fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                    fs::perm_options::add);
+  }
+}
+
+// The output directory, absolute, checked usable: it must not exist or be an
+// empty directory, and its parent must be creatable.
+fs::path checked_out_dir(const fs::path& requested) {
+  if (requested.empty()) throw InputError("--out: give the directory to write the launch files into.");
+  std::error_code ec;
+  fs::path out = fs::absolute(requested, ec).lexically_normal();
+  if (ec) throw InputError("--out: cannot resolve " + requested.string() + ": " + ec.message() + ".");
+  if (out.filename().empty()) out = out.parent_path();
+  if (fs::exists(out, ec)) {
+    if (!fs::is_directory(out, ec))
+      throw InputError("--out: " + out.string() + " exists and is not a directory.");
+    if (!fs::is_empty(out, ec)) {
+      throw InputError("--out: " + out.string() + " is not empty; choose a new directory or empty it.");
+    }
+  }
+  fs::create_directories(out.parent_path(), ec);
+  if (ec) throw InputError("--out: cannot create " + out.parent_path().string() + ": " + ec.message() + ".");
+  return out;
+}
+
+}  // namespace
+
+std::vector<fs::path> emit_launch_files(const Plan& plan, const EmitOptions& options) {
+  const std::vector<std::string> violations = engine_rule_violations(plan, options.engine);
+  if (!violations.empty()) {
+    std::string message = "--emit " + std::string(engine_name(options.engine)) + ": the plan breaks " +
+                          std::to_string(violations.size()) + " rule(s) of the engine:";
+    for (const std::string& v : violations) message += "\n  " + v;
+    throw InputError(message);
+  }
+  const fs::path out = checked_out_dir(options.out_dir);
+
+  emit_detail::ScriptFiles files = emit_detail::launch_scripts(plan, options, out.string());
+  if (options.engine == Engine::kDeepSpeed || options.engine == Engine::kMegatronDeepSpeed) {
+    files.files.push_back(
+        {"ds_config.json", emit_detail::deepspeed_config(plan, options.engine).dump(2) + "\n", false});
+    files.files.push_back({"hostfile", emit_detail::deepspeed_hostfile(emit_detail::layout_of(plan)), false});
+  }
+  if (options.engine == Engine::kTorchtitan) {
+    files.files.push_back({"torchtitan.toml", emit_detail::torchtitan_toml(plan), false});
+  }
+
+  // Write everything into a temporary sibling, then rename it into place.
+  TempDir temp;
+  std::string pattern = (out.parent_path() / ("." + out.filename().string() + ".parplan-XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw InputError("--out: cannot create a temporary directory next to " + out.string() + ".");
+  }
+  temp.path = pattern;
+  fs::permissions(temp.path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                 fs::perms::others_read | fs::perms::others_exec);
+  std::vector<fs::path> written;
+  for (const auto& file : files.files) {
+    write_file(temp.path / file.name, file.text, file.exec);
+    written.push_back(out / file.name);
+  }
+  std::error_code ec;
+  fs::rename(temp.path, out, ec);
+  if (ec)
+    throw InputError("--out: cannot move the launch files into " + out.string() + ": " + ec.message() + ".");
+  temp.path.clear();
+  return written;
+}
+
+}  // namespace parplan

@@ -1,0 +1,80 @@
+// Shared pieces of the launch-file writers: the job's process layout, shell
+// quoting, and the per-engine builders that emit.cpp assembles into files.
+// Internal to src/emit.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "src/emit/emit.h"
+
+namespace parplan::emit_detail {
+
+/// How the world is spread over nodes.
+struct Layout {
+  int world = 1;
+  int nproc_per_node = 1;
+  int nnodes = 1;
+};
+
+/// Ranks of the job: job.gpus, or the config's product when the job leaves it 0.
+int world_size(const Plan& plan);
+/// Throws InputError when the world does not fill whole nodes.
+Layout layout_of(const Plan& plan);
+
+/// Single-quoted for POSIX sh.
+std::string shell_quote(const std::string& word);
+/// The word as is when it has no shell metacharacters, else single-quoted.
+std::string shell_word(const std::string& word);
+
+/// The integer as text (no locale).
+std::string str(long long value);
+
+// --- Megatron-LM and Megatron-DeepSpeed command lines ----------------------
+// Each returns the arguments of pretrain_gpt.py as tokens; the data/tokenizer
+// arguments that only the user knows are appended by the launch script.
+
+/// Megatron-LM main (megatron/training/arguments.py).
+std::vector<std::string> megatron_args(const Plan& plan);
+/// Megatron-DeepSpeed (megatron/arguments.py of deepspeedai/Megatron-DeepSpeed),
+/// without --deepspeed_config (the script adds it with the file's path).
+std::vector<std::string> megatron_deepspeed_args(const Plan& plan);
+/// Whether the Megatron run needs CUDA_DEVICE_MAX_CONNECTIONS=1.
+bool megatron_needs_single_connection(const Plan& plan);
+/// Whether plain Megatron maps the plan's ZeRO stage onto Megatron-FSDP.
+bool megatron_uses_fsdp(const Plan& plan);
+
+// --- DeepSpeed ---------------------------------------------------------------
+
+/// ds_config.json for the DeepSpeed engines.
+nlohmann::json deepspeed_config(const Plan& plan, Engine engine);
+/// DeepSpeed launcher hostfile: one "host slots=N" line per node.
+std::string deepspeed_hostfile(const Layout& layout);
+
+// --- torchtitan ----------------------------------------------------------------
+
+/// torchtitan's name for the model's shape ("8B", "70B", "405B" of llama3), or
+/// "" when no registered flavor has it.
+std::string torchtitan_llama3_flavor(const ModelSpec& model);
+/// The TOML job config.
+std::string torchtitan_toml(const Plan& plan);
+
+// --- scripts ---------------------------------------------------------------------
+
+struct ScriptFiles {
+  /// File name (in the output directory) and contents; executable when `exec`.
+  struct File {
+    std::string name;
+    std::string text;
+    bool exec = false;
+  };
+  std::vector<File> files;  // entry point first
+};
+
+/// Every file of the engine/launcher pair except ds_config.json, hostfile and
+/// the torchtitan TOML, which emit.cpp adds. `final_dir` is where the files will
+/// live once renamed into place.
+ScriptFiles launch_scripts(const Plan& plan, const EmitOptions& options, const std::string& final_dir);
+
+}  // namespace parplan::emit_detail

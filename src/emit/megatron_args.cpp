@@ -1,0 +1,207 @@
+// The pretrain_gpt.py command lines of Megatron-LM (main) and Megatron-DeepSpeed.
+// Flag names as megatron/training/arguments.py (Megatron-LM) and
+// megatron/arguments.py (deepspeedai/Megatron-DeepSpeed) spell them.
+#include <sstream>
+
+#include "src/emit/emit_internal.h"
+
+namespace parplan::emit_detail {
+namespace {
+
+class Args {
+ public:
+  void flag(const std::string& name) { tokens_.push_back(name); }
+  void opt(const std::string& name, long long value) { opt(name, str(value)); }
+  void opt(const std::string& name, const std::string& value) {
+    tokens_.push_back(name);
+    tokens_.push_back(value);
+  }
+  std::vector<std::string> take() { return std::move(tokens_); }
+
+ private:
+  std::vector<std::string> tokens_;
+};
+
+int kv_groups(const ModelSpec& m) { return m.kv_groups > 0 ? m.kv_groups : m.heads; }
+
+// The attention head width when it is not hidden / heads (--kv-channels).
+int explicit_head_dim(const ModelSpec& m) {
+  if (m.head_dim <= 0 || m.heads <= 0) return 0;
+  return m.head_dim * m.heads == m.hidden ? 0 : m.head_dim;
+}
+
+// Learned position tables must cover the sequence (a rule); RoPE has no table,
+// and Megatron still asserts max_position_embeddings >= seq_length.
+int max_positions(const Plan& p) {
+  if (p.model.position == PositionKind::kRope) return std::max(p.model.max_positions, p.job.seq);
+  return p.model.max_positions > 0 ? p.model.max_positions : p.job.seq;
+}
+
+// --moe-layer-freq: an int N (every N-th layer) or a Python list pattern, which
+// arguments.py moe_freq_type evaluates (digits, commas, brackets, + and * only).
+std::string moe_layer_pattern(const ModelSpec& m) {
+  const int freq = std::max(1, m.moe_layer_freq);
+  if (m.first_dense_layers <= 0) return str(freq);
+  std::ostringstream out;
+  out << "[";
+  for (int layer = 0; layer < m.layers; ++layer) {
+    const bool moe = layer >= m.first_dense_layers && (layer - m.first_dense_layers) % freq == 0;
+    out << (layer ? "," : "") << (moe ? 1 : 0);
+  }
+  out << "]";
+  return out.str();
+}
+
+}  // namespace
+
+bool megatron_uses_fsdp(const Plan& plan) { return plan.config.zero >= 2; }
+
+bool megatron_needs_single_connection(const Plan& plan) {
+  // validate_args asserts CUDA_DEVICE_MAX_CONNECTIONS == "1" when tp > 1 or
+  // cp > 1 (before Blackwell), except under Megatron-FSDP, which wants it unset.
+  const ParallelConfig& c = plan.config;
+  return (c.tp > 1 || c.cp > 1) && !megatron_uses_fsdp(plan);
+}
+
+std::vector<std::string> megatron_args(const Plan& plan) {
+  const ModelSpec& m = plan.model;
+  const ParallelConfig& c = plan.config;
+  Args a;
+  // Model shape.
+  a.opt("--num-layers", m.layers);
+  a.opt("--hidden-size", m.hidden);
+  a.opt("--ffn-hidden-size", m.ffn_hidden > 0 ? m.ffn_hidden : 4 * m.hidden);
+  a.opt("--num-attention-heads", m.heads);
+  if (kv_groups(m) != m.heads) {
+    a.flag("--group-query-attention");
+    a.opt("--num-query-groups", kv_groups(m));
+  }
+  if (const int d = explicit_head_dim(m); d > 0) a.opt("--kv-channels", d);
+  a.opt("--seq-length", plan.job.seq);
+  a.opt("--max-position-embeddings", max_positions(plan));
+  a.opt("--position-embedding-type", m.position == PositionKind::kRope ? "rope" : "learned_absolute");
+  a.opt("--normalization", m.norm == NormKind::kRmsNorm ? "RMSNorm" : "LayerNorm");
+  if (m.gated_ffn) a.flag("--swiglu");
+  if (!m.linear_bias) a.flag("--disable-bias-linear");
+  if (!m.tied_embeddings) a.flag("--untie-embeddings-and-output-weights");
+  if (m.is_moe()) {
+    a.opt("--num-experts", m.experts);
+    a.opt("--moe-router-topk", std::max(1, m.top_k));
+    if (m.expert_ffn_hidden > 0) a.opt("--moe-ffn-hidden-size", m.expert_ffn_hidden);
+    if (m.shared_experts > 0) {
+      const int width = m.expert_ffn_hidden > 0 ? m.expert_ffn_hidden : m.ffn_hidden;
+      a.opt("--moe-shared-expert-intermediate-size", static_cast<long long>(m.shared_experts) * width);
+    }
+    if (m.moe_layer_freq > 1 || m.first_dense_layers > 0) a.opt("--moe-layer-freq", moe_layer_pattern(m));
+    // arguments.py: "We recommend using 'alltoall' when applying expert parallelism."
+    if (c.ep > 1) a.opt("--moe-token-dispatcher-type", "alltoall");
+  }
+  // Parallelism.
+  a.opt("--tensor-model-parallel-size", c.tp);
+  a.opt("--pipeline-model-parallel-size", c.pp);
+  a.opt("--context-parallel-size", c.cp);
+  const bool uneven = c.first_stage_layers > 0 || c.last_stage_layers > 0;
+  if (c.vp > 1) {
+    // validate_args: uneven splits must give the virtual degree instead of the
+    // layers per virtual stage.
+    if (uneven) {
+      a.opt("--num-virtual-stages-per-pipeline-rank", c.vp);
+    } else {
+      a.opt("--num-layers-per-virtual-pipeline-stage", m.layers / (c.pp * c.vp));
+    }
+  }
+  if (c.first_stage_layers > 0) a.opt("--decoder-first-pipeline-num-layers", c.first_stage_layers);
+  if (c.last_stage_layers > 0) a.opt("--decoder-last-pipeline-num-layers", c.last_stage_layers);
+  if (c.sp) a.flag("--sequence-parallel");
+  if (m.is_moe()) {
+    a.opt("--expert-model-parallel-size", c.ep);
+    a.opt("--expert-tensor-parallel-size", c.etp);
+  }
+  if (c.zero >= 1) a.flag("--use-distributed-optimizer");
+  if (megatron_uses_fsdp(plan)) {
+    // The required set of docs/discussions/megatron-fsdp-user-guide:
+    // optim_grads = ZeRO-2, optim_grads_params = ZeRO-3.
+    a.flag("--use-megatron-fsdp");
+    a.opt("--data-parallel-sharding-strategy", c.zero == 2 ? "optim_grads" : "optim_grads_params");
+    a.flag("--no-gradient-accumulation-fusion");
+    a.opt("--ckpt-format", "fsdp_dtensor");
+  }
+  if (c.overlap_grad_reduce) a.flag("--overlap-grad-reduce");
+  // Batch.
+  a.opt("--micro-batch-size", c.mbs);
+  a.opt("--global-batch-size", c.gbs);
+  // Recomputation. TransformerConfig: full needs a method and a layer count;
+  // selective takes neither.
+  if (c.recompute == Recompute::kSelective) {
+    a.opt("--recompute-granularity", "selective");
+  } else if (c.recompute == Recompute::kFull) {
+    a.opt("--recompute-granularity", "full");
+    if (c.recompute_layers > 0) {
+      a.opt("--recompute-method", "block");
+      a.opt("--recompute-num-layers", c.recompute_layers / std::max(1, c.vp));
+    } else {
+      a.opt("--recompute-method", "uniform");
+      a.opt("--recompute-num-layers", 1);
+    }
+  }
+  // Precision and attention.
+  switch (plan.job.precision) {
+    case Precision::kFp16:
+      a.flag("--fp16");
+      break;
+    case Precision::kFp8:
+      a.flag("--bf16");
+      a.opt("--fp8-format", "hybrid");
+      break;
+    case Precision::kBf16:
+      a.flag("--bf16");
+      break;
+  }
+  a.opt("--attention-backend", c.flash_attention ? "flash" : "unfused");
+  a.opt("--optimizer", plan.job.optimizer == Optimizer::kSgd ? "sgd" : "adam");
+  return a.take();
+}
+
+std::vector<std::string> megatron_deepspeed_args(const Plan& plan) {
+  const ModelSpec& m = plan.model;
+  const ParallelConfig& c = plan.config;
+  Args a;
+  a.opt("--num-layers", m.layers);
+  a.opt("--hidden-size", m.hidden);
+  a.opt("--ffn-hidden-size", m.ffn_hidden > 0 ? m.ffn_hidden : 4 * m.hidden);
+  a.opt("--num-attention-heads", m.heads);
+  if (kv_groups(m) != m.heads) a.opt("--num-key-value-heads", kv_groups(m));
+  if (const int d = explicit_head_dim(m); d > 0) a.opt("--kv-channels", d);
+  a.opt("--seq-length", plan.job.seq);
+  a.opt("--max-position-embeddings", max_positions(plan));
+  if (m.position == PositionKind::kRope) a.flag("--use-rotary-position-embeddings");
+  a.opt("--normalization", m.norm == NormKind::kRmsNorm ? "rmsnorm" : "layernorm");
+  if (m.gated_ffn) a.flag("--swiglu");
+  if (!m.linear_bias) a.flag("--disable-bias-linear");
+  if (!m.tied_embeddings) a.flag("--untie-embeddings-and-output-weights");
+  a.opt("--tensor-model-parallel-size", c.tp);
+  a.opt("--pipeline-model-parallel-size", c.pp);
+  // pp 1: run the plain GPT model under DeepSpeed's engine, not the pipeline
+  // engine (which forbids ZeRO-2/3); validate_args requires pp == 1 with it.
+  if (c.pp == 1) a.flag("--no-pipeline-parallel");
+  if (c.sp) a.flag("--sequence-parallel");
+  a.opt("--micro-batch-size", c.mbs);
+  a.opt("--global-batch-size", c.gbs);
+  if (c.recompute == Recompute::kSelective) {
+    a.opt("--recompute-granularity", "selective");
+  } else if (c.recompute == Recompute::kFull) {
+    // The DeepSpeed path still reads the old activation-checkpointing flags
+    // (the HACK note in Megatron-DeepSpeed validate_args).
+    a.flag("--checkpoint-activations");
+    a.opt("--checkpoint-num-layers", 1);
+    a.flag("--deepspeed-activation-checkpointing");
+  }
+  a.flag(plan.job.precision == Precision::kFp16 ? "--fp16" : "--bf16");
+  if (c.flash_attention) a.flag("--use-flash-attn-v2");
+  a.opt("--optimizer", plan.job.optimizer == Optimizer::kSgd ? "sgd" : "adam");
+  a.opt("--zero-stage", c.zero);
+  a.flag("--deepspeed");
+  return a.take();
+}
+
+}  // namespace parplan::emit_detail

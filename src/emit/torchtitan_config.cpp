@@ -1,0 +1,105 @@
+// The torchtitan TOML job config. Sections and keys as torchtitan's JobConfig
+// dataclasses spell them (torchtitan/config/job_config.py: job, model,
+// optimizer, lr_scheduler, training, parallelism, activation_checkpoint).
+#include <sstream>
+
+#include "src/emit/emit_internal.h"
+
+namespace parplan::emit_detail {
+
+std::string torchtitan_llama3_flavor(const ModelSpec& m) {
+  // torchtitan/models/llama3: dim, n_layers, n_heads, n_kv_heads, and the FFN
+  // width its ffn_dim_multiplier/multiple_of give (14336, 28672, 53248).
+  struct Flavor {
+    const char* name;
+    int layers, hidden, heads, kv, ffn;
+  };
+  static constexpr Flavor kFlavors[] = {
+      {"8B", 32, 4096, 32, 8, 14336}, {"70B", 80, 8192, 64, 8, 28672}, {"405B", 126, 16384, 128, 8, 53248}};
+  const int kv = m.kv_groups > 0 ? m.kv_groups : m.heads;
+  const bool llama_block = m.gated_ffn && m.norm == NormKind::kRmsNorm && m.position == PositionKind::kRope &&
+                           !m.linear_bias && !m.is_moe() && !m.uses_mla();
+  if (!llama_block) return "";
+  for (const Flavor& f : kFlavors) {
+    if (m.layers == f.layers && m.hidden == f.hidden && m.heads == f.heads && kv == f.kv &&
+        m.ffn_hidden == f.ffn) {
+      return f.name;
+    }
+  }
+  return "";
+}
+
+std::string torchtitan_toml(const Plan& plan) {
+  const ParallelConfig& c = plan.config;
+  // Data parallelism: zero 2/3 -> FSDP2 (reshard after forward: never = ZeRO-2,
+  // always = ZeRO-3); hierarchical partitioning -> HSDP (shard inside hpz ranks,
+  // replicate across); zero 0 -> DDP.
+  int replicate = 1;
+  int shard = 1;
+  std::string reshard = "default";
+  if (c.zero >= 2) {
+    shard = c.hpz_ranks > 1 ? c.hpz_ranks : c.dp;
+    replicate = c.dp / shard;
+    reshard = c.zero == 2 ? "never" : "always";
+  } else {
+    replicate = c.dp;
+  }
+  // Batch: without a pipeline one optimizer step accumulates gbs/(mbs*dp)
+  // local batches of mbs; with one, local_batch_size is the whole per-replica
+  // batch and the schedule splits it into micro-batches of mbs.
+  const int local_batch = c.pp > 1 ? c.gbs / c.dp : c.mbs;
+
+  std::ostringstream t;
+  t << "# torchtitan job config written by parplan for " << plan.model.name << " on " << world_size(plan)
+    << " ranks.\n";
+  t << "# Run with: torchrun ... -m torchtitan.train --job.config_file <this file>\n\n";
+  t << "[job]\n";
+  t << "dump_folder = \"./outputs\"\n";
+  t << "description = \"parplan: tp " << c.tp << ", pp " << c.pp << ", cp " << c.cp << ", dp " << c.dp
+    << "\"\n\n";
+  t << "[model]\n";
+  t << "name = \"llama3\"\n";
+  t << "flavor = \"" << torchtitan_llama3_flavor(plan.model) << "\"\n\n";
+  t << "[optimizer]\n";
+  t << "name = \"AdamW\"\n";
+  t << "lr = 3e-4\n\n";
+  t << "[lr_scheduler]\n";
+  t << "warmup_steps = 100\n\n";
+  t << "[training]\n";
+  t << "local_batch_size = " << local_batch << "\n";
+  t << "global_batch_size = " << c.gbs << "\n";
+  t << "seq_len = " << plan.job.seq << "\n";
+  t << "steps = 1000\n";
+  t << "mixed_precision_param = \"bfloat16\"\n\n";
+  t << "[parallelism]\n";
+  t << "data_parallel_replicate_degree = " << replicate << "\n";
+  t << "data_parallel_shard_degree = " << shard << "\n";
+  t << "fsdp_reshard_after_forward = \"" << reshard << "\"\n";
+  t << "tensor_parallel_degree = " << c.tp << "\n";
+  t << "pipeline_parallel_degree = " << c.pp << "\n";
+  if (c.pp > 1) {
+    t << "pipeline_parallel_schedule = \"" << (c.vp > 1 ? "Interleaved1F1B" : "1F1B") << "\"\n";
+    t << "pipeline_parallel_microbatch_size = " << c.mbs << "\n";
+  }
+  t << "context_parallel_degree = " << c.cp << "\n";
+  if (plan.model.is_moe()) {
+    t << "expert_parallel_degree = " << c.ep << "\n";
+    t << "expert_tensor_parallel_degree = " << c.etp << "\n";
+  }
+  t << "\n[activation_checkpoint]\n";
+  switch (c.recompute) {
+    case Recompute::kNone:
+      t << "mode = \"none\"\n";
+      break;
+    case Recompute::kSelective:
+      t << "mode = \"selective\"\n";
+      t << "selective_ac_option = \"op\"\n";
+      break;
+    case Recompute::kFull:
+      t << "mode = \"full\"\n";
+      break;
+  }
+  return t.str();
+}
+
+}  // namespace parplan::emit_detail

@@ -1,0 +1,638 @@
+// Helpers of the emit tests: hand-built plans from published runs, stand-in
+// launchers that record their command line and environment, and a small
+// re-implementation of the engines' argument checks to judge what they record.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "src/emit/emit.h"
+
+namespace parplan::emit_test {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------- plans ----
+
+inline ClusterSpec cluster(const std::string& name, const std::string& device, int ranks_per_node) {
+  ClusterSpec c;
+  c.name = name;
+  c.device.name = device;
+  c.ranks_per_node = ranks_per_node;
+  return c;
+}
+
+inline ModelSpec gpt(const std::string& name, int layers, int hidden, int heads) {
+  ModelSpec m;
+  m.name = name;
+  m.layers = layers;
+  m.hidden = hidden;
+  m.ffn_hidden = 4 * hidden;
+  m.heads = heads;
+  m.kv_groups = heads;
+  m.head_dim = hidden / heads;
+  m.vocab = 51200;
+  m.max_positions = 2048;
+  return m;
+}
+
+inline void set_mesh(Plan& p, int gpus, int tp, int pp, int cp, int vp) {
+  p.job.gpus = gpus;
+  p.config.tp = tp;
+  p.config.pp = pp;
+  p.config.cp = cp;
+  p.config.vp = vp;
+  p.config.dp = gpus / (tp * pp * cp);
+}
+
+inline void set_batch(Plan& p, int gbs, int mbs, int seq) {
+  p.job.gbs = gbs;
+  p.config.gbs = gbs;
+  p.config.mbs = mbs;
+  p.job.seq = seq;
+}
+
+/// GPT-3 175B (Brown et al. 2020: 96 layers, 12288 hidden, 96 heads, 2048
+/// tokens, batch 1536) on 1024 A100 with tp 8, pp 8 and 2 virtual stages
+/// (Narayanan et al. 2021 train it with tp 8 and interleaved pipelines).
+inline Plan gpt3_175b_on_1024_a100() {
+  Plan p;
+  p.model = gpt("gpt3-175b", 96, 12288, 96);
+  p.model.vocab = 50257;
+  p.cluster = cluster("dgx-a100", "A100-SXM4-80GB", 8);
+  set_mesh(p, 1024, 8, 8, 1, 2);
+  set_batch(p, 1536, 1, 2048);
+  p.config.sp = true;
+  p.config.zero = 1;
+  p.config.recompute = Recompute::kSelective;
+  p.cost.time.step_s = 30.0;
+  return p;
+}
+
+/// Llama-3-70B (Meta 2024: 80 layers, 8192 hidden, 64 heads in 8 KV groups,
+/// SwiGLU FFN 28672, RoPE, RMSNorm, vocab 128256, untied) on 64 H100.
+inline Plan llama3_70b_on_64_h100() {
+  Plan p;
+  p.model.name = "llama3-70b";
+  p.model.layers = 80;
+  p.model.hidden = 8192;
+  p.model.ffn_hidden = 28672;
+  p.model.heads = 64;
+  p.model.kv_groups = 8;
+  p.model.head_dim = 128;
+  p.model.vocab = 128256;
+  p.model.max_positions = 8192;
+  p.model.gated_ffn = true;
+  p.model.linear_bias = false;
+  p.model.norm = NormKind::kRmsNorm;
+  p.model.position = PositionKind::kRope;
+  p.model.tied_embeddings = false;
+  p.cluster = cluster("dgx-h100", "H100-SXM5-80GB", 8);
+  set_mesh(p, 64, 8, 4, 1, 1);
+  set_batch(p, 128, 1, 8192);
+  p.config.sp = true;
+  p.config.zero = 1;
+  p.config.recompute = Recompute::kFull;
+  p.cost.time.step_s = 12.0;
+  return p;
+}
+
+/// The 1T GPT of Narayanan et al. 2021 Table 1 (128 layers, 25600 hidden,
+/// 160 heads) on 3072 A100 with tp 8, pp 64, batch 3072.
+inline Plan gpt_1t_on_3072_a100() {
+  Plan p;
+  p.model = gpt("gpt-1t", 128, 25600, 160);
+  p.cluster = cluster("dgx-a100", "A100-SXM4-80GB", 8);
+  set_mesh(p, 3072, 8, 64, 1, 1);
+  set_batch(p, 3072, 1, 2048);
+  p.config.sp = false;
+  p.config.zero = 1;
+  p.config.recompute = Recompute::kFull;
+  p.cost.time.step_s = 60.0;
+  return p;
+}
+
+/// A 22B GPT (Dash et al. 2024 "Optimizing distributed training on Frontier":
+/// 48 layers, 6144 hidden, 48 heads) on 16 Frontier nodes (128 GCDs).
+inline Plan frontier_22b_on_128_gcds() {
+  Plan p;
+  p.model = gpt("gpt-22b", 48, 6144, 48);
+  p.cluster = cluster("frontier", "MI250X-GCD", 8);
+  p.cluster.frontier_launch = true;
+  p.cluster.launcher_default = "slurm";
+  set_mesh(p, 128, 2, 4, 1, 1);
+  set_batch(p, 128, 1, 2048);
+  p.config.sp = true;
+  p.config.zero = 1;
+  p.config.recompute = Recompute::kFull;
+  p.cost.time.step_s = 8.0;
+  return p;
+}
+
+// ------------------------------------------------------- files and running ----
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "parplan-emit-test-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+inline std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline std::vector<std::string> read_lines(const fs::path& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+inline void write_exec(const fs::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+  fs::permissions(path, fs::perms::owner_all, fs::perm_options::add);
+}
+
+/// Stand-in launchers in DIR/bin; each records argv (one per line) and its
+/// environment into $PARPLAN_RECORD/<name>.args and <name>.env. srun then runs
+/// its command once, as task 0 of the job, so what it starts records too.
+inline fs::path make_stubs(const fs::path& dir) {
+  const fs::path bin = dir / "bin";
+  fs::create_directories(bin);
+  const std::string record =
+      "#!/bin/bash\nname=$(basename \"$0\")\nprintf '%s\\n' \"$@\" > \"$PARPLAN_RECORD/$name.args\"\n"
+      "env > \"$PARPLAN_RECORD/$name.env\"\n";
+  for (const char* name : {"torchrun", "python3", "deepspeed"}) write_exec(bin / name, record);
+  write_exec(
+      bin / "scontrol",
+      "#!/bin/bash\n[ \"$1 $2\" = \"show hostnames\" ] || exit 1\nfor h in $PARPLAN_TEST_NODES; do echo $h; "
+      "done\n");
+  write_exec(bin / "srun", record +
+                               "ntasks=1\nwhile [ $# -gt 0 ]; do\n  case \"$1\" in\n"
+                               "    -n) ntasks=$2; shift 2;;\n    -N|-c|-p|-A|-t) shift 2;;\n"
+                               "    -*) shift;;\n    *) break;;\n  esac\ndone\n"
+                               "export SLURM_PROCID=0 SLURM_LOCALID=0 SLURM_NODEID=0 SLURM_NTASKS=$ntasks\n"
+                               "exec \"$@\"\n");
+  return bin;
+}
+
+struct RunResult {
+  int rc = -1;
+  std::string output;
+};
+
+/// Runs `command` under bash with a clean environment: PATH (stand-ins first),
+/// HOME, PARPLAN_RECORD and the given variables only.
+inline RunResult run_clean(const fs::path& stubs, const fs::path& record, const std::string& command,
+                           const std::map<std::string, std::string>& vars) {
+  std::string env = "env -i PATH='" + stubs.string() +
+                    ":/usr/bin:/bin' HOME=/tmp USER=tester PARPLAN_RECORD='" + record.string() + "'";
+  for (const auto& [k, v] : vars) env += " " + k + "='" + v + "'";
+  const std::string full = env + " bash -c '" + command + "' 2>&1";
+  RunResult result;
+  FILE* pipe = ::popen(full.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) result.output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  result.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+inline std::map<std::string, std::string> read_env(const fs::path& path) {
+  std::map<std::string, std::string> env;
+  for (const std::string& line : read_lines(path)) {
+    const auto eq = line.find('=');
+    if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return env;
+}
+
+// --------------------------------------------------------- command lines ----
+
+/// A recorded command line: flags with their values (a flag may take several,
+/// e.g. --data-path), and the positional words before the first flag.
+struct ArgMap {
+  std::vector<std::string> positional;
+  std::map<std::string, std::vector<std::string>> flags;
+  std::vector<std::string> order;
+  bool has(const std::string& f) const { return flags.count(f) > 0; }
+  std::string value(const std::string& f) const {
+    auto it = flags.find(f);
+    return it == flags.end() || it->second.empty() ? "" : it->second.front();
+  }
+  long long num(const std::string& f, long long fallback) const {
+    const std::string v = value(f);
+    return v.empty() ? fallback : std::stoll(v);
+  }
+};
+
+inline ArgMap parse_args(const std::vector<std::string>& argv) {
+  ArgMap map;
+  std::string current;
+  for (const std::string& word : argv) {
+    if (word.rfind("--", 0) == 0) {
+      current = word;
+      map.flags[current];
+      map.order.push_back(current);
+    } else if (current.empty()) {
+      map.positional.push_back(word);
+    } else {
+      map.flags[current].push_back(word);
+    }
+  }
+  return map;
+}
+
+/// The words after `marker` (e.g. the script pretrain_gpt.py) in a recorded argv.
+inline std::vector<std::string> after(const std::vector<std::string>& argv, const std::string& suffix) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (argv[i].size() >= suffix.size() &&
+        argv[i].compare(argv[i].size() - suffix.size(), suffix.size(), suffix) == 0) {
+      return {argv.begin() + static_cast<long>(i) + 1, argv.end()};
+    }
+  }
+  return {};
+}
+
+// ------------------------------------------- Megatron-LM validate_args ----
+
+// Flags of megatron/training/arguments.py (NVIDIA/Megatron-LM main) that a
+// parplan launch may pass, as the file spells them.
+inline const std::set<std::string>& megatron_known_flags() {
+  static const std::set<std::string> flags = {"--num-layers",
+                                              "--hidden-size",
+                                              "--ffn-hidden-size",
+                                              "--num-attention-heads",
+                                              "--group-query-attention",
+                                              "--num-query-groups",
+                                              "--kv-channels",
+                                              "--seq-length",
+                                              "--max-position-embeddings",
+                                              "--position-embedding-type",
+                                              "--normalization",
+                                              "--swiglu",
+                                              "--disable-bias-linear",
+                                              "--untie-embeddings-and-output-weights",
+                                              "--num-experts",
+                                              "--moe-router-topk",
+                                              "--moe-ffn-hidden-size",
+                                              "--moe-shared-expert-intermediate-size",
+                                              "--moe-layer-freq",
+                                              "--moe-token-dispatcher-type",
+                                              "--tensor-model-parallel-size",
+                                              "--pipeline-model-parallel-size",
+                                              "--context-parallel-size",
+                                              "--num-layers-per-virtual-pipeline-stage",
+                                              "--num-virtual-stages-per-pipeline-rank",
+                                              "--decoder-first-pipeline-num-layers",
+                                              "--decoder-last-pipeline-num-layers",
+                                              "--sequence-parallel",
+                                              "--expert-model-parallel-size",
+                                              "--expert-tensor-parallel-size",
+                                              "--use-distributed-optimizer",
+                                              "--use-megatron-fsdp",
+                                              "--data-parallel-sharding-strategy",
+                                              "--no-gradient-accumulation-fusion",
+                                              "--ckpt-format",
+                                              "--overlap-grad-reduce",
+                                              "--micro-batch-size",
+                                              "--global-batch-size",
+                                              "--recompute-granularity",
+                                              "--recompute-method",
+                                              "--recompute-num-layers",
+                                              "--bf16",
+                                              "--fp16",
+                                              "--fp8-format",
+                                              "--attention-backend",
+                                              "--optimizer",
+                                              "--train-iters",
+                                              "--lr",
+                                              "--min-lr",
+                                              "--lr-decay-style",
+                                              "--lr-warmup-iters",
+                                              "--tokenizer-type",
+                                              "--tokenizer-model",
+                                              "--data-path",
+                                              "--split",
+                                              "--log-interval",
+                                              "--eval-interval",
+                                              "--eval-iters",
+                                              "--save",
+                                              "--load",
+                                              "--save-interval"};
+  return flags;
+}
+
+/// What Megatron-LM main would reject in this pretrain_gpt.py command line at
+/// this world size and environment: validate_args, TransformerConfig and
+/// ModelParallelConfig __post_init__, the micro-batch calculator and the
+/// interleaved schedule, restated.
+inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
+                                               const std::map<std::string, std::string>& env) {
+  std::vector<std::string> errors;
+  auto fail = [&](bool bad, const std::string& what) {
+    if (bad) errors.push_back(what);
+  };
+  for (const auto& flag : a.order) fail(!megatron_known_flags().count(flag), "unknown flag " + flag);
+  for (const char* req : {"--num-layers", "--hidden-size", "--num-attention-heads",
+                          "--max-position-embeddings", "--micro-batch-size", "--seq-length"}) {
+    fail(!a.has(req), std::string("missing ") + req);
+  }
+  fail(!a.has("--train-iters"), "missing --train-iters");
+  const long long tp = a.num("--tensor-model-parallel-size", 1),
+                  pp = a.num("--pipeline-model-parallel-size", 1), cp = a.num("--context-parallel-size", 1);
+  fail(world % (tp * pp * cp) != 0, "world size is not divisible by total_model_size");
+  const long long dp = world / (tp * pp * cp);
+  const long long layers = a.num("--num-layers", 0), heads = a.num("--num-attention-heads", 1),
+                  hidden = a.num("--hidden-size", 0), seq = a.num("--seq-length", 0);
+  const long long mbs = a.num("--micro-batch-size", 1), gbs = a.num("--global-batch-size", mbs * dp);
+  fail(gbs % (mbs * dp) != 0,
+       "global batch size is not divisible by micro batch size times data parallel size");
+  fail(heads % tp != 0, "num_attention_heads must be a multiple of tensor_model_parallel_size");
+  const long long groups = a.has("--group-query-attention") ? a.num("--num-query-groups", 1) : heads;
+  fail(groups % tp != 0 && tp % groups != 0, "num_query_groups must be a multiple or divisor of tp");
+  fail(!a.has("--kv-channels") && hidden % heads != 0, "hidden_size % num_attention_heads != 0");
+  fail(cp > 1 && seq % (2 * cp) != 0, "seq-length should be a multiple of 2 * context-parallel-size");
+  fail(a.num("--max-position-embeddings", 0) < seq, "max_position_embeddings must be >= seq_length");
+  // Pipeline split.
+  const bool uneven =
+      a.has("--decoder-first-pipeline-num-layers") || a.has("--decoder-last-pipeline-num-layers");
+  long long vp = 1;
+  if (a.has("--num-layers-per-virtual-pipeline-stage")) {
+    fail(a.has("--num-virtual-stages-per-pipeline-rank"), "only one virtual-pipeline argument may be set");
+    fail(uneven, "use --num-virtual-stages-per-pipeline-rank with uneven pipeline parallelism");
+    fail(layers % pp != 0, "number of layers must be divisible by pipeline model parallel size");
+    const long long per_vstage = a.num("--num-layers-per-virtual-pipeline-stage", 1);
+    fail((layers / pp) % per_vstage != 0, "layers per stage must be divisible by layers per virtual stage");
+    vp = (layers / pp) / per_vstage;
+  } else if (a.has("--num-virtual-stages-per-pipeline-rank")) {
+    vp = a.num("--num-virtual-stages-per-pipeline-rank", 1);
+  } else if (!uneven) {
+    fail(layers % pp != 0, "Number of layers should be divisible by the pipeline-model-parallel size");
+  }
+  if (uneven) {
+    long long rest = layers, stages = pp;
+    for (const char* f : {"--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"}) {
+      if (!a.has(f)) continue;
+      const long long n = a.num(f, 0);
+      fail(n <= 0, std::string(f) + " must be larger than 0");
+      fail(vp > 1 && n % vp != 0, std::string(f) + " must be divisible by the virtual pipeline degree");
+      rest -= n;
+      --stages;
+    }
+    fail((rest > 0) != (stages > 0), "middle layers and middle stages mismatch");
+    fail(stages > 0 && rest % stages != 0, "middle layers must divide into middle stages");
+    fail(stages > 0 && vp > 1 && (rest / stages) % vp != 0, "middle layers per rank must divide by vp");
+  }
+  if (vp > 1) {
+    fail(pp <= 1, "interleaved schedule needs pipeline-model-parallel size > 1");
+    const long long micro = gbs / (mbs * dp);
+    fail(micro < pp || micro % pp != 0, "interleaved micro-batches must be a multiple of pp");
+  }
+  // Recomputation (TransformerConfig).
+  const std::string gran = a.value("--recompute-granularity");
+  if (gran == "selective") {
+    fail(a.has("--recompute-method"), "recompute method is not supported for selective granularity");
+    fail(a.has("--recompute-num-layers"), "recompute_num_layers must be None for selective");
+  } else if (gran == "full") {
+    const std::string method = a.value("--recompute-method");
+    fail(method != "block" && method != "uniform", "full recompute needs recompute_method block or uniform");
+    fail(!a.has("--recompute-num-layers"), "full recompute needs recompute_num_layers");
+  }
+  fail(a.has("--sequence-parallel") && tp <= 1, "Cannot use sequence parallelism without tensor parallelism");
+  fail(a.has("--fp16") && a.has("--bf16"), "fp16 and bf16 are exclusive");
+  const bool fsdp = a.has("--use-megatron-fsdp");
+  const auto conn = env.find("CUDA_DEVICE_MAX_CONNECTIONS");
+  const bool single = conn != env.end() && conn->second == "1";
+  if (fsdp) {
+    fail(single, "FSDP always requires CUDA_DEVICE_MAX_CONNECTIONS value large than one");
+    fail(a.value("--ckpt-format") != "fsdp_dtensor",
+         "Megatron FSDP only supports fsdp_dtensor checkpoint format");
+  } else if (tp > 1 || cp > 1) {
+    fail(!single, "tensor or context parallelism require CUDA_DEVICE_MAX_CONNECTIONS=1");
+  }
+  if (a.has("--expert-model-parallel-size") && a.num("--expert-model-parallel-size", 1) > 1) {
+    const long long ep = a.num("--expert-model-parallel-size", 1);
+    fail(!a.has("--num-experts"), "num_experts must be non None to use expert model parallelism");
+    fail(a.num("--num-experts", 1) % ep != 0, "Number of experts should be a multiple of ep");
+    fail(a.has("--fp16"), "Expert parallelism is not supported with fp16 training");
+  }
+  // Choices.
+  auto choice = [&](const char* flag, std::set<std::string> ok) {
+    if (a.has(flag)) fail(!ok.count(a.value(flag)), std::string("invalid choice for ") + flag);
+  };
+  choice("--position-embedding-type", {"learned_absolute", "rope", "mrope", "relative", "none"});
+  choice("--normalization", {"LayerNorm", "RMSNorm"});
+  choice("--attention-backend", {"flash", "fused", "unfused", "local", "auto"});
+  choice("--optimizer", {"adam", "sgd", "muon", "dist_muon"});
+  choice("--recompute-granularity", {"full", "selective"});
+  choice("--data-parallel-sharding-strategy", {"no_shard", "optim", "optim_grads", "optim_grads_params"});
+  choice("--tokenizer-type",
+         {"BertWordPieceLowerCase", "BertWordPieceCase", "GPT2BPETokenizer", "SentencePieceTokenizer",
+          "GPTSentencePieceTokenizer", "HuggingFaceTokenizer", "Llama2Tokenizer", "TikTokenizer",
+          "MultimodalTokenizer", "NullTokenizer", "NullMultimodalTokenizer", "SFTTokenizer"});
+  return errors;
+}
+
+// ------------------------------------------------------------ DeepSpeed ----
+
+// Fields of DeepSpeedZeroConfig (deepspeed/runtime/zero/config.py,
+// deepspeedai/DeepSpeed master) and their stage3_* aliases. The model forbids
+// any other key.
+inline const std::set<std::string>& deepspeed_zero_keys() {
+  static const std::set<std::string> keys = {"stage",
+                                             "contiguous_gradients",
+                                             "reduce_scatter",
+                                             "reduce_bucket_size",
+                                             "use_multi_rank_bucket_allreduce",
+                                             "allgather_partitions",
+                                             "allgather_bucket_size",
+                                             "overlap_comm",
+                                             "load_from_fp32_weights",
+                                             "elastic_checkpoint",
+                                             "offload_param",
+                                             "offload_optimizer",
+                                             "zenflow",
+                                             "sub_group_size",
+                                             "cpu_offload_param",
+                                             "cpu_offload_use_pin_memory",
+                                             "cpu_offload",
+                                             "prefetch_bucket_size",
+                                             "stage3_prefetch_bucket_size",
+                                             "param_persistence_threshold",
+                                             "stage3_param_persistence_threshold",
+                                             "model_persistence_threshold",
+                                             "stage3_model_persistence_threshold",
+                                             "max_live_parameters",
+                                             "stage3_max_live_parameters",
+                                             "max_reuse_distance",
+                                             "stage3_max_reuse_distance",
+                                             "gather_16bit_weights_on_model_save",
+                                             "stage3_gather_16bit_weights_on_model_save",
+                                             "module_granularity_threshold",
+                                             "stage3_module_granularity_threshold",
+                                             "use_all_reduce_for_fetch_params",
+                                             "stage3_use_all_reduce_for_fetch_params",
+                                             "allgather_sequential",
+                                             "stage3_allgather_sequential",
+                                             "partition_stream_chunk_size",
+                                             "stage3_partition_stream_chunk_size",
+                                             "stage3_gather_fp16_weights_on_model_save",
+                                             "ignore_unused_parameters",
+                                             "legacy_stage1",
+                                             "round_robin_gradients",
+                                             "zero_hpz_partition_size",
+                                             "zero_quantized_weights",
+                                             "zero_quantized_nontrainable_weights",
+                                             "zero_quantized_gradients",
+                                             "zeropp_loco_param",
+                                             "mics_shard_size",
+                                             "mics_hierarchical_params_gather",
+                                             "memory_efficient_linear",
+                                             "pipeline_loading_checkpoint",
+                                             "override_module_apply",
+                                             "log_trace_cache_warnings",
+                                             "enable_sanity_checks",
+                                             "save_muon_momentum_buffer_in_memory",
+                                             "leaf_module"};
+  return keys;
+}
+
+// Flags of megatron/arguments.py (deepspeedai/Megatron-DeepSpeed) plus the two
+// deepspeed.add_config_arguments adds, that a parplan launch may pass.
+inline const std::set<std::string>& megatron_deepspeed_known_flags() {
+  static const std::set<std::string> flags = {"--num-layers",
+                                              "--hidden-size",
+                                              "--ffn-hidden-size",
+                                              "--num-attention-heads",
+                                              "--num-key-value-heads",
+                                              "--kv-channels",
+                                              "--seq-length",
+                                              "--max-position-embeddings",
+                                              "--use-rotary-position-embeddings",
+                                              "--normalization",
+                                              "--swiglu",
+                                              "--disable-bias-linear",
+                                              "--untie-embeddings-and-output-weights",
+                                              "--tensor-model-parallel-size",
+                                              "--pipeline-model-parallel-size",
+                                              "--no-pipeline-parallel",
+                                              "--sequence-parallel",
+                                              "--micro-batch-size",
+                                              "--global-batch-size",
+                                              "--recompute-granularity",
+                                              "--checkpoint-activations",
+                                              "--checkpoint-num-layers",
+                                              "--deepspeed-activation-checkpointing",
+                                              "--bf16",
+                                              "--fp16",
+                                              "--use-flash-attn-v2",
+                                              "--optimizer",
+                                              "--zero-stage",
+                                              "--deepspeed",
+                                              "--deepspeed_config",
+                                              "--train-iters",
+                                              "--lr",
+                                              "--min-lr",
+                                              "--lr-decay-style",
+                                              "--lr-warmup-iters",
+                                              "--tokenizer-type",
+                                              "--tokenizer-model",
+                                              "--data-path",
+                                              "--split",
+                                              "--log-interval",
+                                              "--eval-interval",
+                                              "--eval-iters",
+                                              "--save",
+                                              "--load",
+                                              "--save-interval"};
+  return flags;
+}
+
+// ------------------------------------------------------------ torchtitan ----
+
+/// A flat view of our TOML: "section.key" -> raw value text.
+inline std::map<std::string, std::string> parse_toml(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::string section;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line[0] == '[') {
+      section = line.substr(1, line.find(']') - 1);
+      continue;
+    }
+    const auto eq = line.find(" = ");
+    if (eq == std::string::npos) continue;
+    std::string value = line.substr(eq + 3);
+    if (value.size() >= 2 && value.front() == '"') value = value.substr(1, value.size() - 2);
+    out[section + "." + line.substr(0, eq)] = value;
+  }
+  return out;
+}
+
+// JobConfig fields (torchtitan/config/job_config.py, the TOML-era JobConfig
+// with Model.hf_assets_path) that parplan may write.
+inline const std::set<std::string>& torchtitan_known_keys() {
+  static const std::set<std::string> keys = {"job.dump_folder",
+                                             "job.description",
+                                             "model.name",
+                                             "model.flavor",
+                                             "optimizer.name",
+                                             "optimizer.lr",
+                                             "lr_scheduler.warmup_steps",
+                                             "training.local_batch_size",
+                                             "training.global_batch_size",
+                                             "training.seq_len",
+                                             "training.steps",
+                                             "training.mixed_precision_param",
+                                             "parallelism.data_parallel_replicate_degree",
+                                             "parallelism.data_parallel_shard_degree",
+                                             "parallelism.fsdp_reshard_after_forward",
+                                             "parallelism.tensor_parallel_degree",
+                                             "parallelism.pipeline_parallel_degree",
+                                             "parallelism.pipeline_parallel_schedule",
+                                             "parallelism.pipeline_parallel_microbatch_size",
+                                             "parallelism.context_parallel_degree",
+                                             "parallelism.expert_parallel_degree",
+                                             "parallelism.expert_tensor_parallel_degree",
+                                             "activation_checkpoint.mode",
+                                             "activation_checkpoint.selective_ac_option"};
+  return keys;
+}
+
+inline bool contains(const std::vector<std::string>& messages, const std::string& needle) {
+  for (const auto& m : messages) {
+    if (m.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+inline std::string joined(const std::vector<std::string>& messages) {
+  std::string out;
+  for (const auto& m : messages) out += m + "\n";
+  return out;
+}
+
+}  // namespace parplan::emit_test

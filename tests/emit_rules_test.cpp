@@ -1,0 +1,390 @@
+// engine_rule_violations: every rule reports a plan that breaks it, and the
+// published configurations pass.
+#include <functional>
+
+#include "emit_fixtures/emit_test_util.h"
+#include "src/io/input_error.h"
+
+namespace parplan::emit_test {
+namespace {
+
+// Valid starting points, one per engine family.
+Plan megatron_base() { return gpt3_175b_on_1024_a100(); }
+
+// A Mixtral-8x7B-shaped MoE (32 layers, 4096 hidden, 32 heads in 8 KV groups,
+// 8 experts, top-2) on 64 GPUs: tp 2, ep 8.
+Plan megatron_moe_base() {
+  Plan p = llama3_70b_on_64_h100();
+  p.model.name = "mixtral-8x7b";
+  p.model.layers = 32;
+  p.model.hidden = 4096;
+  p.model.ffn_hidden = 14336;
+  p.model.heads = 32;
+  p.model.kv_groups = 8;
+  p.model.head_dim = 128;
+  p.model.experts = 8;
+  p.model.top_k = 2;
+  p.model.expert_ffn_hidden = 14336;
+  set_mesh(p, 64, 2, 1, 1, 1);
+  p.config.ep = 8;
+  p.config.etp = 1;
+  set_batch(p, 256, 1, 4096);
+  return p;
+}
+
+// Llama-3-8B shape on 16 GPUs, ZeRO-3 data parallel only: a plain DeepSpeed run.
+Plan deepspeed_base() {
+  Plan p = llama3_70b_on_64_h100();
+  p.model.name = "llama3-8b";
+  p.model.layers = 32;
+  p.model.hidden = 4096;
+  p.model.ffn_hidden = 14336;
+  p.model.heads = 32;
+  p.model.kv_groups = 8;
+  set_mesh(p, 16, 1, 1, 1, 1);
+  set_batch(p, 64, 2, 8192);
+  p.config.sp = false;
+  p.config.zero = 3;
+  return p;
+}
+
+// Llama-3-70B, tp 8, ZeRO-3 with all of ZeRO++ over dp 8 on 64 GPUs.
+Plan megatron_deepspeed_base() {
+  Plan p = llama3_70b_on_64_h100();
+  set_mesh(p, 64, 8, 1, 1, 1);
+  set_batch(p, 64, 1, 8192);
+  p.config.zero = 3;
+  p.config.hpz_ranks = 8;
+  p.config.qwz = true;
+  p.config.qgz = true;
+  p.config.hierarchical_partition = true;
+  return p;
+}
+
+// Llama-3-70B on 64 GPUs: tp 8 (with sequence parallelism), FSDP over 8.
+Plan torchtitan_base() {
+  Plan p = llama3_70b_on_64_h100();
+  set_mesh(p, 64, 8, 1, 1, 1);
+  set_batch(p, 128, 1, 8192);
+  p.config.zero = 3;
+  return p;
+}
+
+TEST(EmitRules, PublishedConfigurationsPass) {
+  EXPECT_EQ(joined(engine_rule_violations(gpt3_175b_on_1024_a100(), Engine::kMegatron)), "");
+  EXPECT_EQ(joined(engine_rule_violations(llama3_70b_on_64_h100(), Engine::kMegatron)), "");
+  EXPECT_EQ(joined(engine_rule_violations(gpt_1t_on_3072_a100(), Engine::kMegatron)), "");
+  EXPECT_EQ(joined(engine_rule_violations(frontier_22b_on_128_gcds(), Engine::kMegatron)), "");
+  EXPECT_EQ(joined(engine_rule_violations(megatron_moe_base(), Engine::kMegatron)), "");
+  EXPECT_EQ(joined(engine_rule_violations(deepspeed_base(), Engine::kDeepSpeed)), "");
+  EXPECT_EQ(joined(engine_rule_violations(megatron_deepspeed_base(), Engine::kMegatronDeepSpeed)), "");
+  EXPECT_EQ(joined(engine_rule_violations(torchtitan_base(), Engine::kTorchtitan)), "");
+}
+
+struct RuleCase {
+  const char* name;
+  Engine engine;
+  std::function<Plan()> base;
+  std::function<void(Plan&)> mutate;
+  const char* expected;
+};
+
+void PrintTo(const RuleCase& c, std::ostream* os) { *os << c.name; }
+
+class EmitRuleCase : public ::testing::TestWithParam<RuleCase> {};
+
+TEST_P(EmitRuleCase, ViolatingPlanIsReported) {
+  const RuleCase& c = GetParam();
+  Plan p = c.base();
+  ASSERT_EQ(joined(engine_rule_violations(p, c.engine)), "") << "the base plan must pass";
+  c.mutate(p);
+  const std::vector<std::string> messages = engine_rule_violations(p, c.engine);
+  EXPECT_TRUE(contains(messages, c.expected)) << "expected '" << c.expected << "' in:\n" << joined(messages);
+  for (const std::string& m : messages)
+    EXPECT_EQ(m.rfind(std::string(engine_name(c.engine)) + ": ", 0), 0u) << m;
+  // emit_launch_files refuses the plan and writes nothing.
+  TempDir dir;
+  EXPECT_THROW(emit_launch_files(p, {c.engine, Launcher::kTorchrun, dir.path / "out"}), InputError);
+  EXPECT_FALSE(fs::exists(dir.path / "out"));
+}
+
+const Engine kM = Engine::kMegatron;
+const Engine kDS = Engine::kDeepSpeed;
+const Engine kMDS = Engine::kMegatronDeepSpeed;
+const Engine kTT = Engine::kTorchtitan;
+
+const RuleCase kCases[] = {
+    // Shared by every engine.
+    {"SizesAtLeastOne", kM, megatron_base, [](Plan& p) { p.config.etp = 0; }, "at least 1"},
+    {"WorldDivisibleByModelParallel", kM, megatron_base, [](Plan& p) { p.job.gpus = 1000; },
+     "must be divisible by tp*pp*cp"},
+    {"MeshFillsWorld", kM, megatron_base, [](Plan& p) { p.config.dp = 8; },
+     "must equal the job's 1024 ranks"},
+    {"BatchSplitsIntoMicroBatches", kM, megatron_base, [](Plan& p) { p.config.gbs = 1544; },
+     "global batch size (1544) must be divisible"},
+    {"HeadsDivisibleByTp", kM, megatron_base, [](Plan& p) { p.model.heads = 100; },
+     "num-attention-heads (100) must be a multiple of tensor-model-parallel-size"},
+    {"QueryGroupsDivisibleByTp", kM, llama3_70b_on_64_h100, [](Plan& p) { p.model.kv_groups = 4; },
+     "num-query-groups (4) must be a multiple"},
+    {"HeadsDivisibleByGroups", kMDS, megatron_deepspeed_base, [](Plan& p) { p.model.kv_groups = 24; },
+     "must be a multiple of the KV groups (24)"},
+    {"HiddenDivisibleByHeads", kM, megatron_base,
+     [](Plan& p) {
+       p.model.head_dim = 0;
+       p.model.hidden = 12300;
+     },
+     "hidden size (12300) must be divisible by the heads"},
+    {"NeedsShapeAndSequence", kM, megatron_base, [](Plan& p) { p.job.seq = 0; }, "a sequence length"},
+    {"NoMultiLatentAttention", kTT, torchtitan_base, [](Plan& p) { p.model.kv_lora_rank = 512; },
+     "multi-latent attention"},
+    // Megatron-LM.
+    {"MegatronLayersDivisibleByPp", kM, megatron_base, [](Plan& p) { p.model.layers = 90; },
+     "num-layers (90) must be divisible by pipeline-model-parallel-size (8)"},
+    {"MegatronStageLayersDivisibleByVp", kM, megatron_base, [](Plan& p) { p.config.vp = 5; },
+     "layers per pipeline stage (12) must be divisible by the virtual stages (5)"},
+    {"MegatronFirstStageDivisibleByVp", kM, megatron_base,
+     [](Plan& p) {
+       p.config.first_stage_layers = 5;
+       p.config.last_stage_layers = 7;
+     },
+     "decoder-first-pipeline-num-layers (5)"},
+    {"MegatronLastStageDivisibleByVp", kM, megatron_base,
+     [](Plan& p) {
+       p.config.first_stage_layers = 6;
+       p.config.last_stage_layers = 5;
+     },
+     "decoder-last-pipeline-num-layers (5)"},
+    {"MegatronMiddleStagesMatchMiddleLayers", kM, megatron_base,
+     [](Plan& p) {
+       p.config.first_stage_layers = 90;
+       p.config.last_stage_layers = 6;
+     },
+     "both must be zero or both positive"},
+    {"MegatronMiddleLayersDivideIntoStages", kM, megatron_base,
+     [](Plan& p) {
+       p.config.vp = 1;
+       p.config.first_stage_layers = 6;
+       p.config.last_stage_layers = 5;
+     },
+     "the 85 middle layers must be divisible by the 6"},
+    {"MegatronMiddleRankLayersDivisibleByVp", kM, megatron_base,
+     [](Plan& p) {
+       p.config.first_stage_layers = 12;
+       p.config.last_stage_layers = 6;
+     },
+     "layers per middle pipeline rank (13)"},
+    {"MegatronInterleavingNeedsPipeline", kM, megatron_base,
+     [](Plan& p) {
+       set_mesh(p, 1024, 8, 1, 1, 2);
+       p.model.layers = 96;
+     },
+     "interleaving (vp 2) needs pipeline-model-parallel-size > 1"},
+    {"MegatronInterleavedMicroBatchesDivisibleByPp", kM, megatron_base,
+     [](Plan& p) { set_batch(p, 192, 1, 2048); }, "micro-batches per step (12)"},
+    {"MegatronSequenceParallelNeedsTp", kM, megatron_base,
+     [](Plan& p) {
+       set_mesh(p, 1024, 1, 8, 1, 2);
+       set_batch(p, 1024, 1, 2048);
+     },
+     "sequence-parallel needs tensor-model-parallel-size > 1"},
+    {"MegatronContextParallelSequence", kM, megatron_base,
+     [](Plan& p) {
+       set_mesh(p, 1024, 8, 8, 2, 2);
+       set_batch(p, 1536, 1, 2046);
+     },
+     "must be a multiple of 2*context-parallel-size (4)"},
+    {"MegatronLearnedPositionsCoverSequence", kM, megatron_base, [](Plan& p) { p.job.seq = 4096; },
+     "max-position-embeddings (2048) must be at least seq-length (4096)"},
+    {"MegatronExpertParallelNeedsExperts", kM, megatron_base, [](Plan& p) { p.config.ep = 2; },
+     "needs num-experts"},
+    {"MegatronExpertsDivisibleByEp", kM, megatron_moe_base, [](Plan& p) { p.config.ep = 16; },
+     "num-experts (8) must be a multiple of expert-model-parallel-size (16)"},
+    {"MegatronExpertParallelNotFp16", kM, megatron_moe_base,
+     [](Plan& p) { p.job.precision = Precision::kFp16; }, "not supported with fp16"},
+    {"MegatronExpertAndTensorParallelNeedSp", kM, megatron_moe_base, [](Plan& p) { p.config.sp = false; },
+     "need sequence-parallel"},
+    {"MegatronExpertGridTilesWorld", kM, megatron_moe_base, [](Plan& p) { p.config.etp = 3; },
+     "expert-tensor*expert-model*pipeline sizes (24)"},
+    {"MegatronFsdpWithoutPipeline", kM, megatron_base, [](Plan& p) { p.config.zero = 3; },
+     "maps to Megatron-FSDP"},
+    {"MegatronZeroRange", kM, megatron_base, [](Plan& p) { p.config.zero = 4; }, "zero must be 0..3"},
+    {"MegatronNoZeroPlusPlus", kM, megatron_base, [](Plan& p) { p.config.qwz = true; },
+     "are DeepSpeed features"},
+    {"MegatronBlockRecomputePerChunk", kM, megatron_base,
+     [](Plan& p) {
+       p.config.recompute = Recompute::kFull;
+       p.config.recompute_layers = 3;
+     },
+     "counts recompute-num-layers per model chunk"},
+    // DeepSpeed and Megatron-DeepSpeed.
+    {"DeepSpeedPipelineOnlyWithZeroBelow2", kDS, deepspeed_base, [](Plan& p) { set_mesh(p, 16, 1, 2, 1, 1); },
+     "cannot run under DeepSpeed's pipeline engine"},
+    {"DeepSpeedZeroRange", kDS, deepspeed_base, [](Plan& p) { p.config.zero = 5; },
+     "must be 0..3 (DeepSpeed"},
+    {"DeepSpeedZeroPlusPlusNeedsStage3", kMDS, megatron_deepspeed_base, [](Plan& p) { p.config.zero = 1; },
+     "extends ZeRO-3"},
+    {"DeepSpeedHpzDividesDp", kMDS, megatron_deepspeed_base, [](Plan& p) { p.config.hpz_ranks = 3; },
+     "zero_hpz_partition_size (3) must divide the data-parallel size (8)"},
+    {"DeepSpeedHierarchicalNeedsHpz", kMDS, megatron_deepspeed_base, [](Plan& p) { p.config.hpz_ranks = 1; },
+     "it needs hpz_ranks > 1"},
+    {"DeepSpeedNoFp8", kDS, deepspeed_base, [](Plan& p) { p.job.precision = Precision::kFp8; }, "fp8 only"},
+    {"DeepSpeedNoMoe", kMDS, megatron_deepspeed_base,
+     [](Plan& p) {
+       p.model.experts = 8;
+       p.model.top_k = 2;
+     },
+     "MoE models only"},
+    {"DeepSpeedNoContextParallel", kMDS, megatron_deepspeed_base,
+     [](Plan& p) {
+       set_mesh(p, 64, 8, 1, 2, 1);
+       p.config.hpz_ranks = 4;
+     },
+     "has no DeepSpeed equivalent"},
+    {"DeepSpeedNoInterleaving", kMDS, megatron_deepspeed_base,
+     [](Plan& p) {
+       set_mesh(p, 64, 8, 2, 1, 2);
+       p.config.zero = 1;
+       p.config.hpz_ranks = 1;
+       p.config.qwz = p.config.qgz = p.config.hierarchical_partition = false;
+     },
+     "no interleaved schedule"},
+    {"DeepSpeedEvenPipelineSplit", kMDS, megatron_deepspeed_base,
+     [](Plan& p) {
+       set_mesh(p, 64, 8, 2, 1, 1);
+       p.config.zero = 1;
+       p.config.hpz_ranks = 1;
+       p.config.qwz = p.config.qgz = p.config.hierarchical_partition = false;
+       p.config.first_stage_layers = 30;
+       p.config.last_stage_layers = 50;
+     },
+     "PipelineModule takes no first/last"},
+    {"DeepSpeedPlainHasNoTensorParallel", kDS, deepspeed_base, [](Plan& p) { set_mesh(p, 16, 2, 1, 1, 1); },
+     "needs Megatron layers"},
+    {"DeepSpeedPlainHasNoSequenceParallel", kDS, deepspeed_base, [](Plan& p) { p.config.sp = true; },
+     "rides on Megatron tensor parallelism"},
+    {"DeepSpeedPlainHasNoSgd", kDS, deepspeed_base, [](Plan& p) { p.job.optimizer = Optimizer::kSgd; },
+     "has no SGD"},
+    {"MegatronDeepSpeedEvenLayers", kMDS, megatron_deepspeed_base,
+     [](Plan& p) {
+       set_mesh(p, 64, 8, 8, 1, 1);
+       p.config.zero = 1;
+       p.config.hpz_ranks = 1;
+       p.config.qwz = p.config.qgz = p.config.hierarchical_partition = false;
+       p.model.layers = 81;
+     },
+     "for the even split parplan assumes"},
+    {"MegatronDeepSpeedSequenceParallelNeedsTp", kMDS, megatron_deepspeed_base,
+     [](Plan& p) {
+       set_mesh(p, 64, 1, 1, 1, 1);
+       p.model.kv_groups = 8;
+     },
+     "Megatron-DeepSpeed validate_args turns it off"},
+    {"MegatronDeepSpeedLearnedPositions", kMDS, megatron_deepspeed_base,
+     [](Plan& p) {
+       p.model.position = PositionKind::kLearned;
+       p.model.max_positions = 4096;
+     },
+     "(Megatron-DeepSpeed validate_args)"},
+    {"MegatronDeepSpeedFullRecomputeOnly", kMDS, megatron_deepspeed_base,
+     [](Plan& p) { p.config.recompute_layers = 10; }, "--checkpoint-activations covers every layer"},
+    // torchtitan.
+    {"TorchtitanRegisteredFlavor", kTT, torchtitan_base, [](Plan& p) { p.model.layers = 40; },
+     "matches none of llama3"},
+    {"TorchtitanNoZero1", kTT, torchtitan_base, [](Plan& p) { p.config.zero = 1; },
+     "ZeRO-1 has no torchtitan"},
+    {"TorchtitanDdpOnlyOneDimensional", kTT, torchtitan_base, [](Plan& p) { p.config.zero = 0; },
+     "maps to DDP"},
+    {"TorchtitanNoQuantizedCollectives", kTT, torchtitan_base, [](Plan& p) { p.config.qgz = true; },
+     "quantized ZeRO++"},
+    {"TorchtitanHsdpNeedsZero3", kTT, torchtitan_base,
+     [](Plan& p) {
+       p.config.zero = 2;
+       p.config.hierarchical_partition = true;
+       p.config.hpz_ranks = 4;
+     },
+     "maps to HSDP"},
+    {"TorchtitanHsdpShardDividesDp", kTT, torchtitan_base,
+     [](Plan& p) {
+       p.config.hierarchical_partition = true;
+       p.config.hpz_ranks = 3;
+     },
+     "HSDP shard group (3)"},
+    {"TorchtitanTensorParallelIsSequenceParallel", kTT, torchtitan_base, [](Plan& p) { p.config.sp = false; },
+     "always applies sequence parallelism"},
+    {"TorchtitanStagesPerRank", kTT, torchtitan_base,
+     [](Plan& p) {
+       set_mesh(p, 64, 8, 2, 1, 4);
+       set_batch(p, 128, 1, 8192);
+     },
+     "1 or 2 stages per rank"},
+    {"TorchtitanInterleavingNeedsPipeline", kTT, torchtitan_base, [](Plan& p) { p.config.vp = 2; },
+     "needs pipeline_parallel_degree > 1"},
+    {"TorchtitanSplitsLayersItself", kTT, torchtitan_base,
+     [](Plan& p) {
+       set_mesh(p, 64, 8, 2, 1, 1);
+       p.config.first_stage_layers = 38;
+       p.config.last_stage_layers = 42;
+     },
+     "splits the layers itself"},
+    {"TorchtitanSequenceDivisor", kTT, torchtitan_base,
+     [](Plan& p) {
+       set_mesh(p, 64, 8, 1, 2, 1);
+       p.job.seq = 8200;
+     },
+     "ParallelDims.seq_len_divisor"},
+    {"TorchtitanBf16Only", kTT, torchtitan_base, [](Plan& p) { p.job.precision = Precision::kFp16; },
+     "mixed_precision_param"},
+    {"TorchtitanFullCheckpointOnly", kTT, torchtitan_base, [](Plan& p) { p.config.recompute_layers = 20; },
+     "a partial count has no torchtitan key"},
+    {"TorchtitanAdamOnly", kTT, torchtitan_base, [](Plan& p) { p.job.optimizer = Optimizer::kSgd; },
+     "Adam and AdamW"},
+    {"TorchtitanExpertTensorParallel", kTT, torchtitan_base,
+     [](Plan& p) {
+       p.config.ep = 2;
+       p.config.etp = 2;
+     },
+     "must equal tp or 1"},
+    {"TorchtitanExpertParallelWithEtpTp", kTT, torchtitan_base,
+     [](Plan& p) {
+       p.config.ep = 16;
+       p.config.etp = 8;
+     },
+     "must be a multiple of cp and divide dp_shard*cp (8)"},
+    {"TorchtitanExpertParallelWithEtp1", kTT, torchtitan_base,
+     [](Plan& p) {
+       p.config.ep = 4;
+       p.config.etp = 1;
+     },
+     "must be a multiple of cp*tp and divide dp_shard*cp*tp (64)"},
+};
+
+INSTANTIATE_TEST_SUITE_P(EmitRules, EmitRuleCase, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<RuleCase>& info) { return info.param.name; });
+
+TEST(EmitParse, EnginesAndLaunchers) {
+  for (Engine e : {Engine::kMegatron, Engine::kDeepSpeed, Engine::kMegatronDeepSpeed, Engine::kTorchtitan}) {
+    EXPECT_EQ(parse_engine(engine_name(e)), e);
+  }
+  EXPECT_EQ(parse_launcher("torchrun"), Launcher::kTorchrun);
+  EXPECT_EQ(parse_launcher("slurm"), Launcher::kSlurm);
+  try {
+    parse_engine("nemo");
+    ADD_FAILURE() << "nemo accepted";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("--emit"), std::string::npos);
+    EXPECT_NE(what.find("megatron-deepspeed"), std::string::npos);
+    EXPECT_NE(what.find("torchtitan"), std::string::npos);
+  }
+  try {
+    parse_launcher("mpirun");
+    ADD_FAILURE() << "mpirun accepted";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("--launcher"), std::string::npos);
+    EXPECT_NE(what.find("slurm"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace parplan::emit_test
