@@ -13,9 +13,9 @@ void check_pins(const ModelSpec& model, const JobSpec& job) {
   const auto need = [&](bool ok, const std::string& text) {
     if (!ok) throw InputError(text);
   };
-  need(p.tp <= 0 || job.gpus % p.tp == 0, "--tp " + std::to_string(p.tp) + " does not divide --gpus " + std::to_string(job.gpus));
   need(p.tp <= 0 || model.heads % p.tp == 0,
        "--tp " + std::to_string(p.tp) + " does not divide the model's " + std::to_string(model.heads) + " attention heads");
+  need(p.tp <= 0 || job.gpus % p.tp == 0, "--tp " + std::to_string(p.tp) + " does not divide --gpus " + std::to_string(job.gpus));
   need(p.pp <= 0 || p.pp <= model.layers,
        "--pp " + std::to_string(p.pp) + " exceeds the model's " + std::to_string(model.layers) + " layers");
   need(p.pp <= 0 || job.gpus % p.pp == 0, "--pp " + std::to_string(p.pp) + " does not divide --gpus " + std::to_string(job.gpus));

@@ -1,0 +1,50 @@
+// Runs the parplan binary for CLI tests: exit code, stdout and stderr.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace parplan::test {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline CliRun run_cli(const std::string& args) {
+  static int counter = 0;
+  const std::string base = ::testing::TempDir() + "parplan_cli_" + std::to_string(::getpid()) + "_" +
+                           std::to_string(counter++);
+  const std::string command =
+      std::string(PARPLAN_BINARY) + " " + args + " >" + base + ".out 2>" + base + ".err </dev/null";
+  const int status = std::system(command.c_str());
+  CliRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = slurp(base + ".out");
+  run.err = slurp(base + ".err");
+  std::remove((base + ".out").c_str());
+  std::remove((base + ".err").c_str());
+  return run;
+}
+
+inline int line_count(const std::string& text) {
+  int lines = 0;
+  for (char c : text) lines += c == '\n';
+  return lines;
+}
+
+}  // namespace parplan::test
