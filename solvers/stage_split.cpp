@@ -91,8 +91,56 @@ int stage_max_layers(const StageSplitInput& input, int stage) {
   return max_layers_unchecked(input, stage);
 }
 
+namespace {
+StageSplitResult optimal_result(const StageSplitInput& input, std::vector<int> n) {
+  StageSplitResult result;
+  result.layers_per_stage = std::move(n);
+  result.makespan_s = makespan(input, result.layers_per_stage);
+  SolverCertificate& cert = result.certificate;
+  cert.name = "stage_split";
+  cert.backend = "greedy";
+  cert.status = SolveStatus::kOptimal;
+  cert.objective = result.makespan_s;
+  cert.best_bound = result.makespan_s;
+  cert.gap = 0;
+  return result;
+}
+
+// Megatron's layout: first f, last l, every middle stage x layers.
+StageSplitResult equal_middle_fast(const StageSplitInput& input) {
+  const int p = input.stages;
+  const int lo = input.min_layers_per_stage;
+  int middle_cap = input.layers;
+  for (int s = 1; s + 1 < p; ++s) middle_cap = std::min(middle_cap, max_layers_unchecked(input, s));
+  const int first_cap = max_layers_unchecked(input, 0);
+  const int last_cap = max_layers_unchecked(input, p - 1);
+  double best = kInfinity;
+  int best_distance = 0;
+  std::vector<int> best_n;
+  for (int x = lo; x <= middle_cap && static_cast<long long>(x) * (p - 2) <= input.layers; ++x) {
+    const int rest = input.layers - x * (p - 2);
+    for (int f = std::max(lo, rest - last_cap); f <= std::min(first_cap, rest - lo); ++f) {
+      const int l = rest - f;
+      double m = std::max(stage_time(input, 0, f), stage_time(input, p - 1, l));
+      for (int s = 1; s + 1 < p; ++s) m = std::max(m, stage_time(input, s, x));
+      const int distance = std::abs(f - x) + std::abs(l - x);
+      if (m < best * (1 - 1e-12) || (m <= best * (1 + 1e-12) && distance < best_distance)) {
+        best = m;
+        best_distance = distance;
+        best_n.assign(p, x);
+        best_n[0] = f;
+        best_n[p - 1] = l;
+      }
+    }
+  }
+  if (best_n.empty()) return infeasible_result("greedy");
+  return optimal_result(input, std::move(best_n));
+}
+}  // namespace
+
 StageSplitResult stage_split_fast(const StageSplitInput& input) {
   check(input);
+  if (input.equal_middle_stages && input.stages >= 3) return equal_middle_fast(input);
   const int stages = input.stages;
   const int floor_layers = input.min_layers_per_stage;
   if (static_cast<long long>(stages) * floor_layers > input.layers) {
@@ -120,17 +168,7 @@ StageSplitResult stage_split_fast(const StageSplitInput& input) {
     if (n[s] < cap[s]) next.emplace(stage_time(input, s, n[s] + 1), s);
   }
 
-  StageSplitResult result;
-  result.layers_per_stage = std::move(n);
-  result.makespan_s = makespan(input, result.layers_per_stage);
-  SolverCertificate& cert = result.certificate;
-  cert.name = "stage_split";
-  cert.backend = "greedy";
-  cert.status = SolveStatus::kOptimal;
-  cert.objective = result.makespan_s;
-  cert.best_bound = result.makespan_s;
-  cert.gap = 0;
-  return result;
+  return optimal_result(input, std::move(n));
 }
 
 MilpModel stage_split_model(const StageSplitInput& input) {
@@ -157,6 +195,11 @@ MilpModel stage_split_model(const StageSplitInput& input) {
     sum.push_back({n[s], 1.0});
   }
   model.add_equal("layers", std::move(sum), input.layers);
+  if (input.equal_middle_stages) {
+    for (int s = 2; s + 1 < stages; ++s) {
+      model.add_equal("middle_" + std::to_string(s), {{n[s], 1.0}, {n[1], -1.0}}, 0.0);
+    }
+  }
   return model;
 }
 

@@ -33,6 +33,10 @@ struct StageSplitInput {
   std::vector<double> extra_memory_bytes;
   /// Every stage gets at least this many layers.
   int min_layers_per_stage = 1;
+  /// Megatron-LM's layout: only the first and last stage may differ
+  /// (--decoder-first/last-pipeline-num-layers); stages 1 .. S-2 hold the
+  /// same number of layers.
+  bool equal_middle_stages = false;
 };
 
 struct StageSplitResult {
@@ -60,6 +64,9 @@ int stage_max_layers(const StageSplitInput& input, int stage);
 /// L - S*min smallest per-layer increments, which is optimal for a makespan.
 /// The certificate has backend "greedy", status kOptimal (or kInfeasible),
 /// gap 0. Throws std::invalid_argument on an invalid input.
+/// With equal_middle_stages the fast path enumerates the middle count x and
+/// splits the rest between first and last stage exactly (O(L^2)); among
+/// optimal splits it returns the one closest to even.
 StageSplitResult stage_split_fast(const StageSplitInput& input);
 
 /// The MILP: integer n_s in [min, L - (S-1)*min], continuous makespan M,
@@ -67,6 +74,7 @@ StageSplitResult stage_split_fast(const StageSplitInput& input);
 ///   time_s:   M - t_s * n_s >= extra_s          (times scaled by a constant)
 ///   memory_s: n_s <= stage_max_layers(s)        (the memory cap, in layers)
 ///   layers:   sum_s n_s = L
+///   middle_s: n_s = n_1 for s = 2 .. S-2      (equal_middle_stages only)
 /// The memory rows are the cap written in whole layers, which is exact for
 /// integer n_s and keeps byte-sized coefficients away from solver tolerances.
 /// Every row holds at most one continuous variable, so the exhaustive backend

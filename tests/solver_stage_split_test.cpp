@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -211,6 +212,60 @@ TEST(StageSplit, FastPathEqualsMilpOnRandomInstances) {
   }
   EXPECT_GT(feasible, 50);
   EXPECT_LT(feasible, 100);
+}
+
+}  // namespace
+}  // namespace parplan
+
+namespace parplan {
+namespace {
+
+// Megatron's uneven layout (equal middle stages): the fast path equals the
+// MILP optimum on every backend, on random instances (fixed seed).
+TEST(StageSplitEqualMiddle, FastPathEqualsMilpOnRandomInstances) {
+  std::mt19937 rng(2024);
+  for (int trial = 0; trial < 60; ++trial) {
+    StageSplitInput in;
+    // Small enough for the exhaustive backend (domain product <= 5e6).
+    in.stages = std::uniform_int_distribution<int>(3, 4)(rng);
+    in.layers = std::uniform_int_distribution<int>(in.stages, 24)(rng);
+    in.equal_middle_stages = true;
+    const double t = std::uniform_real_distribution<double>(0.5, 2.0)(rng);
+    in.layer_time_s.assign(in.stages, t);
+    in.extra_time_s.assign(in.stages, 0.0);
+    in.extra_time_s.front() = std::uniform_real_distribution<double>(0, 2 * t)(rng);
+    in.extra_time_s.back() = std::uniform_real_distribution<double>(0, 4 * t)(rng);
+    const StageSplitResult fast = stage_split_fast(in);
+    for (SolverBackend backend : {SolverBackend::kCbc, SolverBackend::kGlpk, SolverBackend::kExhaustive}) {
+      const StageSplitResult milp = stage_split_milp(in, backend);
+      ASSERT_EQ(fast.feasible(), milp.feasible()) << trial;
+      if (!fast.feasible()) continue;
+      EXPECT_EQ(milp.certificate.status, SolveStatus::kOptimal);
+      EXPECT_NEAR(fast.makespan_s, milp.makespan_s, 1e-9 * fast.makespan_s) << trial << " " << backend_name(backend);
+      for (int s = 2; s + 1 < in.stages; ++s) EXPECT_EQ(milp.layers_per_stage[s], milp.layers_per_stage[1]);
+    }
+    if (fast.feasible()) {
+      for (int s = 2; s + 1 < in.stages; ++s) EXPECT_EQ(fast.layers_per_stage[s], fast.layers_per_stage[1]);
+    }
+  }
+}
+
+TEST(StageSplitEqualMiddle, HeavyLastStageGetsFewerLayers) {
+  // 126 layers (Llama 3 405B) on 16 stages: the LM head costs 3 layers'
+  // time on the last stage. Hand optimum: middle 8, first 8, last 6 gives 9
+  // on every stage but the first (8); no split has a makespan below 9 since
+  // 14 middle stages * 8 = 112 leaves 14 for first + last (8 + 6: 8, 9).
+  StageSplitInput in;
+  in.stages = 16;
+  in.layers = 126;
+  in.equal_middle_stages = true;
+  in.layer_time_s.assign(16, 1.0);
+  in.extra_time_s.assign(16, 0.0);
+  in.extra_time_s.back() = 3.0;
+  const StageSplitResult fast = stage_split_fast(in);
+  ASSERT_TRUE(fast.feasible());
+  EXPECT_DOUBLE_EQ(fast.makespan_s, 9.0);
+  EXPECT_LT(fast.layers_per_stage.back(), fast.layers_per_stage[1]);
 }
 
 }  // namespace
