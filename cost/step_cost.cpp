@@ -59,9 +59,10 @@ struct StageLoad {
   bool last = false;
 };
 
-StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage) {
+StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage,
+                     int layers) {
   StageLoad load;
-  load.layers = stage_layers(model.layers, c, stage);
+  load.layers = layers;
   load.first = stage == 0;
   load.last = stage == c.pp - 1;
   const double moe_fraction = model.is_moe() ? static_cast<double>(moe_layer_count(model)) / model.layers : 0.0;
@@ -79,6 +80,10 @@ StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelC
   }
   load.params = params;
   return load;
+}
+
+StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage) {
+  return stage_load(model, job, c, stage, stage_layers(model.layers, c, stage));
 }
 
 ActivationShape activation_shape(const JobSpec& job, const ParallelConfig& c) {
@@ -207,6 +212,42 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
   return comm;
 }
 
+// Everything per layer and per micro-batch that stage times are built from.
+struct PerLayerCosts {
+  LayerComputeTimes dense, moe;
+  LayerComm comm;
+  EdgeComputeTimes edges;
+  double p2p_s = 0;  // point-to-point per micro-batch on the critical path
+};
+
+PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                              const ParallelConfig& c) {
+  PerLayerCosts costs;
+  const DeviceSpec& device = cluster.device;
+  const double peak = device.peak_flops_per_s(job.precision);
+  const double tokens = static_cast<double>(c.mbs) * job.seq / c.cp;
+  LayerShape shape;
+  shape.tokens = tokens;
+  shape.seq = job.seq;
+  shape.tp = c.tp;
+  shape.sp = c.sp;
+  shape.flash_attention = c.flash_attention;
+  costs.dense = layer_compute_times(model, device, peak, shape);
+  if (model.is_moe()) {
+    shape.is_moe = true;
+    costs.moe = layer_compute_times(model, device, peak, shape);
+  }
+  costs.comm = layer_comm(model, cluster, job, c, costs.dense);
+  costs.edges = edge_compute_times(model, device, peak, tokens, c.tp);
+  // Point-to-point: activations forward and gradients backward, once per
+  // chunk boundary, b s h / t elements (scatter-gather or sp).
+  if (c.pp > 1) {
+    const double bytes = 2.0 * tokens * model.hidden / c.tp;
+    costs.p2p_s = 2.0 * c.vp * point_to_point_s(cluster, c.tp * c.cp * c.dp, bytes);
+  }
+  return costs;
+}
+
 struct StageTime {
   double compute_s = 0;  // one micro-batch, all chunks of the stage
   double tp_s = 0;
@@ -217,11 +258,70 @@ struct StageTime {
   double total() const { return compute_s + tp_s + cp_s + pp_s; }
 };
 
+// One micro-batch through all chunks of a stage.
+StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const StageLoad& load) {
+  const LayerComputeTimes& dense = costs.dense;
+  const LayerComputeTimes& moe = costs.moe;
+  const LayerComm& dense_comm = costs.comm;
+  const EdgeComputeTimes& edges = costs.edges;
+  const double dense_layers = load.layers - load.moe_layers;
+  const int recomputed = recomputed_layers(c, load.layers);
+  StageTime t;
+  t.forward_s = dense_layers * dense.forward_s + load.moe_layers * moe.forward_s;
+  double backward = dense_layers * dense.backward_s + load.moe_layers * moe.backward_s;
+  double extra = 0;
+  if (c.recompute == Recompute::kSelective) {
+    extra = dense_layers * dense.attention_forward_s + load.moe_layers * moe.attention_forward_s;
+  } else if (recomputed > 0) {
+    const double per_layer = (dense_layers * dense.forward_s + load.moe_layers * moe.forward_s) / load.layers;
+    extra = recomputed * per_layer;
+  }
+  if (load.first) t.forward_s += edges.embedding_s, backward += edges.embedding_s;
+  if (load.last) t.forward_s += edges.head_forward_s, backward += edges.head_backward_s;
+  t.compute_s = t.forward_s + backward + extra;
+  t.backward_last_s = backward + extra;
+  t.tp_s = load.layers * (dense_comm.tp_forward_s + dense_comm.tp_backward_s) +
+       recomputed * dense_comm.tp_forward_s;
+  t.cp_s = load.layers * (dense_comm.cp_forward_s + dense_comm.cp_backward_s) +
+       recomputed * dense_comm.cp_forward_s;
+  t.cp_s += load.moe_layers * (dense_comm.ep_forward_s + dense_comm.ep_backward_s);
+  t.pp_s = costs.p2p_s;
+  return t;
+}
+
 }  // namespace
 
 MemoryBreakdown estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                 const ParallelConfig& config) {
   return memory_breakdown(model, cluster, job, config);
+}
+
+StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                     const ParallelConfig& config, int stage) {
+  StageCoefficients k;
+  const PerLayerCosts costs = per_layer_costs(model, cluster, job, config);
+  // Time and memory are affine in the stage's layer count: read the slope
+  // and intercept off one and two layers.
+  ParallelConfig no_recompute = config;
+  if (config.recompute == Recompute::kFull) no_recompute.recompute = Recompute::kNone;
+  const StageLoad one = stage_load(model, job, no_recompute, stage, 1);
+  const StageLoad two = stage_load(model, job, no_recompute, stage, 2);
+  const StageTime t1 = stage_time(no_recompute, costs, one);
+  const StageTime t2 = stage_time(no_recompute, costs, two);
+  k.layer_time_s = t2.total() - t1.total();
+  k.extra_time_s = t1.total() - k.layer_time_s;
+  const StageMemory m1 = stage_memory(model, cluster, job, no_recompute, one, stage);
+  const StageMemory m2 = stage_memory(model, cluster, job, no_recompute, two, stage);
+  k.layer_memory_bytes = m2.peak_bytes - m1.peak_bytes;
+  k.fixed_memory_bytes = m1.peak_bytes - k.layer_memory_bytes;
+  // Full recomputation of one layer: its forward (and tp traffic) again, and
+  // the activations it keeps shrink to its input.
+  k.recompute_time_s = (costs.dense.forward_s + costs.comm.tp_forward_s + costs.comm.cp_forward_s);
+  ActivationShape shape = activation_shape(job, no_recompute);
+  const double kept = layer_activation_bytes(model, shape) - layer_input_bytes(model, shape);
+  k.recompute_saved_bytes =
+      in_flight_micro_batches(config, stage) * kept * (1.0 + cluster.device.allocator_headroom_fraction);
+  return k;
 }
 
 CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
@@ -230,31 +330,7 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
   const DeviceSpec& device = cluster.device;
   const double peak = device.peak_flops_per_s(job.precision);
   const int m = c.micro_batches();
-  const double tokens = static_cast<double>(c.mbs) * job.seq / c.cp;
-
-  LayerShape shape;
-  shape.tokens = tokens;
-  shape.seq = job.seq;
-  shape.tp = c.tp;
-  shape.sp = c.sp;
-  shape.flash_attention = c.flash_attention;
-  const LayerComputeTimes dense = layer_compute_times(model, device, peak, shape);
-  LayerComputeTimes moe;
-  if (model.is_moe()) {
-    shape.is_moe = true;
-    moe = layer_compute_times(model, device, peak, shape);
-  }
-  const LayerComm dense_comm = layer_comm(model, cluster, job, c, dense);
-  const EdgeComputeTimes edges = edge_compute_times(model, device, peak, tokens, c.tp);
-
-  // Point-to-point: activations forward and gradients backward, once per
-  // chunk boundary, b s h / t elements (scatter-gather or sp).
-  double p2p_s = 0;
-  if (c.pp > 1) {
-    const double bytes = 2.0 * tokens * model.hidden / c.tp;
-    p2p_s = 2.0 * c.vp * point_to_point_s(cluster, c.tp * c.cp * c.dp, bytes);
-  }
-
+  const PerLayerCosts costs = per_layer_costs(model, cluster, job, c);
   StageTime slowest;
   StageLoad slowest_load;
   double max_params = 0;
@@ -262,28 +338,7 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
   for (int stage : probe) {
     const StageLoad load = stage_load(model, job, c, stage);
     max_params = std::max(max_params, load.params);
-    const double dense_layers = load.layers - load.moe_layers;
-    const int recomputed = recomputed_layers(c, load.layers);
-    StageTime t;
-    t.forward_s = dense_layers * dense.forward_s + load.moe_layers * moe.forward_s;
-    double backward = dense_layers * dense.backward_s + load.moe_layers * moe.backward_s;
-    double extra = 0;
-    if (c.recompute == Recompute::kSelective) {
-      extra = dense_layers * dense.attention_forward_s + load.moe_layers * moe.attention_forward_s;
-    } else if (recomputed > 0) {
-      const double per_layer = (dense_layers * dense.forward_s + load.moe_layers * moe.forward_s) / load.layers;
-      extra = recomputed * per_layer;
-    }
-    if (load.first) t.forward_s += edges.embedding_s, backward += edges.embedding_s;
-    if (load.last) t.forward_s += edges.head_forward_s, backward += edges.head_backward_s;
-    t.compute_s = t.forward_s + backward + extra;
-    t.backward_last_s = backward + extra;
-    t.tp_s = load.layers * (dense_comm.tp_forward_s + dense_comm.tp_backward_s) +
-             recomputed * dense_comm.tp_forward_s;
-    t.cp_s = load.layers * (dense_comm.cp_forward_s + dense_comm.cp_backward_s) +
-             recomputed * dense_comm.cp_forward_s;
-    t.cp_s += load.moe_layers * (dense_comm.ep_forward_s + dense_comm.ep_backward_s);
-    t.pp_s = p2p_s;
+    const StageTime t = stage_time(c, costs, load);
     if (t.total() > slowest.total()) slowest = t, slowest_load = load;
   }
 

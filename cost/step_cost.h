@@ -19,6 +19,22 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
 MemoryBreakdown estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                 const ParallelConfig& config);
 
+/// Per-stage linear model for the stage-split and recompute formulations:
+/// stage time per micro-batch = extra + layers * layer_time (+ recomputed *
+/// recompute_time); peak memory = fixed + layers * layer_memory (- recomputed
+/// * recompute_saved). Ignores the config's full recomputation (it is what
+/// the recompute formulation decides).
+struct StageCoefficients {
+  double layer_time_s = 0;
+  double extra_time_s = 0;
+  double layer_memory_bytes = 0;
+  double fixed_memory_bytes = 0;
+  double recompute_time_s = 0;
+  double recompute_saved_bytes = 0;
+};
+StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                     const ParallelConfig& config, int stage);
+
 /// Why a config cannot run at all (nullptr when it can): sizes that do not
 /// divide, layouts Megatron rejects. Returned text names the rule.
 const char* config_problem(const ModelSpec& model, const JobSpec& job, const ParallelConfig& config);

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "cost/step_cost.h"
+#include "solvers/stage_split.h"
 
 namespace parplan {
 
@@ -61,6 +62,50 @@ std::vector<Recompute> recompute_choices(const JobSpec& job) {
 
 }  // namespace
 
+StageSplitInput stage_split_input(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                  const ParallelConfig& config, bool every_stage) {
+  StageSplitInput in;
+  in.layers = model.layers;
+  in.stages = config.pp;
+  in.equal_middle_stages = true;
+  in.layer_time_s.resize(config.pp);
+  in.extra_time_s.resize(config.pp);
+  in.layer_memory_bytes.resize(config.pp);
+  in.extra_memory_bytes.resize(config.pp);
+  in.memory_cap_bytes.assign(config.pp, cluster.device.hbm_bytes);
+  ParallelConfig even = config;
+  even.first_stage_layers = even.last_stage_layers = 0;
+  // Stage 1 holds the most in-flight micro-batches of the middle stages, so
+  // unless asked for every stage it stands for all of them.
+  StageCoefficients middle;
+  if (config.pp > 2 && !every_stage) middle = stage_coefficients(model, cluster, job, even, 1);
+  for (int s = 0; s < config.pp; ++s) {
+    const bool edge = s == 0 || s == config.pp - 1;
+    const StageCoefficients k =
+        edge || every_stage ? stage_coefficients(model, cluster, job, even, s) : middle;
+    in.layer_time_s[s] = k.layer_time_s;
+    in.extra_time_s[s] = std::max(0.0, k.extra_time_s);
+    in.layer_memory_bytes[s] = std::max(0.0, k.layer_memory_bytes);
+    in.extra_memory_bytes[s] = std::max(0.0, k.fixed_memory_bytes);
+  }
+  return in;
+}
+
+bool apply_uneven_split(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                        ParallelConfig& config) {
+  if (config.pp < 2 || config.vp != 1) return false;
+  const StageSplitResult split = stage_split_fast(stage_split_input(model, cluster, job, config, false));
+  if (!split.feasible()) return false;
+  const int first = split.layers_per_stage.front();
+  const int last = split.layers_per_stage.back();
+  const bool even =
+      model.layers % config.pp == 0 && first == model.layers / config.pp && last == model.layers / config.pp;
+  if (even) return false;
+  config.first_stage_layers = first;
+  config.last_stage_layers = last;
+  return true;
+}
+
 int min_recompute_layers(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                          ParallelConfig config) {
   config.recompute = Recompute::kFull;
@@ -72,8 +117,10 @@ int min_recompute_layers(const ModelSpec& model, const ClusterSpec& cluster, con
   while (low < high) {
     const int mid = (low + high) / 2;
     config.recompute_layers = mid;
-    if (estimate_memory(model, cluster, job, config).fits) high = mid;
-    else low = mid + 1;
+    if (estimate_memory(model, cluster, job, config).fits)
+      high = mid;
+    else
+      low = mid + 1;
   }
   return low;
 }
@@ -128,41 +175,49 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
         base.gbs = job.gbs;
         base.sp = pins.sp >= 0 ? pins.sp == 1 : mesh.tp > 1;
         base.flash_attention = flash;
-        if (config_problem(model, job, base) != nullptr) continue;
-        ++local.structural_ok;
-        // Lower bound for every zero/recompute variant of this shape: no
-        // recomputation and no data-parallel communication.
-        const CostReport bound = estimate_cost(model, cluster, job, base);
-        ++local.stats.evaluated;
-        const double bound_s = bound.time.step_s - bound.time.dp_comm_s;
-        const int zero_max = mesh.pp > 1 ? 1 : 3;
-        for (int zero = 0; zero <= zero_max; ++zero) {
-          if (pins.zero >= 0 && pins.zero != zero) continue;
-          if (zero > 0 && mesh.dp * mesh.cp == 1) continue;  // nothing to shard over
-          for (Recompute recompute : recomputes) {
-            ++local.stats.candidates;
-            if (bound_s >= local.top.threshold()) continue;
-            ParallelConfig config = base;
-            config.zero = zero;
-            config.recompute = recompute;
-            if (recompute == Recompute::kFull) {
-              if (pins.recompute_layers >= 0) {
-                config.recompute_layers = pins.recompute_layers;
-              } else {
-                const int k = min_recompute_layers(model, cluster, job, config);
-                config.recompute_layers = k < 0 ? model.layers / (mesh.pp * vp) : k;
+        // Layouts: the even split when Megatron accepts it, and the optimal
+        // uneven first/last split (stage-split formulation, exact fast path).
+        ParallelConfig uneven = base;
+        const bool has_uneven = apply_uneven_split(model, cluster, job, uneven);
+        for (int layout = 0; layout < 2; ++layout) {
+          if (layout == 1 && !has_uneven) break;
+          if (layout == 1) base = uneven;
+          if (config_problem(model, job, base) != nullptr) continue;
+          ++local.structural_ok;
+          // Lower bound for every zero/recompute variant of this shape: no
+          // recomputation and no data-parallel communication.
+          const CostReport bound = estimate_cost(model, cluster, job, base);
+          ++local.stats.evaluated;
+          const double bound_s = bound.time.step_s - bound.time.dp_comm_s;
+          const int zero_max = mesh.pp > 1 ? 1 : 3;
+          for (int zero = 0; zero <= zero_max; ++zero) {
+            if (pins.zero >= 0 && pins.zero != zero) continue;
+            if (zero > 0 && mesh.dp * mesh.cp == 1) continue;  // nothing to shard over
+            for (Recompute recompute : recomputes) {
+              ++local.stats.candidates;
+              if (bound_s >= local.top.threshold()) continue;
+              ParallelConfig config = base;
+              config.zero = zero;
+              config.recompute = recompute;
+              if (recompute == Recompute::kFull) {
+                if (pins.recompute_layers >= 0) {
+                  config.recompute_layers = pins.recompute_layers;
+                } else {
+                  const int k = min_recompute_layers(model, cluster, job, config);
+                  config.recompute_layers = k < 0 ? model.layers / (mesh.pp * vp) : k;
+                }
               }
+              const MemoryBreakdown memory = estimate_memory(model, cluster, job, config);
+              if (memory.peak_bytes < local.least_peak_bytes) {
+                local.least_peak_bytes = memory.peak_bytes;
+                local.least_peak_config = config;
+              }
+              if (!memory.fits) continue;
+              const CostReport cost = estimate_cost(model, cluster, job, config);
+              ++local.stats.evaluated;
+              ++local.stats.feasible;
+              local.top.offer(config, cost);
             }
-            const MemoryBreakdown memory = estimate_memory(model, cluster, job, config);
-            if (memory.peak_bytes < local.least_peak_bytes) {
-              local.least_peak_bytes = memory.peak_bytes;
-              local.least_peak_config = config;
-            }
-            if (!memory.fits) continue;
-            const CostReport cost = estimate_cost(model, cluster, job, config);
-            ++local.stats.evaluated;
-            ++local.stats.feasible;
-            local.top.offer(config, cost);
           }
         }
       }
@@ -181,23 +236,26 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
     result.stats.evaluated += local.stats.evaluated;
     result.stats.feasible += local.stats.feasible;
     structural += local.structural_ok;
-    if (local.least_peak_bytes < least_peak) least_peak = local.least_peak_bytes, least_config = local.least_peak_config;
+    if (local.least_peak_bytes < least_peak)
+      least_peak = local.least_peak_bytes, least_config = local.least_peak_config;
   }
   result.best = std::move(merged.items);
   if (result.best.empty()) {
     char text[400];
     result.no_valid_split = structural == 0;
     if (structural == 0) {
-      std::snprintf(text, sizeof text,
-                    "no split of %d GPUs divides the job: check that gbs %d, seq %d and the model's %d heads and "
-                    "%d layers admit tp * cp * pp * dp = %d with gbs divisible by dp (and the pinned sizes)",
-                    world, job.gbs, job.seq, model.heads, model.layers, world);
+      std::snprintf(
+          text, sizeof text,
+          "no split of %d GPUs divides the job: check that gbs %d, seq %d and the model's %d heads and "
+          "%d layers admit tp * cp * pp * dp = %d with gbs divisible by dp (and the pinned sizes)",
+          world, job.gbs, job.seq, model.heads, model.layers, world);
     } else {
-      std::snprintf(text, sizeof text,
-                    "memory: even the leanest config (tp %d, cp %d, pp %d, dp %d, zero %d, full recompute) needs "
-                    "%.1f GB per device but the device has %.1f GB; add GPUs or shorten the sequence",
-                    least_config.tp, least_config.cp, least_config.pp, least_config.dp, least_config.zero,
-                    least_peak / 1e9, cluster.device.hbm_bytes / 1e9);
+      std::snprintf(
+          text, sizeof text,
+          "memory: even the leanest config (tp %d, cp %d, pp %d, dp %d, zero %d, full recompute) needs "
+          "%.1f GB per device but the device has %.1f GB; add GPUs or shorten the sequence",
+          least_config.tp, least_config.cp, least_config.pp, least_config.dp, least_config.zero,
+          least_peak / 1e9, cluster.device.hbm_bytes / 1e9);
     }
     result.infeasible_reason = text;
   }

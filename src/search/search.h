@@ -11,6 +11,7 @@
 #include "cost/spec/job_spec.h"
 #include "cost/spec/model_spec.h"
 #include "cost/spec/parallel_config.h"
+#include "solvers/stage_split.h"
 
 namespace parplan {
 
@@ -44,6 +45,16 @@ struct SearchOptions {
 
 SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                             const SearchOptions& options);
+
+/// The stage-split formulation of a config's pipeline (Megatron's layout:
+/// equal middle stages), from the cost model's per-stage coefficients.
+/// Middle stages share stage 1's coefficients unless every_stage.
+StageSplitInput stage_split_input(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                  const ParallelConfig& config, bool every_stage);
+/// Sets config.first/last_stage_layers to the optimal uneven split when it
+/// differs from the even one; false when the even split is kept.
+bool apply_uneven_split(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                        ParallelConfig& config);
 
 /// The fewest fully recomputed layers per model chunk that make `config` fit
 /// (closed form over the stage's memory, which falls linearly in the count);
