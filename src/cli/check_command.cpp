@@ -1,14 +1,68 @@
-// parplan check: a config against the optimum, for CI.
+// parplan check: a config against the optimum, for CI. Exit 1 when it is
+// slower than the optimum by more than --max-gap percent, or does not fit.
+#include <cmath>
 #include <iostream>
+#include <sstream>
 
+#include "cost/step_cost.h"
 #include "src/cli/commands.h"
+#include "src/plan/planner.h"
+#include "src/report/json_report.h"
+#include "src/report/table_report.h"
 
 namespace parplan {
 
 int run_check(const CheckFlags& flags) {
-  (void)flags;
-  std::cerr << "parplan: check is not implemented yet\n";
-  return 2;
+  const ResolvedJob r = resolve_job(flags.job);
+  const ParallelConfig config = config_from_flags(flags.job, r);
+  const CostReport cost = estimate_cost(r.model, r.cluster, r.job, config);
+  JobSpec free_job = r.job;
+  free_job.pins = SearchPins{};
+  PlannerOptions options;
+  options.top_k = 1;
+  options.solver = flags.solver;
+  const PlannerResult best = plan_job(r.model, r.cluster, free_job, options);
+
+  const bool fits = cost.memory.fits;
+  // The given config may beat what the search visits (e.g. a layout it does
+  // not generate); then it is the optimum.
+  const bool given_is_best = best.ranked.empty() || (fits && cost.time.step_s < best.ranked.front().cost.time.step_s);
+  const ParallelConfig& optimum_config = given_is_best ? config : best.ranked.front().config;
+  const double optimum_s = given_is_best ? cost.time.step_s : best.ranked.front().cost.time.step_s;
+  const double gap_percent = fits ? (cost.time.step_s / optimum_s - 1.0) * 100.0 : INFINITY;
+  const bool pass = fits && (!flags.max_gap_percent || gap_percent <= *flags.max_gap_percent + 1e-9);
+
+  if (flags.job.format == "json") {
+    nlohmann::ordered_json j;
+    j["step_s"] = cost.time.step_s;
+    j["optimum_step_s"] = optimum_s;
+    j["gap_percent"] = fits ? nlohmann::ordered_json(gap_percent) : nlohmann::ordered_json(nullptr);
+    j["fits"] = fits;
+    j["max_gap_percent"] = flags.max_gap_percent ? nlohmann::ordered_json(*flags.max_gap_percent) : nullptr;
+    j["pass"] = pass;
+    j["config"] = config_json(config);
+    j["optimum"] = {{"config", config_json(optimum_config)}, {"step_s", optimum_s}};
+    j["solver"] = certificates_json(best.certificates);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::ostringstream out;
+    out << "config   " << config_line(config) << "\n";
+    out << "optimum  " << config_line(optimum_config) << "\n\n";
+    char line[200];
+    std::snprintf(line, sizeof line, "step time %.3f s   optimum %.3f s   gap %s\n", cost.time.step_s, optimum_s,
+                  fits ? (std::to_string(std::round(gap_percent * 100) / 100).substr(0, 6) + " %").c_str()
+                       : "n/a (does not fit)");
+    out << line;
+    if (flags.max_gap_percent) {
+      std::snprintf(line, sizeof line, "%s: %s (max gap %.2f %%)\n", pass ? "PASS" : "FAIL",
+                    !fits ? "the config does not fit in memory"
+                          : (pass ? "within the allowed gap" : "slower than the optimum by more than allowed"),
+                    *flags.max_gap_percent);
+      out << line;
+    }
+    std::cout << out.str();
+  }
+  return pass ? 0 : 1;
 }
 
 }  // namespace parplan

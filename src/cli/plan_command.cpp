@@ -1,7 +1,9 @@
 // parplan plan: the best config for a job, and the runners-up.
+#include <algorithm>
 #include <iostream>
 
 #include "src/cli/commands.h"
+#include "src/emit/emit.h"
 #include "src/io/input_error.h"
 #include "src/plan/planner.h"
 #include "src/report/json_report.h"
@@ -12,14 +14,59 @@ namespace parplan {
 int run_plan(const PlanFlags& flags) {
   ResolvedJob r = resolve_job(flags.job);
   apply_pins(flags.job, r.job);
+  const bool emitting = !flags.emit.empty();
+  Engine engine = Engine::kMegatron;
+  Launcher launcher = Launcher::kTorchrun;
+  if (emitting) {
+    engine = parse_engine(flags.emit);
+    launcher = parse_launcher(flags.launcher.empty() ? r.cluster.launcher_default : flags.launcher);
+    if (flags.out.empty()) throw InputError("--emit needs --out DIR (a new or empty directory for the launch files)");
+  } else if (!flags.out.empty() || !flags.launcher.empty()) {
+    throw InputError("--out and --launcher only apply with --emit ENGINE");
+  }
+  if (emitting && engine == Engine::kDeepSpeed) {
+    // Plain DeepSpeed has no tensor, context or interleaved pipeline layers.
+    SearchPins& pins = r.job.pins;
+    if (pins.tp <= 0) pins.tp = 1;
+    if (pins.cp <= 0) pins.cp = 1;
+    if (pins.vp <= 0) pins.vp = 1;
+    if (pins.sp < 0) pins.sp = 0;
+  }
   PlannerOptions options;
-  options.top_k = flags.top;
+  // Emitting keeps only configs the engine accepts: search deeper, then filter.
+  options.top_k = emitting ? std::max(flags.top, 512) : flags.top;
   options.solver = flags.solver;
-  const PlannerResult result = plan_job(r.model, r.cluster, r.job, options);
+  PlannerResult result = plan_job(r.model, r.cluster, r.job, options);
   if (result.ranked.empty()) {
     if (result.search.no_valid_split) throw InputError(result.search.infeasible_reason);
     std::cerr << "parplan: no feasible plan: " << result.search.infeasible_reason << "\n";
     return 1;
+  }
+  if (emitting) {
+    std::vector<RankedConfig> accepted;
+    std::string first_violation;
+    for (const auto& ranked : result.ranked) {
+      const Plan candidate{r.model, r.cluster, r.job, ranked.config, ranked.cost};
+      const auto violations = engine_rule_violations(candidate, engine);
+      if (violations.empty()) accepted.push_back(ranked);
+      else if (first_violation.empty()) first_violation = violations.front();
+    }
+    if (accepted.empty()) {
+      std::cerr << "parplan: no feasible plan that " << engine_name(engine) << " accepts; the best plan breaks: "
+                << first_violation << "\n";
+      return 1;
+    }
+    if (static_cast<int>(accepted.size()) > flags.top) accepted.resize(flags.top);
+    if (accepted.front().config.tp != result.ranked.front().config.tp ||
+        accepted.front().cost.time.step_s != result.ranked.front().cost.time.step_s) {
+      result.certificates = certify(r.model, r.cluster, r.job, accepted.front().config,
+                                    parse_backend(flags.solver), options.solver_time_limit_s);
+    }
+    result.ranked = std::move(accepted);
+    const Plan plan{r.model, r.cluster, r.job, result.ranked.front().config, result.ranked.front().cost};
+    const auto files = emit_launch_files(plan, EmitOptions{engine, launcher, flags.out});
+    std::cerr << "parplan: wrote " << files.size() << " files to " << flags.out << " (run " << files.front().string()
+              << ")\n";
   }
   const RankedConfig& best = result.ranked.front();
   if (flags.job.format == "json") {

@@ -2,7 +2,11 @@
 
 #include <stdexcept>
 
+#include "cost/step_cost.h"
+#include "solvers/recompute_split.h"
 #include "solvers/solve.h"
+#include "solvers/stage_split.h"
+#include "cost/stage_layout.h"
 #include "src/io/input_error.h"
 
 namespace parplan {
@@ -28,6 +32,34 @@ void check_pins(const ModelSpec& model, const JobSpec& job) {
 }
 }  // namespace
 
+std::vector<SolverCertificate> certify(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                       const ParallelConfig& config, SolverBackend backend, double time_limit_s) {
+  std::vector<SolverCertificate> certificates;
+  SolveOptions options;
+  options.time_limit_s = time_limit_s;
+  if (config.pp > 1 && config.vp == 1) {
+    // The layer-to-stage split of the plan, solved as a MILP over every
+    // stage's own coefficients.
+    const StageSplitInput input = stage_split_input(model, cluster, job, config, true);
+    certificates.push_back(stage_split_milp(input, backend, options).certificate);
+  }
+  if (config.recompute == Recompute::kFull) {
+    RecomputeSplitInput input;
+    for (int s = 0; s < config.pp; ++s) {
+      const int layers = stage_layers(model.layers, config, s);
+      const StageCoefficients k = stage_coefficients(model, cluster, job, config, s);
+      input.layers_per_stage.push_back(layers);
+      input.base_time_s.push_back(k.extra_time_s + layers * k.layer_time_s);
+      input.recompute_time_s.push_back(k.recompute_time_s);
+      input.memory_bytes.push_back(std::max(0.0, k.fixed_memory_bytes + layers * k.layer_memory_bytes));
+      input.saved_bytes_per_layer.push_back(std::max(0.0, k.recompute_saved_bytes));
+      input.memory_cap_bytes.push_back(cluster.device.hbm_bytes);
+    }
+    certificates.push_back(recompute_split_milp(input, backend, options).certificate);
+  }
+  return certificates;
+}
+
 PlannerResult plan_job(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                        const PlannerOptions& options) {
   SolverBackend backend;
@@ -36,13 +68,14 @@ PlannerResult plan_job(const ModelSpec& model, const ClusterSpec& cluster, const
   } catch (const std::invalid_argument&) {
     throw InputError("--solver must be cbc, glpk or exhaustive (got '" + options.solver + "')");
   }
-  (void)backend;
   check_pins(model, job);
   PlannerResult result;
   SearchOptions search;
   search.top_k = options.top_k;
   result.search = search_configs(model, cluster, job, search);
   result.ranked = result.search.best;
+  if (!result.ranked.empty()) result.certificates = certify(model, cluster, job, result.ranked.front().config, backend,
+                                                            options.solver_time_limit_s);
   return result;
 }
 

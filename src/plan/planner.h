@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "solvers/certificate.h"
+#include "solvers/solve.h"
 #include "src/search/search.h"
 
 namespace parplan {
@@ -24,6 +25,11 @@ struct PlannerResult {
   /// Certificates of the MILPs solved for the best plan.
   std::vector<SolverCertificate> certificates;
 };
+
+/// Solves the plan's formulations (stage split when pp > 1 and vp == 1,
+/// recomputation per stage with full recompute) with `backend`.
+std::vector<SolverCertificate> certify(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                       const ParallelConfig& config, SolverBackend backend, double time_limit_s);
 
 /// Throws InputError on an unknown solver or a pin that cannot hold.
 PlannerResult plan_job(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
