@@ -302,22 +302,27 @@ StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& 
   const PerLayerCosts costs = per_layer_costs(model, cluster, job, config);
   // Time and memory are affine in the stage's layer count: read the slope
   // and intercept off one and two layers.
-  ParallelConfig no_recompute = config;
-  if (config.recompute == Recompute::kFull) no_recompute.recompute = Recompute::kNone;
-  const StageLoad one = stage_load(model, job, no_recompute, stage, 1);
-  const StageLoad two = stage_load(model, job, no_recompute, stage, 2);
-  const StageTime t1 = stage_time(no_recompute, costs, one);
-  const StageTime t2 = stage_time(no_recompute, costs, two);
+  // With full recomputation of every layer (recompute_layers 0) time and
+  // memory stay affine; with a fixed count they are read off as if every
+  // layer were recomputed.
+  ParallelConfig as_given = config;
+  if (as_given.recompute == Recompute::kFull) as_given.recompute_layers = 0;
+  const StageLoad one = stage_load(model, job, as_given, stage, 1);
+  const StageLoad two = stage_load(model, job, as_given, stage, 2);
+  const StageTime t1 = stage_time(as_given, costs, one);
+  const StageTime t2 = stage_time(as_given, costs, two);
   k.layer_time_s = t2.total() - t1.total();
   k.extra_time_s = t1.total() - k.layer_time_s;
-  const StageMemory m1 = stage_memory(model, cluster, job, no_recompute, one, stage);
-  const StageMemory m2 = stage_memory(model, cluster, job, no_recompute, two, stage);
+  const StageMemory m1 = stage_memory(model, cluster, job, as_given, one, stage);
+  const StageMemory m2 = stage_memory(model, cluster, job, as_given, two, stage);
   k.layer_memory_bytes = m2.peak_bytes - m1.peak_bytes;
   k.fixed_memory_bytes = m1.peak_bytes - k.layer_memory_bytes;
   // Full recomputation of one layer: its forward (and tp traffic) again, and
   // the activations it keeps shrink to its input.
   k.recompute_time_s = (costs.dense.forward_s + costs.comm.tp_forward_s + costs.comm.cp_forward_s);
-  ActivationShape shape = activation_shape(job, no_recompute);
+  ParallelConfig stored = config;
+  stored.recompute = Recompute::kNone;
+  ActivationShape shape = activation_shape(job, stored);
   const double kept = layer_activation_bytes(model, shape) - layer_input_bytes(model, shape);
   k.recompute_saved_bytes =
       in_flight_micro_batches(config, stage) * kept * (1.0 + cluster.device.allocator_headroom_fraction);

@@ -22,8 +22,9 @@ MemoryBreakdown estimate_memory(const ModelSpec& model, const ClusterSpec& clust
 /// Per-stage linear model for the stage-split and recompute formulations:
 /// stage time per micro-batch = extra + layers * layer_time (+ recomputed *
 /// recompute_time); peak memory = fixed + layers * layer_memory (- recomputed
-/// * recompute_saved). Ignores the config's full recomputation (it is what
-/// the recompute formulation decides).
+/// * recompute_saved), for the config as given (with full recomputation:
+/// every layer recomputed); recompute_* are the marginal cost and saving of
+/// recomputing one more layer in full.
 struct StageCoefficients {
   double layer_time_s = 0;
   double extra_time_s = 0;

@@ -45,9 +45,11 @@ std::vector<SolverCertificate> certify(const ModelSpec& model, const ClusterSpec
   }
   if (config.recompute == Recompute::kFull) {
     RecomputeSplitInput input;
+    ParallelConfig stored = config;
+    stored.recompute = Recompute::kNone;
     for (int s = 0; s < config.pp; ++s) {
       const int layers = stage_layers(model.layers, config, s);
-      const StageCoefficients k = stage_coefficients(model, cluster, job, config, s);
+      const StageCoefficients k = stage_coefficients(model, cluster, job, stored, s);
       input.layers_per_stage.push_back(layers);
       input.base_time_s.push_back(k.extra_time_s + layers * k.layer_time_s);
       input.recompute_time_s.push_back(k.recompute_time_s);
