@@ -29,12 +29,34 @@ void register_commands(CLI::App& app, Commands& c) {
                                                                   "by more than PCT percent (or does not fit)")
       ->check(CLI::NonNegativeNumber);
   c.check->add_option("--solver", c.check_flags.solver, "cbc | glpk | exhaustive (default cbc)");
+
+  c.sweep = app.add_subcommand("sweep", "Plan every (model, GPUs, batch) point of a grid; table, CSV, JSON, SVG, Slurm array");
+  c.sweep->footer(
+      "Lists: 64,128,256 or ranges 64:1024:x2 (geometric) and 512:2048:+512 (arithmetic); models may be\n"
+      "ladder:narayanan (gpt-1.7b ... gpt-1t) or ladder:llama3. See docs/sweep.md.\n"
+      "Example:\n  parplan sweep --models ladder:narayanan --cluster dgx-a100 --gpus 64:1024:x2 --gbs 512,1024 \\\n"
+      "                --seq 2048 --csv sweep.csv --plot sweep.svg --emit-slurm-array runs/");
+  SweepFlags& sf = c.sweep_flags;
+  c.sweep->add_option("--models", sf.models, "models: catalog names, files, ladder:NAME (comma-separated)")->required();
+  c.sweep->add_option("--cluster", sf.cluster, "hardware profile name or YAML path")->required();
+  c.sweep->add_option("--gpus", sf.gpus, "GPU counts: list or range (64:1024:x2)")->required();
+  c.sweep->add_option("--gbs", sf.gbs, "global batch sizes: list or range (512:2048:+512)")->required();
+  c.sweep->add_option("--seq", sf.seq, "sequence length in tokens")->required();
+  c.sweep->add_option("--precision", sf.precision, "bf16 | fp16 | fp8 (default bf16)");
+  c.sweep->add_option("--csv", sf.csv, "write one CSV row per point to FILE");
+  c.sweep->add_option("--json", sf.json, "write one JSON object per point to FILE");
+  c.sweep->add_option("--plot", sf.plot, "write an SVG plot (MFU and step time) to FILE.svg");
+  c.sweep->add_option("--emit-slurm-array", sf.emit_slurm_array, "write launch files of every feasible point and a Slurm job array to DIR");
+  c.sweep->add_option("--array-parallel", sf.array_parallel, "array tasks running at once (default 4)")->check(CLI::Range(1, 1000000));
+  c.sweep->add_option("--engine", sf.engine, "engine of --emit-slurm-array: megatron | deepspeed | megatron-deepspeed | torchtitan");
+  c.sweep->add_option("--solver", sf.solver, "cbc | glpk | exhaustive (default cbc)");
 }
 
 int run_selected(CLI::App& /*app*/, Commands& c) {
   if (c.estimate->parsed()) return run_estimate(c.estimate_flags);
   if (c.plan->parsed()) return run_plan(c.plan_flags);
   if (c.check->parsed()) return run_check(c.check_flags);
+  if (c.sweep->parsed()) return run_sweep(c.sweep_flags);
   return 2;
 }
 

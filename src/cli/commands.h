@@ -22,6 +22,13 @@ struct CheckFlags {
   std::string solver = "cbc";
 };
 
+struct SweepFlags {
+  std::string models, cluster, gpus, gbs, precision = "bf16";
+  int seq = 0;
+  std::string csv, json, plot, emit_slurm_array, engine = "megatron", solver = "cbc";
+  int array_parallel = 4;
+};
+
 struct Commands {
   CLI::App* estimate = nullptr;
   CLI::App* plan = nullptr;
@@ -29,6 +36,8 @@ struct Commands {
   JobFlags estimate_flags;
   PlanFlags plan_flags;
   CheckFlags check_flags;
+  CLI::App* sweep = nullptr;
+  SweepFlags sweep_flags;
 };
 
 void register_commands(CLI::App& app, Commands& commands);
@@ -38,5 +47,6 @@ int run_selected(CLI::App& app, Commands& commands);
 int run_estimate(const JobFlags& flags);
 int run_plan(const PlanFlags& flags);
 int run_check(const CheckFlags& flags);
+int run_sweep(const SweepFlags& flags);
 
 }  // namespace parplan

@@ -42,30 +42,34 @@ std::string list_hint() { return " (lists look like 64,128,256 or 64:1024:x2 or 
 long long positive(const std::string& word, const std::string& flag, const std::string& what) {
   long long value = 0;
   const char* end = word.data() + word.size();
-  const bool digits = !word.empty() && std::all_of(word.begin(), word.end(), [](char ch) {
-    return ch >= '0' && ch <= '9';
-  });
+  const bool digits =
+      !word.empty() && std::all_of(word.begin(), word.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
   const auto [ptr, ec] = std::from_chars(word.data(), end, value);
   if (!digits || ec == std::errc::result_out_of_range || ptr != end) {
-    if (digits) throw InputError(flag + ": " + what + " '" + word + "' is too large (at most " + std::to_string(INT_MAX) + ")");
+    if (digits)
+      throw InputError(flag + ": " + what + " '" + word + "' is too large (at most " +
+                       std::to_string(INT_MAX) + ")");
     throw InputError(flag + ": " + what + " '" + word + "' is not a positive integer" + list_hint());
   }
   if (value <= 0) throw InputError(flag + ": " + what + " must be positive (got " + word + ")" + list_hint());
   if (value > INT_MAX)
-    throw InputError(flag + ": " + what + " '" + word + "' is too large (at most " + std::to_string(INT_MAX) + ")");
+    throw InputError(flag + ": " + what + " '" + word + "' is too large (at most " + std::to_string(INT_MAX) +
+                     ")");
   return value;
 }
 
 void add_value(std::vector<int>& values, long long value, const std::string& flag) {
   if (values.size() >= kMaxListValues)
-    throw InputError(flag + ": the list has more than " + std::to_string(kMaxListValues) + " values; narrow the ranges");
+    throw InputError(flag + ": the list has more than " + std::to_string(kMaxListValues) +
+                     " values; narrow the ranges");
   values.push_back(static_cast<int>(value));
 }
 
 void expand_range(const std::string& item, std::vector<int>& values, const std::string& flag) {
   const std::vector<std::string> parts = split(item, ':');
   if (parts.size() != 3)
-    throw InputError(flag + ": range '" + item + "' must be START:STOP:xFACTOR or START:STOP:+STEP" + list_hint());
+    throw InputError(flag + ": range '" + item + "' must be START:STOP:xFACTOR or START:STOP:+STEP" +
+                     list_hint());
   const long long start = positive(parts[0], flag, "range start");
   const long long stop = positive(parts[1], flag, "range stop");
   const std::string& step = parts[2];
@@ -77,7 +81,9 @@ void expand_range(const std::string& item, std::vector<int>& values, const std::
     throw InputError(flag + ": range '" + item + "' yields nothing (start " + std::to_string(start) +
                      " is above stop " + std::to_string(stop) + ")");
   if (step[0] == 'x') {
-    if (by < 2) throw InputError(flag + ": range '" + item + "' needs a factor of at least 2 (got x" + step.substr(1) + ")");
+    if (by < 2)
+      throw InputError(flag + ": range '" + item + "' needs a factor of at least 2 (got x" + step.substr(1) +
+                       ")");
     for (long long v = start; v <= stop; v *= by) add_value(values, v, flag);
   } else {
     for (long long v = start; v <= stop; v += by) add_value(values, v, flag);
@@ -217,7 +223,8 @@ std::vector<SweepOutcome> evaluate_sweep(const SweepGrid& grid, const std::vecto
         tbb::this_task_arena::isolate([&] { return plan_job(model, grid.cluster, out.point.job, one); });
     if (result.ranked.empty()) {
       out.feasible = false;
-      out.reason = result.search.infeasible_reason.empty() ? "no feasible config" : result.search.infeasible_reason;
+      out.reason =
+          result.search.infeasible_reason.empty() ? "no feasible config" : result.search.infeasible_reason;
     } else {
       out.feasible = true;
       out.config = result.ranked.front().config;

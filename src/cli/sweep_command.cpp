@@ -1,0 +1,113 @@
+// parplan sweep: the best plan of every (model, GPU count, global batch) point
+// of a grid, as a table, CSV, JSON, an SVG plot and a Slurm job array.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <stdexcept>
+
+#include "solvers/solve.h"
+#include "src/cli/commands.h"
+#include "src/emit/emit.h"
+#include "src/io/cluster_loader.h"
+#include "src/io/input_error.h"
+#include "src/io/job_loader.h"
+#include "src/plan/sweep.h"
+#include "src/report/sweep_plot.h"
+#include "src/report/sweep_report.h"
+#include "src/report/sweep_slurm_array.h"
+
+namespace parplan {
+
+namespace {
+
+Engine sweep_engine(const std::string& name) {
+  try {
+    return parse_engine(name);
+  } catch (const InputError&) {
+    throw InputError("--engine must be megatron, deepspeed, megatron-deepspeed or torchtitan (got '" + name +
+                     "')");
+  }
+}
+
+}  // namespace
+
+int run_sweep(const SweepFlags& flags) {
+  // Everything the user gave is checked before the first point is planned.
+  SweepGrid grid;
+  grid.models = load_sweep_models(flags.models, "--models");
+  try {
+    grid.cluster = load_cluster(flags.cluster);
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    throw InputError(message.rfind("--cluster", 0) == 0 ? message : "--cluster: " + message);
+  }
+  grid.gpus = parse_int_list(flags.gpus, "--gpus");
+  grid.gbs = parse_int_list(flags.gbs, "--gbs");
+  grid.seq = flags.seq;
+  grid.precision = parse_precision(flags.precision, "--precision");
+  if (!flags.csv.empty()) check_output_path(flags.csv, "--csv");
+  if (!flags.json.empty()) check_output_path(flags.json, "--json");
+  if (!flags.plot.empty()) check_output_path(flags.plot, "--plot");
+  try {
+    (void)parse_backend(flags.solver);
+  } catch (const std::invalid_argument&) {
+    throw InputError("--solver must be cbc, glpk or exhaustive (got '" + flags.solver + "')");
+  }
+  if (flags.array_parallel < 1) throw InputError("--array-parallel must be at least 1");
+  SlurmArrayOptions array;
+  if (!flags.emit_slurm_array.empty()) {
+    array.engine = sweep_engine(flags.engine);
+    array.dir = check_slurm_array_dir(flags.emit_slurm_array);
+    array.array_parallel = flags.array_parallel;
+  }
+  const std::vector<SweepPoint> points = sweep_points(grid);
+
+  PlannerOptions options;
+  options.top_k = 1;
+  options.solver = flags.solver;
+
+  // Progress on stderr, only for a person watching a terminal.
+  const bool tty = ::isatty(::fileno(stderr)) != 0;
+  std::mutex progress_mutex;
+  int shown = 0;
+  const SweepProgress progress = [&](int done, int total) {
+    std::lock_guard<std::mutex> lock(progress_mutex);
+    if (done <= shown) return;
+    shown = done;
+    std::fprintf(stderr, "\r[%d/%d] points", done, total);
+    std::fflush(stderr);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<SweepOutcome> outcomes =
+      evaluate_sweep(grid, points, options, tty ? progress : SweepProgress{});
+  const double time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (tty) std::fprintf(stderr, "\r%*s\r", 40, "");
+
+  std::cout << sweep_table(grid, outcomes, time_s);
+  std::cout.flush();
+
+  if (!flags.csv.empty()) write_file_atomically(flags.csv, sweep_csv(grid, outcomes), "--csv");
+  if (!flags.json.empty())
+    write_file_atomically(flags.json, sweep_json(grid, outcomes, time_s).dump(2) + "\n", "--json");
+  if (!flags.plot.empty()) write_file_atomically(flags.plot, sweep_svg(grid, outcomes), "--plot");
+
+  if (!flags.emit_slurm_array.empty()) {
+    const SlurmArrayResult result = emit_slurm_array(grid, outcomes, array);
+    for (const std::string& line : result.skipped)
+      std::cerr << "parplan: --emit-slurm-array: skipped " << line << "\n";
+    if (result.tasks.empty()) {
+      std::cerr << "parplan: --emit-slurm-array: no point has a plan the engine accepts; nothing written to "
+                << result.dir.string() << "\n";
+      return 1;
+    }
+    std::cout << "wrote " << result.tasks.size() << " launch directories, "
+              << (result.dir / "array.sbatch").string() << " and " << (result.dir / "submit_all.sh").string()
+              << "\n";
+  }
+  return 0;
+}
+
+}  // namespace parplan
