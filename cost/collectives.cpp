@@ -20,20 +20,52 @@ GroupSpan group_span(const ClusterSpec& cluster, int size, int stride) {
   return span;
 }
 
+int node_group_of_rank(const ClusterSpec& cluster, int rank) {
+  const int groups = static_cast<int>(cluster.groups.size());
+  if (groups == 0) return 0;
+  const int node = rank / std::max(1, cluster.ranks_per_node);
+  int first = 0;
+  for (int g = 0; g < groups; ++g) {
+    first += cluster.groups[g].nodes;
+    if (node < first) return g;
+  }
+  return groups - 1;
+}
+
+GroupSpan group_span_at(const ClusterSpec& cluster, int size, int stride, int first_rank) {
+  GroupSpan span = group_span(cluster, size, stride);
+  if (!cluster.heterogeneous() || size <= 1) return span;
+  const int last_rank = first_rank + (size - 1) * stride;
+  const int a = node_group_of_rank(cluster, first_rank);
+  const int b = node_group_of_rank(cluster, last_rank);
+  span.outer = a == b ? &cluster.groups[a].fabric : &cluster.inter_group;
+  return span;
+}
+
 namespace {
+const NetworkTier& span_tier(const ClusterSpec& cluster, const GroupSpan& span, int i) {
+  return (span.outer != nullptr && i == span.tiers - 1) ? *span.outer : cluster.tiers[i];
+}
+
 // Sum over tiers of factor * (r-1)/r * share / bandwidth, where r is how many
 // inner domains the tier joins and share the bytes left after the inner tiers.
-double hierarchical_s(const ClusterSpec& cluster, const GroupSpan& span, double bytes, double factor) {
+double hierarchical_s(const ClusterSpec& cluster, const GroupSpan& span, double bytes, double factor,
+                      TierTraffic* traffic, double repeat) {
   double time_s = 0;
   int inner = 1;
   for (int i = 0; i < span.tiers; ++i) {
     const int outer = span.members[i];
     if (outer > inner) {
       const double joined = static_cast<double>(outer) / inner;
-      const NetworkTier& tier = cluster.tiers[i];
+      const NetworkTier& tier = span_tier(cluster, span, i);
       const double share = bytes / inner;
-      time_s += factor * (joined - 1.0) / joined * share / tier.effective_bytes_per_s() +
-                factor * (joined - 1.0) * tier.latency_s;
+      const double moved = factor * (joined - 1.0) / joined * share;
+      const double tier_s = moved / tier.effective_bytes_per_s() + factor * (joined - 1.0) * tier.latency_s;
+      time_s += tier_s;
+      if (traffic != nullptr) {
+        traffic->bytes[i] += repeat * moved;
+        traffic->seconds[i] += repeat * tier_s;
+      }
     }
     inner = outer;
   }
@@ -41,12 +73,14 @@ double hierarchical_s(const ClusterSpec& cluster, const GroupSpan& span, double 
 }
 }  // namespace
 
-double all_reduce_s(const ClusterSpec& cluster, const GroupSpan& span, double bytes) {
-  return hierarchical_s(cluster, span, bytes, 2.0);
+double all_reduce_s(const ClusterSpec& cluster, const GroupSpan& span, double bytes, TierTraffic* traffic,
+                    double repeat) {
+  return hierarchical_s(cluster, span, bytes, 2.0, traffic, repeat);
 }
 
-double all_gather_s(const ClusterSpec& cluster, const GroupSpan& span, double bytes) {
-  return hierarchical_s(cluster, span, bytes, 1.0);
+double all_gather_s(const ClusterSpec& cluster, const GroupSpan& span, double bytes, TierTraffic* traffic,
+                    double repeat) {
+  return hierarchical_s(cluster, span, bytes, 1.0, traffic, repeat);
 }
 
 double all_to_all_s(const ClusterSpec& cluster, const GroupSpan& span, double bytes) {
@@ -57,7 +91,7 @@ double all_to_all_s(const ClusterSpec& cluster, const GroupSpan& span, double by
   for (int i = 0; i < span.tiers; ++i) {
     const int outer = span.members[i];
     if (outer > inner) {
-      const NetworkTier& tier = cluster.tiers[i];
+      const NetworkTier& tier = span_tier(cluster, span, i);
       // The destinations reached over this tier and no faster one.
       const double fraction = (outer - inner) / size;
       time_s += bytes * fraction / tier.effective_bytes_per_s() + (outer / inner - 1) * tier.latency_s;
@@ -77,6 +111,25 @@ const NetworkTier& tier_for_stride(const ClusterSpec& cluster, int stride) {
 
 double point_to_point_s(const ClusterSpec& cluster, int stride, double bytes) {
   const NetworkTier& tier = tier_for_stride(cluster, stride);
+  return bytes / tier.effective_bytes_per_s() + tier.latency_s;
+}
+
+const NetworkTier& tier_between(const ClusterSpec& cluster, int a, int b) {
+  const int tiers = static_cast<int>(cluster.tiers.size());
+  for (int i = 0; i + 1 < tiers; ++i) {
+    const int domain = cluster.tiers[i].ranks;
+    if (domain > 0 && a / domain == b / domain) return cluster.tiers[i];
+  }
+  if (cluster.heterogeneous()) {
+    const int ga = node_group_of_rank(cluster, a);
+    const int gb = node_group_of_rank(cluster, b);
+    return ga == gb ? cluster.groups[ga].fabric : cluster.inter_group;
+  }
+  return cluster.tiers.back();
+}
+
+double point_to_point_between_s(const ClusterSpec& cluster, int a, int b, double bytes) {
+  const NetworkTier& tier = tier_between(cluster, a, b);
   return bytes / tier.effective_bytes_per_s() + tier.latency_s;
 }
 

@@ -2,7 +2,20 @@
 // and its parts, throughput, and memory per device.
 #pragma once
 
+#include <array>
+
 namespace parplan {
+
+/// Bytes one rank sends over each network tier in one step, and the time
+/// those transfers take (before any overlap with compute). Index i is the
+/// cluster's tier i; on a heterogeneous cluster the outermost index is the
+/// inter-node fabric the group uses (its node group's, or the link between
+/// groups). Fixed size: the cost model stays allocation-free.
+struct TierTraffic {
+  static constexpr int kMaxTiers = 6;
+  std::array<double, kMaxTiers> bytes{};
+  std::array<double, kMaxTiers> seconds{};
+};
 
 /// What bounds a config's step time (or, for memory, what makes it not fit).
 enum class Limiter { kCompute, kBubble, kTpComm, kCpComm, kPpComm, kDpComm, kMemory };
@@ -29,6 +42,9 @@ struct MemoryBreakdown {
   /// Peak bytes on the most loaded device (the stage named by peak_stage).
   double peak_bytes = 0;
   double params_bytes = 0;
+  /// Of params_bytes: the secondary weight partition (hpZ or the
+  /// hierarchical scheme's backward partition).
+  double params_secondary_bytes = 0;
   double grads_bytes = 0;
   double optimizer_bytes = 0;
   double activations_bytes = 0;
@@ -59,6 +75,8 @@ struct CostReport {
   double model_flops = 0;
   double hardware_flops = 0;
   Limiter limiter = Limiter::kCompute;
+  /// Data-parallel (ZeRO) traffic per tier per step on the busiest stage.
+  TierTraffic dp_traffic;
 };
 
 const char* limiter_name(Limiter limiter);

@@ -7,6 +7,7 @@ namespace parplan {
 int stage_layers(int layers, const ParallelConfig& config, int stage) {
   const int p = config.pp;
   if (p <= 1) return layers;
+  if (config.custom_split()) return stage < ParallelConfig::kMaxSplitStages ? config.stage_split[stage] : 0;
   const bool uneven = config.first_stage_layers > 0 || config.last_stage_layers > 0;
   if (uneven) {
     const int first = config.first_stage_layers > 0 ? config.first_stage_layers : -1;
@@ -32,9 +33,10 @@ int stage_layers(int layers, const ParallelConfig& config, int stage) {
 }
 
 bool layout_is_valid(int layers, const ParallelConfig& config) {
+  if (config.custom_split() && config.pp > ParallelConfig::kMaxSplitStages) return false;
   const bool uneven = config.first_stage_layers > 0 || config.last_stage_layers > 0;
-  if (!uneven && layers % config.pp != 0) return false;
-  if (uneven) {
+  if (!config.custom_split() && !uneven && layers % config.pp != 0) return false;
+  if (!config.custom_split() && uneven) {
     int fixed_layers = config.first_stage_layers + config.last_stage_layers;
     int middle = config.pp - (config.first_stage_layers > 0) - (config.last_stage_layers > 0);
     if (middle > 0 && (layers - fixed_layers) % middle != 0) return false;

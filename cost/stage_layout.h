@@ -6,7 +6,8 @@
 
 namespace parplan {
 
-/// Layers of pipeline stage `stage` (0-based). With first/last_stage_layers
+/// Layers of pipeline stage `stage` (0-based). A custom split
+/// (config.stage_split) is taken as given. With first/last_stage_layers
 /// set, the middle stages split the rest evenly (Megatron's uneven split);
 /// otherwise all stages get layers / pp, and a remainder goes one layer each
 /// to the middle stages first (which carry neither embedding nor head).

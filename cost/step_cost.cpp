@@ -42,6 +42,15 @@ const char* config_problem(const ModelSpec& model, const JobSpec& job, const Par
     return "the interleaved schedule (vp > 1) needs pp > 1 and micro-batches divisible by pp";
   if (c.zero < 0 || c.zero > 3) return "zero must be 0, 1, 2 or 3";
   if (c.zero >= 2 && c.pp > 1) return "ZeRO-2/3 cannot run with pipeline parallelism";
+  if ((c.zeropp() || c.hierarchical_partition) && c.zero != 3)
+    return "ZeRO++ (hpZ, qwZ, qgZ) and hierarchical partitioning need ZeRO stage 3";
+  if (c.hpz_ranks < 1) return "hpZ partition size must be at least 1";
+  if (c.hierarchical_partition) {
+    const PartitionPlacement& p = c.partition;
+    if (p.params_secondary > p.params) return "the secondary weight partition must lie inside the primary one";
+    if (p.grads > p.optimizer) return "the gradient partition must lie inside the optimizer partition";
+    if (p.params > p.optimizer) return "the weight partition must lie inside the optimizer partition";
+  }
   if (model.is_moe() && (c.dp * c.cp) % c.ep != 0) return "ep must divide dp * cp";
   if (c.recompute == Recompute::kFull && c.recompute_layers * c.vp > model.layers)
     return "recompute layers exceed the layers of a stage";
@@ -49,6 +58,54 @@ const char* config_problem(const ModelSpec& model, const JobSpec& job, const Par
 }
 
 namespace {
+
+// The tier index of one node, or -1 on a cluster without one.
+int node_tier_index(const ClusterSpec& cluster, int tiers) {
+  for (int i = 0; i < tiers; ++i)
+    if (cluster.tiers[i].ranks == cluster.ranks_per_node) return i;
+  return -1;
+}
+
+// Ranks of the data-parallel group `span` inside one domain of `level`.
+int level_ranks(const ClusterSpec& cluster, const GroupSpan& span, PartitionLevel level) {
+  const int size = span.tiers > 0 ? span.members[span.tiers - 1] : 1;
+  const int node = node_tier_index(cluster, span.tiers);
+  if (level == PartitionLevel::kJob || node < 0) return size;
+  const int tier = level == PartitionLevel::kNode ? node : std::max(0, node - 1);
+  return span.members[tier];
+}
+
+// How the ZeRO-3 family shards one stage's model states over its
+// data-parallel group: group sizes of each partition and collective.
+struct ShardGroups {
+  int shard = 1;      // the whole data-parallel group (dp * cp)
+  int params = 1;     // 16-bit weights (primary partition)
+  int forward = 1;    // forward all-gather
+  int backward = 1;   // backward all-gather (secondary partition)
+  int grads = 1;      // gradient reduce-scatter per micro-batch
+  int optimizer = 1;  // optimizer states
+};
+
+ShardGroups shard_groups(const ClusterSpec& cluster, const ParallelConfig& c, const GroupSpan& span) {
+  ShardGroups g;
+  g.shard = c.dp * c.cp;
+  if (c.zero < 3) {
+    g.params = g.forward = g.backward = 1;
+    g.grads = c.zero >= 2 ? g.shard : 1;
+    g.optimizer = c.zero >= 1 ? g.shard : 1;
+    return g;
+  }
+  if (!c.hierarchical_partition) {
+    g.params = g.forward = g.grads = g.optimizer = g.shard;
+    g.backward = c.hpz_ranks > 1 ? std::min(c.hpz_ranks, g.shard) : g.shard;
+    return g;
+  }
+  g.params = g.forward = level_ranks(cluster, span, c.partition.params);
+  g.backward = level_ranks(cluster, span, c.partition.params_secondary);
+  g.grads = level_ranks(cluster, span, c.partition.grads);
+  g.optimizer = level_ranks(cluster, span, c.partition.optimizer);
+  return g;
+}
 
 // Everything about one pipeline stage that memory and time need.
 struct StageLoad {
@@ -106,6 +163,7 @@ int recomputed_layers(const ParallelConfig& c, int stage_layer_count) {
 
 struct StageMemory {
   ModelStateBytes states;
+  double secondary_bytes = 0;
   double activations_bytes = 0;
   double buffers_bytes = 0;
   double peak_bytes = 0;
@@ -116,7 +174,20 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
   const DeviceSpec& device = cluster.device;
   StageMemory memory;
   memory.states = model_state_bytes(load.params, c.zero, c.dp * c.cp, job.optimizer_state_bytes_per_param());
-  if (c.hpz_ranks > 1 && c.zero >= 3) memory.states.params_bytes += 2.0 * load.params / c.hpz_ranks;
+  if (c.hierarchical_partition && c.zero >= 3) {
+    const GroupSpan span = group_span_at(cluster, c.dp * c.cp, c.tp, stage * c.tp * c.cp * c.dp);
+    const ShardGroups g = shard_groups(cluster, c, span);
+    memory.states.params_bytes = 2.0 * load.params / g.params;
+    if (g.backward < g.params) memory.secondary_bytes = 2.0 * load.params / g.backward;
+    memory.states.params_bytes += memory.secondary_bytes;
+    memory.states.grads_bytes = 2.0 * load.params / g.grads;
+    memory.states.optimizer_bytes = job.optimizer_state_bytes_per_param() * load.params / g.optimizer;
+  } else if (c.hpz_ranks > 1 && c.zero >= 3) {
+    // hpZ: a secondary copy of the weights sharded over hpz_ranks ranks
+    // (Wang et al. 2023: M / k more per device).
+    memory.secondary_bytes = 2.0 * load.params / c.hpz_ranks;
+    memory.states.params_bytes += memory.secondary_bytes;
+  }
 
   ActivationShape shape = activation_shape(job, c);
   ActivationShape stored = shape;
@@ -152,13 +223,17 @@ MemoryBreakdown memory_breakdown(const ModelSpec& model, const ClusterSpec& clus
   out.activations_per_layer_bytes = layer_activation_bytes(model, shape);
   // Stage 0 holds the most micro-batches; the last stage holds the logits;
   // a middle stage may hold one layer more than either.
+  // A custom split may give any stage the most layers: look at all of them.
   const int candidates[3] = {0, c.pp - 1, c.pp > 2 ? 1 : 0};
-  for (int stage : candidates) {
+  const int count = c.custom_split() ? c.pp : 3;
+  for (int i = 0; i < count; ++i) {
+    const int stage = c.custom_split() ? i : candidates[i];
     const StageLoad load = stage_load(model, job, c, stage);
     const StageMemory memory = stage_memory(model, cluster, job, c, load, stage);
     if (memory.peak_bytes > out.peak_bytes) {
       out.peak_bytes = memory.peak_bytes;
       out.params_bytes = memory.states.params_bytes;
+      out.params_secondary_bytes = memory.secondary_bytes;
       out.grads_bytes = memory.states.grads_bytes;
       out.optimizer_bytes = memory.states.optimizer_bytes;
       out.activations_bytes = memory.activations_bytes;
@@ -180,14 +255,16 @@ struct LayerComm {
   double ep_backward_s = 0;
 };
 
+// `stage` places the groups on a heterogeneous cluster (its first rank).
 LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                     const ParallelConfig& c, const LayerComputeTimes& times) {
+                     const ParallelConfig& c, const LayerComputeTimes& times, int stage) {
   LayerComm comm;
+  const int first = stage * c.tp * c.cp * c.dp;
   const double tokens = static_cast<double>(c.mbs) * job.seq / c.cp;
   if (c.tp > 1) {
     // Two all-reduces of b s h in each direction (with sp: all-gather +
     // reduce-scatter of the same total volume).
-    const GroupSpan span = group_span(cluster, c.tp, 1);
+    const GroupSpan span = group_span_at(cluster, c.tp, 1, first);
     const double one = all_reduce_s(cluster, span, 2.0 * tokens * model.hidden);
     comm.tp_forward_s = 2.0 * one;
     comm.tp_backward_s = 2.0 * one;
@@ -195,7 +272,7 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
   if (c.cp > 1) {
     // Ring attention: cp - 1 steps pass this rank's keys and values (forward)
     // and their gradients too (backward), overlapped with attention compute.
-    const GroupSpan span = group_span(cluster, c.cp, c.tp);
+    const GroupSpan span = group_span_at(cluster, c.cp, c.tp, first);
     const double kv_bytes = 2.0 * 2.0 * tokens * model.kv_groups * model.head_dim / c.tp;
     const double step_s = all_gather_s(cluster, span, kv_bytes * c.cp) / std::max(1, c.cp - 1);
     const double forward = (c.cp - 1) * step_s;
@@ -204,7 +281,7 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
   }
   if (model.is_moe() && c.ep > 1) {
     // Dispatch and combine all-to-alls of tokens * top_k * h, each direction.
-    const GroupSpan span = group_span(cluster, c.ep, c.tp * c.cp);
+    const GroupSpan span = group_span_at(cluster, c.ep, c.tp * c.cp, first);
     const double one = all_to_all_s(cluster, span, 2.0 * tokens * model.top_k * model.hidden / c.tp);
     comm.ep_forward_s = 2.0 * one;
     comm.ep_backward_s = 2.0 * one;
@@ -220,8 +297,24 @@ struct PerLayerCosts {
   double p2p_s = 0;  // point-to-point per micro-batch on the critical path
 };
 
+// Pipeline point-to-point time of one micro-batch on `stage` of a
+// heterogeneous cluster: each boundary at its own link (the node group's
+// fabric, or the link between groups); the stage waits on its slower side.
+double heterogeneous_p2p_s(const ClusterSpec& cluster, const ParallelConfig& c, int stage, double bytes) {
+  const int stride = c.tp * c.cp * c.dp;
+  const auto boundary = [&](int from, int to) {
+    return point_to_point_between_s(cluster, from * stride, to * stride, bytes);
+  };
+  double worst = 0;
+  if (stage + 1 < c.pp) worst = std::max(worst, boundary(stage, stage + 1));
+  if (stage > 0) worst = std::max(worst, boundary(stage - 1, stage));
+  // The interleaved schedule wraps from the last stage back to the first.
+  if (c.vp > 1 && (stage == 0 || stage == c.pp - 1)) worst = std::max(worst, boundary(c.pp - 1, 0));
+  return worst;
+}
+
 PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                              const ParallelConfig& c) {
+                              const ParallelConfig& c, int stage = 0) {
   PerLayerCosts costs;
   const DeviceSpec& device = cluster.device;
   const double peak = device.peak_flops_per_s(job.precision);
@@ -237,13 +330,14 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
     shape.is_moe = true;
     costs.moe = layer_compute_times(model, device, peak, shape);
   }
-  costs.comm = layer_comm(model, cluster, job, c, costs.dense);
+  costs.comm = layer_comm(model, cluster, job, c, costs.dense, stage);
   costs.edges = edge_compute_times(model, device, peak, tokens, c.tp);
   // Point-to-point: activations forward and gradients backward, once per
   // chunk boundary, b s h / t elements (scatter-gather or sp).
   if (c.pp > 1) {
     const double bytes = 2.0 * tokens * model.hidden / c.tp;
-    costs.p2p_s = 2.0 * c.vp * point_to_point_s(cluster, c.tp * c.cp * c.dp, bytes);
+    costs.p2p_s = cluster.heterogeneous() ? 2.0 * c.vp * heterogeneous_p2p_s(cluster, c, stage, bytes)
+                                          : 2.0 * c.vp * point_to_point_s(cluster, c.tp * c.cp * c.dp, bytes);
   }
   return costs;
 }
@@ -291,6 +385,28 @@ StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const 
 
 }  // namespace
 
+int partition_ranks(const ClusterSpec& cluster, const ParallelConfig& config, PartitionLevel level) {
+  const GroupSpan span = group_span_at(cluster, config.dp * config.cp, config.tp, 0);
+  return level_ranks(cluster, span, level);
+}
+
+const char* placement_problem(const ClusterSpec& cluster, const ParallelConfig& c) {
+  if (!c.hierarchical_partition) return nullptr;
+  const int shard = c.dp * c.cp;
+  const PartitionLevel levels[4] = {c.partition.params, c.partition.params_secondary, c.partition.grads,
+                                    c.partition.optimizer};
+  int previous = 1;
+  for (PartitionLevel level : {PartitionLevel::kPackage, PartitionLevel::kNode, PartitionLevel::kJob}) {
+    const int ranks = partition_ranks(cluster, c, level);
+    if (shard % ranks != 0 || ranks % previous != 0)
+      return "a partition level's ranks must divide the data-parallel group (and the next level's)";
+    previous = ranks;
+  }
+  for (PartitionLevel level : levels)
+    if (partition_ranks(cluster, c, level) < 1) return "a partition level holds no rank";
+  return nullptr;
+}
+
 MemoryBreakdown estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                 const ParallelConfig& config) {
   return memory_breakdown(model, cluster, job, config);
@@ -329,63 +445,116 @@ StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& 
   return k;
 }
 
+namespace {
+
+// Data-parallel communication of one stage in one step.
+struct DpCost {
+  double exposed_s = 0;         // left on the critical path after overlap
+  double optimizer_params = 0;  // parameters this rank's optimizer updates
+};
+
+// Over the dp x cp group (Megatron's distributed optimizer and gradient
+// reduction span both) of pipeline stage `stage`, for `params` parameters on
+// the stage; `window` gives the compute that the traffic may hide behind.
+DpCost dp_cost(const ClusterSpec& cluster, const ParallelConfig& c, double params, const StageTime& window, int m,
+               int stage, TierTraffic* traffic) {
+  DpCost out;
+  const int shard = c.dp * c.cp;
+  out.optimizer_params = params / (c.zero >= 1 ? shard : 1);
+  if (shard <= 1) return out;
+  const int first = stage * c.tp * c.cp * c.dp;
+  const GroupSpan span = group_span_at(cluster, shard, c.tp, first);
+  const double grad_bytes = (c.qgz ? 0.5 : 2.0) * params;
+  const double weight_bytes = (c.qwz ? 1.0 : 2.0) * params;
+  if (c.zero >= 3) {
+    const ShardGroups g = shard_groups(cluster, c, span);
+    out.optimizer_params = params / g.optimizer;
+    // `size` consecutive members of the group, or one member of each of
+    // `size` consecutive domains of `apart` members.
+    const auto sub = [&](int size, int apart) { return group_span_at(cluster, size, c.tp * apart, first); };
+    // Every micro-batch: weights gathered for the forward (over the primary
+    // partition) and the backward (over the secondary one: hpZ, or the
+    // hierarchical scheme's), gradients reduce-scattered into their
+    // partition; prefetching overlaps it with the micro-batch's compute.
+    const double gather_forward = all_gather_s(cluster, sub(g.forward, 1), weight_bytes, traffic, m);
+    const bool secondary = c.hierarchical_partition ? g.backward != g.forward : c.hpz_ranks > 1;
+    const double gather_backward = secondary
+                                       ? all_gather_s(cluster, sub(g.backward, 1), 2.0 * params, traffic, m)
+                                       : all_gather_s(cluster, sub(g.forward, 1), weight_bytes, traffic, m);
+    const double reduce = all_gather_s(cluster, sub(g.grads, 1), grad_bytes, traffic, m);
+    const double per_micro_batch = gather_forward + gather_backward + reduce;
+    // Once per step, between the replicas of partitions that do not span
+    // the group: gradient shards reduce-scattered into the optimizer
+    // partition (all-reduced across its replicas), updated weights gathered
+    // back into the weight partition. Flat ZeRO-3 has none of it.
+    double per_step = 0;
+    if (g.optimizer > g.grads)
+      per_step += all_gather_s(cluster, sub(g.optimizer / g.grads, g.grads), grad_bytes / g.grads, traffic, 1);
+    if (shard > g.optimizer)
+      per_step += all_reduce_s(cluster, sub(shard / g.optimizer, g.optimizer), grad_bytes / g.optimizer, traffic, 1);
+    if (g.optimizer > g.params)
+      per_step += all_gather_s(cluster, sub(g.optimizer / g.params, g.params), 2.0 * params / g.params, traffic, 1);
+    const double hidden = c.overlap_grad_reduce ? window.compute_s : 0.0;
+    // The step's exchange can use what one micro-batch leaves idle.
+    const double slack = std::max(0.0, hidden - per_micro_batch);
+    out.exposed_s = m * std::max(0.0, per_micro_batch - hidden) + std::max(0.0, per_step - slack);
+    return out;
+  }
+  const double reduce = c.zero == 0 ? all_reduce_s(cluster, span, grad_bytes, traffic)
+                                    : all_gather_s(cluster, span, grad_bytes, traffic);
+  const double gather = c.zero == 0 ? 0.0 : all_gather_s(cluster, span, weight_bytes, traffic);
+  // Overlap hides the reduction behind the last micro-batch's backward
+  // and the parameter gather behind the next step's first forward.
+  const double reduce_window = c.overlap_grad_reduce ? window.backward_last_s : 0.0;
+  const double gather_window = c.overlap_grad_reduce ? window.forward_s : 0.0;
+  out.exposed_s = std::max(0.0, reduce - reduce_window) + std::max(0.0, gather - gather_window);
+  return out;
+}
+
+}  // namespace
+
 CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                          const ParallelConfig& c) {
   CostReport report;
   const DeviceSpec& device = cluster.device;
   const double peak = device.peak_flops_per_s(job.precision);
   const int m = c.micro_batches();
-  const PerLayerCosts costs = per_layer_costs(model, cluster, job, c);
   StageTime slowest;
   StageLoad slowest_load;
-  double max_params = 0;
-  const int probe[3] = {0, c.pp - 1, c.pp > 2 ? 1 : 0};
-  for (int stage : probe) {
-    const StageLoad load = stage_load(model, job, c, stage);
-    max_params = std::max(max_params, load.params);
-    const StageTime t = stage_time(c, costs, load);
-    if (t.total() > slowest.total()) slowest = t, slowest_load = load;
-  }
-
   TimeBreakdown& time = report.time;
+  if (!cluster.heterogeneous() && !c.custom_split()) {
+    const PerLayerCosts costs = per_layer_costs(model, cluster, job, c);
+    double max_params = 0;
+    const int probe[3] = {0, c.pp - 1, c.pp > 2 ? 1 : 0};
+    for (int stage : probe) {
+      const StageLoad load = stage_load(model, job, c, stage);
+      max_params = std::max(max_params, load.params);
+      const StageTime t = stage_time(c, costs, load);
+      if (t.total() > slowest.total()) slowest = t, slowest_load = load;
+    }
+    const DpCost dp = dp_cost(cluster, c, max_params, slowest, m, 0, &report.dp_traffic);
+    time.dp_comm_s = dp.exposed_s;
+    time.optimizer_s = optimizer_step_s(device, dp.optimizer_params);
+  } else {
+    // Stages differ (their node groups' fabrics, or an arbitrary split):
+    // every stage on its own; the step waits for the slowest pipeline stage
+    // and the slowest data-parallel exchange.
+    for (int stage = 0; stage < c.pp; ++stage) {
+      const PerLayerCosts costs = per_layer_costs(model, cluster, job, c, stage);
+      const StageLoad load = stage_load(model, job, c, stage);
+      const StageTime t = stage_time(c, costs, load);
+      if (t.total() > slowest.total()) slowest = t, slowest_load = load;
+      TierTraffic traffic;
+      const DpCost dp = dp_cost(cluster, c, load.params, t, m, stage, &traffic);
+      if (stage == 0 || dp.exposed_s > time.dp_comm_s) time.dp_comm_s = dp.exposed_s, report.dp_traffic = traffic;
+      time.optimizer_s = std::max(time.optimizer_s, optimizer_step_s(device, dp.optimizer_params));
+    }
+  }
   time.compute_s = m * slowest.compute_s;
   time.tp_comm_s = m * slowest.tp_s;
   time.cp_comm_s = m * slowest.cp_s;
   time.pp_comm_s = m * slowest.pp_s;
   time.bubble_s = (c.pp - 1) * slowest.total() / c.vp;
-
-  // Data-parallel traffic over the dp x cp group (Megatron's distributed
-  // optimizer and gradient reduction span both).
-  const int shard = c.dp * c.cp;
-  if (shard > 1) {
-    const GroupSpan span = group_span(cluster, shard, c.tp);
-    const double grad_bytes = (c.qgz ? 0.5 : 2.0) * max_params;
-    const double weight_bytes = (c.qwz ? 1.0 : 2.0) * max_params;
-    if (c.zero >= 3) {
-      // Weights gathered for every micro-batch's forward and backward (hpZ
-      // gathers the backward inside its secondary group), gradients
-      // reduce-scattered every micro-batch; prefetching overlaps it with the
-      // micro-batch's compute.
-      const GroupSpan hpz = group_span(cluster, std::min(c.hpz_ranks, shard), c.tp);
-      const double gather_forward = all_gather_s(cluster, span, weight_bytes);
-      const double gather_backward =
-          c.hpz_ranks > 1 ? all_gather_s(cluster, hpz, 2.0 * max_params) : gather_forward;
-      const double reduce = all_gather_s(cluster, span, grad_bytes);
-      const double per_micro_batch = gather_forward + gather_backward + reduce;
-      const double hidden = c.overlap_grad_reduce ? slowest.compute_s : 0.0;
-      time.dp_comm_s = m * std::max(0.0, per_micro_batch - hidden);
-    } else {
-      const double reduce = c.zero == 0 ? all_reduce_s(cluster, span, grad_bytes)
-                                        : all_gather_s(cluster, span, grad_bytes);
-      const double gather = c.zero == 0 ? 0.0 : all_gather_s(cluster, span, weight_bytes);
-      // Overlap hides the reduction behind the last micro-batch's backward
-      // and the parameter gather behind the next step's first forward.
-      const double reduce_window = c.overlap_grad_reduce ? slowest.backward_last_s : 0.0;
-      const double gather_window = c.overlap_grad_reduce ? slowest.forward_s : 0.0;
-      time.dp_comm_s = std::max(0.0, reduce - reduce_window) + std::max(0.0, gather - gather_window);
-    }
-  }
-  time.optimizer_s = optimizer_step_s(device, max_params / (c.zero >= 1 ? shard : 1));
   time.exposed_comm_s = time.tp_comm_s + time.cp_comm_s + time.pp_comm_s + time.dp_comm_s;
   time.step_s = time.compute_s + time.bubble_s + time.exposed_comm_s + time.optimizer_s;
 

@@ -36,6 +36,15 @@ struct StageCoefficients {
 StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                      const ParallelConfig& config, int stage);
 
+/// Ranks of the config's data-parallel group (dp x cp, on pipeline stage 0)
+/// inside one domain of `level`: 2 for a package of Frontier with tp 1, 8
+/// for its node, dp * cp for the job.
+int partition_ranks(const ClusterSpec& cluster, const ParallelConfig& config, PartitionLevel level);
+
+/// Why a hierarchical placement cannot be laid on this cluster (nullptr when
+/// it can): the level groups must tile the data-parallel group.
+const char* placement_problem(const ClusterSpec& cluster, const ParallelConfig& config);
+
 /// Why a config cannot run at all (nullptr when it can): sizes that do not
 /// divide, layouts Megatron rejects. Returned text names the rule.
 const char* config_problem(const ModelSpec& model, const JobSpec& job, const ParallelConfig& config);

@@ -2,10 +2,40 @@
 // Megatron-LM and DeepSpeed expose, in parplan's vocabulary (DESIGN.md).
 #pragma once
 
+#include <array>
+#include <cstdint>
+
 namespace parplan {
 
 enum class Recompute { kNone, kSelective, kFull };
 enum class Schedule { kOneF1B, kInterleaved };
+
+/// A level of the network hierarchy a ZeRO partition can live at: the ranks
+/// of the data-parallel group inside one package (e.g. the two GCDs of an
+/// MI250X; the node on clusters without a package tier), inside one node,
+/// or the whole data-parallel group (the job).
+enum class PartitionLevel : std::uint8_t { kPackage, kNode, kJob };
+
+/// Where hierarchical partitioning (Xu et al. 2025, "Scaling Large Language
+/// Model Training on Frontier with Low-Bandwidth Partitioning") keeps each
+/// partition of the model states. A partition at a level is sharded over the
+/// data-parallel ranks of one domain of that level and replicated across the
+/// domains; its collectives run inside the domain, and only the exchange
+/// between replicas (once per step) crosses the outer tiers.
+struct PartitionPlacement {
+  /// 16-bit weights (primary partition): the forward all-gather runs here.
+  PartitionLevel params = PartitionLevel::kPackage;
+  /// Secondary weight partition for the backward all-gather (hpZ-like);
+  /// equal to or inside `params`; equal means none.
+  PartitionLevel params_secondary = PartitionLevel::kPackage;
+  /// Gradients: reduce-scattered here every micro-batch; reduced across
+  /// the replicas once per step.
+  PartitionLevel grads = PartitionLevel::kNode;
+  /// fp32 master weights and Adam states; at or outside `grads`.
+  PartitionLevel optimizer = PartitionLevel::kJob;
+
+  bool operator==(const PartitionPlacement&) const = default;
+};
 
 struct ParallelConfig {
   /// Tensor-parallel size: every linear layer split column/row-wise over tp
@@ -54,14 +84,26 @@ struct ParallelConfig {
   int hpz_ranks = 1;
   bool qwz = false;
   bool qgz = false;
-  /// Frontier 3-level hierarchical partitioning (low-bandwidth partitioning).
+  /// Frontier 3-level hierarchical partitioning (low-bandwidth partitioning):
+  /// ZeRO-3 with the partitions placed per `partition` instead of over the
+  /// whole data-parallel group (qwz/qgz quantize its collectives; hpz_ranks
+  /// is unused).
   bool hierarchical_partition = false;
+  PartitionPlacement partition;
+  /// An arbitrary layer count per pipeline stage (heterogeneous clusters:
+  /// the stage-split optimum), overriding the even and first/last splits
+  /// when stage_split[0] > 0. Fixed size: the cost model stays allocation-free.
+  static constexpr int kMaxSplitStages = 32;
+  std::array<std::uint16_t, kMaxSplitStages> stage_split{};
 
   int world() const { return tp * cp * pp * dp; }
   /// Micro-batches per pipeline per step.
   int micro_batches() const { return gbs / (mbs * dp); }
   Schedule schedule() const { return vp > 1 ? Schedule::kInterleaved : Schedule::kOneF1B; }
-  bool zeropp() const { return hpz_ranks > 1 || qwz || qgz; }
+  /// ZeRO++ as DeepSpeed ships it (hpZ / qwZ / qgZ over the flat ZeRO-3
+  /// partition); hierarchical partitioning is reported on its own.
+  bool zeropp() const { return !hierarchical_partition && (hpz_ranks > 1 || qwz || qgz); }
+  bool custom_split() const { return stage_split[0] > 0; }
 };
 
 }  // namespace parplan

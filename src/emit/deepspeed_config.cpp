@@ -1,9 +1,61 @@
 // ds_config.json and the DeepSpeed hostfile. Keys as DeepSpeed spells them:
 // runtime/config.py (batch), runtime/zero/config.py DeepSpeedZeroConfig
 // (zero_optimization, which forbids unknown keys), runtime/precision_config.
+#include "cost/step_cost.h"
 #include "src/emit/emit_internal.h"
 
 namespace parplan::emit_detail {
+
+namespace {
+const char* level_name(PartitionLevel level) {
+  switch (level) {
+    case PartitionLevel::kPackage: return "package";
+    case PartitionLevel::kNode: return "node";
+    case PartitionLevel::kJob: break;
+  }
+  return "job";
+}
+}  // namespace
+
+int deepspeed_hpz_ranks(const Plan& plan) {
+  const ParallelConfig& c = plan.config;
+  if (c.hpz_ranks > 1 || !c.hierarchical_partition) return c.hpz_ranks;
+  // The backward gather of the hierarchical scheme runs inside its
+  // secondary (or primary) weight partition: hpZ of that many ranks is the
+  // part of the placement stock DeepSpeed can run.
+  if (plan.cluster.tiers.empty()) return 1;
+  return partition_ranks(plan.cluster, c, c.partition.params_secondary);
+}
+
+std::vector<std::string> hierarchical_extension_notes(const Plan& plan) {
+  const ParallelConfig& c = plan.config;
+  std::vector<std::string> notes;
+  if (!c.hierarchical_partition || plan.cluster.tiers.empty()) return notes;
+  const PartitionPlacement& p = c.partition;
+  const int hpz = deepspeed_hpz_ranks(plan);
+  notes.push_back("DeepSpeed runs the backward weight gather inside zero_hpz_partition_size " + str(hpz) +
+                  " ranks (the " + level_name(p.params_secondary) + " partition of the plan).");
+  if (p.params != PartitionLevel::kJob) {
+    notes.push_back("Needs the paper's extension: the forward all-gather inside the " +
+                    std::string(level_name(p.params)) + " (a primary weight partition of " +
+                    str(partition_ranks(plan.cluster, c, p.params)) +
+                    " ranks); stock ZeRO-3 gathers the forward weights over all " + str(c.dp * c.cp) +
+                    " data-parallel ranks.");
+  }
+  if (p.grads != p.optimizer) {
+    notes.push_back("Needs the paper's extension: gradients reduce-scattered inside the " +
+                    std::string(level_name(p.grads)) + " every micro-batch and across " +
+                    level_name(p.grads) +
+                    "s once per step; stock ZeRO-3 (qgZ included) reduces over all data-parallel ranks every "
+                    "micro-batch.");
+  }
+  if (p.optimizer != PartitionLevel::kJob) {
+    notes.push_back("Needs the paper's extension: optimizer states partitioned inside the " +
+                    std::string(level_name(p.optimizer)) +
+                    " and replicated across them (MiCS's mics_shard_size shards every state alike).");
+  }
+  return notes;
+}
 
 nlohmann::json deepspeed_config(const Plan& plan, Engine engine) {
   const ParallelConfig& c = plan.config;
@@ -30,7 +82,11 @@ nlohmann::json deepspeed_config(const Plan& plan, Engine engine) {
     zero["allgather_bucket_size"] = 500000000;
   }
   // ZeRO++ (docs/_tutorials/zeropp.md): hpZ, qwZ, qgZ.
-  if (c.hpz_ranks > 1) zero["zero_hpz_partition_size"] = c.hpz_ranks;
+  // Hierarchical partitioning: the part DeepSpeed's keys express is hpZ over
+  // the plan's backward weight partition (hierarchical_extension_notes says
+  // what needs the paper's extension).
+  const int hpz = deepspeed_hpz_ranks(plan);
+  if (hpz > 1) zero["zero_hpz_partition_size"] = hpz;
   if (c.qwz) zero["zero_quantized_weights"] = true;
   if (c.qgz) zero["zero_quantized_gradients"] = true;
   cfg["zero_optimization"] = zero;

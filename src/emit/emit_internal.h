@@ -47,6 +47,13 @@ bool megatron_uses_fsdp(const Plan& plan);
 
 // --- DeepSpeed ---------------------------------------------------------------
 
+/// The secondary (hpZ) partition size DeepSpeed gets: hpz_ranks when set;
+/// for hierarchical partitioning the ranks of its backward weight partition.
+int deepspeed_hpz_ranks(const Plan& plan);
+/// What stock DeepSpeed cannot express of a hierarchical placement, one
+/// sentence each (empty without hierarchical partitioning).
+std::vector<std::string> hierarchical_extension_notes(const Plan& plan);
+
 /// ds_config.json for the DeepSpeed engines.
 nlohmann::json deepspeed_config(const Plan& plan, Engine engine);
 /// DeepSpeed launcher hostfile: one "host slots=N" line per node.

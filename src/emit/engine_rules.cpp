@@ -229,16 +229,17 @@ void deepspeed_rules(const Plan& p, Engine engine, Rules& r) {
                                        "); use zero <= 1 or pp 1 (DeepSpeed runtime/pipe/engine.py).");
   r.check(c.zero < 0 || c.zero > 3, "zero_optimization.stage must be 0..3 (DeepSpeed ZeroStageEnum).");
   // docs/_tutorials/zeropp.md: ZeRO++ extends ZeRO stage 3.
-  r.check(c.zeropp() && c.zero != 3,
+  r.check((c.hpz_ranks > 1 || c.qwz || c.qgz || c.hierarchical_partition) && c.zero != 3,
           "ZeRO++ (zero_hpz_partition_size, zero_quantized_weights, "
           "zero_quantized_gradients) extends ZeRO-3; the plan has zero " +
               s(c.zero) + " (DeepSpeed ZeRO++ tutorial).");
   // The hpZ secondary partition groups hpz ranks inside the data-parallel group.
-  r.check(c.hpz_ranks > 1 && c.dp % c.hpz_ranks != 0, "zero_hpz_partition_size (" + s(c.hpz_ranks) +
-                                                          ") must divide the data-parallel size (" + s(c.dp) +
-                                                          ").");
-  r.check(c.hierarchical_partition && c.hpz_ranks <= 1,
-          "hierarchical partitioning is ZeRO++ hpZ in DeepSpeed: it needs hpz_ranks > 1.");
+  const int hpz = emit_detail::deepspeed_hpz_ranks(p);
+  r.check(hpz > 1 && c.dp % hpz != 0, "zero_hpz_partition_size (" + s(hpz) +
+                                          ") must divide the data-parallel size (" + s(c.dp) + ").");
+  r.check(c.hierarchical_partition && hpz <= 1,
+          "hierarchical partitioning is ZeRO++ hpZ in DeepSpeed: it needs hpz_ranks > 1 (a weight partition "
+          "of more than one data-parallel rank per package or node).");
   r.check(p.job.precision == Precision::kFp8,
           "parplan writes fp8 only for Megatron-LM (Transformer Engine).");
   r.check(m.is_moe() || c.ep > 1, "parplan writes MoE models only for megatron and torchtitan.");
@@ -277,9 +278,9 @@ void torchtitan_rules(const Plan& p, Rules& r) {
   r.check(c.qwz || c.qgz, "quantized ZeRO++ collectives (qwZ/qgZ) have no torchtitan equivalent.");
   r.check((c.hierarchical_partition || c.hpz_ranks > 1) && c.zero != 3,
           "hierarchical partitioning maps to HSDP in torchtitan, which needs zero 3.");
-  r.check(
-      c.hpz_ranks > 1 && c.dp % c.hpz_ranks != 0,
-      "the HSDP shard group (" + s(c.hpz_ranks) + ") must divide the data-parallel size (" + s(c.dp) + ").");
+  const int shard = emit_detail::deepspeed_hpz_ranks(p);
+  r.check(shard > 1 && c.dp % shard != 0,
+          "the HSDP shard group (" + s(shard) + ") must divide the data-parallel size (" + s(c.dp) + ").");
   // torchtitan's tensor-parallel plan always shards the sequence (SP).
   r.check(c.tp > 1 && !c.sp,
           "torchtitan always applies sequence parallelism with tensor parallelism; set sp.");
@@ -306,7 +307,8 @@ void torchtitan_rules(const Plan& p, Rules& r) {
   r.check(p.job.optimizer == Optimizer::kSgd, "torchtitan's optimizers are Adam and AdamW; use adam.");
   // parallel_dims.py _validate, expert parallelism.
   if (c.ep > 1) {
-    const int dp_shard = c.zero >= 2 ? (c.hpz_ranks > 1 ? c.hpz_ranks : c.dp) : 1;
+    const int hsdp = emit_detail::deepspeed_hpz_ranks(p);
+    const int dp_shard = c.zero >= 2 ? (hsdp > 1 ? hsdp : c.dp) : 1;
     r.check(c.etp != c.tp && c.etp != 1,
             "expert_tensor_parallel_degree must equal tp or 1 (torchtitan ParallelDims).");
     if (c.etp == c.tp) {

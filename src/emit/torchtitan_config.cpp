@@ -38,7 +38,8 @@ std::string torchtitan_toml(const Plan& plan) {
   int shard = 1;
   std::string reshard = "default";
   if (c.zero >= 2) {
-    shard = c.hpz_ranks > 1 ? c.hpz_ranks : c.dp;
+    shard = c.hierarchical_partition || c.hpz_ranks > 1 ? deepspeed_hpz_ranks(plan) : c.dp;
+    if (shard <= 1) shard = c.dp;
     replicate = c.dp / shard;
     reshard = c.zero == 2 ? "never" : "always";
   } else {
