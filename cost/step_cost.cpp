@@ -390,6 +390,21 @@ int partition_ranks(const ClusterSpec& cluster, const ParallelConfig& config, Pa
   return level_ranks(cluster, span, level);
 }
 
+void apply_zeropp(const ClusterSpec& cluster, ParallelConfig& c) {
+  c.zero = 3;
+  c.hierarchical_partition = false;
+  c.hpz_ranks = std::max(1, partition_ranks(cluster, c, PartitionLevel::kNode));
+  c.qwz = c.qgz = true;
+}
+
+void apply_hierarchical_partition(ParallelConfig& c, const PartitionPlacement& placement) {
+  c.zero = 3;
+  c.hierarchical_partition = true;
+  c.partition = placement;
+  c.hpz_ranks = 1;
+  c.qwz = c.qgz = true;
+}
+
 const char* placement_problem(const ClusterSpec& cluster, const ParallelConfig& c) {
   if (!c.hierarchical_partition) return nullptr;
   const int shard = c.dp * c.cp;

@@ -41,6 +41,15 @@ StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& 
 /// for its node, dp * cp for the job.
 int partition_ranks(const ClusterSpec& cluster, const ParallelConfig& config, PartitionLevel level);
 
+/// ZeRO++ as DeepSpeed ships it on top of ZeRO-3 (Wang et al. 2023): hpZ
+/// over the data-parallel ranks of one node, qwZ int8 weights, qgZ int4
+/// gradients. Sets zero 3.
+void apply_zeropp(const ClusterSpec& cluster, ParallelConfig& config);
+/// Hierarchical partitioning with `placement` (default: the 3-level scheme,
+/// weights per package, gradients per node, optimizer over the job) and the
+/// quantized collectives it builds on. Sets zero 3.
+void apply_hierarchical_partition(ParallelConfig& config, const PartitionPlacement& placement = {});
+
 /// Why a hierarchical placement cannot be laid on this cluster (nullptr when
 /// it can): the level groups must tile the data-parallel group.
 const char* placement_problem(const ClusterSpec& cluster, const ParallelConfig& config);

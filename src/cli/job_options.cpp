@@ -31,6 +31,12 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--attention", f.attention, "flash | unfused (default: the cluster profile's)");
   app.add_flag("--sp", f.sp, "Megatron sequence parallelism");
+  app.add_flag("--zeropp", f.zeropp,
+               std::string("ZeRO-3 with ZeRO++ as DeepSpeed ships it: hpZ over a node, qwZ, qgZ") + what);
+  app.add_flag("--hierarchical-partition", f.hierarchical_partition,
+               std::string("ZeRO-3 with 3-level hierarchical partitioning (weights per package, gradients per "
+                           "node, optimizer over the job; quantized collectives)") +
+                   what);
   if (!config_flags) app.add_flag("--no-sp", f.no_sp, "forbid sequence parallelism");
   if (config_flags)
     app.add_flag("--no-overlap", f.no_overlap, "do not overlap data-parallel communication with compute");
@@ -112,6 +118,22 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
     throw InputError("tp * pp * cp = " + std::to_string(model_ranks) + " does not divide --gpus " +
                      std::to_string(r.job.gpus));
   c.dp = r.job.gpus / model_ranks;
+  if (f.zeropp && f.hierarchical_partition)
+    throw InputError("--zeropp and --hierarchical-partition are alternatives; give one of them");
+  if (f.zeropp || f.hierarchical_partition) {
+    const char* flag = f.zeropp ? "--zeropp" : "--hierarchical-partition";
+    if (f.zero && *f.zero != 3)
+      throw InputError(std::string(flag) + " runs ZeRO stage 3; drop --zero " + std::to_string(*f.zero) +
+                       " or give --zero 3");
+    if (c.pp > 1)
+      throw InputError(std::string(flag) + " runs ZeRO stage 3, which cannot run with pipeline parallelism; use "
+                       "--pp 1");
+    c.zero = 3;
+    if (f.zeropp) apply_zeropp(r.cluster, c);
+    else apply_hierarchical_partition(c);
+  }
+  if (const char* problem = placement_problem(r.cluster, c))
+    throw InputError(std::string("config rejected: ") + problem);
   if (const char* problem = config_problem(r.model, r.job, c)) {
     throw InputError(std::string("config rejected: ") + problem + " (tp " + std::to_string(c.tp) + ", pp " +
                      std::to_string(c.pp) + ", vp " + std::to_string(c.vp) + ", cp " + std::to_string(c.cp) +
@@ -135,6 +157,20 @@ void apply_pins(const JobFlags& f, JobSpec& job) {
   if (f.attention) p.flash_attention = parse_attention(*f.attention) ? 1 : 0;
   if (f.sp) p.sp = 1;
   if (f.no_sp) p.sp = 0;
+  if (f.zeropp && f.hierarchical_partition)
+    throw InputError("--zeropp and --hierarchical-partition are alternatives; give one of them");
+  if (f.zeropp || f.hierarchical_partition) {
+    const char* flag = f.zeropp ? "--zeropp" : "--hierarchical-partition";
+    if (f.zero && *f.zero != 3)
+      throw InputError(std::string(flag) + " runs ZeRO stage 3; drop --zero " + std::to_string(*f.zero));
+    if (f.pp && *f.pp > 1)
+      throw InputError(std::string(flag) + " runs ZeRO stage 3, which cannot run with pipeline parallelism; use "
+                       "--pp 1");
+    p.zero = 3;
+    p.pp = 1;
+    p.zeropp = f.zeropp ? 1 : 0;
+    p.hierarchical_partition = f.hierarchical_partition ? 1 : 0;
+  }
 }
 
 }  // namespace parplan

@@ -21,6 +21,9 @@ struct JobFlags {
   std::optional<int> tp, pp, vp, cp, mbs, zero, recompute_layers;
   std::optional<std::string> recompute, attention;
   bool sp = false, no_sp = false, no_overlap = false;
+  /// ZeRO-3 with ZeRO++ as DeepSpeed ships it (hpZ over a node, qwZ, qgZ),
+  /// or the 3-level hierarchical partitioning (Xu et al. 2025).
+  bool zeropp = false, hierarchical_partition = false;
 };
 
 /// Adds the shared flags; `config_flags` adds the parallel sizes too.

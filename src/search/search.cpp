@@ -55,6 +55,61 @@ struct Local {
   int structural_ok = 0;
 };
 
+// How ZeRO-3 shards: flat, ZeRO++ (DeepSpeed), or a hierarchical placement.
+struct ShardingChoice {
+  bool zeropp = false;
+  bool hierarchical = false;
+  PartitionPlacement placement;
+};
+
+// The sharding variants of a ZeRO-3 candidate worth trying on this cluster
+// and mesh (pins respected), without duplicates: placements whose level
+// groups coincide (a cluster without a package tier, a data-parallel group
+// inside one node) are tried once.
+int sharding_choices(const ClusterSpec& cluster, const SearchPins& pins, const ParallelConfig& base,
+                     ShardingChoice out[8]) {
+  int n = 0;
+  const bool pinned_zeropp = pins.zeropp == 1;
+  const bool pinned_hier = pins.hierarchical_partition == 1;
+  if (!pinned_zeropp && !pinned_hier) out[n++] = ShardingChoice{};
+  if (!pinned_hier && pins.zeropp != 0) {
+    ShardingChoice z;
+    z.zeropp = true;
+    out[n++] = z;
+  }
+  if (pinned_zeropp || pins.hierarchical_partition == 0) return n;
+  using L = PartitionLevel;
+  // The 3-level scheme (weights per package, gradients per node, optimizer
+  // over the job), weights per node with a package secondary, and the
+  // MiCS-like node partition of weights and gradients.
+  const PartitionPlacement placements[3] = {{L::kPackage, L::kPackage, L::kNode, L::kJob},
+                                            {L::kNode, L::kPackage, L::kNode, L::kJob},
+                                            {L::kNode, L::kNode, L::kNode, L::kJob}};
+  int seen[3][4] = {};
+  int distinct = 0;
+  for (const PartitionPlacement& p : placements) {
+    const int ranks[4] = {partition_ranks(cluster, base, p.params), partition_ranks(cluster, base, p.params_secondary),
+                          partition_ranks(cluster, base, p.grads), partition_ranks(cluster, base, p.optimizer)};
+    // Nothing hierarchical about it when the partitions span the group.
+    if (ranks[2] == ranks[3] && ranks[0] == ranks[3]) continue;
+    bool duplicate = false;
+    for (int i = 0; i < distinct; ++i)
+      duplicate = duplicate || (seen[i][0] == ranks[0] && seen[i][1] == ranks[1] && seen[i][2] == ranks[2] &&
+                                seen[i][3] == ranks[3]);
+    if (duplicate) continue;
+    for (int k = 0; k < 4; ++k) seen[distinct][k] = ranks[k];
+    ++distinct;
+    ParallelConfig probe = base;
+    apply_hierarchical_partition(probe, p);
+    if (placement_problem(cluster, probe) != nullptr) continue;
+    ShardingChoice h;
+    h.hierarchical = true;
+    h.placement = p;
+    out[n++] = h;
+  }
+  return n;
+}
+
 std::vector<Recompute> recompute_choices(const JobSpec& job) {
   if (job.pins.recompute >= 0) return {static_cast<Recompute>(job.pins.recompute)};
   return {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
@@ -185,19 +240,27 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
           if (config_problem(model, job, base) != nullptr) continue;
           ++local.structural_ok;
           // Lower bound for every zero/recompute variant of this shape: no
-          // recomputation and no data-parallel communication.
+          // recomputation, no data-parallel communication and no optimizer
+          // step (whose cost falls with the ZeRO stage).
           const CostReport bound = estimate_cost(model, cluster, job, base);
           ++local.stats.evaluated;
-          const double bound_s = bound.time.step_s - bound.time.dp_comm_s;
+          const double bound_s = bound.time.step_s - bound.time.dp_comm_s - bound.time.optimizer_s;
           const int zero_max = mesh.pp > 1 ? 1 : 3;
-          for (int zero = 0; zero <= zero_max; ++zero) {
+          const bool sharded_pin = pins.zeropp == 1 || pins.hierarchical_partition == 1;
+          for (int zero = sharded_pin ? 3 : 0; zero <= zero_max; ++zero) {
             if (pins.zero >= 0 && pins.zero != zero) continue;
             if (zero > 0 && mesh.dp * mesh.cp == 1) continue;  // nothing to shard over
+            ShardingChoice shardings[8];
+            const int sharding_count = zero == 3 ? sharding_choices(cluster, pins, base, shardings) : 1;
+            for (int variant = 0; variant < sharding_count; ++variant) {
             for (Recompute recompute : recomputes) {
               ++local.stats.candidates;
               if (bound_s >= local.top.threshold()) continue;
               ParallelConfig config = base;
               config.zero = zero;
+              if (zero == 3 && shardings[variant].zeropp) apply_zeropp(cluster, config);
+              if (zero == 3 && shardings[variant].hierarchical)
+                apply_hierarchical_partition(config, shardings[variant].placement);
               config.recompute = recompute;
               if (recompute == Recompute::kFull) {
                 if (pins.recompute_layers >= 0) {
@@ -217,6 +280,7 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
               ++local.stats.evaluated;
               ++local.stats.feasible;
               local.top.offer(config, cost);
+            }
             }
           }
         }
