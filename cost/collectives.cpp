@@ -73,6 +73,56 @@ double hierarchical_s(const ClusterSpec& cluster, const GroupSpan& span, double 
 }
 }  // namespace
 
+double ring_latency_s(const ClusterSpec& cluster, const GroupSpan& span) {
+  if (span.tiers == 0) return 0;
+  const int size = span.members[span.tiers - 1];
+  if (size <= 1) return 0;
+  // The node tier: the one whose domain is a node (or the innermost).
+  int node = 0;
+  for (int i = 0; i < span.tiers; ++i)
+    if (cluster.tiers[i].ranks == cluster.ranks_per_node) node = i;
+  const int per_node = span.members[node];
+  const int nodes = size / std::max(1, per_node);
+  const int inter_steps = nodes - 1;
+  const int intra_steps = size - 1 - inter_steps;
+  const double intra_latency = cluster.tiers[node].latency_s;
+  const double inter_latency = span_tier(cluster, span, span.tiers - 1).latency_s;
+  return cluster.collective_base_latency_s + intra_steps * intra_latency + inter_steps * inter_latency;
+}
+
+double bucketed_all_gather_s(const ClusterSpec& cluster, const GroupSpan& span, double bytes, double calls,
+                             TierTraffic* traffic, double repeat) {
+  if (!cluster.ring_collectives) return all_gather_s(cluster, span, bytes, traffic, repeat);
+  // Bandwidth: the same bytes per tier as the hierarchical algorithm (a ring
+  // ordered node by node crosses each node boundary once per channel);
+  // latency: every call walks the whole ring.
+  TierTraffic local;
+  const double with_latency = hierarchical_s(cluster, span, bytes, 1.0, &local, 1.0);
+  double latency_once = 0;
+  for (int i = 0; i < span.tiers; ++i) {
+    const int inner = i > 0 ? span.members[i - 1] : 1;
+    if (span.members[i] > inner)
+      latency_once += (static_cast<double>(span.members[i]) / inner - 1.0) * span_tier(cluster, span, i).latency_s;
+  }
+  const double bandwidth_s = with_latency - latency_once;
+  const double latency_s = std::max(1.0, calls) * ring_latency_s(cluster, span);
+  if (traffic != nullptr) {
+    int outer = 0;
+    for (int i = 0; i < span.tiers; ++i) {
+      const int inner = i > 0 ? span.members[i - 1] : 1;
+      if (span.members[i] > inner) outer = i;
+      traffic->bytes[i] += repeat * local.bytes[i];
+      const double tier_latency =
+          span.members[i] > inner
+              ? (static_cast<double>(span.members[i]) / inner - 1.0) * span_tier(cluster, span, i).latency_s
+              : 0.0;
+      traffic->seconds[i] += repeat * (local.seconds[i] - tier_latency);
+    }
+    traffic->seconds[outer] += repeat * latency_s;
+  }
+  return bandwidth_s + latency_s;
+}
+
 double all_reduce_s(const ClusterSpec& cluster, const GroupSpan& span, double bytes, TierTraffic* traffic,
                     double repeat) {
   return hierarchical_s(cluster, span, bytes, 2.0, traffic, repeat);

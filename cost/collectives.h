@@ -46,6 +46,17 @@ double all_reduce_s(const ClusterSpec& cluster, const GroupSpan& span, double by
 /// All-gather or reduce-scatter; `bytes` is the full (gathered) size.
 double all_gather_s(const ClusterSpec& cluster, const GroupSpan& span, double bytes,
                     TierTraffic* traffic = nullptr, double repeat = 1.0);
+/// An all-gather or reduce-scatter issued as `calls` collectives of
+/// bytes / calls each (ZeRO's parameter and gradient buckets). With the
+/// cluster's hierarchical model this is all_gather_s (latency paid once,
+/// as calibrated); with ring_collectives every call pays the ring latency.
+double bucketed_all_gather_s(const ClusterSpec& cluster, const GroupSpan& span, double bytes, double calls,
+                             TierTraffic* traffic = nullptr, double repeat = 1.0);
+/// Latency of one ring all-gather / reduce-scatter over the group (RCCL's
+/// tuning model: base + intra-node steps x intra latency + inter-node steps x
+/// network latency).
+double ring_latency_s(const ClusterSpec& cluster, const GroupSpan& span);
+
 /// All-to-all where each rank holds `bytes` and sends (n-1)/n of it away.
 double all_to_all_s(const ClusterSpec& cluster, const GroupSpan& span, double bytes);
 /// One message of `bytes` between ranks `stride` apart.

@@ -1,6 +1,7 @@
 #include "cost/step_cost.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "cost/collectives.h"
 #include "cost/compute_time.h"
@@ -491,12 +492,21 @@ DpCost dp_cost(const ClusterSpec& cluster, const ParallelConfig& c, double param
     // partition) and the backward (over the secondary one: hpZ, or the
     // hierarchical scheme's), gradients reduce-scattered into their
     // partition; prefetching overlaps it with the micro-batch's compute.
-    const double gather_forward = all_gather_s(cluster, sub(g.forward, 1), weight_bytes, traffic, m);
+    // DeepSpeed issues one collective per bucket (stage3_prefetch_bucket_size
+    // 5e7 and reduce_bucket_size 5e8 elements, the values parplan emits);
+    // only ring collectives make the count matter.
+    const double gather_calls = std::ceil(params / 5e7);
+    const double reduce_calls = std::ceil(params / 5e8);
+    const double gather_forward =
+        bucketed_all_gather_s(cluster, sub(g.forward, 1), weight_bytes, gather_calls, traffic, m);
     const bool secondary = c.hierarchical_partition ? g.backward != g.forward : c.hpz_ranks > 1;
-    const double gather_backward = secondary
-                                       ? all_gather_s(cluster, sub(g.backward, 1), 2.0 * params, traffic, m)
-                                       : all_gather_s(cluster, sub(g.forward, 1), weight_bytes, traffic, m);
-    const double reduce = all_gather_s(cluster, sub(g.grads, 1), grad_bytes, traffic, m);
+    const double gather_backward =
+        secondary ? bucketed_all_gather_s(cluster, sub(g.backward, 1), 2.0 * params, gather_calls, traffic, m)
+                  : bucketed_all_gather_s(cluster, sub(g.forward, 1), weight_bytes, gather_calls, traffic, m);
+    // qgZ reduces through DeepSpeed's own hierarchical all-to-all (inside
+    // the node, then across nodes), not a ring.
+    const double reduce = c.qgz ? all_gather_s(cluster, sub(g.grads, 1), grad_bytes, traffic, m)
+                                : bucketed_all_gather_s(cluster, sub(g.grads, 1), grad_bytes, reduce_calls, traffic, m);
     const double per_micro_batch = gather_forward + gather_backward + reduce;
     // Once per step, between the replicas of partitions that do not span
     // the group: gradient shards reduce-scattered into the optimizer
@@ -504,11 +514,13 @@ DpCost dp_cost(const ClusterSpec& cluster, const ParallelConfig& c, double param
     // back into the weight partition. Flat ZeRO-3 has none of it.
     double per_step = 0;
     if (g.optimizer > g.grads)
-      per_step += all_gather_s(cluster, sub(g.optimizer / g.grads, g.grads), grad_bytes / g.grads, traffic, 1);
+      per_step += bucketed_all_gather_s(cluster, sub(g.optimizer / g.grads, g.grads), grad_bytes / g.grads,
+                                        std::ceil(params / g.grads / 5e8), traffic, 1);
     if (shard > g.optimizer)
       per_step += all_reduce_s(cluster, sub(shard / g.optimizer, g.optimizer), grad_bytes / g.optimizer, traffic, 1);
     if (g.optimizer > g.params)
-      per_step += all_gather_s(cluster, sub(g.optimizer / g.params, g.params), 2.0 * params / g.params, traffic, 1);
+      per_step += bucketed_all_gather_s(cluster, sub(g.optimizer / g.params, g.params), 2.0 * params / g.params,
+                                        std::ceil(params / g.params / 5e8), traffic, 1);
     const double hidden = c.overlap_grad_reduce ? window.compute_s : 0.0;
     // The step's exchange can use what one micro-batch leaves idle.
     const double slack = std::max(0.0, hidden - per_micro_batch);

@@ -92,6 +92,17 @@ struct ClusterSpec {
   /// groups. Empty for a uniform cluster.
   std::vector<NodeGroup> groups;
   NetworkTier inter_group;
+  /// How the collective library runs all-gather and reduce-scatter over a
+  /// group that spans nodes. false: the hierarchical model (each tier pays
+  /// its own latency once per collective; the calibrated default). true: one
+  /// ring over all the group's ranks, as NCCL and RCCL do (ring is their only
+  /// algorithm for these two): every collective pays base latency plus one
+  /// step latency per rank of the ring (the intra-node tier's for steps
+  /// inside a node, the network's for steps between nodes; RCCL's tuning
+  /// model), and ZeRO-3 issues one collective per parameter bucket.
+  bool ring_collectives = false;
+  /// Fixed latency of one collective call (ring_collectives only).
+  double collective_base_latency_s = 0;
   /// Attention kernel the cluster's software stack uses unless told otherwise.
   bool default_flash_attention = true;
   /// Launch conventions.

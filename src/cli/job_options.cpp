@@ -5,6 +5,7 @@
 #include "src/io/input_error.h"
 #include "src/io/job_loader.h"
 #include "src/io/model_loader.h"
+#include "src/search/search.h"
 
 namespace parplan {
 
@@ -129,8 +130,12 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
       throw InputError(std::string(flag) + " runs ZeRO stage 3, which cannot run with pipeline parallelism; use "
                        "--pp 1");
     c.zero = 3;
-    if (f.zeropp) apply_zeropp(r.cluster, c);
-    else apply_hierarchical_partition(c);
+    if (f.zeropp) {
+      apply_zeropp(r.cluster, c);
+    } else if (!apply_best_hierarchical_partition(r.model, r.cluster, r.job, c)) {
+      throw InputError("--hierarchical-partition: no partition level groups tile the data-parallel group of " +
+                       std::to_string(c.dp * c.cp) + " ranks on " + r.cluster.name);
+    }
   }
   if (const char* problem = placement_problem(r.cluster, c))
     throw InputError(std::string("config rejected: ") + problem);

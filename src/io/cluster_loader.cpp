@@ -71,7 +71,8 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
   try {
     YamlFields f(root, path);
     f.allow_only({"name", "source", "device", "ranks_per_node", "nodes", "tiers", "groups", "inter_group",
-                  "attention", "launcher", "frontier_launch"});
+                  "attention", "launcher", "frontier_launch", "collectives",
+                  "collective_latency_us"});
     ClusterSpec c;
     c.name = f.text("name");
     c.device = read_device(f.child("device"));
@@ -97,6 +98,10 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
     if (c.launcher_default != "torchrun" && c.launcher_default != "slurm")
       f.fail("launcher", "must be torchrun or slurm");
     c.frontier_launch = f.boolean("frontier_launch", false);
+    const std::string collectives = f.text("collectives", "hierarchical");
+    if (collectives != "hierarchical" && collectives != "ring") f.fail("collectives", "must be hierarchical or ring");
+    c.ring_collectives = collectives == "ring";
+    c.collective_base_latency_s = f.number_in("collective_latency_us", 0, 1e6, 0.0) * kMicro;
     if (f.has("groups")) {
       const YAML::Node groups = f.node("groups");
       if (!groups.IsSequence() || groups.size() == 0) f.fail("groups", "must be a non-empty list");

@@ -4,6 +4,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -55,6 +56,8 @@ struct Local {
   int structural_ok = 0;
 };
 
+constexpr int kPlacements = 4;
+
 // How ZeRO-3 shards: flat, ZeRO++ (DeepSpeed), or a hierarchical placement.
 struct ShardingChoice {
   bool zeropp = false;
@@ -78,20 +81,15 @@ int sharding_choices(const ClusterSpec& cluster, const SearchPins& pins, const P
     out[n++] = z;
   }
   if (pinned_zeropp || pins.hierarchical_partition == 0) return n;
-  using L = PartitionLevel;
-  // The 3-level scheme (weights per package, gradients per node, optimizer
-  // over the job), weights per node with a package secondary, and the
-  // MiCS-like node partition of weights and gradients.
-  const PartitionPlacement placements[3] = {{L::kPackage, L::kPackage, L::kNode, L::kJob},
-                                            {L::kNode, L::kPackage, L::kNode, L::kJob},
-                                            {L::kNode, L::kNode, L::kNode, L::kJob}};
-  int seen[3][4] = {};
+  const auto& placements = hierarchical_placements();
+  int seen[kPlacements][4] = {};
   int distinct = 0;
   for (const PartitionPlacement& p : placements) {
     const int ranks[4] = {partition_ranks(cluster, base, p.params), partition_ranks(cluster, base, p.params_secondary),
                           partition_ranks(cluster, base, p.grads), partition_ranks(cluster, base, p.optimizer)};
     // Nothing hierarchical about it when the partitions span the group.
-    if (ranks[2] == ranks[3] && ranks[0] == ranks[3]) continue;
+    const int shard = base.dp * base.cp;
+    if (ranks[0] == shard && ranks[1] == shard && ranks[2] == shard && ranks[3] == shard) continue;
     bool duplicate = false;
     for (int i = 0; i < distinct; ++i)
       duplicate = duplicate || (seen[i][0] == ranks[0] && seen[i][1] == ranks[1] && seen[i][2] == ranks[2] &&
@@ -116,6 +114,44 @@ std::vector<Recompute> recompute_choices(const JobSpec& job) {
 }
 
 }  // namespace
+
+const std::array<PartitionPlacement, 4>& hierarchical_placements() {
+  using L = PartitionLevel;
+  // The 3-level scheme (weights per package, gradients per node, optimizer
+  // over the job); weights per node with a package secondary; weights and
+  // gradients per node; and every state per node (MiCS-like: only the
+  // gradient all-reduce crosses nodes, once per step).
+  static const std::array<PartitionPlacement, 4> placements = {
+      PartitionPlacement{L::kPackage, L::kPackage, L::kNode, L::kJob},
+      PartitionPlacement{L::kNode, L::kPackage, L::kNode, L::kJob},
+      PartitionPlacement{L::kNode, L::kNode, L::kNode, L::kJob},
+      PartitionPlacement{L::kNode, L::kNode, L::kNode, L::kNode}};
+  return placements;
+}
+
+bool apply_best_hierarchical_partition(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                       ParallelConfig& config) {
+  bool found = false;
+  bool found_fits = false;
+  double best_s = 0;
+  ParallelConfig best = config;
+  for (const PartitionPlacement& placement : hierarchical_placements()) {
+    ParallelConfig candidate = config;
+    apply_hierarchical_partition(candidate, placement);
+    if (placement_problem(cluster, candidate) != nullptr || config_problem(model, job, candidate) != nullptr) continue;
+    const CostReport cost = estimate_cost(model, cluster, job, candidate);
+    const bool fits = cost.memory.fits;
+    // Prefer placements that fit, then the fastest.
+    if (!found || (fits && !found_fits) || (fits == found_fits && cost.time.step_s < best_s)) {
+      found = true;
+      found_fits = fits;
+      best_s = cost.time.step_s;
+      best = candidate;
+    }
+  }
+  if (found) config = best;
+  return found;
+}
 
 StageSplitInput stage_split_input(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                   const ParallelConfig& config, bool every_stage) {

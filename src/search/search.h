@@ -3,6 +3,7 @@
 // parallel with TBB, pruned by a lower bound on step time.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,14 @@ StageSplitInput stage_split_input(const ModelSpec& model, const ClusterSpec& clu
 /// differs from the even one; false when the even split is kept.
 bool apply_uneven_split(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                         ParallelConfig& config);
+
+/// The hierarchical placements the search tries (the 3-level scheme first).
+const std::array<PartitionPlacement, 4>& hierarchical_placements();
+/// Sets `config` to ZeRO-3 with hierarchical partitioning in the placement
+/// that is fastest for it (among those that fit, if any do); false when no
+/// placement can be laid on the cluster.
+bool apply_best_hierarchical_partition(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                       ParallelConfig& config);
 
 /// The fewest fully recomputed layers per model chunk that make `config` fit
 /// (closed form over the stage's memory, which falls linearly in the count);
