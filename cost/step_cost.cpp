@@ -384,84 +384,6 @@ StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const 
   return t;
 }
 
-}  // namespace
-
-int partition_ranks(const ClusterSpec& cluster, const ParallelConfig& config, PartitionLevel level) {
-  const GroupSpan span = group_span_at(cluster, config.dp * config.cp, config.tp, 0);
-  return level_ranks(cluster, span, level);
-}
-
-void apply_zeropp(const ClusterSpec& cluster, ParallelConfig& c) {
-  c.zero = 3;
-  c.hierarchical_partition = false;
-  c.hpz_ranks = std::max(1, partition_ranks(cluster, c, PartitionLevel::kNode));
-  c.qwz = c.qgz = true;
-}
-
-void apply_hierarchical_partition(ParallelConfig& c, const PartitionPlacement& placement) {
-  c.zero = 3;
-  c.hierarchical_partition = true;
-  c.partition = placement;
-  c.hpz_ranks = 1;
-  c.qwz = c.qgz = true;
-}
-
-const char* placement_problem(const ClusterSpec& cluster, const ParallelConfig& c) {
-  if (!c.hierarchical_partition) return nullptr;
-  const int shard = c.dp * c.cp;
-  const PartitionLevel levels[4] = {c.partition.params, c.partition.params_secondary, c.partition.grads,
-                                    c.partition.optimizer};
-  int previous = 1;
-  for (PartitionLevel level : {PartitionLevel::kPackage, PartitionLevel::kNode, PartitionLevel::kJob}) {
-    const int ranks = partition_ranks(cluster, c, level);
-    if (shard % ranks != 0 || ranks % previous != 0)
-      return "a partition level's ranks must divide the data-parallel group (and the next level's)";
-    previous = ranks;
-  }
-  for (PartitionLevel level : levels)
-    if (partition_ranks(cluster, c, level) < 1) return "a partition level holds no rank";
-  return nullptr;
-}
-
-MemoryBreakdown estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                                const ParallelConfig& config) {
-  return memory_breakdown(model, cluster, job, config);
-}
-
-StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                                     const ParallelConfig& config, int stage) {
-  StageCoefficients k;
-  const PerLayerCosts costs = per_layer_costs(model, cluster, job, config);
-  // Time and memory are affine in the stage's layer count: read the slope
-  // and intercept off one and two layers.
-  // With full recomputation of every layer (recompute_layers 0) time and
-  // memory stay affine; with a fixed count they are read off as if every
-  // layer were recomputed.
-  ParallelConfig as_given = config;
-  if (as_given.recompute == Recompute::kFull) as_given.recompute_layers = 0;
-  const StageLoad one = stage_load(model, job, as_given, stage, 1);
-  const StageLoad two = stage_load(model, job, as_given, stage, 2);
-  const StageTime t1 = stage_time(as_given, costs, one);
-  const StageTime t2 = stage_time(as_given, costs, two);
-  k.layer_time_s = t2.total() - t1.total();
-  k.extra_time_s = t1.total() - k.layer_time_s;
-  const StageMemory m1 = stage_memory(model, cluster, job, as_given, one, stage);
-  const StageMemory m2 = stage_memory(model, cluster, job, as_given, two, stage);
-  k.layer_memory_bytes = m2.peak_bytes - m1.peak_bytes;
-  k.fixed_memory_bytes = m1.peak_bytes - k.layer_memory_bytes;
-  // Full recomputation of one layer: its forward (and tp traffic) again, and
-  // the activations it keeps shrink to its input.
-  k.recompute_time_s = (costs.dense.forward_s + costs.comm.tp_forward_s + costs.comm.cp_forward_s);
-  ParallelConfig stored = config;
-  stored.recompute = Recompute::kNone;
-  ActivationShape shape = activation_shape(job, stored);
-  const double kept = layer_activation_bytes(model, shape) - layer_input_bytes(model, shape);
-  k.recompute_saved_bytes =
-      in_flight_micro_batches(config, stage) * kept * (1.0 + cluster.device.allocator_headroom_fraction);
-  return k;
-}
-
-namespace {
 
 // Data-parallel communication of one stage in one step.
 struct DpCost {
@@ -539,6 +461,89 @@ DpCost dp_cost(const ClusterSpec& cluster, const ParallelConfig& c, double param
 }
 
 }  // namespace
+
+int partition_ranks(const ClusterSpec& cluster, const ParallelConfig& config, PartitionLevel level) {
+  const GroupSpan span = group_span_at(cluster, config.dp * config.cp, config.tp, 0);
+  return level_ranks(cluster, span, level);
+}
+
+void apply_zeropp(const ClusterSpec& cluster, ParallelConfig& c) {
+  c.zero = 3;
+  c.hierarchical_partition = false;
+  c.hpz_ranks = std::max(1, partition_ranks(cluster, c, PartitionLevel::kNode));
+  c.qwz = c.qgz = true;
+}
+
+void apply_hierarchical_partition(ParallelConfig& c, const PartitionPlacement& placement) {
+  c.zero = 3;
+  c.hierarchical_partition = true;
+  c.partition = placement;
+  c.hpz_ranks = 1;
+  c.qwz = c.qgz = true;
+}
+
+const char* placement_problem(const ClusterSpec& cluster, const ParallelConfig& c) {
+  if (!c.hierarchical_partition) return nullptr;
+  const int shard = c.dp * c.cp;
+  const PartitionLevel levels[4] = {c.partition.params, c.partition.params_secondary, c.partition.grads,
+                                    c.partition.optimizer};
+  int previous = 1;
+  for (PartitionLevel level : {PartitionLevel::kPackage, PartitionLevel::kNode, PartitionLevel::kJob}) {
+    const int ranks = partition_ranks(cluster, c, level);
+    if (shard % ranks != 0 || ranks % previous != 0)
+      return "a partition level's ranks must divide the data-parallel group (and the next level's)";
+    previous = ranks;
+  }
+  for (PartitionLevel level : levels)
+    if (partition_ranks(cluster, c, level) < 1) return "a partition level holds no rank";
+  return nullptr;
+}
+
+MemoryBreakdown estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                const ParallelConfig& config) {
+  return memory_breakdown(model, cluster, job, config);
+}
+
+StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                     const ParallelConfig& config, int stage) {
+  StageCoefficients k;
+  const PerLayerCosts costs = per_layer_costs(model, cluster, job, config, stage);
+  // Time and memory are affine in the stage's layer count: read the slope
+  // and intercept off one and two layers.
+  // With full recomputation of every layer (recompute_layers 0) time and
+  // memory stay affine; with a fixed count they are read off as if every
+  // layer were recomputed.
+  ParallelConfig as_given = config;
+  if (as_given.recompute == Recompute::kFull) as_given.recompute_layers = 0;
+  const StageLoad one = stage_load(model, job, as_given, stage, 1);
+  const StageLoad two = stage_load(model, job, as_given, stage, 2);
+  const StageTime t1 = stage_time(as_given, costs, one);
+  const StageTime t2 = stage_time(as_given, costs, two);
+  double total1 = t1.total(), total2 = t2.total();
+  if (cluster.heterogeneous()) {
+    // Stages on different fabrics differ in their data-parallel exchange:
+    // spread its exposed time over the step's micro-batches.
+    const int m = std::max(1, as_given.micro_batches());
+    total1 += dp_cost(cluster, as_given, one.params, t1, m, stage, nullptr).exposed_s / m;
+    total2 += dp_cost(cluster, as_given, two.params, t2, m, stage, nullptr).exposed_s / m;
+  }
+  k.layer_time_s = total2 - total1;
+  k.extra_time_s = total1 - k.layer_time_s;
+  const StageMemory m1 = stage_memory(model, cluster, job, as_given, one, stage);
+  const StageMemory m2 = stage_memory(model, cluster, job, as_given, two, stage);
+  k.layer_memory_bytes = m2.peak_bytes - m1.peak_bytes;
+  k.fixed_memory_bytes = m1.peak_bytes - k.layer_memory_bytes;
+  // Full recomputation of one layer: its forward (and tp traffic) again, and
+  // the activations it keeps shrink to its input.
+  k.recompute_time_s = (costs.dense.forward_s + costs.comm.tp_forward_s + costs.comm.cp_forward_s);
+  ParallelConfig stored = config;
+  stored.recompute = Recompute::kNone;
+  ActivationShape shape = activation_shape(job, stored);
+  const double kept = layer_activation_bytes(model, shape) - layer_input_bytes(model, shape);
+  k.recompute_saved_bytes =
+      in_flight_micro_batches(config, stage) * kept * (1.0 + cluster.device.allocator_headroom_fraction);
+  return k;
+}
 
 CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                          const ParallelConfig& c) {

@@ -13,7 +13,9 @@ int run_estimate(const JobFlags& flags) {
   const ParallelConfig config = config_from_flags(flags, r);
   const CostReport cost = estimate_cost(r.model, r.cluster, r.job, config);
   if (flags.format == "json") {
-    std::cout << cost_json(r.model, config, cost, r.job.seq).dump(2) << "\n";
+    nlohmann::ordered_json j = cost_json(r.model, config, cost, r.job.seq);
+    j["traffic"] = traffic_json(r.cluster, cost);
+    std::cout << j.dump(2) << "\n";
   } else {
     std::cout << cost_table(r.model, r.cluster, config, cost);
   }

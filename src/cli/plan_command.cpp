@@ -5,6 +5,7 @@
 #include "src/cli/commands.h"
 #include "src/emit/emit.h"
 #include "src/io/input_error.h"
+#include "src/plan/placement.h"
 #include "src/plan/planner.h"
 #include "src/report/json_report.h"
 #include "src/report/table_report.h"
@@ -69,8 +70,16 @@ int run_plan(const PlanFlags& flags) {
               << ")\n";
   }
   const RankedConfig& best = result.ranked.front();
+  // The notes describe the plan actually reported (after engine filtering).
+  result.notes = plan_notes(r.model, r.cluster, r.job, best.config, best.cost);
+  for (const std::string& note :
+       deepspeed_extension_notes(Plan{r.model, r.cluster, r.job, best.config, best.cost}))
+    result.notes.push_back(note);
   if (flags.job.format == "json") {
     nlohmann::ordered_json j = cost_json(r.model, best.config, best.cost, r.job.seq);
+    j["traffic"] = traffic_json(r.cluster, best.cost);
+    j["placement"] = placement_json(place_groups(r.cluster, best.config));
+    j["notes"] = result.notes;
     j["search"] = {{"candidates", result.search.stats.candidates},
                    {"evaluated", result.search.stats.evaluated},
                    {"feasible", result.search.stats.feasible},
@@ -87,6 +96,10 @@ int run_plan(const PlanFlags& flags) {
               << " s)\n"
               << alternatives_table(result.ranked);
     if (!result.certificates.empty()) std::cout << "\n" << certificates_table(result.certificates);
+    if (!result.notes.empty()) {
+      std::cout << "\nwhy this plan\n";
+      for (const std::string& note : result.notes) std::cout << "  - " << note << "\n";
+    }
   }
   return 0;
 }

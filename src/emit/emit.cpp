@@ -45,6 +45,10 @@ const char* engine_name(Engine engine) {
   return "torchtitan";
 }
 
+std::vector<std::string> deepspeed_extension_notes(const Plan& plan) {
+  return emit_detail::hierarchical_extension_notes(plan);
+}
+
 const char* launcher_name(Launcher launcher) { return launcher == Launcher::kSlurm ? "slurm" : "torchrun"; }
 
 namespace emit_detail {

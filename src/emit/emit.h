@@ -36,6 +36,11 @@ struct EmitOptions {
 /// accepts the plan.
 std::vector<std::string> engine_rule_violations(const Plan& plan, Engine engine);
 
+/// What stock DeepSpeed cannot express of the plan's hierarchical placement
+/// (the parts that need the low-bandwidth-partitioning extension), one
+/// sentence each; empty without hierarchical partitioning.
+std::vector<std::string> deepspeed_extension_notes(const Plan& plan);
+
 /// Writes the launch files and returns their paths, the entry point first
 /// (DIR/launch.sh under torchrun, DIR/job.sbatch under Slurm). Throws
 /// InputError when a rule is violated (all messages, one per line) or out_dir

@@ -1,5 +1,6 @@
 #include "src/plan/planner.h"
 
+#include <cstdio>
 #include <stdexcept>
 
 #include "cost/step_cost.h"
@@ -7,7 +8,9 @@
 #include "solvers/solve.h"
 #include "solvers/stage_split.h"
 #include "cost/stage_layout.h"
+#include "src/search/search.h"
 #include "src/io/input_error.h"
+#include "src/plan/placement.h"
 
 namespace parplan {
 
@@ -62,6 +65,88 @@ std::vector<SolverCertificate> certify(const ModelSpec& model, const ClusterSpec
   return certificates;
 }
 
+namespace {
+std::string fmt(const char* format, double a = 0, double b = 0, double c = 0, double d = 0, double e = 0) {
+  char text[512];
+  std::snprintf(text, sizeof text, format, a, b, c, d, e);
+  return text;
+}
+
+// Bytes (or seconds) per GPU per step over the tiers outside a node.
+double cross_node(const ClusterSpec& cluster, const CostReport& cost, bool seconds) {
+  double sum = 0;
+  for (std::size_t i = 0; i < cluster.tiers.size() && i < cost.dp_traffic.bytes.size(); ++i)
+    if (cluster.tiers[i].ranks == 0 || cluster.tiers[i].ranks > cluster.ranks_per_node)
+      sum += seconds ? cost.dp_traffic.seconds[i] : cost.dp_traffic.bytes[i];
+  return sum;
+}
+double cross_node_bytes(const ClusterSpec& cluster, const CostReport& cost) { return cross_node(cluster, cost, false); }
+
+const char* level(PartitionLevel l) {
+  return l == PartitionLevel::kPackage ? "package" : l == PartitionLevel::kNode ? "node" : "job";
+}
+}  // namespace
+
+std::vector<std::string> plan_notes(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                    const ParallelConfig& c, const CostReport& cost) {
+  std::vector<std::string> notes;
+  if (c.zero == 3 && (c.hierarchical_partition || c.zeropp())) {
+    ParallelConfig flat = c;
+    flat.hierarchical_partition = false;
+    flat.hpz_ranks = 1;
+    flat.qwz = flat.qgz = false;
+    ParallelConfig zpp = flat;
+    apply_zeropp(cluster, zpp);
+    const CostReport flat_cost = estimate_cost(model, cluster, job, flat);
+    const CostReport zpp_cost = estimate_cost(model, cluster, job, zpp);
+    const double t = cost.throughput.model_tflops_per_gpu;
+    if (c.hierarchical_partition) {
+      notes.push_back(
+          "hierarchical partitioning (weights per " + std::string(level(c.partition.params)) + ", backward copy per " +
+          level(c.partition.params_secondary) + ", gradients per " + level(c.partition.grads) + ", optimizer per " +
+          level(c.partition.optimizer) + "): " +
+          fmt("%.1f TFLOP/s per GPU against %.1f with ZeRO++ and %.1f with ZeRO-3 on the same mesh (%.2fx over ZeRO++)",
+              t, zpp_cost.throughput.model_tflops_per_gpu, flat_cost.throughput.model_tflops_per_gpu,
+              t / std::max(1e-12, zpp_cost.throughput.model_tflops_per_gpu)));
+      notes.push_back(fmt("why: the per-micro-batch gathers and reduce-scatters stay inside the package/node and "
+                          "only the exchange between partition replicas crosses nodes, once per step: %.2f GB per GPU "
+                          "per step against %.2f GB with ZeRO++ and %.2f GB with ZeRO-3",
+                          cross_node_bytes(cluster, cost) / 1e9, cross_node_bytes(cluster, zpp_cost) / 1e9,
+                          cross_node_bytes(cluster, flat_cost) / 1e9) +
+                      fmt(", %.2f s of cross-node transfers and ring latency against %.2f s and %.2f s; "
+                          "data-parallel time left exposed %.3f s against %.3f s with ZeRO++",
+                          cross_node(cluster, cost, true), cross_node(cluster, zpp_cost, true),
+                          cross_node(cluster, flat_cost, true), cost.time.dp_comm_s, zpp_cost.time.dp_comm_s) +
+                      fmt(" (memory %.1f GB per GPU against %.1f GB with ZeRO++)", cost.memory.peak_bytes / 1e9,
+                          zpp_cost.memory.peak_bytes / 1e9));
+    } else {
+      notes.push_back(fmt("ZeRO++ (hpZ over %.0f ranks, qwZ, qgZ): %.1f TFLOP/s per GPU against %.1f with ZeRO-3; "
+                          "cross-node traffic %.2f GB per GPU per step against %.2f GB",
+                          c.hpz_ranks, t, flat_cost.throughput.model_tflops_per_gpu,
+                          cross_node_bytes(cluster, cost) / 1e9, cross_node_bytes(cluster, flat_cost) / 1e9));
+    }
+  }
+  if (cluster.heterogeneous()) {
+    const Placement placement = place_groups(cluster, c);
+    const bool inside = collectives_inside_node_groups(placement, cluster);
+    std::string stages;
+    const int stride = c.tp * c.cp * c.dp;
+    for (int s = 0; s < c.pp; ++s) {
+      stages += (s ? ", " : "") + std::string("stage ") + std::to_string(s) + " (" +
+                std::to_string(stage_layers(model.layers, c, s)) + " layers) on " + node_group_name(cluster, s * stride);
+    }
+    notes.push_back(std::string(inside ? "placement: every tp and dp group stays inside one node group; only "
+                                         "pipeline point-to-point traffic crosses groups"
+                                       : "placement: some tp or dp groups span node groups and run at the speed of "
+                                         "the link between groups") +
+                    "; " + stages);
+    if (c.custom_split())
+      notes.push_back("layers split unevenly by the stage-split formulation (per-stage speed from each node group's "
+                      "fabric): slower stages get fewer layers; Megatron expresses only first/last stage counts");
+  }
+  return notes;
+}
+
 PlannerResult plan_job(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                        const PlannerOptions& options) {
   SolverBackend backend;
@@ -76,8 +161,11 @@ PlannerResult plan_job(const ModelSpec& model, const ClusterSpec& cluster, const
   search.top_k = options.top_k;
   result.search = search_configs(model, cluster, job, search);
   result.ranked = result.search.best;
-  if (!result.ranked.empty()) result.certificates = certify(model, cluster, job, result.ranked.front().config, backend,
-                                                            options.solver_time_limit_s);
+  if (!result.ranked.empty()) {
+    result.certificates = certify(model, cluster, job, result.ranked.front().config, backend,
+                                  options.solver_time_limit_s);
+    result.notes = plan_notes(model, cluster, job, result.ranked.front().config, result.ranked.front().cost);
+  }
   return result;
 }
 

@@ -24,7 +24,15 @@ struct PlannerResult {
   SearchResult search;
   /// Certificates of the MILPs solved for the best plan.
   std::vector<SolverCertificate> certificates;
+  /// Why the best plan is shaped as it is (ZeRO++ / hierarchical partitioning
+  /// against the alternatives, placement on a heterogeneous cluster), one
+  /// sentence each.
+  std::vector<std::string> notes;
 };
+
+/// The notes of a plan (see PlannerResult::notes).
+std::vector<std::string> plan_notes(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                    const ParallelConfig& config, const CostReport& cost);
 
 /// Solves the plan's formulations (stage split when pp > 1 and vp == 1,
 /// recomputation per stage with full recompute) with `backend`.

@@ -3,9 +3,20 @@
 #include <cmath>
 
 #include "cost/parameters.h"
+#include "cost/stage_layout.h"
+#include "src/io/cluster_loader.h"
 #include "src/io/job_loader.h"
 
 namespace parplan {
+
+const char* partition_level_name(PartitionLevel level) {
+  switch (level) {
+    case PartitionLevel::kPackage: return "package";
+    case PartitionLevel::kNode: return "node";
+    case PartitionLevel::kJob: break;
+  }
+  return "job";
+}
 
 nlohmann::ordered_json config_json(const ParallelConfig& c) {
   nlohmann::ordered_json j;
@@ -26,6 +37,15 @@ nlohmann::ordered_json config_json(const ParallelConfig& c) {
   j["last_stage_layers"] = c.last_stage_layers;
   j["zeropp"] = c.zeropp();
   j["hierarchical_partition"] = c.hierarchical_partition;
+  j["hpz_ranks"] = c.hpz_ranks;
+  j["qwz"] = c.qwz;
+  j["qgz"] = c.qgz;
+  if (c.hierarchical_partition) {
+    j["partition"] = {{"params", partition_level_name(c.partition.params)},
+                      {"params_secondary", partition_level_name(c.partition.params_secondary)},
+                      {"grads", partition_level_name(c.partition.grads)},
+                      {"optimizer", partition_level_name(c.partition.optimizer)}};
+  }
   return j;
 }
 
@@ -33,6 +53,9 @@ nlohmann::ordered_json cost_json(const ModelSpec& model, const ParallelConfig& c
                                  int seq) {
   nlohmann::ordered_json j;
   j["config"] = config_json(config);
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  for (int s = 0; s < config.pp; ++s) layers.push_back(stage_layers(model.layers, config, s));
+  j["config"]["stage_layers"] = layers;
   j["model"] = {{"name", model.name},
                 {"params", cost.params},
                 {"active_params", active_params(model, seq)},
@@ -55,6 +78,7 @@ nlohmann::ordered_json cost_json(const ModelSpec& model, const ParallelConfig& c
                  {"grads_bytes", m.grads_bytes},
                  {"optimizer_bytes", m.optimizer_bytes},
                  {"activations_bytes", m.activations_bytes},
+                 {"params_secondary_bytes", m.params_secondary_bytes},
                  {"activations_per_layer_bytes", m.activations_per_layer_bytes},
                  {"buffers_bytes", m.buffers_bytes},
                  {"capacity_bytes", m.capacity_bytes},
@@ -88,6 +112,38 @@ nlohmann::ordered_json certificates_json(const std::vector<SolverCertificate>& c
                     {"time_s", c.time_s}});
   }
   return list;
+}
+
+}  // namespace parplan
+
+namespace parplan {
+
+nlohmann::ordered_json traffic_json(const ClusterSpec& cluster, const CostReport& cost) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < cluster.tiers.size() && i < cost.dp_traffic.bytes.size(); ++i) {
+    const bool outer = i + 1 == cluster.tiers.size();
+    list.push_back({{"tier", cluster.heterogeneous() && outer ? std::string("inter-node") : cluster.tiers[i].name},
+                    {"nic", cluster.heterogeneous() && outer ? "inter-node" : nic_name(cluster.tiers[i].nic)},
+                    {"dp_bytes", cost.dp_traffic.bytes[i]},
+                    {"dp_seconds", cost.dp_traffic.seconds[i]}});
+  }
+  return list;
+}
+
+nlohmann::ordered_json placement_json(const Placement& placement) {
+  const auto groups = [](const std::vector<PlacedGroup>& list) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const PlacedGroup& g : list) {
+      nlohmann::ordered_json nic;
+      if (g.nics.size() == 1)
+        nic = g.nics.front();
+      else
+        nic = g.nics;
+      out.push_back({{"ranks", g.ranks}, {"nic", nic}});
+    }
+    return out;
+  };
+  return {{"tp", groups(placement.tp)}, {"dp", groups(placement.dp)}, {"pp", groups(placement.pp)}};
 }
 
 }  // namespace parplan

@@ -9,11 +9,27 @@
 
 namespace parplan {
 
+/// "package" | "node" | "job".
+const char* partition_level_name(PartitionLevel level);
+
 nlohmann::ordered_json config_json(const ParallelConfig& config);
 /// { config, model, time, throughput, memory, limiter }
 nlohmann::ordered_json cost_json(const ModelSpec& model, const ParallelConfig& config, const CostReport& cost,
                                  int seq);
 
+}  // namespace parplan
+
+#include <string>
+#include <vector>
+
+#include "cost/spec/cluster_spec.h"
+#include "src/plan/placement.h"
+
+namespace parplan {
+/// [{ tier, nic, bytes, seconds }]: data-parallel traffic per tier per step.
+nlohmann::ordered_json traffic_json(const ClusterSpec& cluster, const CostReport& cost);
+/// { tp: [{ranks, nic}], dp: [...], pp: [...] }; nic a string or a list.
+nlohmann::ordered_json placement_json(const Placement& placement);
 }  // namespace parplan
 
 #include <vector>

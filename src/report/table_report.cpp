@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "src/io/job_loader.h"
+#include "src/report/json_report.h"
 
 namespace parplan {
 
@@ -24,6 +25,16 @@ std::string config_line(const ParallelConfig& c) {
   if (c.recompute == Recompute::kFull && c.recompute_layers > 0) out << " (" << c.recompute_layers << " layers/chunk)";
   if (c.first_stage_layers > 0 || c.last_stage_layers > 0)
     out << "  stages first/last " << c.first_stage_layers << "/" << c.last_stage_layers << " layers";
+  if (c.custom_split()) {
+    out << "  stage layers";
+    for (int i = 0; i < c.pp && i < ParallelConfig::kMaxSplitStages; ++i) out << (i ? "/" : " ") << c.stage_split[i];
+  }
+  if (c.zeropp()) out << "  ZeRO++ (hpZ " << c.hpz_ranks << (c.qwz ? ", qwZ" : "") << (c.qgz ? ", qgZ" : "") << ")";
+  if (c.hierarchical_partition)
+    out << "  hierarchical partition (weights " << partition_level_name(c.partition.params) << ", secondary "
+        << partition_level_name(c.partition.params_secondary) << ", gradients "
+        << partition_level_name(c.partition.grads) << ", optimizer " << partition_level_name(c.partition.optimizer)
+        << ")";
   out << "  attention " << (c.flash_attention ? "flash" : "unfused");
   return out.str();
 }
@@ -60,7 +71,21 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
   out << "  activations        " << format("%.2f GB (%.3f GB per layer per micro-batch)", gb(m.activations_bytes),
                                            gb(m.activations_per_layer_bytes))
       << "\n";
-  out << "  buffers, runtime   " << format("%.2f GB", gb(m.buffers_bytes)) << "\n\n";
+  out << "  buffers, runtime   " << format("%.2f GB", gb(m.buffers_bytes)) << "\n";
+  if (m.params_secondary_bytes > 0)
+    out << "  (of parameters: secondary partition " << format("%.2f GB", gb(m.params_secondary_bytes)) << ")\n";
+  out << "\n";
+  bool any_traffic = false;
+  for (double b : r.dp_traffic.bytes) any_traffic = any_traffic || b > 0;
+  if (any_traffic) {
+    out << "dp traffic per step  (per GPU, before overlap)\n";
+    for (std::size_t i = 0; i < cluster.tiers.size() && i < r.dp_traffic.bytes.size(); ++i) {
+      if (r.dp_traffic.bytes[i] <= 0) continue;
+      out << "  " << cluster.tiers[i].name << std::string(cluster.tiers[i].name.size() < 17 ? 17 - cluster.tiers[i].name.size() : 1, ' ')
+          << format("  %8.2f GB  %8.3f s", gb(r.dp_traffic.bytes[i]), r.dp_traffic.seconds[i]) << "\n";
+    }
+    out << "\n";
+  }
   if (!m.fits) {
     out << "does not fit: needs " << format("%.1f GB more per GPU", gb(m.peak_bytes - m.capacity_bytes))
         << "; try more recomputation, a higher ZeRO stage, or larger tp/pp\n";

@@ -158,7 +158,10 @@ StageSplitInput stage_split_input(const ModelSpec& model, const ClusterSpec& clu
   StageSplitInput in;
   in.layers = model.layers;
   in.stages = config.pp;
-  in.equal_middle_stages = true;
+  // Megatron's layout (equal middle stages) on a uniform cluster; on a
+  // heterogeneous one every stage runs at its own speed: the general split.
+  in.equal_middle_stages = !cluster.heterogeneous();
+  if (cluster.heterogeneous()) every_stage = true;
   in.layer_time_s.resize(config.pp);
   in.extra_time_s.resize(config.pp);
   in.layer_memory_bytes.resize(config.pp);
@@ -166,6 +169,7 @@ StageSplitInput stage_split_input(const ModelSpec& model, const ClusterSpec& clu
   in.memory_cap_bytes.assign(config.pp, cluster.device.hbm_bytes);
   ParallelConfig even = config;
   even.first_stage_layers = even.last_stage_layers = 0;
+  even.stage_split = {};
   // Stage 1 holds the most in-flight micro-batches of the middle stages, so
   // unless asked for every stage it stands for all of them.
   StageCoefficients middle;
@@ -194,6 +198,24 @@ bool apply_uneven_split(const ModelSpec& model, const ClusterSpec& cluster, cons
   if (even) return false;
   config.first_stage_layers = first;
   config.last_stage_layers = last;
+  return true;
+}
+
+bool apply_heterogeneous_split(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                               ParallelConfig& config) {
+  if (!cluster.heterogeneous() || config.pp < 2 || config.vp != 1 || config.pp > ParallelConfig::kMaxSplitStages)
+    return false;
+  ParallelConfig even = config;
+  even.first_stage_layers = even.last_stage_layers = 0;
+  even.stage_split = {};
+  if (model.layers % config.pp != 0) return false;
+  const StageSplitResult split = stage_split_fast(stage_split_input(model, cluster, job, even, true));
+  if (!split.feasible()) return false;
+  bool uneven = false;
+  for (int s = 0; s < config.pp; ++s) uneven = uneven || split.layers_per_stage[s] != model.layers / config.pp;
+  if (!uneven) return false;
+  config = even;
+  for (int s = 0; s < config.pp; ++s) config.stage_split[s] = static_cast<std::uint16_t>(split.layers_per_stage[s]);
   return true;
 }
 
@@ -269,7 +291,8 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
         // Layouts: the even split when Megatron accepts it, and the optimal
         // uneven first/last split (stage-split formulation, exact fast path).
         ParallelConfig uneven = base;
-        const bool has_uneven = apply_uneven_split(model, cluster, job, uneven);
+        const bool has_uneven = cluster.heterogeneous() ? apply_heterogeneous_split(model, cluster, job, uneven)
+                                                        : apply_uneven_split(model, cluster, job, uneven);
         for (int layout = 0; layout < 2; ++layout) {
           if (layout == 1 && !has_uneven) break;
           if (layout == 1) base = uneven;

@@ -65,6 +65,12 @@ const std::array<PartitionPlacement, 4>& hierarchical_placements();
 bool apply_best_hierarchical_partition(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                        ParallelConfig& config);
 
+/// Heterogeneous clusters: sets config.stage_split to the optimal general
+/// split (every stage its own layer count, slower stages fewer layers) when
+/// it differs from the even one; false otherwise or on uniform clusters.
+bool apply_heterogeneous_split(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                               ParallelConfig& config);
+
 /// The fewest fully recomputed layers per model chunk that make `config` fit
 /// (closed form over the stage's memory, which falls linearly in the count);
 /// -1 when even recomputing every layer does not fit.
