@@ -55,6 +55,18 @@ namespace emit_detail {
 
 std::string str(long long value) { return std::to_string(value); }
 
+bool megatron_split(const ParallelConfig& c, ParallelConfig& out) {
+  out = c;
+  if (!c.custom_split()) return true;
+  out.stage_split = {};
+  if (c.pp > ParallelConfig::kMaxSplitStages) return false;
+  for (int s = 2; s + 1 < c.pp; ++s)
+    if (c.stage_split[s] != c.stage_split[1]) return false;
+  out.first_stage_layers = c.stage_split[0];
+  out.last_stage_layers = c.stage_split[c.pp - 1];
+  return true;
+}
+
 int world_size(const Plan& plan) { return plan.job.gpus > 0 ? plan.job.gpus : plan.config.world(); }
 
 Layout layout_of(const Plan& plan) {
@@ -154,6 +166,19 @@ std::vector<fs::path> emit_launch_files(const Plan& plan, const EmitOptions& opt
   }
   if (options.engine == Engine::kTorchtitan) {
     files.files.push_back({"torchtitan.toml", emit_detail::torchtitan_toml(plan), false});
+  }
+  if (plan.cluster.heterogeneous()) {
+    // Rank order and the NCCL settings of each node group.
+    const emit_detail::Layout layout = emit_detail::layout_of(plan);
+    bool has_hostfile = false;
+    for (auto& file : files.files) {
+      if (file.name == "hostfile") {
+        file.text = emit_detail::rank_order_hostfile(plan, layout);
+        has_hostfile = true;
+      }
+    }
+    if (!has_hostfile) files.files.push_back({"hostfile", emit_detail::rank_order_hostfile(plan, layout), false});
+    files.files.push_back({"nccl_env.sh", emit_detail::nccl_env_script(plan, layout), false});
   }
 
   // Write everything into a temporary sibling, then rename it into place.

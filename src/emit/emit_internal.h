@@ -35,6 +35,11 @@ std::string str(long long value);
 // Each returns the arguments of pretrain_gpt.py as tokens; the data/tokenizer
 // arguments that only the user knows are appended by the launch script.
 
+/// The config with an arbitrary per-stage split (stage_split) rewritten as
+/// Megatron's first/last stage layer counts; false when the middle stages
+/// differ (Megatron has no per-stage list).
+bool megatron_split(const ParallelConfig& config, ParallelConfig& out);
+
 /// Megatron-LM main (megatron/training/arguments.py).
 std::vector<std::string> megatron_args(const Plan& plan);
 /// Megatron-DeepSpeed (megatron/arguments.py of deepspeedai/Megatron-DeepSpeed),
@@ -58,6 +63,17 @@ std::vector<std::string> hierarchical_extension_notes(const Plan& plan);
 nlohmann::json deepspeed_config(const Plan& plan, Engine engine);
 /// DeepSpeed launcher hostfile: one "host slots=N" line per node.
 std::string deepspeed_hostfile(const Layout& layout);
+
+// --- heterogeneous clusters -------------------------------------------------------
+
+/// Hostfile in rank order: node group by node group on a heterogeneous
+/// cluster (host names GROUP-node-K, to be renamed), worker-N otherwise.
+std::string rank_order_hostfile(const Plan& plan, const Layout& layout);
+/// nccl_env.sh: NCCL_NET / NCCL_IB_HCA / NCCL_IB_GID_INDEX per node group,
+/// chosen by the node rank; NCCL_SOCKET_IFNAME for the link between groups.
+std::string nccl_env_script(const Plan& plan, const Layout& layout);
+/// "ib" | "roce" | "ethernet" | "slingshot" | "intra-node".
+std::string nic_label(NicKind nic);
 
 // --- torchtitan ----------------------------------------------------------------
 

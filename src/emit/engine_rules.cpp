@@ -76,7 +76,16 @@ void common_rules(const Plan& p, Rules& r) {
 // Megatron's pipeline split: validate_args (even split) and
 // TransformerConfig.__post_init__ "Uneven PP" (first/last stage layers).
 void megatron_layer_rules(const Plan& p, Rules& r) {
-  const ParallelConfig& c = p.config;
+  ParallelConfig split = p.config;
+  if (!emit_detail::megatron_split(p.config, split)) {
+    std::string layers;
+    for (int i = 0; i < p.config.pp; ++i) layers += (i ? "/" : "") + s(p.config.stage_split[i]);
+    r.check(true, "the plan splits the layers " + layers +
+                      " over the stages; Megatron takes only first and last stage counts "
+                      "(--decoder-first/last-pipeline-num-layers) with equal middle stages.");
+    return;
+  }
+  const ParallelConfig& c = split;
   const int layers = p.model.layers;
   if (c.pp < 1 || c.vp < 1 || layers <= 0) return;
   const bool uneven = c.first_stage_layers > 0 || c.last_stage_layers > 0;
@@ -246,7 +255,7 @@ void deepspeed_rules(const Plan& p, Engine engine, Rules& r) {
   r.check(c.cp > 1, "context parallelism (cp " + s(c.cp) +
                         ") has no DeepSpeed equivalent parplan can write (Ulysses is a different split).");
   r.check(c.vp > 1, "DeepSpeed's pipeline engine has no interleaved schedule (vp " + s(c.vp) + ").");
-  r.check(c.first_stage_layers > 0 || c.last_stage_layers > 0,
+  r.check(c.first_stage_layers > 0 || c.last_stage_layers > 0 || c.custom_split(),
           "DeepSpeed's PipelineModule takes no first/last stage layer counts; use an even split.");
   if (engine == Engine::kDeepSpeed) {
     // A plain DeepSpeed script has no Megatron tensor parallelism.
@@ -290,7 +299,7 @@ void torchtitan_rules(const Plan& p, Rules& r) {
           "parplan writes torchtitan pipelines with 1 or 2 stages per rank (1F1B, Interleaved1F1B), not " +
               s(c.vp) + ".");
   r.check(c.vp > 1 && c.pp <= 1, "interleaving (vp " + s(c.vp) + ") needs pipeline_parallel_degree > 1.");
-  r.check(c.first_stage_layers > 0 || c.last_stage_layers > 0,
+  r.check(c.first_stage_layers > 0 || c.last_stage_layers > 0 || c.custom_split(),
           "torchtitan splits the layers itself; first/last stage layer counts cannot be passed.");
   // parallel_dims.py seq_len_divisor: tp * 2 * cp with context parallelism.
   if (c.tp >= 1 && c.cp >= 1 && p.job.seq > 0) {

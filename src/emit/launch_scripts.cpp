@@ -158,6 +158,10 @@ std::vector<std::string> engine_env(const Plan& plan, Engine engine) {
 std::string env_block(const Plan& plan, Engine engine) {
   std::string out;
   for (const std::string& line : engine_env(plan, engine)) out += line + "\n";
+  if (plan.cluster.heterogeneous()) {
+    out += "# NCCL settings of this node's group (InfiniBand, RoCE or Ethernet).\n";
+    out += "# shellcheck disable=SC1091\n. \"$DIR/nccl_env.sh\"\n";
+  }
   return out.empty() ? out : out + "\n";
 }
 

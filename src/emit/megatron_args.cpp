@@ -100,7 +100,9 @@ std::vector<std::string> megatron_args(const Plan& plan) {
   a.opt("--tensor-model-parallel-size", c.tp);
   a.opt("--pipeline-model-parallel-size", c.pp);
   a.opt("--context-parallel-size", c.cp);
-  const bool uneven = c.first_stage_layers > 0 || c.last_stage_layers > 0;
+  ParallelConfig split = c;
+  megatron_split(c, split);
+  const bool uneven = split.first_stage_layers > 0 || split.last_stage_layers > 0;
   if (c.vp > 1) {
     // validate_args: uneven splits must give the virtual degree instead of the
     // layers per virtual stage.
@@ -110,8 +112,8 @@ std::vector<std::string> megatron_args(const Plan& plan) {
       a.opt("--num-layers-per-virtual-pipeline-stage", m.layers / (c.pp * c.vp));
     }
   }
-  if (c.first_stage_layers > 0) a.opt("--decoder-first-pipeline-num-layers", c.first_stage_layers);
-  if (c.last_stage_layers > 0) a.opt("--decoder-last-pipeline-num-layers", c.last_stage_layers);
+  if (split.first_stage_layers > 0) a.opt("--decoder-first-pipeline-num-layers", split.first_stage_layers);
+  if (split.last_stage_layers > 0) a.opt("--decoder-last-pipeline-num-layers", split.last_stage_layers);
   if (c.sp) a.flag("--sequence-parallel");
   if (m.is_moe()) {
     a.opt("--expert-model-parallel-size", c.ep);

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "cost/collectives.h"
 #include "cost/step_cost.h"
 #include "solvers/stage_split.h"
 
@@ -111,6 +112,16 @@ int sharding_choices(const ClusterSpec& cluster, const SearchPins& pins, const P
 std::vector<Recompute> recompute_choices(const JobSpec& job) {
   if (job.pins.recompute >= 0) return {static_cast<Recompute>(job.pins.recompute)};
   return {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+}
+
+// Whether every pipeline stage (a block of `stage_ranks` consecutive ranks)
+// lies inside one node group.
+bool stages_inside_node_groups(const ClusterSpec& cluster, int stage_ranks, int pp) {
+  for (int s = 0; s < pp; ++s) {
+    const int first = s * stage_ranks;
+    if (node_group_of_rank(cluster, first) != node_group_of_rank(cluster, first + stage_ranks - 1)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -254,6 +265,9 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
         if (!pinned_ok(pins.pp, pp)) continue;
         const int dp = world / (tp * cp * pp);
         if (!pinned_ok(pins.dp, dp) || job.gbs % dp != 0) continue;
+        // Heterogeneous clusters (Holmes): tensor and data-parallel groups
+        // stay inside one node group; only pipeline traffic crosses groups.
+        if (cluster.heterogeneous() && !stages_inside_node_groups(cluster, tp * cp * dp, pp)) continue;
         meshes.push_back({tp, cp, pp, dp});
       }
     }
