@@ -1,0 +1,116 @@
+// The CLI surface of topology-aware planning: --zeropp / --hierarchical-partition,
+// the JSON keys (config.zeropp, config.hierarchical_partition, traffic,
+// placement, notes), the launch files of a heterogeneous plan, bad input.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_support.h"
+
+namespace parplan {
+namespace {
+
+using test::CliRun;
+using test::run_cli;
+
+const std::string kFrontier = "--model gpt-20b --cluster frontier --gpus 384 --gbs 384 --seq 1024";
+const std::string kHolmes = "--model gpt-7.5b --cluster holmes-mixed --gpus 64 --gbs 128 --seq 2048 --zero 1";
+
+double tflops(const std::string& args) {
+  const CliRun run = run_cli("estimate " + kFrontier + " --tp 1 --pp 1 --mbs 1 " + args + " --format json");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  return nlohmann::json::parse(run.out)["throughput"]["model_tflops_per_gpu"].get<double>();
+}
+
+TEST(TopologyCli, EstimateZeroPlusPlusAndHierarchicalPartition) {
+  const CliRun zpp = run_cli("estimate " + kFrontier + " --tp 1 --pp 1 --zeropp --format json");
+  ASSERT_EQ(zpp.exit_code, 0) << zpp.err;
+  const auto z = nlohmann::json::parse(zpp.out);
+  EXPECT_TRUE(z["config"]["zeropp"].get<bool>());
+  EXPECT_FALSE(z["config"]["hierarchical_partition"].get<bool>());
+  EXPECT_EQ(z["config"]["zero"], 3);
+  EXPECT_EQ(z["config"]["hpz_ranks"], 8);
+  ASSERT_TRUE(z["traffic"].is_array());
+  EXPECT_EQ(z["traffic"].size(), 3u);  // package, node, slingshot
+  const CliRun hier = run_cli("estimate " + kFrontier + " --tp 1 --pp 1 --hierarchical-partition --format json");
+  ASSERT_EQ(hier.exit_code, 0) << hier.err;
+  const auto h = nlohmann::json::parse(hier.out);
+  EXPECT_FALSE(h["config"]["zeropp"].get<bool>());
+  EXPECT_TRUE(h["config"]["hierarchical_partition"].get<bool>());
+  for (const char* key : {"params", "params_secondary", "grads", "optimizer"})
+    EXPECT_TRUE(h["config"]["partition"].contains(key)) << key;
+  // The ordering the Frontier paper reports.
+  EXPECT_LT(tflops("--zero 3"), tflops("--zeropp"));
+  EXPECT_LT(tflops("--zeropp"), tflops("--hierarchical-partition"));
+}
+
+TEST(TopologyCli, PlanOnAHeterogeneousClusterReportsPlacementAndWhy) {
+  const CliRun run = run_cli("plan " + kHolmes + " --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  ASSERT_TRUE(j.contains("placement"));
+  for (const char* kind : {"tp", "dp", "pp"}) {
+    ASSERT_TRUE(j["placement"][kind].is_array()) << kind;
+    ASSERT_FALSE(j["placement"][kind].empty()) << kind;
+    for (const auto& g : j["placement"][kind]) {
+      EXPECT_TRUE(g["ranks"].is_array());
+      EXPECT_TRUE(g["nic"].is_string() || g["nic"].is_array());
+    }
+  }
+  for (const char* kind : {"tp", "dp"})
+    for (const auto& g : j["placement"][kind]) {
+      ASSERT_TRUE(g["nic"].is_string());
+      EXPECT_NE(g["nic"].get<std::string>(), "ethernet");
+    }
+  EXPECT_FALSE(j["notes"].empty());
+  EXPECT_EQ(j["config"]["stage_layers"].size(), j["config"]["pp"].get<size_t>());
+}
+
+TEST(TopologyCli, EmitOnAHeterogeneousClusterWritesHostfileAndNcclEnvironment) {
+  const std::string out = ::testing::TempDir() + "topology_emit_" + std::to_string(::getpid());
+  std::filesystem::remove_all(out);
+  const CliRun run = run_cli("plan " + kHolmes + " --emit megatron --out " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string hostfile = test::slurp(out + "/hostfile");
+  const std::string env = test::slurp(out + "/nccl_env.sh");
+  EXPECT_LT(hostfile.find("ib-node-0"), hostfile.find("roce-node-0"));  // rank order: group by group
+  EXPECT_NE(env.find("NCCL_IB_HCA"), std::string::npos);
+  EXPECT_NE(env.find("NCCL_IB_GID_INDEX"), std::string::npos);
+  EXPECT_NE(env.find("NCCL_SOCKET_IFNAME"), std::string::npos);
+  EXPECT_NE(env.find("NCCL_NET=IB"), std::string::npos);
+  EXPECT_NE(test::slurp(out + "/launch.sh").find("nccl_env.sh"), std::string::npos);
+  std::filesystem::remove_all(out);
+}
+
+struct BadFlags {
+  const char* name;
+  std::string args;
+  const char* must_mention;
+};
+
+class TopologyCliBadInput : public ::testing::TestWithParam<BadFlags> {};
+
+TEST_P(TopologyCliBadInput, OneLineOnStderrAndExitTwo) {
+  const BadFlags& bad = GetParam();
+  const CliRun run = run_cli(bad.args);
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_EQ(test::line_count(run.err), 1) << run.err;
+  EXPECT_NE(run.err.find(bad.must_mention), std::string::npos) << run.err;
+  EXPECT_TRUE(run.out.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Topology, TopologyCliBadInput,
+    ::testing::Values(
+        BadFlags{"BothSchemes", "estimate " + kFrontier + " --tp 1 --pp 1 --zeropp --hierarchical-partition",
+                 "--hierarchical-partition"},
+        BadFlags{"ZeroPlusPlusWithZero1", "estimate " + kFrontier + " --tp 1 --pp 1 --zeropp --zero 1", "--zero"},
+        BadFlags{"HierarchicalWithPipeline", "estimate " + kFrontier + " --tp 1 --pp 2 --hierarchical-partition",
+                 "--pp 1"},
+        BadFlags{"PlanZeroPlusPlusWithZero2", "plan " + kFrontier + " --zeropp --zero 2", "--zero"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace parplan
