@@ -137,6 +137,9 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
                        std::to_string(c.dp * c.cp) + " ranks on " + r.cluster.name);
     }
   }
+  // A job file's `hierarchical_partition: true` gets the fastest placement too.
+  if (!f.hierarchical_partition && c.hierarchical_partition && c.zero == 3 && c.pp == 1)
+    apply_best_hierarchical_partition(r.model, r.cluster, r.job, c);
   if (const char* problem = placement_problem(r.cluster, c))
     throw InputError(std::string("config rejected: ") + problem);
   if (const char* problem = config_problem(r.model, r.job, c)) {
