@@ -381,6 +381,15 @@ StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const 
        recomputed * dense_comm.cp_forward_s;
   t.cp_s += load.moe_layers * (dense_comm.ep_forward_s + dense_comm.ep_backward_s);
   t.pp_s = costs.p2p_s;
+  if (c.vp > 1 && c.overlap_p2p) {
+    // The interleaved schedule posts each chunk's sends and receives and
+    // computes the next chunk meanwhile (Megatron-LM main,
+    // --overlap-p2p-communication, on by default with vp > 1): only what
+    // outlasts a chunk's compute stays on the critical path.
+    const double per_chunk_p2p_s = costs.p2p_s / c.vp;
+    const double per_chunk_compute_s = t.compute_s / c.vp;
+    t.pp_s = c.vp * std::max(0.0, per_chunk_p2p_s - per_chunk_compute_s);
+  }
   return t;
 }
 

@@ -75,6 +75,11 @@ struct ParallelConfig {
   /// Data-parallel gradient reduction overlapped with the backward pass
   /// (Megatron --overlap-grad-reduce, DeepSpeed overlap_comm).
   bool overlap_grad_reduce = true;
+  /// Pipeline sends/receives overlapped with the next chunk's compute in the
+  /// interleaved schedule (Megatron --overlap-p2p-communication, default on
+  /// since Megatron-Core 0.5; the 2021-2022 code of the calibration runs had
+  /// it off). No effect with vp == 1.
+  bool overlap_p2p = true;
   /// Layers of the first and last pipeline stage when the split is uneven
   /// (0 = even split). Megatron --decoder-first/last-pipeline-num-layers.
   int first_stage_layers = 0;

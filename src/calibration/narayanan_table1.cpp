@@ -62,6 +62,7 @@ ParallelConfig calibration_config(const CalibrationRow& row, int vp) {
   c.recompute = Recompute::kFull;
   c.flash_attention = false;
   c.overlap_grad_reduce = false;
+  c.overlap_p2p = false;
   return c;
 }
 

@@ -22,8 +22,8 @@ struct CalibrationRow {
 std::vector<CalibrationRow> load_narayanan_table1(const std::string& path);
 
 /// The job and the published config of a row (mbs 1, full recompute,
-/// unfused attention, fp16, interleaved schedule, no grad-reduce overlap as
-/// in the Megatron-LM of 2021).
+/// unfused attention, fp16, interleaved schedule, no grad-reduce and no
+/// point-to-point overlap as in the Megatron-LM of 2021).
 ModelSpec calibration_model(const CalibrationRow& row);
 JobSpec calibration_job(const CalibrationRow& row);
 ParallelConfig calibration_config(const CalibrationRow& row, int vp);

@@ -29,6 +29,7 @@ std::vector<ValidationRun> load_validation_runs(const std::string& path) {
     r.mbs = f.positive_int("mbs", 1);
     r.zero = f.non_negative_int("zero", 0);
     r.sp = f.boolean("sp", false);
+    r.overlap = f.boolean("overlap", true);
     r.recompute = f.text("recompute", "none");
     r.precision = f.text("precision", "bf16");
     r.attention = f.text("attention", "");
@@ -59,6 +60,8 @@ ValidationResult predict_validation_run(const ValidationRun& run, const ModelSpe
   c.gbs = run.gbs;
   c.zero = run.zero;
   c.sp = run.sp;
+  c.overlap_p2p = run.overlap;
+  c.overlap_grad_reduce = run.overlap;
   c.recompute = parse_recompute(run.recompute, run.name + ": recompute");
   c.flash_attention = run.attention.empty() ? cluster.default_flash_attention : run.attention == "flash";
   ValidationResult best;

@@ -14,6 +14,8 @@ struct ValidationRun {
   std::string name, model, cluster;
   int gpus = 0, gbs = 0, seq = 2048, tp = 1, pp = 1, vp = 0, cp = 1, mbs = 1, zero = 0;
   bool sp = false;
+  /// The run's software overlapped pipeline point-to-point and dp traffic.
+  bool overlap = true;
   std::string recompute = "none", precision = "bf16", attention;
   double published_step_s = 0;
 };

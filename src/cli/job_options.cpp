@@ -40,7 +40,8 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                    what);
   if (!config_flags) app.add_flag("--no-sp", f.no_sp, "forbid sequence parallelism");
   if (config_flags)
-    app.add_flag("--no-overlap", f.no_overlap, "do not overlap data-parallel communication with compute");
+    app.add_flag("--no-overlap", f.no_overlap,
+                 "overlap neither data-parallel nor pipeline point-to-point communication with compute");
 }
 
 void check_format(const std::string& format) {
@@ -112,7 +113,7 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
   if (f.recompute_layers) c.recompute_layers = *f.recompute_layers;
   if (f.attention) c.flash_attention = parse_attention(*f.attention);
   if (f.sp) c.sp = true;
-  if (f.no_overlap) c.overlap_grad_reduce = false;
+  if (f.no_overlap) c.overlap_grad_reduce = c.overlap_p2p = false;
   c.gbs = r.job.gbs;
   const int model_ranks = c.tp * c.pp * c.cp;
   if (r.job.gpus % model_ranks != 0)

@@ -136,9 +136,12 @@ void megatron_rules(const Plan& p, Rules& r) {
   const ModelSpec& m = p.model;
   megatron_layer_rules(p, r);
   // validate_args: with the interleaved schedule and overlap_p2p_comm (on by
-  // default; parplan never passes --no-overlap-p2p-communication) pp must be > 1.
+  // default) pp must be > 1; without the overlap, pp must be > 2.
   r.check(c.vp > 1 && c.pp <= 1, "interleaving (vp " + s(c.vp) +
                                      ") needs pipeline-model-parallel-size > 1 (Megatron validate_args).");
+  r.check(c.vp > 1 && !c.overlap_p2p && c.pp <= 2,
+          "interleaving without --overlap-p2p-communication needs pipeline-model-parallel-size > 2 "
+          "(Megatron validate_args).");
   // pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving:
   // microbatch_group_size_per_vp_stage defaults to pp (ModelParallelConfig) and
   // must lie in [pp, M]; the last group must be 0 or >= pp, i.e. M % pp == 0.

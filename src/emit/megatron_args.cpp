@@ -129,6 +129,9 @@ std::vector<std::string> megatron_args(const Plan& plan) {
     a.opt("--ckpt-format", "fsdp_dtensor");
   }
   if (c.overlap_grad_reduce) a.flag("--overlap-grad-reduce");
+  // overlap_p2p_comm is Megatron's default with interleaving; a plan modelled
+  // without it says so.
+  if (c.vp > 1 && !c.overlap_p2p) a.flag("--no-overlap-p2p-communication");
   // Batch.
   a.opt("--micro-batch-size", c.mbs);
   a.opt("--global-batch-size", c.gbs);

@@ -40,7 +40,7 @@ const char* precision_name(Precision precision) {
 namespace {
 ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
   f.allow_only({"tp", "pp", "vp", "cp", "dp", "sp", "mbs", "zero", "recompute", "recompute_layers", "attention",
-                "overlap_grad_reduce", "first_stage_layers", "last_stage_layers", "zeropp",
+                "overlap_grad_reduce", "overlap_p2p", "first_stage_layers", "last_stage_layers", "zeropp",
                 "hierarchical_partition", "ep"});
   ParallelConfig c;
   c.tp = f.positive_int("tp", 1);
@@ -61,6 +61,7 @@ ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
     request.config_attention_given = true;
   }
   c.overlap_grad_reduce = f.boolean("overlap_grad_reduce", true);
+  c.overlap_p2p = f.boolean("overlap_p2p", true);
   c.first_stage_layers = f.non_negative_int("first_stage_layers", 0);
   c.last_stage_layers = f.non_negative_int("last_stage_layers", 0);
   if (f.boolean("zeropp", false)) c.qwz = c.qgz = true, c.hpz_ranks = 8;
