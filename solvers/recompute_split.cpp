@@ -119,24 +119,14 @@ MilpModel recompute_split_model(const RecomputeSplitInput& input) {
 
 RecomputeSplitResult recompute_split_milp(const RecomputeSplitInput& input, SolverBackend backend,
                                           const SolveOptions& options) {
-  const MilpModel model = recompute_split_model(input);
-  const double scale = time_scale(input);
-  const SolveResult solved = solve(model, backend, options);
-
+  MakespanSolve solved =
+      solve_makespan(recompute_split_model(input), time_scale(input), stages_of(input), backend, options);
   RecomputeSplitResult result;
   result.certificate = solved.certificate;
-  SolverCertificate& cert = result.certificate;
-  cert.best_bound *= scale;
-  if (!solved.has_solution()) {
-    cert.objective *= scale;
-    return result;
-  }
-  for (int s = 0; s < stages_of(input); ++s) {
-    result.recompute_layers.push_back(static_cast<int>(std::lround(solved.values[s])));
-  }
+  if (solved.integers.empty()) return result;
+  result.recompute_layers = std::move(solved.integers);
   result.makespan_s = makespan(input, result.recompute_layers);
-  cert.objective = result.makespan_s;
-  cert.best_bound = std::min(cert.best_bound, cert.objective);
+  set_makespan(result.certificate, result.makespan_s);
   return result;
 }
 

@@ -212,4 +212,23 @@ SolveResult solve(const MilpModel& model, SolverBackend backend, const SolveOpti
   return stamp(finish(model, outcome, prepared.integer, options));
 }
 
+MakespanSolve solve_makespan(const MilpModel& model, double time_scale, int integer_count,
+                             SolverBackend backend, const SolveOptions& options) {
+  const SolveResult solved = solve(model, backend, options);
+  MakespanSolve out;
+  out.certificate = solved.certificate;
+  out.certificate.best_bound *= time_scale;
+  if (!solved.has_solution()) {
+    out.certificate.objective *= time_scale;
+    return out;
+  }
+  for (int i = 0; i < integer_count; ++i) out.integers.push_back(static_cast<int>(std::lround(solved.values[i])));
+  return out;
+}
+
+void set_makespan(SolverCertificate& certificate, double makespan_s) {
+  certificate.objective = makespan_s;
+  certificate.best_bound = std::min(certificate.best_bound, makespan_s);
+}
+
 }  // namespace parplan

@@ -50,4 +50,15 @@ struct SolveResult {
 SolveResult solve(const MilpModel& model, SolverBackend backend,
                   const SolveOptions& options = SolveOptions{});
 
+/// A makespan formulation whose times were divided by `time_scale`: the
+/// certificate in seconds and the first `integer_count` variables rounded.
+struct MakespanSolve {
+  SolverCertificate certificate;
+  std::vector<int> integers;  ///< empty without a solution
+};
+MakespanSolve solve_makespan(const MilpModel& model, double time_scale, int integer_count,
+                             SolverBackend backend, const SolveOptions& options);
+/// Puts the makespan evaluated from the returned integers into the certificate.
+void set_makespan(SolverCertificate& certificate, double makespan_s);
+
 }  // namespace parplan

@@ -205,24 +205,14 @@ MilpModel stage_split_model(const StageSplitInput& input) {
 
 StageSplitResult stage_split_milp(const StageSplitInput& input, SolverBackend backend,
                                   const SolveOptions& options) {
-  const MilpModel model = stage_split_model(input);
-  const double scale = time_scale(input);
-  const SolveResult solved = solve(model, backend, options);
-
+  MakespanSolve solved =
+      solve_makespan(stage_split_model(input), time_scale(input), input.stages, backend, options);
   StageSplitResult result;
   result.certificate = solved.certificate;
-  SolverCertificate& cert = result.certificate;
-  cert.best_bound *= scale;
-  if (!solved.has_solution()) {
-    cert.objective *= scale;
-    return result;
-  }
-  for (int s = 0; s < input.stages; ++s) {
-    result.layers_per_stage.push_back(static_cast<int>(std::lround(solved.values[s])));
-  }
+  if (solved.integers.empty()) return result;
+  result.layers_per_stage = std::move(solved.integers);
   result.makespan_s = makespan(input, result.layers_per_stage);
-  cert.objective = result.makespan_s;
-  cert.best_bound = std::min(cert.best_bound, cert.objective);
+  set_makespan(result.certificate, result.makespan_s);
   return result;
 }
 
