@@ -3,13 +3,17 @@
 namespace parplan {
 
 ModelStateBytes model_state_bytes(double params, int zero_stage, int shard_ranks,
-                                  double optimizer_bytes_per_param) {
+                                  double optimizer_bytes_per_param, double grad_bytes_per_param) {
   const double n = shard_ranks > 0 ? shard_ranks : 1;
   ModelStateBytes bytes;
   bytes.params_bytes = 2.0 * params / (zero_stage >= 3 ? n : 1.0);
-  bytes.grads_bytes = 2.0 * params / (zero_stage >= 2 ? n : 1.0);
+  bytes.grads_bytes = grad_bytes_per_param * params / (zero_stage >= 2 ? n : 1.0);
   bytes.optimizer_bytes = optimizer_bytes_per_param * params / (zero_stage >= 1 ? n : 1.0);
   return bytes;
+}
+
+double gradient_bytes_per_param(Precision precision, int zero_stage) {
+  return precision == Precision::kBf16 && zero_stage <= 1 ? 4.0 : 2.0;
 }
 
 double layer_activation_bytes(const ModelSpec& model, const ActivationShape& shape) {

@@ -3,6 +3,7 @@
 // grouped-query attention, gated FFNs and context parallelism.
 #pragma once
 
+#include "cost/spec/cluster_spec.h"
 #include "cost/spec/model_spec.h"
 #include "cost/spec/parallel_config.h"
 
@@ -17,7 +18,15 @@ struct ModelStateBytes {
   double total() const { return params_bytes + grads_bytes + optimizer_bytes; }
 };
 ModelStateBytes model_state_bytes(double params, int zero_stage, int shard_ranks,
-                                  double optimizer_bytes_per_param);
+                                  double optimizer_bytes_per_param, double grad_bytes_per_param = 2.0);
+
+/// Bytes per parameter of the gradient buffer that data parallelism reduces.
+/// Megatron-LM (the engine of zero <= 1 plans) under bf16 accumulates and
+/// reduces main_grad in fp32 unless --grad-reduce-in-bf16
+/// (megatron/training/arguments.py: "bfloat16 requires gradient accumulation
+/// and all-reduce to be done in fp32"); fp16 keeps 16-bit gradients, and
+/// DeepSpeed ZeRO-2/3 reduce in the model dtype (communication_data_type).
+double gradient_bytes_per_param(Precision precision, int zero_stage);
 
 /// Inputs of the per-layer activation formula.
 struct ActivationShape {

@@ -7,6 +7,7 @@
 #include "cost/compute_time.h"
 #include "cost/flops.h"
 #include "cost/memory.h"
+#include "cost/overlap.h"
 #include "cost/parameters.h"
 #include "cost/stage_layout.h"
 
@@ -174,7 +175,8 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
                          const ParallelConfig& c, const StageLoad& load, int stage) {
   const DeviceSpec& device = cluster.device;
   StageMemory memory;
-  memory.states = model_state_bytes(load.params, c.zero, c.dp * c.cp, job.optimizer_state_bytes_per_param());
+  memory.states = model_state_bytes(load.params, c.zero, c.dp * c.cp, job.optimizer_state_bytes_per_param(),
+                                    gradient_bytes_per_param(job.precision, c.zero));
   if (c.hierarchical_partition && c.zero >= 3) {
     const GroupSpan span = group_span_at(cluster, c.dp * c.cp, c.tp, stage * c.tp * c.cp * c.dp);
     const ShardGroups g = shard_groups(cluster, c, span);
@@ -277,8 +279,9 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
     const double kv_bytes = 2.0 * 2.0 * tokens * model.kv_groups * model.head_dim / c.tp;
     const double step_s = all_gather_s(cluster, span, kv_bytes * c.cp) / std::max(1, c.cp - 1);
     const double forward = (c.cp - 1) * step_s;
-    comm.cp_forward_s = std::max(0.0, forward - times.attention_forward_s);
-    comm.cp_backward_s = std::max(0.0, 2.0 * forward - 2.0 * times.attention_forward_s);
+    const double slowdown = cluster.device.overlap_compute_slowdown;
+    comm.cp_forward_s = exposed_after_overlap_s(forward, times.attention_forward_s, slowdown);
+    comm.cp_backward_s = exposed_after_overlap_s(2.0 * forward, 2.0 * times.attention_forward_s, slowdown);
   }
   if (model.is_moe() && c.ep > 1) {
     // Dispatch and combine all-to-alls of tokens * top_k * h, each direction.
@@ -296,6 +299,7 @@ struct PerLayerCosts {
   LayerComm comm;
   EdgeComputeTimes edges;
   double p2p_s = 0;  // point-to-point per micro-batch on the critical path
+  double overlap_slowdown = 0;  // compute slowdown beside overlapped traffic
 };
 
 // Pipeline point-to-point time of one micro-batch on `stage` of a
@@ -333,6 +337,7 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
   }
   costs.comm = layer_comm(model, cluster, job, c, costs.dense, stage);
   costs.edges = edge_compute_times(model, device, peak, tokens, c.tp);
+  costs.overlap_slowdown = device.overlap_compute_slowdown;
   // Point-to-point: activations forward and gradients backward, once per
   // chunk boundary, b s h / t elements (scatter-gather or sp).
   if (c.pp > 1) {
@@ -388,7 +393,7 @@ StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const 
     // outlasts a chunk's compute stays on the critical path.
     const double per_chunk_p2p_s = costs.p2p_s / c.vp;
     const double per_chunk_compute_s = t.compute_s / c.vp;
-    t.pp_s = c.vp * std::max(0.0, per_chunk_p2p_s - per_chunk_compute_s);
+    t.pp_s = c.vp * exposed_after_overlap_s(per_chunk_p2p_s, per_chunk_compute_s, costs.overlap_slowdown);
   }
   return t;
 }
@@ -403,17 +408,20 @@ struct DpCost {
 // Over the dp x cp group (Megatron's distributed optimizer and gradient
 // reduction span both) of pipeline stage `stage`, for `params` parameters on
 // the stage; `window` gives the compute that the traffic may hide behind.
-DpCost dp_cost(const ClusterSpec& cluster, const ParallelConfig& c, double params, const StageTime& window, int m,
-               int stage, TierTraffic* traffic) {
+DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelConfig& c, double params,
+               const StageTime& window, int m, int stage, TierTraffic* traffic) {
   DpCost out;
   const int shard = c.dp * c.cp;
+  const double slowdown = cluster.device.overlap_compute_slowdown;
   out.optimizer_params = params / (c.zero >= 1 ? shard : 1);
   if (shard <= 1) return out;
   const int first = stage * c.tp * c.cp * c.dp;
   const GroupSpan span = group_span_at(cluster, shard, c.tp, first);
-  const double grad_bytes = (c.qgz ? 0.5 : 2.0) * params;
   const double weight_bytes = (c.qwz ? 1.0 : 2.0) * params;
   if (c.zero >= 3) {
+    // qgZ quantizes every gradient exchange, the hierarchical scheme's
+    // once-per-step reduction between partition replicas included.
+    const double grad_bytes = (c.qgz ? 0.5 : 2.0) * params;
     const ShardGroups g = shard_groups(cluster, c, span);
     out.optimizer_params = params / g.optimizer;
     // `size` consecutive members of the group, or one member of each of
@@ -455,9 +463,11 @@ DpCost dp_cost(const ClusterSpec& cluster, const ParallelConfig& c, double param
     const double hidden = c.overlap_grad_reduce ? window.compute_s : 0.0;
     // The step's exchange can use what one micro-batch leaves idle.
     const double slack = std::max(0.0, hidden - per_micro_batch);
-    out.exposed_s = m * std::max(0.0, per_micro_batch - hidden) + std::max(0.0, per_step - slack);
+    out.exposed_s = m * exposed_after_overlap_s(per_micro_batch, hidden, slowdown) +
+                    exposed_after_overlap_s(per_step, slack, slowdown);
     return out;
   }
+  const double grad_bytes = gradient_bytes_per_param(job.precision, c.zero) * params;
   const double reduce = c.zero == 0 ? all_reduce_s(cluster, span, grad_bytes, traffic)
                                     : all_gather_s(cluster, span, grad_bytes, traffic);
   const double gather = c.zero == 0 ? 0.0 : all_gather_s(cluster, span, weight_bytes, traffic);
@@ -465,7 +475,8 @@ DpCost dp_cost(const ClusterSpec& cluster, const ParallelConfig& c, double param
   // and the parameter gather behind the next step's first forward.
   const double reduce_window = c.overlap_grad_reduce ? window.backward_last_s : 0.0;
   const double gather_window = c.overlap_grad_reduce ? window.forward_s : 0.0;
-  out.exposed_s = std::max(0.0, reduce - reduce_window) + std::max(0.0, gather - gather_window);
+  out.exposed_s = exposed_after_overlap_s(reduce, reduce_window, slowdown) +
+                  exposed_after_overlap_s(gather, gather_window, slowdown);
   return out;
 }
 
@@ -533,8 +544,8 @@ StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& 
     // Stages on different fabrics differ in their data-parallel exchange:
     // spread its exposed time over the step's micro-batches.
     const int m = std::max(1, as_given.micro_batches());
-    total1 += dp_cost(cluster, as_given, one.params, t1, m, stage, nullptr).exposed_s / m;
-    total2 += dp_cost(cluster, as_given, two.params, t2, m, stage, nullptr).exposed_s / m;
+    total1 += dp_cost(cluster, job, as_given, one.params, t1, m, stage, nullptr).exposed_s / m;
+    total2 += dp_cost(cluster, job, as_given, two.params, t2, m, stage, nullptr).exposed_s / m;
   }
   k.layer_time_s = total2 - total1;
   k.extra_time_s = total1 - k.layer_time_s;
@@ -573,7 +584,7 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
       const StageTime t = stage_time(c, costs, load);
       if (t.total() > slowest.total()) slowest = t, slowest_load = load;
     }
-    const DpCost dp = dp_cost(cluster, c, max_params, slowest, m, 0, &report.dp_traffic);
+    const DpCost dp = dp_cost(cluster, job, c, max_params, slowest, m, 0, &report.dp_traffic);
     time.dp_comm_s = dp.exposed_s;
     time.optimizer_s = optimizer_step_s(device, dp.optimizer_params);
   } else {
@@ -586,7 +597,7 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
       const StageTime t = stage_time(c, costs, load);
       if (t.total() > slowest.total()) slowest = t, slowest_load = load;
       TierTraffic traffic;
-      const DpCost dp = dp_cost(cluster, c, load.params, t, m, stage, &traffic);
+      const DpCost dp = dp_cost(cluster, job, c, load.params, t, m, stage, &traffic);
       if (stage == 0 || dp.exposed_s > time.dp_comm_s) time.dp_comm_s = dp.exposed_s, report.dp_traffic = traffic;
       time.optimizer_s = std::max(time.optimizer_s, optimizer_step_s(device, dp.optimizer_params));
     }

@@ -2,6 +2,8 @@
 // network tiers from the innermost (e.g. two GCDs in a package) outward.
 #pragma once
 
+#include "cost/overlap.h"
+
 #include <string>
 #include <vector>
 
@@ -38,6 +40,9 @@ struct DeviceSpec {
   /// cuBLAS workspace) and the allocator's fragmentation headroom.
   double reserved_bytes = 0;
   double allocator_headroom_fraction = 0.0;
+  /// Compute slowdown while communication overlaps it (see cost/overlap.h;
+  /// default: Lee et al. 2025 average over A100, H100, MI250, MI210).
+  double overlap_compute_slowdown = kOverlapComputeSlowdown;
 
   double peak_flops_per_s(Precision precision) const {
     switch (precision) {

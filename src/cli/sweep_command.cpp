@@ -81,8 +81,17 @@ int run_sweep(const SweepFlags& flags) {
     std::fflush(stderr);
   };
   const auto start = std::chrono::steady_clock::now();
+  // Launch files only for plans the engine accepts: each point gets the
+  // fastest of those (as plan --emit does).
+  PlanRejection reject;
+  if (!flags.emit_slurm_array.empty()) {
+    reject = [engine = array.engine](const Plan& plan) {
+      const auto violations = engine_rule_violations(plan, engine);
+      return violations.empty() ? std::string() : violations.front();
+    };
+  }
   const std::vector<SweepOutcome> outcomes =
-      evaluate_sweep(grid, points, options, tty ? progress : SweepProgress{});
+      evaluate_sweep(grid, points, options, tty ? progress : SweepProgress{}, reject);
   const double time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (tty) std::fprintf(stderr, "\r%*s\r", 40, "");
 

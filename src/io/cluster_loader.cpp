@@ -26,7 +26,7 @@ NetworkTier read_tier(const YamlFields& f, bool needs_ranks) {
 DeviceSpec read_device(const YamlFields& f) {
   f.allow_only({"name", "peak_bf16_tflops", "peak_fp16_tflops", "peak_fp8_tflops", "hbm_gb", "hbm_tbps",
                 "gemm_efficiency_max", "gemm_half_dim", "gemm_half_gflop", "flash_attention_efficiency",
-                "memory_bound_efficiency", "reserved_gb", "allocator_headroom", "source"});
+                "memory_bound_efficiency", "reserved_gb", "allocator_headroom", "overlap_compute_slowdown", "source"});
   DeviceSpec d;
   d.name = f.text("name");
   d.peak_bf16_flops_per_s = f.positive_number("peak_bf16_tflops") * kTera;
@@ -41,6 +41,7 @@ DeviceSpec read_device(const YamlFields& f) {
   d.memory_bound_efficiency = f.number_in("memory_bound_efficiency", 0.05, 1.0, d.memory_bound_efficiency);
   d.reserved_bytes = f.number_in("reserved_gb", 0.0, 1e4, 0.0) * kGiga;
   d.allocator_headroom_fraction = f.number_in("allocator_headroom", 0.0, 1.0, 0.0);
+  d.overlap_compute_slowdown = f.number_in("overlap_compute_slowdown", 0.0, 1.0, d.overlap_compute_slowdown);
   return d;
 }
 }  // namespace

@@ -206,9 +206,10 @@ std::vector<SweepPoint> sweep_points(const SweepGrid& grid) {
 }
 
 std::vector<SweepOutcome> evaluate_sweep(const SweepGrid& grid, const std::vector<SweepPoint>& points,
-                                         const PlannerOptions& options, const SweepProgress& progress) {
+                                         const PlannerOptions& options, const SweepProgress& progress,
+                                         const PlanRejection& reject) {
   PlannerOptions one = options;
-  one.top_k = 1;
+  one.top_k = reject ? 512 : 1;
   std::vector<SweepOutcome> outcomes(points.size());
   std::atomic<int> done{0};
   const int total = static_cast<int>(points.size());
@@ -221,14 +222,26 @@ std::vector<SweepOutcome> evaluate_sweep(const SweepGrid& grid, const std::vecto
     // pick up another point meanwhile.
     const PlannerResult result =
         tbb::this_task_arena::isolate([&] { return plan_job(model, grid.cluster, out.point.job, one); });
-    if (result.ranked.empty()) {
+    const RankedConfig* chosen = nullptr;
+    std::string rejected;
+    for (const RankedConfig& ranked : result.ranked) {
+      const std::string why = reject ? reject(Plan{model, grid.cluster, out.point.job, ranked.config, ranked.cost})
+                                     : std::string();
+      if (why.empty()) {
+        chosen = &ranked;
+        break;
+      }
+      if (rejected.empty()) rejected = why;
+    }
+    if (chosen == nullptr) {
       out.feasible = false;
-      out.reason =
-          result.search.infeasible_reason.empty() ? "no feasible config" : result.search.infeasible_reason;
+      out.reason = !rejected.empty()                          ? "no plan the engine accepts: " + rejected
+                   : result.search.infeasible_reason.empty() ? "no feasible config"
+                                                             : result.search.infeasible_reason;
     } else {
       out.feasible = true;
-      out.config = result.ranked.front().config;
-      out.cost = result.ranked.front().cost;
+      out.config = chosen->config;
+      out.cost = chosen->cost;
       out.params = out.cost.params;
     }
     const int now = done.fetch_add(1) + 1;

@@ -77,11 +77,18 @@ std::vector<SweepPoint> sweep_points(const SweepGrid& grid);
 /// must be thread-safe.
 using SweepProgress = std::function<void(int done, int total)>;
 
-/// Plans every point (plan_job with options.top_k forced to 1), the points in
-/// parallel with TBB. Outcomes are in row order. A point without a feasible
-/// plan is an outcome with feasible = false, not an error.
+/// Why a plan cannot be launched (empty: it can), e.g. the first engine rule
+/// it breaks; thread-safe.
+using PlanRejection = std::function<std::string(const Plan&)>;
+
+/// Plans every point, the points in parallel with TBB. Outcomes are in row
+/// order. Each point gets the fastest plan that `reject` (when given) lets
+/// through, searched among the 512 fastest; without `reject`, the fastest. A
+/// point without such a plan is an outcome with feasible = false and the
+/// reason, not an error.
 std::vector<SweepOutcome> evaluate_sweep(const SweepGrid& grid, const std::vector<SweepPoint>& points,
-                                         const PlannerOptions& options, const SweepProgress& progress = {});
+                                         const PlannerOptions& options, const SweepProgress& progress = {},
+                                         const PlanRejection& reject = {});
 
 /// The Plan of a feasible outcome (for the launch files).
 Plan plan_of(const SweepGrid& grid, const SweepOutcome& outcome);
