@@ -449,22 +449,29 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
     const double per_micro_batch = gather_forward + gather_backward + reduce;
     // Once per step, between the replicas of partitions that do not span
     // the group: gradient shards reduce-scattered into the optimizer
-    // partition (all-reduced across its replicas), updated weights gathered
-    // back into the weight partition. Flat ZeRO-3 has none of it.
-    double per_step = 0;
+    // partition (all-reduced across its replicas) as the last backward
+    // frees them, updated weights gathered back into the weight partition
+    // before the next forward needs them. Flat ZeRO-3 has none of it.
+    double step_reduce = 0;
+    double step_gather = 0;
     if (g.optimizer > g.grads)
-      per_step += bucketed_all_gather_s(cluster, sub(g.optimizer / g.grads, g.grads), grad_bytes / g.grads,
+      step_reduce += bucketed_all_gather_s(cluster, sub(g.optimizer / g.grads, g.grads), grad_bytes / g.grads,
                                         std::ceil(params / g.grads / 5e8), traffic, 1);
     if (shard > g.optimizer)
-      per_step += all_reduce_s(cluster, sub(shard / g.optimizer, g.optimizer), grad_bytes / g.optimizer, traffic, 1);
+      step_reduce += all_reduce_s(cluster, sub(shard / g.optimizer, g.optimizer), grad_bytes / g.optimizer, traffic, 1);
     if (g.optimizer > g.params)
-      per_step += bucketed_all_gather_s(cluster, sub(g.optimizer / g.params, g.params), 2.0 * params / g.params,
+      step_gather += bucketed_all_gather_s(cluster, sub(g.optimizer / g.params, g.params), 2.0 * params / g.params,
                                         std::ceil(params / g.params / 5e8), traffic, 1);
     const double hidden = c.overlap_grad_reduce ? window.compute_s : 0.0;
-    // The step's exchange can use what one micro-batch leaves idle.
-    const double slack = std::max(0.0, hidden - per_micro_batch);
+    // The step's exchanges can use what the micro-batch's own traffic leaves
+    // idle of the last backward (the reduction) and of the first forward
+    // (the weight gather).
+    const double backward_slack =
+        c.overlap_grad_reduce ? std::max(0.0, window.backward_last_s - gather_backward - reduce) : 0.0;
+    const double forward_slack = c.overlap_grad_reduce ? std::max(0.0, window.forward_s - gather_forward) : 0.0;
     out.exposed_s = m * exposed_after_overlap_s(per_micro_batch, hidden, slowdown) +
-                    exposed_after_overlap_s(per_step, slack, slowdown);
+                    exposed_after_overlap_s(step_reduce, backward_slack, slowdown) +
+                    exposed_after_overlap_s(step_gather, forward_slack, slowdown);
     return out;
   }
   const double grad_bytes = gradient_bytes_per_param(job.precision, c.zero) * params;
