@@ -84,6 +84,22 @@ TEST(TopologyCli, EmitOnAHeterogeneousClusterWritesHostfileAndNcclEnvironment) {
   std::filesystem::remove_all(out);
 }
 
+TEST(TopologyCli, NoQuantizedCommKeepsWeightsAndGradientsExact) {
+  // Unasked, pure sharded data parallelism on Frontier plans the quantized
+  // hierarchical scheme; --no-quantized-comm leaves plain ZeRO stages only.
+  const CliRun free = run_cli("plan " + kFrontier + " --tp 1 --pp 1 --format json");
+  ASSERT_EQ(free.exit_code, 0) << free.err;
+  const auto f = nlohmann::json::parse(free.out)["config"];
+  EXPECT_TRUE(f["qgz"].get<bool>() || f["qwz"].get<bool>());
+  const CliRun exact = run_cli("plan " + kFrontier + " --tp 1 --pp 1 --no-quantized-comm --format json");
+  ASSERT_EQ(exact.exit_code, 0) << exact.err;
+  const auto e = nlohmann::json::parse(exact.out)["config"];
+  EXPECT_FALSE(e["qgz"].get<bool>());
+  EXPECT_FALSE(e["qwz"].get<bool>());
+  EXPECT_FALSE(e["zeropp"].get<bool>());
+  EXPECT_FALSE(e["hierarchical_partition"].get<bool>());
+}
+
 struct BadFlags {
   const char* name;
   std::string args;
@@ -109,7 +125,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlags{"ZeroPlusPlusWithZero1", "estimate " + kFrontier + " --tp 1 --pp 1 --zeropp --zero 1", "--zero"},
         BadFlags{"HierarchicalWithPipeline", "estimate " + kFrontier + " --tp 1 --pp 2 --hierarchical-partition",
                  "--pp 1"},
-        BadFlags{"PlanZeroPlusPlusWithZero2", "plan " + kFrontier + " --zeropp --zero 2", "--zero"}),
+        BadFlags{"PlanZeroPlusPlusWithZero2", "plan " + kFrontier + " --zeropp --zero 2", "--zero"},
+        BadFlags{"NoQuantizationWithZeroPlusPlus", "plan " + kFrontier + " --zeropp --no-quantized-comm",
+                 "--no-quantized-comm"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

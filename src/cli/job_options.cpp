@@ -39,6 +39,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                            "node, optimizer over the job; quantized collectives)") +
                    what);
   if (!config_flags) app.add_flag("--no-sp", f.no_sp, "forbid sequence parallelism");
+  if (!config_flags)
+    app.add_flag("--no-quantized-comm", f.no_quantized_comm,
+                 "never plan quantized collectives (ZeRO++ int8 weights / int4 gradients, also used by the "
+                 "hierarchical partitioning): they change the numerics of training");
   if (config_flags)
     app.add_flag("--no-overlap", f.no_overlap,
                  "overlap neither data-parallel nor pipeline point-to-point communication with compute");
@@ -168,6 +172,10 @@ void apply_pins(const JobFlags& f, JobSpec& job) {
   if (f.no_sp) p.sp = 0;
   if (f.zeropp && f.hierarchical_partition)
     throw InputError("--zeropp and --hierarchical-partition are alternatives; give one of them");
+  if (f.no_quantized_comm && (f.zeropp || f.hierarchical_partition))
+    throw InputError(std::string("--no-quantized-comm excludes ") + (f.zeropp ? "--zeropp" : "--hierarchical-partition") +
+                     " (both quantize weights and gradients); give one of them");
+  if (f.no_quantized_comm) p.zeropp = p.hierarchical_partition = 0;
   if (f.zeropp || f.hierarchical_partition) {
     const char* flag = f.zeropp ? "--zeropp" : "--hierarchical-partition";
     if (f.zero && *f.zero != 3)
