@@ -126,6 +126,24 @@ std::vector<std::string> plan_notes(const ModelSpec& model, const ClusterSpec& c
                           cross_node_bytes(cluster, cost) / 1e9, cross_node_bytes(cluster, flat_cost) / 1e9));
     }
   }
+  if ((c.qwz || c.qgz) && job.pins.zeropp != 1 && job.pins.hierarchical_partition != 1) {
+    // Quantized collectives were the planner's choice, not the user's: say
+    // what they change and what the exact alternative costs.
+    JobSpec exact = job;
+    exact.pins.zeropp = exact.pins.hierarchical_partition = 0;
+    SearchOptions one;
+    one.top_k = 1;
+    const SearchResult alt = search_configs(model, cluster, exact, one);
+    std::string note = "quantized collectives (int8 weights, int4 gradients) change the numerics of training";
+    if (!alt.best.empty()) {
+      const ParallelConfig& a = alt.best.front().config;
+      const double step_s = alt.best.front().cost.time.step_s;
+      note += fmt("; with exact collectives (--no-quantized-comm) the best plan is tp %.0f pp %.0f dp %.0f zero %.0f",
+                  a.tp, a.pp, a.dp, a.zero) +
+              fmt(" at %.3f s per step (%+.1f%%)", step_s, 100.0 * (step_s / cost.time.step_s - 1.0));
+    }
+    notes.push_back(note);
+  }
   if (cluster.heterogeneous()) {
     const Placement placement = place_groups(cluster, c);
     const bool inside = collectives_inside_node_groups(placement, cluster);
