@@ -98,6 +98,15 @@ TEST(TopologyCli, NoQuantizedCommKeepsWeightsAndGradientsExact) {
   EXPECT_FALSE(e["qwz"].get<bool>());
   EXPECT_FALSE(e["zeropp"].get<bool>());
   EXPECT_FALSE(e["hierarchical_partition"].get<bool>());
+  // The free plan is the optimum over a superset: never slower; its notes
+  // name the lossy choice and the exact alternative.
+  const double free_step = nlohmann::json::parse(free.out)["time"]["step_s"].get<double>();
+  const double exact_step = nlohmann::json::parse(exact.out)["time"]["step_s"].get<double>();
+  EXPECT_LE(free_step, exact_step);
+  bool named = false;
+  for (const auto& note : nlohmann::json::parse(free.out)["notes"])
+    named = named || note.get<std::string>().find("--no-quantized-comm") != std::string::npos;
+  EXPECT_TRUE(named);
 }
 
 struct BadFlags {
