@@ -104,7 +104,8 @@ TEST(TopologyCli, NoQuantizedCommKeepsWeightsAndGradientsExact) {
   const double exact_step = nlohmann::json::parse(exact.out)["time"]["step_s"].get<double>();
   EXPECT_LE(free_step, exact_step);
   bool named = false;
-  for (const auto& note : nlohmann::json::parse(free.out)["notes"])
+  const auto free_json = nlohmann::json::parse(free.out);
+  for (const auto& note : free_json["notes"])
     named = named || note.get<std::string>().find("--no-quantized-comm") != std::string::npos;
   EXPECT_TRUE(named);
 }
