@@ -15,13 +15,20 @@ namespace parplan {
 
 const char* limiter_name(Limiter limiter) {
   switch (limiter) {
-    case Limiter::kCompute: return "compute";
-    case Limiter::kBubble: return "pipeline bubble";
-    case Limiter::kTpComm: return "tensor-parallel communication";
-    case Limiter::kCpComm: return "context-parallel communication";
-    case Limiter::kPpComm: return "pipeline point-to-point communication";
-    case Limiter::kDpComm: return "data-parallel communication";
-    case Limiter::kMemory: return "memory";
+    case Limiter::kCompute:
+      return "compute";
+    case Limiter::kBubble:
+      return "pipeline bubble";
+    case Limiter::kTpComm:
+      return "tensor-parallel communication";
+    case Limiter::kCpComm:
+      return "context-parallel communication";
+    case Limiter::kPpComm:
+      return "pipeline point-to-point communication";
+    case Limiter::kDpComm:
+      return "data-parallel communication";
+    case Limiter::kMemory:
+      return "memory";
   }
   return "compute";
 }
@@ -49,7 +56,8 @@ const char* config_problem(const ModelSpec& model, const JobSpec& job, const Par
   if (c.hpz_ranks < 1) return "hpZ partition size must be at least 1";
   if (c.hierarchical_partition) {
     const PartitionPlacement& p = c.partition;
-    if (p.params_secondary > p.params) return "the secondary weight partition must lie inside the primary one";
+    if (p.params_secondary > p.params)
+      return "the secondary weight partition must lie inside the primary one";
     if (p.grads > p.optimizer) return "the gradient partition must lie inside the optimizer partition";
     if (p.params > p.optimizer) return "the weight partition must lie inside the optimizer partition";
   }
@@ -124,7 +132,8 @@ StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelC
   load.layers = layers;
   load.first = stage == 0;
   load.last = stage == c.pp - 1;
-  const double moe_fraction = model.is_moe() ? static_cast<double>(moe_layer_count(model)) / model.layers : 0.0;
+  const double moe_fraction =
+      model.is_moe() ? static_cast<double>(moe_layer_count(model)) / model.layers : 0.0;
   load.moe_layers = moe_fraction * load.layers;
   const double dense_layers = load.layers - load.moe_layers;
   const double shared = attention_params(model) + layer_norm_params(model);
@@ -214,7 +223,8 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
     buffers += 2.0 * 2.0 * layer_params * c.dp * c.cp / std::max(1, c.dp * c.cp);
   }
   memory.buffers_bytes = buffers;
-  memory.peak_bytes = (memory.states.total() + activations) * (1.0 + device.allocator_headroom_fraction) + buffers;
+  memory.peak_bytes =
+      (memory.states.total() + activations) * (1.0 + device.allocator_headroom_fraction) + buffers;
   return memory;
 }
 
@@ -298,7 +308,7 @@ struct PerLayerCosts {
   LayerComputeTimes dense, moe;
   LayerComm comm;
   EdgeComputeTimes edges;
-  double p2p_s = 0;  // point-to-point per micro-batch on the critical path
+  double p2p_s = 0;             // point-to-point per micro-batch on the critical path
   double overlap_slowdown = 0;  // compute slowdown beside overlapped traffic
 };
 
@@ -381,9 +391,9 @@ StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const 
   t.compute_s = t.forward_s + backward + extra;
   t.backward_last_s = backward + extra;
   t.tp_s = load.layers * (dense_comm.tp_forward_s + dense_comm.tp_backward_s) +
-       recomputed * dense_comm.tp_forward_s;
+           recomputed * dense_comm.tp_forward_s;
   t.cp_s = load.layers * (dense_comm.cp_forward_s + dense_comm.cp_backward_s) +
-       recomputed * dense_comm.cp_forward_s;
+           recomputed * dense_comm.cp_forward_s;
   t.cp_s += load.moe_layers * (dense_comm.ep_forward_s + dense_comm.ep_backward_s);
   t.pp_s = costs.p2p_s;
   if (c.vp > 1 && c.overlap_p2p) {
@@ -397,7 +407,6 @@ StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const 
   }
   return t;
 }
-
 
 // Data-parallel communication of one stage in one step.
 struct DpCost {
@@ -444,8 +453,9 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
                   : bucketed_all_gather_s(cluster, sub(g.forward, 1), weight_bytes, gather_calls, traffic, m);
     // qgZ reduces through DeepSpeed's own hierarchical all-to-all (inside
     // the node, then across nodes), not a ring.
-    const double reduce = c.qgz ? all_gather_s(cluster, sub(g.grads, 1), grad_bytes, traffic, m)
-                                : bucketed_all_gather_s(cluster, sub(g.grads, 1), grad_bytes, reduce_calls, traffic, m);
+    const double reduce =
+        c.qgz ? all_gather_s(cluster, sub(g.grads, 1), grad_bytes, traffic, m)
+              : bucketed_all_gather_s(cluster, sub(g.grads, 1), grad_bytes, reduce_calls, traffic, m);
     const double per_micro_batch = gather_forward + gather_backward + reduce;
     // Once per step, between the replicas of partitions that do not span
     // the group: gradient shards reduce-scattered into the optimizer
@@ -456,19 +466,22 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
     double step_gather = 0;
     if (g.optimizer > g.grads)
       step_reduce += bucketed_all_gather_s(cluster, sub(g.optimizer / g.grads, g.grads), grad_bytes / g.grads,
-                                        std::ceil(params / g.grads / 5e8), traffic, 1);
+                                           std::ceil(params / g.grads / 5e8), traffic, 1);
     if (shard > g.optimizer)
-      step_reduce += all_reduce_s(cluster, sub(shard / g.optimizer, g.optimizer), grad_bytes / g.optimizer, traffic, 1);
+      step_reduce +=
+          all_reduce_s(cluster, sub(shard / g.optimizer, g.optimizer), grad_bytes / g.optimizer, traffic, 1);
     if (g.optimizer > g.params)
-      step_gather += bucketed_all_gather_s(cluster, sub(g.optimizer / g.params, g.params), 2.0 * params / g.params,
-                                        std::ceil(params / g.params / 5e8), traffic, 1);
+      step_gather +=
+          bucketed_all_gather_s(cluster, sub(g.optimizer / g.params, g.params), 2.0 * params / g.params,
+                                std::ceil(params / g.params / 5e8), traffic, 1);
     const double hidden = c.overlap_grad_reduce ? window.compute_s : 0.0;
     // The step's exchanges can use what the micro-batch's own traffic leaves
     // idle of the last backward (the reduction) and of the first forward
     // (the weight gather).
     const double backward_slack =
         c.overlap_grad_reduce ? std::max(0.0, window.backward_last_s - gather_backward - reduce) : 0.0;
-    const double forward_slack = c.overlap_grad_reduce ? std::max(0.0, window.forward_s - gather_forward) : 0.0;
+    const double forward_slack =
+        c.overlap_grad_reduce ? std::max(0.0, window.forward_s - gather_forward) : 0.0;
     out.exposed_s = m * exposed_after_overlap_s(per_micro_batch, hidden, slowdown) +
                     exposed_after_overlap_s(step_reduce, backward_slack, slowdown) +
                     exposed_after_overlap_s(step_gather, forward_slack, slowdown);
@@ -605,7 +618,8 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
       if (t.total() > slowest.total()) slowest = t, slowest_load = load;
       TierTraffic traffic;
       const DpCost dp = dp_cost(cluster, job, c, load.params, t, m, stage, &traffic);
-      if (stage == 0 || dp.exposed_s > time.dp_comm_s) time.dp_comm_s = dp.exposed_s, report.dp_traffic = traffic;
+      if (stage == 0 || dp.exposed_s > time.dp_comm_s)
+        time.dp_comm_s = dp.exposed_s, report.dp_traffic = traffic;
       time.optimizer_s = std::max(time.optimizer_s, optimizer_step_s(device, dp.optimizer_params));
     }
   }
@@ -621,7 +635,8 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
   report.params = total_params(model, job.seq);
   double recomputed_fraction = 0;
   if (c.recompute == Recompute::kFull && slowest_load.layers > 0)
-    recomputed_fraction = static_cast<double>(recomputed_layers(c, slowest_load.layers)) / slowest_load.layers;
+    recomputed_fraction =
+        static_cast<double>(recomputed_layers(c, slowest_load.layers)) / slowest_load.layers;
   const StepFlops flops = step_flops(model, c.gbs, job.seq, c.recompute, recomputed_fraction);
   report.model_flops = flops.model_flops;
   report.hardware_flops = flops.hardware_flops;
@@ -634,7 +649,7 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
   tput.mfu = tput.model_tflops_per_gpu * 1e12 / peak;
   tput.hfu = tput.hardware_tflops_per_gpu * 1e12 / peak;
 
-  const double parts[6] = {time.compute_s, time.bubble_s, time.tp_comm_s,
+  const double parts[6] = {time.compute_s, time.bubble_s,  time.tp_comm_s,
                            time.cp_comm_s, time.pp_comm_s, time.dp_comm_s};
   const Limiter names[6] = {Limiter::kCompute, Limiter::kBubble, Limiter::kTpComm,
                             Limiter::kCpComm,  Limiter::kPpComm, Limiter::kDpComm};

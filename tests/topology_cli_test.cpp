@@ -34,7 +34,8 @@ TEST(TopologyCli, EstimateZeroPlusPlusAndHierarchicalPartition) {
   EXPECT_EQ(z["config"]["hpz_ranks"], 8);
   ASSERT_TRUE(z["traffic"].is_array());
   EXPECT_EQ(z["traffic"].size(), 3u);  // package, node, slingshot
-  const CliRun hier = run_cli("estimate " + kFrontier + " --tp 1 --pp 1 --hierarchical-partition --format json");
+  const CliRun hier =
+      run_cli("estimate " + kFrontier + " --tp 1 --pp 1 --hierarchical-partition --format json");
   ASSERT_EQ(hier.exit_code, 0) << hier.err;
   const auto h = nlohmann::json::parse(hier.out);
   EXPECT_FALSE(h["config"]["zeropp"].get<bool>());
@@ -132,9 +133,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadFlags{"BothSchemes", "estimate " + kFrontier + " --tp 1 --pp 1 --zeropp --hierarchical-partition",
                  "--hierarchical-partition"},
-        BadFlags{"ZeroPlusPlusWithZero1", "estimate " + kFrontier + " --tp 1 --pp 1 --zeropp --zero 1", "--zero"},
-        BadFlags{"HierarchicalWithPipeline", "estimate " + kFrontier + " --tp 1 --pp 2 --hierarchical-partition",
-                 "--pp 1"},
+        BadFlags{"ZeroPlusPlusWithZero1", "estimate " + kFrontier + " --tp 1 --pp 1 --zeropp --zero 1",
+                 "--zero"},
+        BadFlags{"HierarchicalWithPipeline",
+                 "estimate " + kFrontier + " --tp 1 --pp 2 --hierarchical-partition", "--pp 1"},
         BadFlags{"PlanZeroPlusPlusWithZero2", "plan " + kFrontier + " --zeropp --zero 2", "--zero"},
         BadFlags{"NoQuantizationWithZeroPlusPlus", "plan " + kFrontier + " --zeropp --no-quantized-comm",
                  "--no-quantized-comm"}),

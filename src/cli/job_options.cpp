@@ -23,21 +23,24 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   const char* what = config_flags ? "" : " (pins the search)";
   app.add_option("--tp", f.tp, std::string("tensor-parallel size") + what)->check(CLI::PositiveNumber);
   app.add_option("--pp", f.pp, std::string("pipeline-parallel size") + what)->check(CLI::PositiveNumber);
-  app.add_option("--vp", f.vp, std::string("virtual stages per pipeline rank") + what)->check(CLI::PositiveNumber);
+  app.add_option("--vp", f.vp, std::string("virtual stages per pipeline rank") + what)
+      ->check(CLI::PositiveNumber);
   app.add_option("--cp", f.cp, std::string("context-parallel size") + what)->check(CLI::PositiveNumber);
   app.add_option("--mbs", f.mbs, std::string("micro-batch size") + what)->check(CLI::PositiveNumber);
   app.add_option("--zero", f.zero, std::string("ZeRO stage 0..3") + what)->check(CLI::Range(0, 3));
   app.add_option("--recompute", f.recompute, std::string("none | selective | full") + what);
-  app.add_option("--recompute-layers", f.recompute_layers, "layers per model chunk fully recomputed (with full)")
+  app.add_option("--recompute-layers", f.recompute_layers,
+                 "layers per model chunk fully recomputed (with full)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--attention", f.attention, "flash | unfused (default: the cluster profile's)");
   app.add_flag("--sp", f.sp, "Megatron sequence parallelism");
   app.add_flag("--zeropp", f.zeropp,
                std::string("ZeRO-3 with ZeRO++ as DeepSpeed ships it: hpZ over a node, qwZ, qgZ") + what);
-  app.add_flag("--hierarchical-partition", f.hierarchical_partition,
-               std::string("ZeRO-3 with 3-level hierarchical partitioning (weights per package, gradients per "
-                           "node, optimizer over the job; quantized collectives)") +
-                   what);
+  app.add_flag(
+      "--hierarchical-partition", f.hierarchical_partition,
+      std::string("ZeRO-3 with 3-level hierarchical partitioning (weights per package, gradients per "
+                  "node, optimizer over the job; quantized collectives)") +
+          what);
   if (!config_flags) app.add_flag("--no-sp", f.no_sp, "forbid sequence parallelism");
   if (!config_flags)
     app.add_flag("--no-quantized-comm", f.no_quantized_comm,
@@ -69,7 +72,8 @@ ResolvedJob resolve_job(const JobFlags& f) {
     if (f.optimizer != "adam" && f.optimizer != "sgd") throw InputError("--optimizer must be adam or sgd");
     request.job.optimizer = f.optimizer == "adam" ? Optimizer::kAdam : Optimizer::kSgd;
   }
-  if (request.model.empty()) throw InputError("--model is required (a catalog name, a YAML or a config.json)");
+  if (request.model.empty())
+    throw InputError("--model is required (a catalog name, a YAML or a config.json)");
   if (request.cluster.empty()) throw InputError("--cluster is required (e.g. dgx-a100, dgx-h100, frontier)");
   ResolvedJob out;
   out.model = load_model(request.model);
@@ -81,9 +85,10 @@ ResolvedJob resolve_job(const JobFlags& f) {
   out.job.gpus = request.gpus > 0 ? request.gpus : request.nodes * out.cluster.ranks_per_node;
   if (out.job.gpus <= 0) throw InputError("--gpus or --nodes is required and must be positive");
   if (out.cluster.nodes > 0 && out.job.gpus > out.cluster.nodes * out.cluster.ranks_per_node)
-    throw InputError("--gpus " + std::to_string(out.job.gpus) + " exceeds cluster " + out.cluster.name + " (" +
-                     std::to_string(out.cluster.nodes * out.cluster.ranks_per_node) + " GPUs)");
-  if (out.job.gbs <= 0) throw InputError("--gbs (global batch in sequences) is required and must be positive");
+    throw InputError("--gpus " + std::to_string(out.job.gpus) + " exceeds cluster " + out.cluster.name +
+                     " (" + std::to_string(out.cluster.nodes * out.cluster.ranks_per_node) + " GPUs)");
+  if (out.job.gbs <= 0)
+    throw InputError("--gbs (global batch in sequences) is required and must be positive");
   if (out.job.seq <= 0) throw InputError("--seq (sequence length) is required and must be positive");
   if (out.model.position == PositionKind::kLearned && out.model.max_positions > 0 &&
       out.job.seq > out.model.max_positions)
@@ -97,7 +102,8 @@ ResolvedJob resolve_job(const JobFlags& f) {
 
 namespace {
 bool parse_attention(const std::string& text) {
-  if (text != "flash" && text != "unfused") throw InputError("--attention must be flash or unfused (got '" + text + "')");
+  if (text != "flash" && text != "unfused")
+    throw InputError("--attention must be flash or unfused (got '" + text + "')");
   return text == "flash";
 }
 }  // namespace
@@ -132,14 +138,16 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
       throw InputError(std::string(flag) + " runs ZeRO stage 3; drop --zero " + std::to_string(*f.zero) +
                        " or give --zero 3");
     if (c.pp > 1)
-      throw InputError(std::string(flag) + " runs ZeRO stage 3, which cannot run with pipeline parallelism; use "
+      throw InputError(std::string(flag) +
+                       " runs ZeRO stage 3, which cannot run with pipeline parallelism; use "
                        "--pp 1");
     c.zero = 3;
     if (f.zeropp) {
       apply_zeropp(r.cluster, c);
     } else if (!apply_best_hierarchical_partition(r.model, r.cluster, r.job, c)) {
-      throw InputError("--hierarchical-partition: no partition level groups tile the data-parallel group of " +
-                       std::to_string(c.dp * c.cp) + " ranks on " + r.cluster.name);
+      throw InputError(
+          "--hierarchical-partition: no partition level groups tile the data-parallel group of " +
+          std::to_string(c.dp * c.cp) + " ranks on " + r.cluster.name);
     }
   }
   // A job file's `hierarchical_partition: true` gets the fastest placement too.
@@ -173,7 +181,8 @@ void apply_pins(const JobFlags& f, JobSpec& job) {
   if (f.zeropp && f.hierarchical_partition)
     throw InputError("--zeropp and --hierarchical-partition are alternatives; give one of them");
   if (f.no_quantized_comm && (f.zeropp || f.hierarchical_partition))
-    throw InputError(std::string("--no-quantized-comm excludes ") + (f.zeropp ? "--zeropp" : "--hierarchical-partition") +
+    throw InputError(std::string("--no-quantized-comm excludes ") +
+                     (f.zeropp ? "--zeropp" : "--hierarchical-partition") +
                      " (both quantize weights and gradients); give one of them");
   if (f.no_quantized_comm) p.zeropp = p.hierarchical_partition = 0;
   if (f.zeropp || f.hierarchical_partition) {
@@ -181,7 +190,8 @@ void apply_pins(const JobFlags& f, JobSpec& job) {
     if (f.zero && *f.zero != 3)
       throw InputError(std::string(flag) + " runs ZeRO stage 3; drop --zero " + std::to_string(*f.zero));
     if (f.pp && *f.pp > 1)
-      throw InputError(std::string(flag) + " runs ZeRO stage 3, which cannot run with pipeline parallelism; use "
+      throw InputError(std::string(flag) +
+                       " runs ZeRO stage 3, which cannot run with pipeline parallelism; use "
                        "--pp 1");
     p.zero = 3;
     p.pp = 1;

@@ -3,14 +3,14 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "cost/stage_layout.h"
 #include "cost/step_cost.h"
 #include "solvers/recompute_split.h"
 #include "solvers/solve.h"
 #include "solvers/stage_split.h"
-#include "cost/stage_layout.h"
-#include "src/search/search.h"
 #include "src/io/input_error.h"
 #include "src/plan/placement.h"
+#include "src/search/search.h"
 
 namespace parplan {
 
@@ -20,23 +20,29 @@ void check_pins(const ModelSpec& model, const JobSpec& job) {
   const auto need = [&](bool ok, const std::string& text) {
     if (!ok) throw InputError(text);
   };
-  need(p.tp <= 0 || model.heads % p.tp == 0,
-       "--tp " + std::to_string(p.tp) + " does not divide the model's " + std::to_string(model.heads) + " attention heads");
-  need(p.tp <= 0 || job.gpus % p.tp == 0, "--tp " + std::to_string(p.tp) + " does not divide --gpus " + std::to_string(job.gpus));
+  need(p.tp <= 0 || model.heads % p.tp == 0, "--tp " + std::to_string(p.tp) +
+                                                 " does not divide the model's " +
+                                                 std::to_string(model.heads) + " attention heads");
+  need(p.tp <= 0 || job.gpus % p.tp == 0,
+       "--tp " + std::to_string(p.tp) + " does not divide --gpus " + std::to_string(job.gpus));
   need(p.pp <= 0 || p.pp <= model.layers,
        "--pp " + std::to_string(p.pp) + " exceeds the model's " + std::to_string(model.layers) + " layers");
-  need(p.pp <= 0 || job.gpus % p.pp == 0, "--pp " + std::to_string(p.pp) + " does not divide --gpus " + std::to_string(job.gpus));
+  need(p.pp <= 0 || job.gpus % p.pp == 0,
+       "--pp " + std::to_string(p.pp) + " does not divide --gpus " + std::to_string(job.gpus));
   need(p.cp <= 0 || job.seq % (p.cp > 1 ? 2 * p.cp : 1) == 0,
        "--cp " + std::to_string(p.cp) + ": --seq must be divisible by 2 * cp");
-  need(p.mbs <= 0 || job.gbs % p.mbs == 0, "--mbs " + std::to_string(p.mbs) + " does not divide --gbs " + std::to_string(job.gbs));
-  const long model_ranks = static_cast<long>(p.tp > 0 ? p.tp : 1) * (p.pp > 0 ? p.pp : 1) * (p.cp > 0 ? p.cp : 1);
+  need(p.mbs <= 0 || job.gbs % p.mbs == 0,
+       "--mbs " + std::to_string(p.mbs) + " does not divide --gbs " + std::to_string(job.gbs));
+  const long model_ranks =
+      static_cast<long>(p.tp > 0 ? p.tp : 1) * (p.pp > 0 ? p.pp : 1) * (p.cp > 0 ? p.cp : 1);
   need(job.gpus % model_ranks == 0, "the pinned tp * pp * cp = " + std::to_string(model_ranks) +
                                         " does not divide --gpus " + std::to_string(job.gpus));
 }
 }  // namespace
 
 std::vector<SolverCertificate> certify(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                                       const ParallelConfig& config, SolverBackend backend, double time_limit_s) {
+                                       const ParallelConfig& config, SolverBackend backend,
+                                       double time_limit_s) {
   std::vector<SolverCertificate> certificates;
   SolveOptions options;
   options.time_limit_s = time_limit_s;
@@ -80,7 +86,9 @@ double cross_node(const ClusterSpec& cluster, const CostReport& cost, bool secon
       sum += seconds ? cost.dp_traffic.seconds[i] : cost.dp_traffic.bytes[i];
   return sum;
 }
-double cross_node_bytes(const ClusterSpec& cluster, const CostReport& cost) { return cross_node(cluster, cost, false); }
+double cross_node_bytes(const ClusterSpec& cluster, const CostReport& cost) {
+  return cross_node(cluster, cost, false);
+}
 
 const char* level(PartitionLevel l) {
   return l == PartitionLevel::kPackage ? "package" : l == PartitionLevel::kNode ? "node" : "job";
@@ -101,29 +109,32 @@ std::vector<std::string> plan_notes(const ModelSpec& model, const ClusterSpec& c
     const CostReport zpp_cost = estimate_cost(model, cluster, job, zpp);
     const double t = cost.throughput.model_tflops_per_gpu;
     if (c.hierarchical_partition) {
+      notes.push_back("hierarchical partitioning (weights per " + std::string(level(c.partition.params)) +
+                      ", backward copy per " + level(c.partition.params_secondary) + ", gradients per " +
+                      level(c.partition.grads) + ", optimizer per " + level(c.partition.optimizer) + "): " +
+                      fmt("%.1f TFLOP/s per GPU against %.1f with ZeRO++ and %.1f with ZeRO-3 on the same "
+                          "mesh (%.2fx over ZeRO++)",
+                          t, zpp_cost.throughput.model_tflops_per_gpu,
+                          flat_cost.throughput.model_tflops_per_gpu,
+                          t / std::max(1e-12, zpp_cost.throughput.model_tflops_per_gpu)));
       notes.push_back(
-          "hierarchical partitioning (weights per " + std::string(level(c.partition.params)) + ", backward copy per " +
-          level(c.partition.params_secondary) + ", gradients per " + level(c.partition.grads) + ", optimizer per " +
-          level(c.partition.optimizer) + "): " +
-          fmt("%.1f TFLOP/s per GPU against %.1f with ZeRO++ and %.1f with ZeRO-3 on the same mesh (%.2fx over ZeRO++)",
-              t, zpp_cost.throughput.model_tflops_per_gpu, flat_cost.throughput.model_tflops_per_gpu,
-              t / std::max(1e-12, zpp_cost.throughput.model_tflops_per_gpu)));
-      notes.push_back(fmt("why: the per-micro-batch gathers and reduce-scatters stay inside the package/node and "
-                          "only the exchange between partition replicas crosses nodes, once per step: %.2f GB per GPU "
-                          "per step against %.2f GB with ZeRO++ and %.2f GB with ZeRO-3",
-                          cross_node_bytes(cluster, cost) / 1e9, cross_node_bytes(cluster, zpp_cost) / 1e9,
-                          cross_node_bytes(cluster, flat_cost) / 1e9) +
-                      fmt(", %.2f s of cross-node transfers and ring latency against %.2f s and %.2f s; "
-                          "data-parallel time left exposed %.3f s against %.3f s with ZeRO++",
-                          cross_node(cluster, cost, true), cross_node(cluster, zpp_cost, true),
-                          cross_node(cluster, flat_cost, true), cost.time.dp_comm_s, zpp_cost.time.dp_comm_s) +
-                      fmt(" (memory %.1f GB per GPU against %.1f GB with ZeRO++)", cost.memory.peak_bytes / 1e9,
-                          zpp_cost.memory.peak_bytes / 1e9));
+          fmt("why: the per-micro-batch gathers and reduce-scatters stay inside the package/node and "
+              "only the exchange between partition replicas crosses nodes, once per step: %.2f GB per GPU "
+              "per step against %.2f GB with ZeRO++ and %.2f GB with ZeRO-3",
+              cross_node_bytes(cluster, cost) / 1e9, cross_node_bytes(cluster, zpp_cost) / 1e9,
+              cross_node_bytes(cluster, flat_cost) / 1e9) +
+          fmt(", %.2f s of cross-node transfers and ring latency against %.2f s and %.2f s; "
+              "data-parallel time left exposed %.3f s against %.3f s with ZeRO++",
+              cross_node(cluster, cost, true), cross_node(cluster, zpp_cost, true),
+              cross_node(cluster, flat_cost, true), cost.time.dp_comm_s, zpp_cost.time.dp_comm_s) +
+          fmt(" (memory %.1f GB per GPU against %.1f GB with ZeRO++)", cost.memory.peak_bytes / 1e9,
+              zpp_cost.memory.peak_bytes / 1e9));
     } else {
-      notes.push_back(fmt("ZeRO++ (hpZ over %.0f ranks, qwZ, qgZ): %.1f TFLOP/s per GPU against %.1f with ZeRO-3; "
-                          "cross-node traffic %.2f GB per GPU per step against %.2f GB",
-                          c.hpz_ranks, t, flat_cost.throughput.model_tflops_per_gpu,
-                          cross_node_bytes(cluster, cost) / 1e9, cross_node_bytes(cluster, flat_cost) / 1e9));
+      notes.push_back(
+          fmt("ZeRO++ (hpZ over %.0f ranks, qwZ, qgZ): %.1f TFLOP/s per GPU against %.1f with ZeRO-3; "
+              "cross-node traffic %.2f GB per GPU per step against %.2f GB",
+              c.hpz_ranks, t, flat_cost.throughput.model_tflops_per_gpu,
+              cross_node_bytes(cluster, cost) / 1e9, cross_node_bytes(cluster, flat_cost) / 1e9));
     }
   }
   if ((c.qwz || c.qgz) && job.pins.zeropp != 1 && job.pins.hierarchical_partition != 1) {
@@ -138,7 +149,8 @@ std::vector<std::string> plan_notes(const ModelSpec& model, const ClusterSpec& c
     if (!alt.best.empty()) {
       const ParallelConfig& a = alt.best.front().config;
       const double step_s = alt.best.front().cost.time.step_s;
-      note += fmt("; with exact collectives (--no-quantized-comm) the best plan is tp %.0f pp %.0f dp %.0f zero %.0f",
+      note += fmt("; with exact collectives (--no-quantized-comm) the best plan is tp %.0f pp %.0f dp %.0f "
+                  "zero %.0f",
                   a.tp, a.pp, a.dp, a.zero) +
               fmt(" at %.3f s per step (%+.1f%%)", step_s, 100.0 * (step_s / cost.time.step_s - 1.0));
     }
@@ -151,16 +163,19 @@ std::vector<std::string> plan_notes(const ModelSpec& model, const ClusterSpec& c
     const int stride = c.tp * c.cp * c.dp;
     for (int s = 0; s < c.pp; ++s) {
       stages += (s ? ", " : "") + std::string("stage ") + std::to_string(s) + " (" +
-                std::to_string(stage_layers(model.layers, c, s)) + " layers) on " + node_group_name(cluster, s * stride);
+                std::to_string(stage_layers(model.layers, c, s)) + " layers) on " +
+                node_group_name(cluster, s * stride);
     }
-    notes.push_back(std::string(inside ? "placement: every tp and dp group stays inside one node group; only "
-                                         "pipeline point-to-point traffic crosses groups"
-                                       : "placement: some tp or dp groups span node groups and run at the speed of "
-                                         "the link between groups") +
-                    "; " + stages);
+    notes.push_back(
+        std::string(inside ? "placement: every tp and dp group stays inside one node group; only "
+                             "pipeline point-to-point traffic crosses groups"
+                           : "placement: some tp or dp groups span node groups and run at the speed of "
+                             "the link between groups") +
+        "; " + stages);
     if (c.custom_split())
-      notes.push_back("layers split unevenly by the stage-split formulation (per-stage speed from each node group's "
-                      "fabric): slower stages get fewer layers; Megatron expresses only first/last stage counts");
+      notes.push_back(
+          "layers split unevenly by the stage-split formulation (per-stage speed from each node group's "
+          "fabric): slower stages get fewer layers; Megatron expresses only first/last stage counts");
   }
   return notes;
 }
@@ -180,8 +195,8 @@ PlannerResult plan_job(const ModelSpec& model, const ClusterSpec& cluster, const
   result.search = search_configs(model, cluster, job, search);
   result.ranked = result.search.best;
   if (!result.ranked.empty()) {
-    result.certificates = certify(model, cluster, job, result.ranked.front().config, backend,
-                                  options.solver_time_limit_s);
+    result.certificates =
+        certify(model, cluster, job, result.ranked.front().config, backend, options.solver_time_limit_s);
     result.notes = plan_notes(model, cluster, job, result.ranked.front().config, result.ranked.front().cost);
   }
   return result;

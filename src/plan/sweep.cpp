@@ -225,8 +225,9 @@ std::vector<SweepOutcome> evaluate_sweep(const SweepGrid& grid, const std::vecto
     const RankedConfig* chosen = nullptr;
     std::string rejected;
     for (const RankedConfig& ranked : result.ranked) {
-      const std::string why = reject ? reject(Plan{model, grid.cluster, out.point.job, ranked.config, ranked.cost})
-                                     : std::string();
+      const std::string why =
+          reject ? reject(Plan{model, grid.cluster, out.point.job, ranked.config, ranked.cost})
+                 : std::string();
       if (why.empty()) {
         chosen = &ranked;
         break;
@@ -235,7 +236,7 @@ std::vector<SweepOutcome> evaluate_sweep(const SweepGrid& grid, const std::vecto
     }
     if (chosen == nullptr) {
       out.feasible = false;
-      out.reason = !rejected.empty()                          ? "no plan the engine accepts: " + rejected
+      out.reason = !rejected.empty()                         ? "no plan the engine accepts: " + rejected
                    : result.search.infeasible_reason.empty() ? "no feasible config"
                                                              : result.search.infeasible_reason;
     } else {
