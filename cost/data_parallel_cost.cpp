@@ -1,0 +1,179 @@
+// Data-parallel and ZeRO-family cost: how ZeRO-1/2/3, ZeRO++ and the
+// hierarchical partition shard model states over the data-parallel group,
+// and the exposed time of their collectives in one step.
+#include <algorithm>
+#include <cmath>
+
+#include "cost/collectives.h"
+#include "cost/memory.h"
+#include "cost/overlap.h"
+#include "cost/step_cost.h"
+#include "cost/step_internal.h"
+
+namespace parplan::detail {
+
+namespace {
+// The tier index of one node, or -1 on a cluster without one.
+int node_tier_index(const ClusterSpec& cluster, int tiers) {
+  for (int i = 0; i < tiers; ++i)
+    if (cluster.tiers[i].ranks == cluster.ranks_per_node) return i;
+  return -1;
+}
+}  // namespace
+
+int level_ranks(const ClusterSpec& cluster, const GroupSpan& span, PartitionLevel level) {
+  const int size = span.tiers > 0 ? span.members[span.tiers - 1] : 1;
+  const int node = node_tier_index(cluster, span.tiers);
+  if (level == PartitionLevel::kJob || node < 0) return size;
+  const int tier = level == PartitionLevel::kNode ? node : std::max(0, node - 1);
+  return span.members[tier];
+}
+
+ShardGroups shard_groups(const ClusterSpec& cluster, const ParallelConfig& c, const GroupSpan& span) {
+  ShardGroups g;
+  g.shard = c.dp * c.cp;
+  if (c.zero < 3) {
+    g.params = g.forward = g.backward = 1;
+    g.grads = c.zero >= 2 ? g.shard : 1;
+    g.optimizer = c.zero >= 1 ? g.shard : 1;
+    return g;
+  }
+  if (!c.hierarchical_partition) {
+    g.params = g.forward = g.grads = g.optimizer = g.shard;
+    g.backward = c.hpz_ranks > 1 ? std::min(c.hpz_ranks, g.shard) : g.shard;
+    return g;
+  }
+  g.params = g.forward = level_ranks(cluster, span, c.partition.params);
+  g.backward = level_ranks(cluster, span, c.partition.params_secondary);
+  g.grads = level_ranks(cluster, span, c.partition.grads);
+  g.optimizer = level_ranks(cluster, span, c.partition.optimizer);
+  return g;
+}
+
+DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelConfig& c, double params,
+               const StageTime& window, int m, int stage, TierTraffic* traffic) {
+  DpCost out;
+  const int shard = c.dp * c.cp;
+  const double slowdown = cluster.device.overlap_compute_slowdown;
+  out.optimizer_params = params / (c.zero >= 1 ? shard : 1);
+  if (shard <= 1) return out;
+  const int first = stage * c.tp * c.cp * c.dp;
+  const GroupSpan span = group_span_at(cluster, shard, c.tp, first);
+  const double weight_bytes = (c.qwz ? 1.0 : 2.0) * params;
+  if (c.zero >= 3) {
+    // qgZ quantizes every gradient exchange, the hierarchical scheme's
+    // once-per-step reduction between partition replicas included.
+    const double grad_bytes = (c.qgz ? 0.5 : 2.0) * params;
+    const ShardGroups g = shard_groups(cluster, c, span);
+    out.optimizer_params = params / g.optimizer;
+    // `size` consecutive members of the group, or one member of each of
+    // `size` consecutive domains of `apart` members.
+    const auto sub = [&](int size, int apart) { return group_span_at(cluster, size, c.tp * apart, first); };
+    // Every micro-batch: weights gathered for the forward (over the primary
+    // partition) and the backward (over the secondary one: hpZ, or the
+    // hierarchical scheme's), gradients reduce-scattered into their
+    // partition; prefetching overlaps it with the micro-batch's compute.
+    // DeepSpeed issues one collective per bucket (stage3_prefetch_bucket_size
+    // 5e7 and reduce_bucket_size 5e8 elements, the values parplan emits);
+    // only ring collectives make the count matter.
+    const double gather_calls = std::ceil(params / 5e7);
+    const double reduce_calls = std::ceil(params / 5e8);
+    const double gather_forward =
+        bucketed_all_gather_s(cluster, sub(g.forward, 1), weight_bytes, gather_calls, traffic, m);
+    const bool secondary = c.hierarchical_partition ? g.backward != g.forward : c.hpz_ranks > 1;
+    const double gather_backward =
+        secondary ? bucketed_all_gather_s(cluster, sub(g.backward, 1), 2.0 * params, gather_calls, traffic, m)
+                  : bucketed_all_gather_s(cluster, sub(g.forward, 1), weight_bytes, gather_calls, traffic, m);
+    // qgZ reduces through DeepSpeed's own hierarchical all-to-all (inside
+    // the node, then across nodes), not a ring.
+    const double reduce =
+        c.qgz ? all_gather_s(cluster, sub(g.grads, 1), grad_bytes, traffic, m)
+              : bucketed_all_gather_s(cluster, sub(g.grads, 1), grad_bytes, reduce_calls, traffic, m);
+    const double per_micro_batch = gather_forward + gather_backward + reduce;
+    // Once per step, between the replicas of partitions that do not span
+    // the group: gradient shards reduce-scattered into the optimizer
+    // partition (all-reduced across its replicas) as the last backward
+    // frees them, updated weights gathered back into the weight partition
+    // before the next forward needs them. Flat ZeRO-3 has none of it.
+    double step_reduce = 0;
+    double step_gather = 0;
+    if (g.optimizer > g.grads)
+      step_reduce += bucketed_all_gather_s(cluster, sub(g.optimizer / g.grads, g.grads), grad_bytes / g.grads,
+                                           std::ceil(params / g.grads / 5e8), traffic, 1);
+    if (shard > g.optimizer)
+      step_reduce +=
+          all_reduce_s(cluster, sub(shard / g.optimizer, g.optimizer), grad_bytes / g.optimizer, traffic, 1);
+    if (g.optimizer > g.params)
+      step_gather +=
+          bucketed_all_gather_s(cluster, sub(g.optimizer / g.params, g.params), 2.0 * params / g.params,
+                                std::ceil(params / g.params / 5e8), traffic, 1);
+    const double hidden = c.overlap_grad_reduce ? window.compute_s : 0.0;
+    // The step's exchanges can use what the micro-batch's own traffic leaves
+    // idle of the last backward (the reduction) and of the first forward
+    // (the weight gather).
+    const double backward_slack =
+        c.overlap_grad_reduce ? std::max(0.0, window.backward_last_s - gather_backward - reduce) : 0.0;
+    const double forward_slack =
+        c.overlap_grad_reduce ? std::max(0.0, window.forward_s - gather_forward) : 0.0;
+    out.exposed_s = m * exposed_after_overlap_s(per_micro_batch, hidden, slowdown) +
+                    exposed_after_overlap_s(step_reduce, backward_slack, slowdown) +
+                    exposed_after_overlap_s(step_gather, forward_slack, slowdown);
+    return out;
+  }
+  const double grad_bytes = gradient_bytes_per_param(job.precision, c.zero) * params;
+  const double reduce = c.zero == 0 ? all_reduce_s(cluster, span, grad_bytes, traffic)
+                                    : all_gather_s(cluster, span, grad_bytes, traffic);
+  const double gather = c.zero == 0 ? 0.0 : all_gather_s(cluster, span, weight_bytes, traffic);
+  // Overlap hides the reduction behind the last micro-batch's backward
+  // and the parameter gather behind the next step's first forward.
+  const double reduce_window = c.overlap_grad_reduce ? window.backward_last_s : 0.0;
+  const double gather_window = c.overlap_grad_reduce ? window.forward_s : 0.0;
+  out.exposed_s = exposed_after_overlap_s(reduce, reduce_window, slowdown) +
+                  exposed_after_overlap_s(gather, gather_window, slowdown);
+  return out;
+}
+
+}  // namespace parplan::detail
+
+namespace parplan {
+
+using detail::level_ranks;
+
+int partition_ranks(const ClusterSpec& cluster, const ParallelConfig& config, PartitionLevel level) {
+  const GroupSpan span = group_span_at(cluster, config.dp * config.cp, config.tp, 0);
+  return level_ranks(cluster, span, level);
+}
+
+void apply_zeropp(const ClusterSpec& cluster, ParallelConfig& c) {
+  c.zero = 3;
+  c.hierarchical_partition = false;
+  c.hpz_ranks = std::max(1, partition_ranks(cluster, c, PartitionLevel::kNode));
+  c.qwz = c.qgz = true;
+}
+
+void apply_hierarchical_partition(ParallelConfig& c, const PartitionPlacement& placement) {
+  c.zero = 3;
+  c.hierarchical_partition = true;
+  c.partition = placement;
+  c.hpz_ranks = 1;
+  c.qwz = c.qgz = true;
+}
+
+const char* placement_problem(const ClusterSpec& cluster, const ParallelConfig& c) {
+  if (!c.hierarchical_partition) return nullptr;
+  const int shard = c.dp * c.cp;
+  const PartitionLevel levels[4] = {c.partition.params, c.partition.params_secondary, c.partition.grads,
+                                    c.partition.optimizer};
+  int previous = 1;
+  for (PartitionLevel level : {PartitionLevel::kPackage, PartitionLevel::kNode, PartitionLevel::kJob}) {
+    const int ranks = partition_ranks(cluster, c, level);
+    if (shard % ranks != 0 || ranks % previous != 0)
+      return "a partition level's ranks must divide the data-parallel group (and the next level's)";
+    previous = ranks;
+  }
+  for (PartitionLevel level : levels)
+    if (partition_ranks(cluster, c, level) < 1) return "a partition level holds no rank";
+  return nullptr;
+}
+
+}  // namespace parplan

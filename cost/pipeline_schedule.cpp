@@ -1,0 +1,141 @@
+// Pipeline schedule: per-layer communication (tp, cp, ep) on the critical
+// path, one micro-batch through a stage (compute, recomputation, p2p with
+// interleaved overlap) and the 1F1B / interleaved bubble.
+#include <algorithm>
+
+#include "cost/collectives.h"
+#include "cost/compute_time.h"
+#include "cost/overlap.h"
+#include "cost/step_internal.h"
+
+namespace parplan::detail {
+
+namespace {
+
+// `stage` places the groups on a heterogeneous cluster (its first rank).
+LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                     const ParallelConfig& c, const LayerComputeTimes& times, int stage) {
+  LayerComm comm;
+  const int first = stage * c.tp * c.cp * c.dp;
+  const double tokens = static_cast<double>(c.mbs) * job.seq / c.cp;
+  if (c.tp > 1) {
+    // Two all-reduces of b s h in each direction (with sp: all-gather +
+    // reduce-scatter of the same total volume).
+    const GroupSpan span = group_span_at(cluster, c.tp, 1, first);
+    const double one = all_reduce_s(cluster, span, 2.0 * tokens * model.hidden);
+    comm.tp_forward_s = 2.0 * one;
+    comm.tp_backward_s = 2.0 * one;
+  }
+  if (c.cp > 1) {
+    // Ring attention: cp - 1 steps pass this rank's keys and values (forward)
+    // and their gradients too (backward), overlapped with attention compute.
+    const GroupSpan span = group_span_at(cluster, c.cp, c.tp, first);
+    const double kv_bytes = 2.0 * 2.0 * tokens * model.kv_groups * model.head_dim / c.tp;
+    const double step_s = all_gather_s(cluster, span, kv_bytes * c.cp) / std::max(1, c.cp - 1);
+    const double forward = (c.cp - 1) * step_s;
+    const double slowdown = cluster.device.overlap_compute_slowdown;
+    comm.cp_forward_s = exposed_after_overlap_s(forward, times.attention_forward_s, slowdown);
+    comm.cp_backward_s = exposed_after_overlap_s(2.0 * forward, 2.0 * times.attention_forward_s, slowdown);
+  }
+  if (model.is_moe() && c.ep > 1) {
+    // Dispatch and combine all-to-alls of tokens * top_k * h, each direction.
+    const GroupSpan span = group_span_at(cluster, c.ep, c.tp * c.cp, first);
+    const double one = all_to_all_s(cluster, span, 2.0 * tokens * model.top_k * model.hidden / c.tp);
+    comm.ep_forward_s = 2.0 * one;
+    comm.ep_backward_s = 2.0 * one;
+  }
+  return comm;
+}
+
+// Pipeline point-to-point time of one micro-batch on `stage` of a
+// heterogeneous cluster: each boundary at its own link (the node group's
+// fabric, or the link between groups); the stage waits on its slower side.
+double heterogeneous_p2p_s(const ClusterSpec& cluster, const ParallelConfig& c, int stage, double bytes) {
+  const int stride = c.tp * c.cp * c.dp;
+  const auto boundary = [&](int from, int to) {
+    return point_to_point_between_s(cluster, from * stride, to * stride, bytes);
+  };
+  double worst = 0;
+  if (stage + 1 < c.pp) worst = std::max(worst, boundary(stage, stage + 1));
+  if (stage > 0) worst = std::max(worst, boundary(stage - 1, stage));
+  // The interleaved schedule wraps from the last stage back to the first.
+  if (c.vp > 1 && (stage == 0 || stage == c.pp - 1)) worst = std::max(worst, boundary(c.pp - 1, 0));
+  return worst;
+}
+
+}  // namespace
+
+PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                              const ParallelConfig& c, int stage) {
+  PerLayerCosts costs;
+  const DeviceSpec& device = cluster.device;
+  const double peak = device.peak_flops_per_s(job.precision);
+  const double tokens = static_cast<double>(c.mbs) * job.seq / c.cp;
+  LayerShape shape;
+  shape.tokens = tokens;
+  shape.seq = job.seq;
+  shape.tp = c.tp;
+  shape.sp = c.sp;
+  shape.flash_attention = c.flash_attention;
+  costs.dense = layer_compute_times(model, device, peak, shape);
+  if (model.is_moe()) {
+    shape.is_moe = true;
+    costs.moe = layer_compute_times(model, device, peak, shape);
+  }
+  costs.comm = layer_comm(model, cluster, job, c, costs.dense, stage);
+  costs.edges = edge_compute_times(model, device, peak, tokens, c.tp);
+  costs.overlap_slowdown = device.overlap_compute_slowdown;
+  // Point-to-point: activations forward and gradients backward, once per
+  // chunk boundary, b s h / t elements (scatter-gather or sp).
+  if (c.pp > 1) {
+    const double bytes = 2.0 * tokens * model.hidden / c.tp;
+    costs.p2p_s = cluster.heterogeneous() ? 2.0 * c.vp * heterogeneous_p2p_s(cluster, c, stage, bytes)
+                                          : 2.0 * c.vp * point_to_point_s(cluster, c.tp * c.cp * c.dp, bytes);
+  }
+  return costs;
+}
+
+StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const StageLoad& load) {
+  const LayerComputeTimes& dense = costs.dense;
+  const LayerComputeTimes& moe = costs.moe;
+  const LayerComm& dense_comm = costs.comm;
+  const EdgeComputeTimes& edges = costs.edges;
+  const double dense_layers = load.layers - load.moe_layers;
+  const int recomputed = recomputed_layers(c, load.layers);
+  StageTime t;
+  t.forward_s = dense_layers * dense.forward_s + load.moe_layers * moe.forward_s;
+  double backward = dense_layers * dense.backward_s + load.moe_layers * moe.backward_s;
+  double extra = 0;
+  if (c.recompute == Recompute::kSelective) {
+    extra = dense_layers * dense.attention_forward_s + load.moe_layers * moe.attention_forward_s;
+  } else if (recomputed > 0) {
+    const double per_layer = (dense_layers * dense.forward_s + load.moe_layers * moe.forward_s) / load.layers;
+    extra = recomputed * per_layer;
+  }
+  if (load.first) t.forward_s += edges.embedding_s, backward += edges.embedding_s;
+  if (load.last) t.forward_s += edges.head_forward_s, backward += edges.head_backward_s;
+  t.compute_s = t.forward_s + backward + extra;
+  t.backward_last_s = backward + extra;
+  t.tp_s = load.layers * (dense_comm.tp_forward_s + dense_comm.tp_backward_s) +
+           recomputed * dense_comm.tp_forward_s;
+  t.cp_s = load.layers * (dense_comm.cp_forward_s + dense_comm.cp_backward_s) +
+           recomputed * dense_comm.cp_forward_s;
+  t.cp_s += load.moe_layers * (dense_comm.ep_forward_s + dense_comm.ep_backward_s);
+  t.pp_s = costs.p2p_s;
+  if (c.vp > 1 && c.overlap_p2p) {
+    // The interleaved schedule posts each chunk's sends and receives and
+    // computes the next chunk meanwhile (Megatron-LM main,
+    // --overlap-p2p-communication, on by default with vp > 1): only what
+    // outlasts a chunk's compute stays on the critical path.
+    const double per_chunk_p2p_s = costs.p2p_s / c.vp;
+    const double per_chunk_compute_s = t.compute_s / c.vp;
+    t.pp_s = c.vp * exposed_after_overlap_s(per_chunk_p2p_s, per_chunk_compute_s, costs.overlap_slowdown);
+  }
+  return t;
+}
+
+double pipeline_bubble_s(int pp, int vp, double stage_micro_batch_s) {
+  return (pp - 1) * stage_micro_batch_s / vp;
+}
+
+}  // namespace parplan::detail

@@ -1,0 +1,148 @@
+// Stage memory: what one pipeline stage holds (model states after ZeRO
+// sharding, activations of the micro-batches in flight, buffers) and the
+// most loaded stage's breakdown.
+#include <algorithm>
+
+#include "cost/collectives.h"
+#include "cost/memory.h"
+#include "cost/parameters.h"
+#include "cost/stage_layout.h"
+#include "cost/step_cost.h"
+#include "cost/step_internal.h"
+
+namespace parplan::detail {
+
+StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage,
+                     int layers) {
+  StageLoad load;
+  load.layers = layers;
+  load.first = stage == 0;
+  load.last = stage == c.pp - 1;
+  const double moe_fraction =
+      model.is_moe() ? static_cast<double>(moe_layer_count(model)) / model.layers : 0.0;
+  load.moe_layers = moe_fraction * load.layers;
+  const double dense_layers = load.layers - load.moe_layers;
+  const double shared = attention_params(model) + layer_norm_params(model);
+  double params = (load.layers * shared + dense_layers * dense_ffn_params(model)) / c.tp;
+  if (load.moe_layers > 0) params += load.moe_layers * moe_ffn_params(model) / (c.tp * c.ep);
+  if (load.first) params += embedding_params(model, job.seq) / c.tp;
+  if (load.last) {
+    // An untied head, or with pp > 1 Megatron's copy of the tied embedding.
+    const double head = model.tied_embeddings ? (c.pp > 1 ? model.vocab * double(model.hidden) : 0.0)
+                                              : untied_head_params(model);
+    params += head / c.tp;
+  }
+  load.params = params;
+  return load;
+}
+
+StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage) {
+  return stage_load(model, job, c, stage, stage_layers(model.layers, c, stage));
+}
+
+ActivationShape activation_shape(const JobSpec& job, const ParallelConfig& c) {
+  ActivationShape shape;
+  shape.seq = job.seq;
+  shape.micro_batch = c.mbs;
+  shape.tp = c.tp;
+  shape.cp = c.cp;
+  shape.sp = c.sp;
+  shape.flash_attention = c.flash_attention;
+  shape.recompute = c.recompute;
+  return shape;
+}
+
+int recomputed_layers(const ParallelConfig& c, int stage_layer_count) {
+  if (c.recompute != Recompute::kFull) return 0;
+  if (c.recompute_layers <= 0) return stage_layer_count;
+  return std::min(stage_layer_count, c.recompute_layers * c.vp);
+}
+
+StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                         const ParallelConfig& c, const StageLoad& load, int stage) {
+  const DeviceSpec& device = cluster.device;
+  StageMemory memory;
+  memory.states = model_state_bytes(load.params, c.zero, c.dp * c.cp, job.optimizer_state_bytes_per_param(),
+                                    gradient_bytes_per_param(job.precision, c.zero));
+  if (c.hierarchical_partition && c.zero >= 3) {
+    const GroupSpan span = group_span_at(cluster, c.dp * c.cp, c.tp, stage * c.tp * c.cp * c.dp);
+    const ShardGroups g = shard_groups(cluster, c, span);
+    memory.states.params_bytes = 2.0 * load.params / g.params;
+    if (g.backward < g.params) memory.secondary_bytes = 2.0 * load.params / g.backward;
+    memory.states.params_bytes += memory.secondary_bytes;
+    memory.states.grads_bytes = 2.0 * load.params / g.grads;
+    memory.states.optimizer_bytes = job.optimizer_state_bytes_per_param() * load.params / g.optimizer;
+  } else if (c.hpz_ranks > 1 && c.zero >= 3) {
+    // hpZ: a secondary copy of the weights sharded over hpz_ranks ranks
+    // (Wang et al. 2023: M / k more per device).
+    memory.secondary_bytes = 2.0 * load.params / c.hpz_ranks;
+    memory.states.params_bytes += memory.secondary_bytes;
+  }
+
+  ActivationShape shape = activation_shape(job, c);
+  ActivationShape stored = shape;
+  stored.recompute = c.recompute == Recompute::kSelective ? Recompute::kSelective : Recompute::kNone;
+  const double full_layer = layer_activation_bytes(model, stored);
+  const double input_only = layer_input_bytes(model, shape);
+  const int recomputed = recomputed_layers(c, load.layers);
+  const double in_flight = in_flight_micro_batches(c, stage);
+  double activations = in_flight * ((load.layers - recomputed) * full_layer + recomputed * input_only);
+  // Recomputing a layer rebuilds its full activations for one micro-batch.
+  if (recomputed > 0) activations += full_layer;
+  // Embedding output and its dropout mask (Korthikanti sec. 4.3).
+  if (load.first) activations += in_flight * 3.0 * job.seq * c.mbs / c.cp * model.hidden / (c.sp ? c.tp : 1);
+  if (load.last) activations += logits_bytes(model, shape);
+  memory.activations_bytes = activations;
+
+  double buffers = device.reserved_bytes;
+  if (c.zero >= 3) {
+    // Gathered weights of the layer being computed and the one prefetched.
+    const double layer_params = load.layers > 0 ? (load.params / load.layers) : 0.0;
+    buffers += 2.0 * 2.0 * layer_params * c.dp * c.cp / std::max(1, c.dp * c.cp);
+  }
+  memory.buffers_bytes = buffers;
+  memory.peak_bytes =
+      (memory.states.total() + activations) * (1.0 + device.allocator_headroom_fraction) + buffers;
+  return memory;
+}
+
+MemoryBreakdown memory_breakdown(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                 const ParallelConfig& c) {
+  MemoryBreakdown out;
+  out.capacity_bytes = cluster.device.hbm_bytes;
+  ActivationShape shape = activation_shape(job, c);
+  out.activations_per_layer_bytes = layer_activation_bytes(model, shape);
+  // Stage 0 holds the most micro-batches; the last stage holds the logits;
+  // a middle stage may hold one layer more than either.
+  // A custom split may give any stage the most layers: look at all of them.
+  const int candidates[3] = {0, c.pp - 1, c.pp > 2 ? 1 : 0};
+  const int count = c.custom_split() ? c.pp : 3;
+  for (int i = 0; i < count; ++i) {
+    const int stage = c.custom_split() ? i : candidates[i];
+    const StageLoad load = stage_load(model, job, c, stage);
+    const StageMemory memory = stage_memory(model, cluster, job, c, load, stage);
+    if (memory.peak_bytes > out.peak_bytes) {
+      out.peak_bytes = memory.peak_bytes;
+      out.params_bytes = memory.states.params_bytes;
+      out.params_secondary_bytes = memory.secondary_bytes;
+      out.grads_bytes = memory.states.grads_bytes;
+      out.optimizer_bytes = memory.states.optimizer_bytes;
+      out.activations_bytes = memory.activations_bytes;
+      out.buffers_bytes = memory.buffers_bytes;
+      out.peak_stage = stage;
+    }
+  }
+  out.fits = out.peak_bytes <= out.capacity_bytes;
+  return out;
+}
+
+}  // namespace parplan::detail
+
+namespace parplan {
+
+MemoryBreakdown estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                const ParallelConfig& config) {
+  return detail::memory_breakdown(model, cluster, job, config);
+}
+
+}  // namespace parplan

@@ -1,0 +1,117 @@
+// Internals of the step-cost model shared by its files (pipeline schedule,
+// data-parallel/ZeRO cost, stage memory): the per-stage and per-layer structs
+// and the functions that build them. Not part of the cost model's interface.
+#pragma once
+
+#include "cost/collectives.h"
+#include "cost/compute_time.h"
+#include "cost/memory.h"
+#include "cost/spec/cluster_spec.h"
+#include "cost/spec/job_spec.h"
+#include "cost/spec/model_spec.h"
+#include "cost/spec/parallel_config.h"
+
+namespace parplan::detail {
+
+// How the ZeRO-3 family shards one stage's model states over its
+// data-parallel group: group sizes of each partition and collective.
+struct ShardGroups {
+  int shard = 1;      // the whole data-parallel group (dp * cp)
+  int params = 1;     // 16-bit weights (primary partition)
+  int forward = 1;    // forward all-gather
+  int backward = 1;   // backward all-gather (secondary partition)
+  int grads = 1;      // gradient reduce-scatter per micro-batch
+  int optimizer = 1;  // optimizer states
+};
+
+/// Group sizes of each ZeRO partition and collective for the data-parallel
+/// group `span` of one stage.
+ShardGroups shard_groups(const ClusterSpec& cluster, const ParallelConfig& c, const GroupSpan& span);
+/// Ranks of the data-parallel group `span` inside one domain of `level`.
+int level_ranks(const ClusterSpec& cluster, const GroupSpan& span, PartitionLevel level);
+
+// Everything about one pipeline stage that memory and time need.
+struct StageLoad {
+  int layers = 0;
+  double moe_layers = 0;
+  double params = 0;  // before ZeRO sharding
+  bool first = false;
+  bool last = false;
+};
+
+/// Stage `stage` holding `layers` layers (or the layout's own count).
+StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage,
+                     int layers);
+StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage);
+ActivationShape activation_shape(const JobSpec& job, const ParallelConfig& c);
+/// Layers of a stage that full recomputation recomputes.
+int recomputed_layers(const ParallelConfig& c, int stage_layer_count);
+
+struct StageMemory {
+  ModelStateBytes states;
+  double secondary_bytes = 0;
+  double activations_bytes = 0;
+  double buffers_bytes = 0;
+  double peak_bytes = 0;
+};
+
+StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                         const ParallelConfig& c, const StageLoad& load, int stage);
+/// The most loaded stage's memory.
+MemoryBreakdown memory_breakdown(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                 const ParallelConfig& c);
+
+// Per-layer, per-micro-batch communication on the critical path.
+struct LayerComm {
+  double tp_forward_s = 0;
+  double tp_backward_s = 0;
+  double cp_forward_s = 0;
+  double cp_backward_s = 0;
+  double ep_forward_s = 0;
+  double ep_backward_s = 0;
+};
+
+// Everything per layer and per micro-batch that stage times are built from.
+struct PerLayerCosts {
+  LayerComputeTimes dense, moe;
+  LayerComm comm;
+  EdgeComputeTimes edges;
+  double p2p_s = 0;             // point-to-point per micro-batch on the critical path
+  double overlap_slowdown = 0;  // compute slowdown beside overlapped traffic
+};
+
+/// `stage` places the groups on a heterogeneous cluster (its first rank).
+PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                              const ParallelConfig& c, int stage = 0);
+
+struct StageTime {
+  double compute_s = 0;  // one micro-batch, all chunks of the stage
+  double tp_s = 0;
+  double cp_s = 0;
+  double pp_s = 0;
+  double backward_last_s = 0;  // backward of one micro-batch (overlap window)
+  double forward_s = 0;
+  double total() const { return compute_s + tp_s + cp_s + pp_s; }
+};
+
+/// One micro-batch through all chunks of a stage.
+StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const StageLoad& load);
+
+/// Pipeline fill and drain of the 1F1B schedules: (p - 1) / v of one
+/// micro-batch's time through the slowest stage (Narayanan et al. 2021,
+/// sec. 2.2: the bubble is (p - 1) / (v m) of the m micro-batches' compute).
+double pipeline_bubble_s(int pp, int vp, double stage_micro_batch_s);
+
+// Data-parallel communication of one stage in one step.
+struct DpCost {
+  double exposed_s = 0;         // left on the critical path after overlap
+  double optimizer_params = 0;  // parameters this rank's optimizer updates
+};
+
+// Over the dp x cp group (Megatron's distributed optimizer and gradient
+// reduction span both) of pipeline stage `stage`, for `params` parameters on
+// the stage; `window` gives the compute that the traffic may hide behind.
+DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelConfig& c, double params,
+               const StageTime& window, int m, int stage, TierTraffic* traffic);
+
+}  // namespace parplan::detail
