@@ -1,41 +1,250 @@
-// The rules a ParallelConfig must obey to run at all (config_problem).
+// The one validator of parallel configs (see config_rules.h).
+#include "cost/config_rules.h"
+
 #include "cost/stage_layout.h"
 #include "cost/step_cost.h"
 
 namespace parplan {
 
-const char* config_problem(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c) {
-  if (c.tp < 1 || c.pp < 1 || c.cp < 1 || c.dp < 1 || c.vp < 1 || c.mbs < 1 || c.ep < 1)
-    return "every parallel size and the micro-batch size must be at least 1";
-  if (c.world() != job.gpus) return "tp * cp * pp * dp must equal the number of GPUs";
-  if (model.heads % c.tp != 0) return "tp must divide the attention heads";
-  if (!model.uses_mla() && model.kv_groups % c.tp != 0 && c.tp % model.kv_groups != 0)
-    return "tp must divide the key/value groups (or be a multiple of them)";
-  if (model.ffn_hidden % c.tp != 0) return "tp must divide the FFN width";
-  if (c.gbs % (c.mbs * c.dp) != 0) return "gbs must be divisible by mbs * dp";
-  if (job.seq % (c.cp > 1 ? 2 * c.cp : 1) != 0) return "seq must be divisible by 2 * cp";
-  if (c.sp && c.tp == 1) return "sequence parallelism needs tp > 1";
-  if (c.pp > model.layers) return "pp must not exceed the layers";
-  if (!layout_is_valid(model.layers, c))
-    return "layers must split evenly over pp stages and vp chunks (or give first/last stage layers)";
+namespace {
+// Larger sizes than any cluster has; keeps every product of sizes in 64 bits
+// (and tp * cp * pp * dp in an int) whatever the input.
+constexpr std::int64_t kMaxSize = 1 << 20;
+
+ConfigViolation violated(ConfigRule rule, std::int64_t a = 0, std::int64_t b = 0, std::int64_t c = 0) {
+  return ConfigViolation{rule, a, b, c};
+}
+}  // namespace
+
+ConfigViolation tp_rule(const ModelSpec& model, int tp) {
+  if (model.heads % tp != 0) return violated(ConfigRule::kTpHeads, tp, model.heads);
+  // Megatron TransformerConfig: num_query_groups % tp == 0 (Megatron-Core
+  // releases, Megatron-DeepSpeed; torchtitan shards KV heads the same way).
+  if (!model.uses_mla() && model.kv_groups % tp != 0)
+    return violated(ConfigRule::kTpKvGroups, tp, model.kv_groups);
+  if (model.ffn_hidden % tp != 0) return violated(ConfigRule::kTpFfn, tp, model.ffn_hidden);
+  return {};
+}
+
+ConfigViolation cp_rule(const JobSpec& job, int cp) {
+  // Megatron splits the sequence into 2 cp chunks (load-balanced causal ring).
+  if (cp > 1 && job.seq % (2 * cp) != 0) return violated(ConfigRule::kCpSeq, cp, job.seq);
+  return {};
+}
+
+ConfigViolation pp_rule(const ModelSpec& model, int pp) {
+  if (pp > model.layers) return violated(ConfigRule::kPpLayers, pp, model.layers);
+  return {};
+}
+
+ConfigViolation ep_rule(const ModelSpec& model, int ep) {
+  if (ep > 1 && !model.is_moe()) return violated(ConfigRule::kEpDense, ep);
+  if (model.is_moe() && model.experts % ep != 0) return violated(ConfigRule::kEpExperts, ep, model.experts);
+  return {};
+}
+
+ConfigViolation mesh_rules(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c) {
+  const int sizes[] = {c.tp, c.pp, c.cp, c.dp, c.vp, c.mbs, c.ep, c.etp};
+  for (int size : sizes) {
+    if (size < 1) return violated(ConfigRule::kSizeBelowOne, size);
+    if (size > kMaxSize) return violated(ConfigRule::kSizeTooLarge, size, kMaxSize);
+  }
+  if (auto v = tp_rule(model, c.tp)) return v;
+  if (auto v = cp_rule(job, c.cp)) return v;
+  if (auto v = pp_rule(model, c.pp)) return v;
+  const std::int64_t model_ranks = std::int64_t{c.tp} * c.cp * c.pp;
+  if (job.gpus % model_ranks != 0) return violated(ConfigRule::kModelRanksGpus, model_ranks, job.gpus);
+  const std::int64_t world = model_ranks * c.dp;
+  if (world != job.gpus) return violated(ConfigRule::kWorld, world, job.gpus);
+  if (c.sp && c.tp == 1) return violated(ConfigRule::kSpNeedsTp);
+  return {};
+}
+
+ConfigViolation batch_rules(const ParallelConfig& c) {
+  if (c.gbs % c.mbs != 0) return violated(ConfigRule::kMbsGbs, c.mbs, c.gbs);
+  if (c.gbs % (std::int64_t{c.mbs} * c.dp) != 0)
+    return violated(ConfigRule::kGbsDivisible, c.gbs, c.mbs, c.dp);
+  return {};
+}
+
+ConfigViolation layout_rules(const ModelSpec& model, const ParallelConfig& c) {
+  if (!layout_is_valid(model.layers, c)) return violated(ConfigRule::kLayout, model.layers, c.pp, c.vp);
   if (c.vp > 1 && (c.pp < 2 || c.micro_batches() % c.pp != 0))
-    return "the interleaved schedule (vp > 1) needs pp > 1 and micro-batches divisible by pp";
-  if (c.zero < 0 || c.zero > 3) return "zero must be 0, 1, 2 or 3";
-  if (c.zero >= 2 && c.pp > 1) return "ZeRO-2/3 cannot run with pipeline parallelism";
+    return violated(ConfigRule::kInterleave, c.pp, c.micro_batches());
+  return {};
+}
+
+ConfigViolation sharding_rules(const ParallelConfig& c) {
+  if (c.zero < 0 || c.zero > 3) return violated(ConfigRule::kZeroRange, c.zero);
+  if (c.zero >= 2 && c.pp > 1) return violated(ConfigRule::kZeroWithPp, c.zero, c.pp);
   if ((c.zeropp() || c.hierarchical_partition) && c.zero != 3)
-    return "ZeRO++ (hpZ, qwZ, qgZ) and hierarchical partitioning need ZeRO stage 3";
-  if (c.hpz_ranks < 1) return "hpZ partition size must be at least 1";
+    return violated(ConfigRule::kQuantizedNeedsZero3);
+  if (c.hpz_ranks < 1) return violated(ConfigRule::kHpzRanks, c.hpz_ranks);
   if (c.hierarchical_partition) {
     const PartitionPlacement& p = c.partition;
-    if (p.params_secondary > p.params)
-      return "the secondary weight partition must lie inside the primary one";
-    if (p.grads > p.optimizer) return "the gradient partition must lie inside the optimizer partition";
-    if (p.params > p.optimizer) return "the weight partition must lie inside the optimizer partition";
+    if (p.params_secondary > p.params || p.grads > p.optimizer || p.params > p.optimizer)
+      return violated(ConfigRule::kPartitionNesting);
   }
-  if (model.is_moe() && (c.dp * c.cp) % c.ep != 0) return "ep must divide dp * cp";
-  if (c.recompute == Recompute::kFull && c.recompute_layers * c.vp > model.layers)
-    return "recompute layers exceed the layers of a stage";
-  return nullptr;
+  return {};
+}
+
+ConfigViolation expert_rules(const ModelSpec& model, const ParallelConfig& c) {
+  if (auto v = ep_rule(model, c.ep)) return v;
+  if (model.is_moe() && (std::int64_t{c.dp} * c.cp) % c.ep != 0)
+    return violated(ConfigRule::kEpShard, c.ep, std::int64_t{c.dp} * c.cp);
+  return {};
+}
+
+ConfigViolation recompute_rules(const ModelSpec& model, const ParallelConfig& c) {
+  const int per_chunk = model.layers / (c.pp * c.vp);
+  if (c.recompute == Recompute::kFull && c.recompute_layers * std::int64_t{c.vp} > model.layers)
+    return violated(ConfigRule::kRecomputeLayers, c.recompute_layers, per_chunk);
+  return {};
+}
+
+ConfigViolation validate_config(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c) {
+  if (auto v = mesh_rules(model, job, c)) return v;
+  if (auto v = batch_rules(c)) return v;
+  if (auto v = layout_rules(model, c)) return v;
+  if (auto v = sharding_rules(c)) return v;
+  if (auto v = expert_rules(model, c)) return v;
+  return recompute_rules(model, c);
+}
+
+ConfigViolation validate_pins(const ModelSpec& model, const JobSpec& job) {
+  const SearchPins& p = job.pins;
+  const int pinned[] = {p.tp, p.pp, p.vp, p.cp, p.dp, p.mbs};
+  for (int size : pinned)
+    if (size > kMaxSize) return violated(ConfigRule::kSizeTooLarge, size, kMaxSize);
+  if (p.tp > 0)
+    if (auto v = tp_rule(model, p.tp)) return v;
+  if (p.cp > 0)
+    if (auto v = cp_rule(job, p.cp)) return v;
+  if (p.pp > 0)
+    if (auto v = pp_rule(model, p.pp)) return v;
+  const std::int64_t model_ranks =
+      std::int64_t{p.tp > 0 ? p.tp : 1} * (p.cp > 0 ? p.cp : 1) * (p.pp > 0 ? p.pp : 1);
+  if (job.gpus % model_ranks != 0) return violated(ConfigRule::kModelRanksGpus, model_ranks, job.gpus);
+  if (p.dp > 0 && model_ranks * p.dp > job.gpus)
+    return violated(ConfigRule::kWorld, model_ranks * p.dp, job.gpus);
+  if (p.mbs > 0 && job.gbs % p.mbs != 0) return violated(ConfigRule::kMbsGbs, p.mbs, job.gbs);
+  return {};
+}
+
+std::string describe(const ConfigViolation& v) {
+  const auto n = [](std::int64_t x) { return std::to_string(x); };
+  switch (v.rule) {
+    case ConfigRule::kOk:
+      return "";
+    case ConfigRule::kSizeBelowOne:
+      return "every parallel size (tp, pp, cp, dp, vp, ep, etp) and the micro-batch size must be at least 1 "
+             "(got " +
+             n(v.a) + ")";
+    case ConfigRule::kSizeTooLarge:
+      return "a parallel size of " + n(v.a) + " exceeds parplan's limit of " + n(v.b) +
+             "; give a smaller size";
+    case ConfigRule::kTpHeads:
+      return "tp " + n(v.a) + " must divide the model's " + n(v.b) + " attention heads";
+    case ConfigRule::kTpKvGroups:
+      return "tp " + n(v.a) + " must divide the model's " + n(v.b) +
+             " key/value groups (Megatron requires num_query_groups % tp == 0)";
+    case ConfigRule::kTpFfn:
+      return "tp " + n(v.a) + " must divide the model's FFN width " + n(v.b);
+    case ConfigRule::kCpSeq:
+      return "cp " + n(v.a) + " needs seq divisible by 2 * cp = " + n(2 * v.a) + " (got seq " + n(v.b) + ")";
+    case ConfigRule::kPpLayers:
+      return "pp " + n(v.a) + " exceeds the model's " + n(v.b) + " layers";
+    case ConfigRule::kModelRanksGpus:
+      return "tp * cp * pp = " + n(v.a) + " must divide the " + n(v.b) + " GPUs";
+    case ConfigRule::kWorld:
+      return "tp * cp * pp * dp = " + n(v.a) + " must equal the " + n(v.b) + " GPUs";
+    case ConfigRule::kMbsGbs:
+      return "mbs " + n(v.a) + " must divide gbs " + n(v.b);
+    case ConfigRule::kGbsDivisible:
+      return "gbs " + n(v.a) + " must be divisible by mbs * dp = " + n(v.b) + " * " + n(v.c);
+    case ConfigRule::kSpNeedsTp:
+      return "sequence parallelism needs tp > 1";
+    case ConfigRule::kLayout:
+      return "the model's " + n(v.a) + " layers must split evenly over pp " + n(v.b) + " stages and vp " +
+             n(v.c) + " chunks (or give first/last stage layers that leave whole chunks)";
+    case ConfigRule::kInterleave:
+      return "the interleaved schedule (vp > 1) needs pp > 1 and micro-batches divisible by pp (pp " +
+             n(v.a) + ", " + n(v.b) + " micro-batches)";
+    case ConfigRule::kZeroRange:
+      return "zero must be 0, 1, 2 or 3 (got " + n(v.a) + ")";
+    case ConfigRule::kZeroWithPp:
+      return "ZeRO-" + n(v.a) + " cannot run with pipeline parallelism (pp " + n(v.b) +
+             "): use zero 0 or 1 with pp > 1";
+    case ConfigRule::kQuantizedNeedsZero3:
+      return "ZeRO++ (hpZ, qwZ, qgZ) and hierarchical partitioning need ZeRO stage 3";
+    case ConfigRule::kHpzRanks:
+      return "the hpZ partition size must be at least 1 (got " + n(v.a) + ")";
+    case ConfigRule::kPartitionNesting:
+      return "hierarchical partitions must nest: secondary weights inside the primary, weights and gradients "
+             "inside the optimizer partition";
+    case ConfigRule::kEpDense:
+      return "ep " + n(v.a) + " needs a mixture-of-experts model; this model is dense (use ep 1)";
+    case ConfigRule::kEpExperts:
+      return "ep " + n(v.a) + " must divide the model's " + n(v.b) + " experts";
+    case ConfigRule::kEpShard:
+      return "ep " + n(v.a) + " must divide dp * cp = " + n(v.b);
+    case ConfigRule::kRecomputeLayers:
+      return "recompute layers " + n(v.a) + " exceed the " + n(v.b) + " layers of a model chunk";
+  }
+  return "invalid config";
+}
+
+const char* config_problem(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c) {
+  // Static texts for callers that only need to know whether (the search);
+  // describe(validate_config(...)) gives the numbers.
+  switch (validate_config(model, job, c).rule) {
+    case ConfigRule::kOk:
+      return nullptr;
+    case ConfigRule::kSizeBelowOne:
+    case ConfigRule::kSizeTooLarge:
+      return "every parallel size must be between 1 and parplan's limit";
+    case ConfigRule::kTpHeads:
+      return "tp must divide the attention heads";
+    case ConfigRule::kTpKvGroups:
+      return "tp must divide the key/value groups";
+    case ConfigRule::kTpFfn:
+      return "tp must divide the FFN width";
+    case ConfigRule::kCpSeq:
+      return "seq must be divisible by 2 * cp";
+    case ConfigRule::kPpLayers:
+      return "pp must not exceed the layers";
+    case ConfigRule::kModelRanksGpus:
+    case ConfigRule::kWorld:
+      return "tp * cp * pp * dp must equal the number of GPUs";
+    case ConfigRule::kMbsGbs:
+    case ConfigRule::kGbsDivisible:
+      return "gbs must be divisible by mbs * dp";
+    case ConfigRule::kSpNeedsTp:
+      return "sequence parallelism needs tp > 1";
+    case ConfigRule::kLayout:
+      return "layers must split evenly over pp stages and vp chunks (or give first/last stage layers)";
+    case ConfigRule::kInterleave:
+      return "the interleaved schedule (vp > 1) needs pp > 1 and micro-batches divisible by pp";
+    case ConfigRule::kZeroRange:
+      return "zero must be 0, 1, 2 or 3";
+    case ConfigRule::kZeroWithPp:
+      return "ZeRO-2/3 cannot run with pipeline parallelism";
+    case ConfigRule::kQuantizedNeedsZero3:
+      return "ZeRO++ (hpZ, qwZ, qgZ) and hierarchical partitioning need ZeRO stage 3";
+    case ConfigRule::kHpzRanks:
+      return "hpZ partition size must be at least 1";
+    case ConfigRule::kPartitionNesting:
+      return "hierarchical partitions must nest";
+    case ConfigRule::kEpDense:
+      return "ep > 1 needs a mixture-of-experts model";
+    case ConfigRule::kEpExperts:
+      return "ep must divide the experts";
+    case ConfigRule::kEpShard:
+      return "ep must divide dp * cp";
+    case ConfigRule::kRecomputeLayers:
+      return "recompute layers exceed the layers of a stage";
+  }
+  return "invalid config";
 }
 
 }  // namespace parplan

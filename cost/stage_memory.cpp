@@ -109,7 +109,7 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
 MemoryBreakdown memory_breakdown(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                  const ParallelConfig& c) {
   MemoryBreakdown out;
-  out.capacity_bytes = cluster.device.hbm_bytes;
+  out.capacity_bytes = cluster.device.usable_hbm_bytes();
   ActivationShape shape = activation_shape(job, c);
   out.activations_per_layer_bytes = layer_activation_bytes(model, shape);
   // Stage 0 holds the most micro-batches; the last stage holds the logits;

@@ -17,14 +17,14 @@ ranks_per_node: 8
 device:
   name: A100
   peak_bf16_tflops: 312
-  hbm_gb: 80
-  hbm_tbps: 2
+  hbm_gib: 80
+  hbm_tb_per_s: 2
 tiers:
   - name: nvlink
     ranks: 8
-    bandwidth_gbps: 300
+    bandwidth_gb_per_s: 300
   - name: ethernet
-    bandwidth_gbps: 1.5
+    bandwidth_gb_per_s: 1.5
     nic: ethernet
 )";
 
@@ -32,16 +32,16 @@ const char* kGroups = R"(groups:
   - name: ib
     nodes: 4
     nic: ib
-    bandwidth_gbps: 12.5
+    bandwidth_gb_per_s: 12.5
   - name: roce
     nodes: 4
     nic: roce
-    bandwidth_gbps: 6.25
+    bandwidth_gb_per_s: 6.25
 )";
 
 const char* kInterGroup = R"(inter_group:
   name: ethernet
-  bandwidth_gbps: 1.5
+  bandwidth_gb_per_s: 1.5
   nic: ethernet
 )";
 
@@ -80,7 +80,7 @@ std::vector<BadProfile> bad_profiles() {
   std::string unknown_nic = groups;
   unknown_nic.replace(unknown_nic.find("nic: roce"), 9, "nic: omnipath");
   std::string negative = groups;
-  negative.replace(negative.find("bandwidth_gbps: 6.25"), 20, "bandwidth_gbps: -3");
+  negative.replace(negative.find("bandwidth_gb_per_s: 6.25"), 24, "bandwidth_gb_per_s: -3");
   std::string zero_nodes = groups;
   zero_nodes.replace(zero_nodes.find("nodes: 4"), 8, "nodes: 0");
   std::string no_name = groups;
@@ -88,7 +88,7 @@ std::vector<BadProfile> bad_profiles() {
   return {
       {"NodesDisagreeWithGroups", "nodes: 10\n" + head + groups + inter, "nodes"},
       {"UnknownNic", head + unknown_nic + inter, "omnipath"},
-      {"NegativeGroupBandwidth", head + negative + inter, "bandwidth_gbps"},
+      {"NegativeGroupBandwidth", head + negative + inter, "bandwidth_gb_per_s"},
       {"GroupWithoutNodes", head + zero_nodes + inter, "nodes"},
       {"GroupsWithoutInterGroup", head + groups, "inter_group"},
       {"EmptyGroups", head + "groups: []\n" + inter, "groups"},

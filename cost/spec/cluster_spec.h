@@ -2,10 +2,10 @@
 // network tiers from the innermost (e.g. two GCDs in a package) outward.
 #pragma once
 
-#include "cost/overlap.h"
-
 #include <string>
 #include <vector>
+
+#include "cost/overlap.h"
 
 namespace parplan {
 
@@ -21,6 +21,9 @@ struct DeviceSpec {
   double peak_fp8_flops_per_s = 0;
   /// HBM capacity and peak bandwidth (datasheet).
   double hbm_bytes = 0;
+  /// What the driver lets a process allocate (nvidia-smi's total; 0: all of
+  /// hbm_bytes). Plans must fit in this.
+  double hbm_usable_bytes = 0;
   double hbm_bytes_per_s = 0;
   /// Fraction of peak a large, well-shaped GEMM reaches.
   double gemm_efficiency_max = 0.8;
@@ -43,6 +46,8 @@ struct DeviceSpec {
   /// Compute slowdown while communication overlaps it (see cost/overlap.h;
   /// default: Lee et al. 2025 average over A100, H100, MI250, MI210).
   double overlap_compute_slowdown = kOverlapComputeSlowdown;
+
+  double usable_hbm_bytes() const { return hbm_usable_bytes > 0 ? hbm_usable_bytes : hbm_bytes; }
 
   double peak_flops_per_s(Precision precision) const {
     switch (precision) {

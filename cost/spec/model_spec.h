@@ -58,6 +58,10 @@ struct ModelSpec {
   int qk_rope_head_dim = 0;
   int v_head_dim = 0;
 
+  /// What the model has that the cost model does not (read from a Hugging
+  /// Face config: sliding windows, soft-capping...); empty when none.
+  std::string unmodelled;
+
   bool is_moe() const { return experts > 0; }
   bool uses_mla() const { return kv_lora_rank > 0; }
 };

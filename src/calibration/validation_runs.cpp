@@ -14,7 +14,7 @@ std::vector<ValidationRun> load_validation_runs(const std::string& path) {
   if (!root["runs"].IsSequence()) throw InputError(path + ": 'runs' must be a list");
   std::vector<ValidationRun> runs;
   for (const auto& node : root["runs"]) {
-    YamlFields f(node, path + ": runs[" + std::to_string(runs.size()) + "]");
+    YamlFields f(node, path, "runs[" + std::to_string(runs.size()) + "].");
     ValidationRun r;
     r.name = f.text("name");
     r.model = f.text("model");

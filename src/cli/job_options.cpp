@@ -1,5 +1,6 @@
 #include "src/cli/job_options.h"
 
+#include "cost/config_rules.h"
 #include "cost/step_cost.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"
@@ -125,10 +126,11 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
   if (f.sp) c.sp = true;
   if (f.no_overlap) c.overlap_grad_reduce = c.overlap_p2p = false;
   c.gbs = r.job.gbs;
+  // The same per-dimension rules, in the same order, as plan's pins.
+  JobSpec as_pins = r.job;
+  as_pins.pins.tp = c.tp, as_pins.pins.pp = c.pp, as_pins.pins.cp = c.cp, as_pins.pins.mbs = c.mbs;
+  if (const ConfigViolation v = validate_pins(r.model, as_pins)) throw InputError("config rejected: " + describe(v));
   const int model_ranks = c.tp * c.pp * c.cp;
-  if (r.job.gpus % model_ranks != 0)
-    throw InputError("tp * pp * cp = " + std::to_string(model_ranks) + " does not divide --gpus " +
-                     std::to_string(r.job.gpus));
   c.dp = r.job.gpus / model_ranks;
   if (f.zeropp && f.hierarchical_partition)
     throw InputError("--zeropp and --hierarchical-partition are alternatives; give one of them");
@@ -155,13 +157,8 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
     apply_best_hierarchical_partition(r.model, r.cluster, r.job, c);
   if (const char* problem = placement_problem(r.cluster, c))
     throw InputError(std::string("config rejected: ") + problem);
-  if (const char* problem = config_problem(r.model, r.job, c)) {
-    throw InputError(std::string("config rejected: ") + problem + " (tp " + std::to_string(c.tp) + ", pp " +
-                     std::to_string(c.pp) + ", vp " + std::to_string(c.vp) + ", cp " + std::to_string(c.cp) +
-                     ", dp " + std::to_string(c.dp) + ", mbs " + std::to_string(c.mbs) + ", gbs " +
-                     std::to_string(c.gbs) + ", " + std::to_string(r.model.heads) + " heads, " +
-                     std::to_string(r.model.layers) + " layers)");
-  }
+  if (const ConfigViolation v = validate_config(r.model, r.job, c))
+    throw InputError("config rejected: " + describe(v));
   return c;
 }
 

@@ -1,5 +1,7 @@
 #include "src/io/cluster_loader.h"
 
+#include <iostream>
+
 #include "src/io/data_paths.h"
 #include "src/io/input_error.h"
 #include "src/io/yaml_fields.h"
@@ -9,37 +11,76 @@ namespace parplan {
 namespace {
 constexpr double kTera = 1e12;
 constexpr double kGiga = 1e9;
+constexpr double kGibi = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMicro = 1e-6;
+// Upper bounds far beyond any device (so that scaled values stay finite and
+// a typo such as 1e308 is refused rather than planned with).
+constexpr double kMaxTflops = 1e6;
+constexpr double kMaxGib = 1e6;
+constexpr double kMaxGbPerS = 1e6;
+
+// A unit-named key, or the old key it replaces (read in the old unit, with a
+// deprecation line on stderr naming the new key and its unit).
+double renamed_number(const YamlFields& f, const char* key, const char* old_key, double old_to_new,
+                      double low, double high, double fallback) {
+  if (f.has(key) && f.has(old_key))
+    f.fail(old_key, std::string("replaces '") + key + "'; give only '" + key + "'");
+  if (!f.has(old_key)) return f.number_in(key, low, high, fallback);
+  std::cerr << "parplan: warning: " << f.where() << ": field '" << f.full(old_key)
+            << "' is deprecated; write '" << f.full(key) << "' (" << old_to_new << " x the old value)\n";
+  const double old_value = f.number_in(old_key, low / old_to_new, high / old_to_new, fallback / old_to_new);
+  return old_value * old_to_new;
+}
+
+double required_renamed(const YamlFields& f, const char* key, const char* old_key, double old_to_new,
+                        double high) {
+  if (!f.has(key) && !f.has(old_key)) f.fail(key, "is missing; add it");
+  const double value = renamed_number(f, key, old_key, old_to_new, 0.0, high, 0.0);
+  if (value <= 0) f.fail(f.has(key) ? key : old_key, "must be positive");
+  return value;
+}
 
 NetworkTier read_tier(const YamlFields& f, bool needs_ranks) {
-  f.allow_only({"name", "ranks", "bandwidth_gbps", "latency_us", "efficiency", "nic", "source"});
+  f.allow_only(
+      {"name", "ranks", "bandwidth_gb_per_s", "bandwidth_gbps", "latency_us", "efficiency", "nic", "source"});
   NetworkTier tier;
   tier.name = f.text("name", "tier");
   tier.ranks = needs_ranks ? f.positive_int("ranks") : f.non_negative_int("ranks", 0);
-  tier.bandwidth_bytes_per_s = f.positive_number("bandwidth_gbps") * kGiga;
+  tier.bandwidth_bytes_per_s =
+      required_renamed(f, "bandwidth_gb_per_s", "bandwidth_gbps", 1.0, kMaxGbPerS) * kGiga;
   tier.latency_s = f.number_in("latency_us", 0, 1e6, 5.0) * kMicro;
   tier.efficiency = f.number_in("efficiency", 0.01, 1.0, 1.0);
-  tier.nic = parse_nic(f.text("nic", "intra-node"), f.where() + ": field 'nic'");
+  tier.nic = parse_nic(f.text("nic", "intra-node"), f.where() + ": field '" + f.full("nic") + "'");
   return tier;
 }
 
 DeviceSpec read_device(const YamlFields& f) {
-  f.allow_only({"name", "peak_bf16_tflops", "peak_fp16_tflops", "peak_fp8_tflops", "hbm_gb", "hbm_tbps",
-                "gemm_efficiency_max", "gemm_half_dim", "gemm_half_gflop", "flash_attention_efficiency",
-                "memory_bound_efficiency", "reserved_gb", "allocator_headroom", "overlap_compute_slowdown", "source"});
+  f.allow_only({"name", "peak_bf16_tflops", "peak_fp16_tflops", "peak_fp8_tflops", "hbm_gib",
+                "hbm_usable_gib", "hbm_gb", "hbm_tb_per_s", "hbm_tbps", "gemm_efficiency_max",
+                "gemm_half_dim", "gemm_half_gflop", "flash_attention_efficiency", "memory_bound_efficiency",
+                "reserved_gib", "reserved_gb", "allocator_headroom", "overlap_compute_slowdown", "source"});
   DeviceSpec d;
   d.name = f.text("name");
-  d.peak_bf16_flops_per_s = f.positive_number("peak_bf16_tflops") * kTera;
-  d.peak_fp16_flops_per_s = f.positive_number("peak_fp16_tflops", d.peak_bf16_flops_per_s / kTera) * kTera;
-  d.peak_fp8_flops_per_s = f.positive_number("peak_fp8_tflops", 0.0 + d.peak_bf16_flops_per_s / kTera) * kTera;
-  d.hbm_bytes = f.positive_number("hbm_gb") * kGiga;
-  d.hbm_bytes_per_s = f.positive_number("hbm_tbps") * kTera;
+  d.peak_bf16_flops_per_s = f.number_in("peak_bf16_tflops", 1e-6, kMaxTflops, 0.0) * kTera;
+  if (d.peak_bf16_flops_per_s <= 0)
+    f.fail("peak_bf16_tflops", "is missing; add the dense bf16 peak in TFLOP/s");
+  d.peak_fp16_flops_per_s =
+      f.number_in("peak_fp16_tflops", 1e-6, kMaxTflops, d.peak_bf16_flops_per_s / kTera) * kTera;
+  d.peak_fp8_flops_per_s =
+      f.number_in("peak_fp8_tflops", 1e-6, kMaxTflops, d.peak_bf16_flops_per_s / kTera) * kTera;
+  // Capacity in GiB (2^30 bytes): an "80 GB" A100/H100 has 80 GiB. The old
+  // key hbm_gb was read as 10^9 bytes and stays so, with a warning.
+  d.hbm_bytes = required_renamed(f, "hbm_gib", "hbm_gb", kGiga / kGibi, kMaxGib) * kGibi;
+  d.hbm_usable_bytes = f.number_in("hbm_usable_gib", 1e-6, d.hbm_bytes / kGibi, d.hbm_bytes / kGibi) * kGibi;
+  d.hbm_bytes_per_s = required_renamed(f, "hbm_tb_per_s", "hbm_tbps", 1.0, 1e3) * kTera;
   d.gemm_efficiency_max = f.number_in("gemm_efficiency_max", 0.05, 1.0, d.gemm_efficiency_max);
   d.gemm_half_dim = f.number_in("gemm_half_dim", 0.0, 1e5, d.gemm_half_dim);
   d.gemm_half_flops = f.number_in("gemm_half_gflop", 0.0, 1e9, 0.0) * kGiga;
-  d.flash_attention_efficiency = f.number_in("flash_attention_efficiency", 0.05, 1.0, d.flash_attention_efficiency);
+  d.flash_attention_efficiency =
+      f.number_in("flash_attention_efficiency", 0.05, 1.0, d.flash_attention_efficiency);
   d.memory_bound_efficiency = f.number_in("memory_bound_efficiency", 0.05, 1.0, d.memory_bound_efficiency);
-  d.reserved_bytes = f.number_in("reserved_gb", 0.0, 1e4, 0.0) * kGiga;
+  d.reserved_bytes =
+      renamed_number(f, "reserved_gib", "reserved_gb", kGiga / kGibi, 0.0, kMaxGib, 0.0) * kGibi;
   d.allocator_headroom_fraction = f.number_in("allocator_headroom", 0.0, 1.0, 0.0);
   d.overlap_compute_slowdown = f.number_in("overlap_compute_slowdown", 0.0, 1.0, d.overlap_compute_slowdown);
   return d;
@@ -57,11 +98,16 @@ NicKind parse_nic(const std::string& text, const std::string& where) {
 
 const char* nic_name(NicKind nic) {
   switch (nic) {
-    case NicKind::kIntraNode: return "intra-node";
-    case NicKind::kInfiniBand: return "ib";
-    case NicKind::kRoce: return "roce";
-    case NicKind::kEthernet: return "ethernet";
-    case NicKind::kSlingshot: return "slingshot";
+    case NicKind::kIntraNode:
+      return "intra-node";
+    case NicKind::kInfiniBand:
+      return "ib";
+    case NicKind::kRoce:
+      return "roce";
+    case NicKind::kEthernet:
+      return "ethernet";
+    case NicKind::kSlingshot:
+      return "slingshot";
   }
   return "intra-node";
 }
@@ -72,19 +118,21 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
   try {
     YamlFields f(root, path);
     f.allow_only({"name", "source", "device", "ranks_per_node", "nodes", "tiers", "groups", "inter_group",
-                  "attention", "launcher", "frontier_launch", "collectives",
-                  "collective_latency_us"});
+                  "attention", "launcher", "frontier_launch", "collectives", "collective_latency_us"});
     ClusterSpec c;
     c.name = f.text("name");
     c.device = read_device(f.child("device"));
-    c.ranks_per_node = f.positive_int("ranks_per_node");
-    c.nodes = f.non_negative_int("nodes", 0);
+    // Bounded so that nodes x ranks_per_node (the cluster's GPUs) fits an int.
+    if (!f.has("ranks_per_node")) f.fail("ranks_per_node", "is missing; add the GPUs (ranks) per node");
+    c.ranks_per_node = static_cast<int>(*f.integer("ranks_per_node", 1, 1024));
+    c.nodes = static_cast<int>(f.integer("nodes", 0, 1 << 20).value_or(0));
     const YAML::Node tiers = f.node("tiers");
-    if (!tiers.IsSequence() || tiers.size() == 0) f.fail("tiers", "must be a non-empty list, innermost first");
+    if (!tiers.IsSequence() || tiers.size() == 0)
+      f.fail("tiers", "must be a non-empty list, innermost first");
     if (tiers.size() > 6) f.fail("tiers", "may hold at most 6 tiers");
     for (std::size_t i = 0; i < tiers.size(); ++i) {
       const bool last = i + 1 == tiers.size();
-      c.tiers.push_back(read_tier(YamlFields(tiers[i], path + ": tiers[" + std::to_string(i) + "]"), !last));
+      c.tiers.push_back(read_tier(YamlFields(tiers[i], path, "tiers[" + std::to_string(i) + "]."), !last));
       if (i > 0 && !last && c.tiers[i].ranks <= c.tiers[i - 1].ranks)
         throw InputError(path + ": tiers[" + std::to_string(i) + "].ranks must grow outward");
     }
@@ -100,7 +148,8 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
       f.fail("launcher", "must be torchrun or slurm");
     c.frontier_launch = f.boolean("frontier_launch", false);
     const std::string collectives = f.text("collectives", "hierarchical");
-    if (collectives != "hierarchical" && collectives != "ring") f.fail("collectives", "must be hierarchical or ring");
+    if (collectives != "hierarchical" && collectives != "ring")
+      f.fail("collectives", "must be hierarchical or ring");
     c.ring_collectives = collectives == "ring";
     c.collective_base_latency_s = f.number_in("collective_latency_us", 0, 1e6, 0.0) * kMicro;
     if (f.has("groups")) {
@@ -108,15 +157,18 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
       if (!groups.IsSequence() || groups.size() == 0) f.fail("groups", "must be a non-empty list");
       int nodes = 0;
       for (std::size_t i = 0; i < groups.size(); ++i) {
-        YamlFields g(groups[i], path + ": groups[" + std::to_string(i) + "]");
-        g.allow_only({"name", "nodes", "nic", "bandwidth_gbps", "latency_us", "efficiency", "source"});
+        YamlFields g(groups[i], path, "groups[" + std::to_string(i) + "].");
+        g.allow_only({"name", "nodes", "nic", "bandwidth_gb_per_s", "bandwidth_gbps", "latency_us",
+                      "efficiency", "source"});
         NodeGroup group;
         group.name = g.text("name");
-        group.nodes = g.positive_int("nodes");
-        group.nic = parse_nic(g.text("nic"), g.where() + ": field 'nic'");
+        group.nodes = static_cast<int>(g.integer("nodes", 1, 1 << 20).value_or(0));
+        if (group.nodes == 0) g.fail("nodes", "is missing; add the node count of the group");
+        group.nic = parse_nic(g.text("nic"), g.where() + ": field '" + g.full("nic") + "'");
         group.fabric.name = group.name;
         group.fabric.nic = group.nic;
-        group.fabric.bandwidth_bytes_per_s = g.positive_number("bandwidth_gbps") * kGiga;
+        group.fabric.bandwidth_bytes_per_s =
+            required_renamed(g, "bandwidth_gb_per_s", "bandwidth_gbps", 1.0, kMaxGbPerS) * kGiga;
         group.fabric.latency_s = g.number_in("latency_us", 0, 1e6, 5.0) * kMicro;
         group.fabric.efficiency = g.number_in("efficiency", 0.01, 1.0, 1.0);
         nodes += group.nodes;

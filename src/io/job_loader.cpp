@@ -14,9 +14,12 @@ Recompute parse_recompute(const std::string& text, const std::string& where) {
 
 const char* recompute_name(Recompute recompute) {
   switch (recompute) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
   }
   return "none";
 }
@@ -30,18 +33,21 @@ Precision parse_precision(const std::string& text, const std::string& where) {
 
 const char* precision_name(Precision precision) {
   switch (precision) {
-    case Precision::kBf16: return "bf16";
-    case Precision::kFp16: return "fp16";
-    case Precision::kFp8: return "fp8";
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kFp8:
+      return "fp8";
   }
   return "bf16";
 }
 
 namespace {
 ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
-  f.allow_only({"tp", "pp", "vp", "cp", "dp", "sp", "mbs", "zero", "recompute", "recompute_layers", "attention",
-                "overlap_grad_reduce", "overlap_p2p", "first_stage_layers", "last_stage_layers", "zeropp",
-                "hierarchical_partition", "ep"});
+  f.allow_only({"tp", "pp", "vp", "cp", "dp", "sp", "mbs", "zero", "recompute", "recompute_layers",
+                "attention", "overlap_grad_reduce", "overlap_p2p", "first_stage_layers", "last_stage_layers",
+                "zeropp", "hierarchical_partition", "ep"});
   ParallelConfig c;
   c.tp = f.positive_int("tp", 1);
   c.pp = f.positive_int("pp", 1);
@@ -49,10 +55,11 @@ ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
   c.cp = f.positive_int("cp", 1);
   c.ep = f.positive_int("ep", 1);
   c.mbs = f.positive_int("mbs", 1);
-  c.zero = static_cast<int>(f.number_in("zero", 0, 3, 0));
+  c.zero = static_cast<int>(f.integer("zero", 0, 3).value_or(0));
   c.sp = f.boolean("sp", false);
   request.config_sp_given = f.has("sp");
-  c.recompute = parse_recompute(f.text("recompute", "none"), f.where() + ": field 'recompute'");
+  c.recompute =
+      parse_recompute(f.text("recompute", "none"), f.where() + ": field '" + f.full("recompute") + "'");
   c.recompute_layers = f.non_negative_int("recompute_layers", 0);
   if (f.has("attention")) {
     const std::string a = f.text("attention");
@@ -97,9 +104,10 @@ JobRequest load_job_file(const std::string& path) {
       pins.cp = c.positive_int("cp", 0);
       pins.dp = c.positive_int("dp", 0);
       pins.mbs = c.positive_int("mbs", 0);
-      pins.zero = static_cast<int>(c.number_in("zero", 0, 3, -1));
+      pins.zero = static_cast<int>(c.integer("zero", 0, 3).value_or(-1));
       if (c.has("recompute"))
-        pins.recompute = static_cast<int>(parse_recompute(c.text("recompute"), c.where() + ": field 'recompute'"));
+        pins.recompute = static_cast<int>(
+            parse_recompute(c.text("recompute"), c.where() + ": field '" + c.full("recompute") + "'"));
     }
     if (f.has("config")) r.config = read_config(f.child("config"), r);
     return r;

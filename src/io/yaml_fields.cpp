@@ -1,49 +1,115 @@
 #include "src/io/yaml_fields.h"
 
+#include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "src/io/input_error.h"
+#include "src/io/suggest.h"
 
 namespace parplan {
 
-YamlFields::YamlFields(const YAML::Node& node, std::string where) : node_(node), where_(std::move(where)) {
-  if (!node_.IsMap()) throw InputError(where_ + ": expected a mapping of fields");
+namespace {
+
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  return text;
+}
+
+std::string shorten(std::string text) {
+  constexpr std::size_t kMax = 40;
+  if (text.size() > kMax) text = text.substr(0, kMax) + "...";
+  return text;
+}
+
+bool scalar_number(const YAML::Node& node, double& out) {
+  if (!node.IsScalar() || node.Tag() == "!") return false;
+  std::istringstream in(node.Scalar());
+  in >> out;
+  return in && in.peek() == std::char_traits<char>::eof() && std::isfinite(out);
+}
+
+std::string range_text(double low, double high) {
+  std::ostringstream out;
+  out << low << " and " << high;
+  return out.str();
+}
+
+}  // namespace
+
+int yaml_line(const YAML::Node& node) {
+  const YAML::Mark mark = node.Mark();
+  return mark.is_null() ? 0 : mark.line + 1;
+}
+
+std::string describe_yaml(const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return "nothing";
+  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return "a mapping";
+  if (node.Tag() == "!") return "the quoted string '" + shorten(node.Scalar()) + "'";
+  return "'" + shorten(node.Scalar()) + "'";
+}
+
+YamlFields::YamlFields(const YAML::Node& node, std::string where, std::string prefix)
+    : node_(node), where_(std::move(where)), prefix_(std::move(prefix)) {
+  if (!node_.IsMap()) {
+    fail_here(prefix_.empty() ? "expected a mapping of fields (got " + describe_yaml(node_) + ")"
+                              : "field '" + prefix_.substr(0, prefix_.size() - 1) +
+                                    "' must be a mapping of sub-fields (got " + describe_yaml(node_) + ")",
+              yaml_line(node_));
+  }
+  std::set<std::string> seen;
+  for (const auto& entry : node_) {
+    if (!entry.first.IsScalar()) fail_here("field names must be plain words", yaml_line(entry.first));
+    const std::string key = entry.first.Scalar();
+    if (!seen.insert(key).second)
+      fail_here("field '" + prefix_ + key + "' is given twice; keep one", yaml_line(entry.first));
+  }
+}
+
+void YamlFields::fail_here(const std::string& message, int line) const {
+  std::string at = where_;
+  if (line > 0) at += ":" + std::to_string(line);
+  throw InputError(one_line(at + ": " + message));
 }
 
 void YamlFields::fail(const char* key, const std::string& what) const {
-  throw InputError(where_ + ": field '" + key + "' " + what);
+  fail_here("field '" + full(key) + "' " + what, line(key));
+}
+
+int YamlFields::line(const char* key) const {
+  for (const auto& entry : node_)
+    if (entry.first.Scalar() == key) return yaml_line(entry.second.IsNull() ? entry.first : entry.second);
+  return 0;
 }
 
 void YamlFields::allow_only(std::initializer_list<const char*> allowed) const {
+  allow_only(std::vector<std::string>(allowed.begin(), allowed.end()));
+}
+
+void YamlFields::allow_only(const std::vector<std::string>& allowed) const {
   for (const auto& entry : node_) {
-    const std::string key = entry.first.as<std::string>("");
+    const std::string key = entry.first.Scalar();
     bool known = false;
-    std::string list;
-    for (const char* name : allowed) {
-      known = known || key == name;
-      list += (list.empty() ? "" : ", ") + std::string(name);
-    }
-    if (!known) throw InputError(where_ + ": unknown field '" + key + "' (known fields: " + list + ")");
+    for (const auto& name : allowed) known = known || key == name;
+    if (!known)
+      fail_here("unknown field '" + prefix_ + key + "' (" + suggest(key, allowed) +
+                    "); remove it or fix the spelling",
+                yaml_line(entry.first));
   }
 }
 
 bool YamlFields::has(const char* key) const { return node_[key].IsDefined() && !node_[key].IsNull(); }
 
-namespace {
-bool scalar_number(const YAML::Node& node, double& out) {
-  if (!node.IsScalar()) return false;
-  std::istringstream in(node.Scalar());
-  in >> out;
-  return in && in.peek() == std::char_traits<char>::eof() && std::isfinite(out);
-}
-}  // namespace
-
 double YamlFields::positive_number(const char* key) const {
   if (!has(key)) fail(key, "is missing; add it");
   double value = 0;
-  if (!scalar_number(node_[key], value)) fail(key, "must be a number (got '" + node_[key].Scalar() + "')");
+  if (!scalar_number(node_[key], value))
+    fail(key, "must be a number (got " + describe_yaml(node_[key]) + ")");
   if (value <= 0) fail(key, "must be positive (got " + node_[key].Scalar() + ")");
   return value;
 }
@@ -55,19 +121,39 @@ double YamlFields::positive_number(const char* key, double fallback) const {
 double YamlFields::number_in(const char* key, double low, double high, double fallback) const {
   if (!has(key)) return fallback;
   double value = 0;
-  if (!scalar_number(node_[key], value)) fail(key, "must be a number (got '" + node_[key].Scalar() + "')");
-  if (value < low || value > high) {
-    std::ostringstream range;
-    range << "must be between " << low << " and " << high << " (got " << node_[key].Scalar() << ")";
-    fail(key, range.str());
-  }
+  if (!scalar_number(node_[key], value))
+    fail(key, "must be a number (got " + describe_yaml(node_[key]) + ")");
+  if (value < low || value > high)
+    fail(key, "must be between " + range_text(low, high) + " (got " + node_[key].Scalar() + ")");
+  return value;
+}
+
+std::optional<int64_t> YamlFields::integer(const char* key, int64_t low, int64_t high) const {
+  if (!has(key)) return std::nullopt;
+  const YAML::Node& node = node_[key];
+  const bool open_ended = high >= 1000000000;
+  const std::string kind = open_ended && low == 1   ? "a positive integer"
+                           : open_ended && low == 0 ? "a non-negative integer"
+                                      : "an integer from " + std::to_string(low) + " to " + std::to_string(high);
+  const std::string at_most = ", too large: at most " + std::to_string(high);
+  if (!node.IsScalar() || node.Tag() == "!")
+    fail(key, "must be " + kind + " (got " + describe_yaml(node) + ")");
+  const std::string& text = node.Scalar();
+  int64_t value = 0;
+  const char* begin = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec == std::errc::result_out_of_range)
+    fail(key, "must be " + kind + " (got " + shorten(text) + at_most + ")");
+  if (ec != std::errc() || ptr != end) fail(key, "must be " + kind + " (got " + describe_yaml(node) + ")");
+  if (value < low) fail(key, "must be " + kind + " (got " + text + ")");
+  if (value > high) fail(key, "must be " + kind + " (got " + text + at_most + ")");
   return value;
 }
 
 int YamlFields::positive_int(const char* key) const {
-  const double value = positive_number(key);
-  if (value != std::floor(value) || value > 2e9) fail(key, "must be a positive integer (got " + node_[key].Scalar() + ")");
-  return static_cast<int>(value);
+  if (!has(key)) fail(key, "is missing; add it");
+  return static_cast<int>(*integer(key, 1, 2000000000));
 }
 
 int YamlFields::positive_int(const char* key, int fallback) const {
@@ -75,24 +161,23 @@ int YamlFields::positive_int(const char* key, int fallback) const {
 }
 
 int YamlFields::non_negative_int(const char* key, int fallback) const {
-  if (!has(key)) return fallback;
-  double value = 0;
-  if (!scalar_number(node_[key], value) || value < 0 || value != std::floor(value) || value > 2e9)
-    fail(key, "must be a non-negative integer (got '" + node_[key].Scalar() + "')");
-  return static_cast<int>(value);
+  return static_cast<int>(integer(key, 0, 2000000000).value_or(fallback));
 }
 
 bool YamlFields::boolean(const char* key, bool fallback) const {
   if (!has(key)) return fallback;
-  const std::string v = node_[key].IsScalar() ? node_[key].Scalar() : "";
+  const YAML::Node& node = node_[key];
+  std::string v = node.IsScalar() && node.Tag() != "!" ? node.Scalar() : "";
+  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (v == "true" || v == "yes" || v == "on") return true;
   if (v == "false" || v == "no" || v == "off") return false;
-  fail(key, "must be true or false (got '" + v + "')");
+  fail(key, "must be true or false (got " + describe_yaml(node) + ")");
 }
 
 std::string YamlFields::text(const char* key) const {
   if (!has(key)) fail(key, "is missing; add it");
-  if (!node_[key].IsScalar()) fail(key, "must be a string");
+  if (!node_[key].IsScalar() || node_[key].Scalar().empty())
+    fail(key, "must be a text string (got " + describe_yaml(node_[key]) + ")");
   return node_[key].Scalar();
 }
 
@@ -100,22 +185,52 @@ std::string YamlFields::text(const char* key, const std::string& fallback) const
   return has(key) ? text(key) : fallback;
 }
 
+std::string YamlFields::choice(const char* key, std::initializer_list<const char*> choices) const {
+  if (!has(key)) return *choices.begin();
+  const YAML::Node& node = node_[key];
+  if (node.IsScalar())
+    for (const char* c : choices)
+      if (node.Scalar() == c) return c;
+  std::string list;
+  for (const char* c : choices) list += (list.empty() ? "" : " or ") + std::string(c);
+  fail(key, "must be " + list + " (got " + describe_yaml(node) + ")");
+}
+
 YamlFields YamlFields::child(const char* key) const {
   if (!has(key)) fail(key, "is missing; add it");
-  if (!node_[key].IsMap()) fail(key, "must be a mapping");
-  return YamlFields(node_[key], where_ + ": " + key);
+  return YamlFields(node_[key], where_, full(key) + ".");
+}
+
+std::optional<YamlFields> YamlFields::block(const char* key) const {
+  if (!has(key)) return std::nullopt;
+  return YamlFields(node_[key], where_, full(key) + ".");
 }
 
 YAML::Node YamlFields::node(const char* key) const { return node_[key]; }
 
-YAML::Node load_yaml_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot be read");
+YAML::Node load_yaml_text(const std::string& text, const std::string& origin) {
   try {
-    return YAML::Load(in);
+    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1)
+      throw InputError(origin + ": holds " + std::to_string(documents.size()) +
+                       " YAML documents (separated by '---'); give one");
+    return documents.empty() ? YAML::Node() : documents.front();
   } catch (const YAML::Exception& e) {
-    throw InputError(path + ": malformed YAML at line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    const std::string line = e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1);
+    throw InputError(one_line(origin + line + ": invalid YAML (" + e.msg + "); fix the syntax"));
   }
+}
+
+YAML::Node load_yaml_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw InputError(path + ": is not a regular file (a directory, FIFO or device); give a YAML file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot be read; check that it exists and is readable");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(path + ": cannot be read; check that it exists and is readable");
+  return load_yaml_text(text.str(), path);
 }
 
 }  // namespace parplan

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "cost/config_rules.h"
 #include "cost/stage_layout.h"
 #include "cost/step_cost.h"
 #include "solvers/recompute_split.h"
@@ -16,27 +17,8 @@ namespace parplan {
 
 namespace {
 void check_pins(const ModelSpec& model, const JobSpec& job) {
-  const SearchPins& p = job.pins;
-  const auto need = [&](bool ok, const std::string& text) {
-    if (!ok) throw InputError(text);
-  };
-  need(p.tp <= 0 || model.heads % p.tp == 0, "--tp " + std::to_string(p.tp) +
-                                                 " does not divide the model's " +
-                                                 std::to_string(model.heads) + " attention heads");
-  need(p.tp <= 0 || job.gpus % p.tp == 0,
-       "--tp " + std::to_string(p.tp) + " does not divide --gpus " + std::to_string(job.gpus));
-  need(p.pp <= 0 || p.pp <= model.layers,
-       "--pp " + std::to_string(p.pp) + " exceeds the model's " + std::to_string(model.layers) + " layers");
-  need(p.pp <= 0 || job.gpus % p.pp == 0,
-       "--pp " + std::to_string(p.pp) + " does not divide --gpus " + std::to_string(job.gpus));
-  need(p.cp <= 0 || job.seq % (p.cp > 1 ? 2 * p.cp : 1) == 0,
-       "--cp " + std::to_string(p.cp) + ": --seq must be divisible by 2 * cp");
-  need(p.mbs <= 0 || job.gbs % p.mbs == 0,
-       "--mbs " + std::to_string(p.mbs) + " does not divide --gbs " + std::to_string(job.gbs));
-  const long model_ranks =
-      static_cast<long>(p.tp > 0 ? p.tp : 1) * (p.pp > 0 ? p.pp : 1) * (p.cp > 0 ? p.cp : 1);
-  need(job.gpus % model_ranks == 0, "the pinned tp * pp * cp = " + std::to_string(model_ranks) +
-                                        " does not divide --gpus " + std::to_string(job.gpus));
+  if (const ConfigViolation v = validate_pins(model, job))
+    throw InputError("config rejected: " + describe(v));
 }
 }  // namespace
 
@@ -64,7 +46,7 @@ std::vector<SolverCertificate> certify(const ModelSpec& model, const ClusterSpec
       input.recompute_time_s.push_back(k.recompute_time_s);
       input.memory_bytes.push_back(std::max(0.0, k.fixed_memory_bytes + layers * k.layer_memory_bytes));
       input.saved_bytes_per_layer.push_back(std::max(0.0, k.recompute_saved_bytes));
-      input.memory_cap_bytes.push_back(cluster.device.hbm_bytes);
+      input.memory_cap_bytes.push_back(cluster.device.usable_hbm_bytes());
     }
     certificates.push_back(recompute_split_milp(input, backend, options).certificate);
   }

@@ -71,7 +71,7 @@ std::string sweep_table(const SweepGrid& grid, const std::vector<SweepOutcome>& 
   const int w = static_cast<int>(name_width);
   std::ostringstream out;
   out << format("%5s  %-*s %9s %6s %6s ", "#", w, "model", "params", "gpus", "gbs")
-      << "  tp  pp  vp    dp  cp  sp  zero  mbs  recompute     step_s    tokens/s    MFU  mem_GB\n";
+      << "  tp  pp  vp    dp  cp  sp  zero  mbs  recompute     step_s    tokens/s    MFU  mem_GiB\n";
   int feasible = 0;
   for (const SweepOutcome& o : outcomes) {
     out << format("%5d  %-*s %9s %6d %6d ", o.point.index, w, model_of(grid, o).name.c_str(),
@@ -86,7 +86,7 @@ std::string sweep_table(const SweepGrid& grid, const std::vector<SweepOutcome>& 
     std::snprintf(line, sizeof line, "%4d %3d %3d %5d %3d %3s %5d %4d  %-10s %9.3f %11.0f %5.1f%% %7.1f\n",
                   c.tp, c.pp, c.vp, c.dp, c.cp, c.sp ? "on" : "off", c.zero, c.mbs, recompute_text(c).c_str(),
                   o.cost.time.step_s, o.cost.throughput.tokens_per_s, 100 * o.cost.throughput.mfu,
-                  o.cost.memory.peak_bytes / 1e9);
+                  o.cost.memory.peak_bytes / (1024.0 * 1024.0 * 1024.0));
     out << line;
   }
   out << outcomes.size() << " points (" << feasible << " with a plan) on " << grid.cluster.name << ", seq "

@@ -14,6 +14,9 @@ std::string format(const char* fmt, double a, double b = 0, double c = 0) {
   std::snprintf(buffer, sizeof buffer, fmt, a, b, c);
   return buffer;
 }
+// Memory in GiB (device capacities are powers of two: an "80 GB" H100 has
+// 80 GiB); network traffic in GB (10^9 bytes, as link rates are quoted).
+double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
 double gb(double bytes) { return bytes / 1e9; }
 }  // namespace
 
@@ -63,17 +66,17 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
       << "\n";
   out << "  MFU / HFU          " << format("%.1f%% / %.1f%%", 100 * p.mfu, 100 * p.hfu) << "\n\n";
   const MemoryBreakdown& m = r.memory;
-  out << "memory per GPU       " << format("%.1f GB of %.1f GB", gb(m.peak_bytes), gb(m.capacity_bytes))
+  out << "memory per GPU       " << format("%.1f GiB of %.1f GiB", gib(m.peak_bytes), gib(m.capacity_bytes))
       << (m.fits ? "  (fits)" : "  (DOES NOT FIT)") << "  on pipeline stage " << m.peak_stage << "\n";
-  out << "  parameters         " << format("%.2f GB", gb(m.params_bytes)) << "\n";
-  out << "  gradients          " << format("%.2f GB", gb(m.grads_bytes)) << "\n";
-  out << "  optimizer states   " << format("%.2f GB", gb(m.optimizer_bytes)) << "\n";
-  out << "  activations        " << format("%.2f GB (%.3f GB per layer per micro-batch)", gb(m.activations_bytes),
-                                           gb(m.activations_per_layer_bytes))
+  out << "  parameters         " << format("%.2f GiB", gib(m.params_bytes)) << "\n";
+  out << "  gradients          " << format("%.2f GiB", gib(m.grads_bytes)) << "\n";
+  out << "  optimizer states   " << format("%.2f GiB", gib(m.optimizer_bytes)) << "\n";
+  out << "  activations        " << format("%.2f GiB (%.3f GiB per layer per micro-batch)", gib(m.activations_bytes),
+                                           gib(m.activations_per_layer_bytes))
       << "\n";
-  out << "  buffers, runtime   " << format("%.2f GB", gb(m.buffers_bytes)) << "\n";
+  out << "  buffers, runtime   " << format("%.2f GiB", gib(m.buffers_bytes)) << "\n";
   if (m.params_secondary_bytes > 0)
-    out << "  (of parameters: secondary partition " << format("%.2f GB", gb(m.params_secondary_bytes)) << ")\n";
+    out << "  (of parameters: secondary partition " << format("%.2f GiB", gib(m.params_secondary_bytes)) << ")\n";
   out << "\n";
   bool any_traffic = false;
   for (double b : r.dp_traffic.bytes) any_traffic = any_traffic || b > 0;
@@ -87,7 +90,7 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
     out << "\n";
   }
   if (!m.fits) {
-    out << "does not fit: needs " << format("%.1f GB more per GPU", gb(m.peak_bytes - m.capacity_bytes))
+    out << "does not fit: needs " << format("%.1f GiB more per GPU", gib(m.peak_bytes - m.capacity_bytes))
         << "; try more recomputation, a higher ZeRO stage, or larger tp/pp\n";
   } else {
     out << "limited by           " << limiter_name(r.limiter) << "\n";
@@ -97,7 +100,7 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
 
 std::string alternatives_table(const std::vector<RankedConfig>& ranked) {
   std::ostringstream out;
-  out << "rank  tp  pp  vp    dp  cp  sp  zero  mbs  recompute       step_s    MFU   memory_GB  limiter\n";
+  out << "rank  tp  pp  vp    dp  cp  sp  zero  mbs  recompute       step_s    MFU   memory_GiB limiter\n";
   int rank = 1;
   for (const auto& r : ranked) {
     const ParallelConfig& c = r.config;
@@ -106,7 +109,7 @@ std::string alternatives_table(const std::vector<RankedConfig>& ranked) {
     if (c.recompute == Recompute::kFull && c.recompute_layers > 0) recompute += "/" + std::to_string(c.recompute_layers);
     std::snprintf(line, sizeof line, "%4d %3d %3d %3d %5d %3d %3s %5d %4d  %-12s %9.3f %5.1f%% %10.1f  %s\n", rank++,
                   c.tp, c.pp, c.vp, c.dp, c.cp, c.sp ? "on" : "off", c.zero, c.mbs, recompute.c_str(),
-                  r.cost.time.step_s, 100 * r.cost.throughput.mfu, r.cost.memory.peak_bytes / 1e9,
+                  r.cost.time.step_s, 100 * r.cost.throughput.mfu, gib(r.cost.memory.peak_bytes),
                   limiter_name(r.cost.limiter));
     out << line;
   }

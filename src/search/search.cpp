@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "cost/collectives.h"
+#include "cost/config_rules.h"
 #include "cost/step_cost.h"
 #include "solvers/stage_split.h"
 
@@ -86,8 +87,9 @@ int sharding_choices(const ClusterSpec& cluster, const SearchPins& pins, const P
   int seen[kPlacements][4] = {};
   int distinct = 0;
   for (const PartitionPlacement& p : placements) {
-    const int ranks[4] = {partition_ranks(cluster, base, p.params), partition_ranks(cluster, base, p.params_secondary),
-                          partition_ranks(cluster, base, p.grads), partition_ranks(cluster, base, p.optimizer)};
+    const int ranks[4] = {
+        partition_ranks(cluster, base, p.params), partition_ranks(cluster, base, p.params_secondary),
+        partition_ranks(cluster, base, p.grads), partition_ranks(cluster, base, p.optimizer)};
     // Nothing hierarchical about it when the partitions span the group.
     const int shard = base.dp * base.cp;
     if (ranks[0] == shard && ranks[1] == shard && ranks[2] == shard && ranks[3] == shard) continue;
@@ -119,7 +121,8 @@ std::vector<Recompute> recompute_choices(const JobSpec& job) {
 bool stages_inside_node_groups(const ClusterSpec& cluster, int stage_ranks, int pp) {
   for (int s = 0; s < pp; ++s) {
     const int first = s * stage_ranks;
-    if (node_group_of_rank(cluster, first) != node_group_of_rank(cluster, first + stage_ranks - 1)) return false;
+    if (node_group_of_rank(cluster, first) != node_group_of_rank(cluster, first + stage_ranks - 1))
+      return false;
   }
   return true;
 }
@@ -149,7 +152,8 @@ bool apply_best_hierarchical_partition(const ModelSpec& model, const ClusterSpec
   for (const PartitionPlacement& placement : hierarchical_placements()) {
     ParallelConfig candidate = config;
     apply_hierarchical_partition(candidate, placement);
-    if (placement_problem(cluster, candidate) != nullptr || config_problem(model, job, candidate) != nullptr) continue;
+    if (placement_problem(cluster, candidate) != nullptr || config_problem(model, job, candidate) != nullptr)
+      continue;
     const CostReport cost = estimate_cost(model, cluster, job, candidate);
     const bool fits = cost.memory.fits;
     // Prefer placements that fit, then the fastest.
@@ -177,7 +181,7 @@ StageSplitInput stage_split_input(const ModelSpec& model, const ClusterSpec& clu
   in.extra_time_s.resize(config.pp);
   in.layer_memory_bytes.resize(config.pp);
   in.extra_memory_bytes.resize(config.pp);
-  in.memory_cap_bytes.assign(config.pp, cluster.device.hbm_bytes);
+  in.memory_cap_bytes.assign(config.pp, cluster.device.usable_hbm_bytes());
   ParallelConfig even = config;
   even.first_stage_layers = even.last_stage_layers = 0;
   even.stage_split = {};
@@ -214,7 +218,8 @@ bool apply_uneven_split(const ModelSpec& model, const ClusterSpec& cluster, cons
 
 bool apply_heterogeneous_split(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                ParallelConfig& config) {
-  if (!cluster.heterogeneous() || config.pp < 2 || config.vp != 1 || config.pp > ParallelConfig::kMaxSplitStages)
+  if (!cluster.heterogeneous() || config.pp < 2 || config.vp != 1 ||
+      config.pp > ParallelConfig::kMaxSplitStages)
     return false;
   ParallelConfig even = config;
   even.first_stage_layers = even.last_stage_layers = 0;
@@ -223,10 +228,12 @@ bool apply_heterogeneous_split(const ModelSpec& model, const ClusterSpec& cluste
   const StageSplitResult split = stage_split_fast(stage_split_input(model, cluster, job, even, true));
   if (!split.feasible()) return false;
   bool uneven = false;
-  for (int s = 0; s < config.pp; ++s) uneven = uneven || split.layers_per_stage[s] != model.layers / config.pp;
+  for (int s = 0; s < config.pp; ++s)
+    uneven = uneven || split.layers_per_stage[s] != model.layers / config.pp;
   if (!uneven) return false;
   config = even;
-  for (int s = 0; s < config.pp; ++s) config.stage_split[s] = static_cast<std::uint16_t>(split.layers_per_stage[s]);
+  for (int s = 0; s < config.pp; ++s)
+    config.stage_split[s] = static_cast<std::uint16_t>(split.layers_per_stage[s]);
   return true;
 }
 
@@ -258,9 +265,9 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
   const int tp_limit = pins.tp > 0 ? pins.tp : cluster.ranks_per_node;
   std::vector<Mesh> meshes;
   for (int tp : divisors(world, tp_limit)) {
-    if (!pinned_ok(pins.tp, tp) || model.heads % tp != 0) continue;
+    if (!pinned_ok(pins.tp, tp) || tp_rule(model, tp)) continue;
     for (int cp : divisors(world / tp, 64)) {
-      if (!pinned_ok(pins.cp, cp) || (cp > 1 && job.seq % (2 * cp) != 0)) continue;
+      if (!pinned_ok(pins.cp, cp) || cp_rule(job, cp)) continue;
       for (int pp : divisors(world / (tp * cp), model.layers)) {
         if (!pinned_ok(pins.pp, pp)) continue;
         const int dp = world / (tp * cp * pp);
@@ -305,8 +312,9 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
         // Layouts: the even split when Megatron accepts it, and the optimal
         // uneven first/last split (stage-split formulation, exact fast path).
         ParallelConfig uneven = base;
-        const bool has_uneven = cluster.heterogeneous() ? apply_heterogeneous_split(model, cluster, job, uneven)
-                                                        : apply_uneven_split(model, cluster, job, uneven);
+        const bool has_uneven = cluster.heterogeneous()
+                                    ? apply_heterogeneous_split(model, cluster, job, uneven)
+                                    : apply_uneven_split(model, cluster, job, uneven);
         for (int layout = 0; layout < 2; ++layout) {
           if (layout == 1 && !has_uneven) break;
           if (layout == 1) base = uneven;
@@ -326,34 +334,34 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
             ShardingChoice shardings[8];
             const int sharding_count = zero == 3 ? sharding_choices(cluster, pins, base, shardings) : 1;
             for (int variant = 0; variant < sharding_count; ++variant) {
-            for (Recompute recompute : recomputes) {
-              ++local.stats.candidates;
-              if (bound_s >= local.top.threshold()) continue;
-              ParallelConfig config = base;
-              config.zero = zero;
-              if (zero == 3 && shardings[variant].zeropp) apply_zeropp(cluster, config);
-              if (zero == 3 && shardings[variant].hierarchical)
-                apply_hierarchical_partition(config, shardings[variant].placement);
-              config.recompute = recompute;
-              if (recompute == Recompute::kFull) {
-                if (pins.recompute_layers >= 0) {
-                  config.recompute_layers = pins.recompute_layers;
-                } else {
-                  const int k = min_recompute_layers(model, cluster, job, config);
-                  config.recompute_layers = k < 0 ? model.layers / (mesh.pp * vp) : k;
+              for (Recompute recompute : recomputes) {
+                ++local.stats.candidates;
+                if (bound_s >= local.top.threshold()) continue;
+                ParallelConfig config = base;
+                config.zero = zero;
+                if (zero == 3 && shardings[variant].zeropp) apply_zeropp(cluster, config);
+                if (zero == 3 && shardings[variant].hierarchical)
+                  apply_hierarchical_partition(config, shardings[variant].placement);
+                config.recompute = recompute;
+                if (recompute == Recompute::kFull) {
+                  if (pins.recompute_layers >= 0) {
+                    config.recompute_layers = pins.recompute_layers;
+                  } else {
+                    const int k = min_recompute_layers(model, cluster, job, config);
+                    config.recompute_layers = k < 0 ? model.layers / (mesh.pp * vp) : k;
+                  }
                 }
+                const MemoryBreakdown memory = estimate_memory(model, cluster, job, config);
+                if (memory.peak_bytes < local.least_peak_bytes) {
+                  local.least_peak_bytes = memory.peak_bytes;
+                  local.least_peak_config = config;
+                }
+                if (!memory.fits) continue;
+                const CostReport cost = estimate_cost(model, cluster, job, config);
+                ++local.stats.evaluated;
+                ++local.stats.feasible;
+                local.top.offer(config, cost);
               }
-              const MemoryBreakdown memory = estimate_memory(model, cluster, job, config);
-              if (memory.peak_bytes < local.least_peak_bytes) {
-                local.least_peak_bytes = memory.peak_bytes;
-                local.least_peak_config = config;
-              }
-              if (!memory.fits) continue;
-              const CostReport cost = estimate_cost(model, cluster, job, config);
-              ++local.stats.evaluated;
-              ++local.stats.feasible;
-              local.top.offer(config, cost);
-            }
             }
           }
         }
@@ -390,9 +398,9 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
       std::snprintf(
           text, sizeof text,
           "memory: even the leanest config (tp %d, cp %d, pp %d, dp %d, zero %d, full recompute) needs "
-          "%.1f GB per device but the device has %.1f GB; add GPUs or shorten the sequence",
+          "%.1f GiB per device but the device has %.1f GiB usable; add GPUs or shorten the sequence",
           least_config.tp, least_config.cp, least_config.pp, least_config.dp, least_config.zero,
-          least_peak / 1e9, cluster.device.hbm_bytes / 1e9);
+          least_peak / 1073741824.0, cluster.device.usable_hbm_bytes() / 1073741824.0);
     }
     result.infeasible_reason = text;
   }
