@@ -19,7 +19,8 @@ int main() {
   const Case cases[] = {{"geo-20-nodes.yaml", 1.0}, {"geo-32-nodes.yaml", 5.0}};
   constexpr int kRuns = 5;
   for (const Case& c : cases) {
-    const SkipProblem p = load_skip_problem(std::string(PARPLAN_SOURCE_DIR) + "/examples/skip-paths/" + c.file).problem;
+    const SkipProblem p =
+        load_skip_problem(std::string(PARPLAN_SOURCE_DIR) + "/examples/skip-paths/" + c.file).problem;
     std::vector<double> times_s;
     SkipSolveResult r;
     for (int i = 0; i < kRuns; ++i) {

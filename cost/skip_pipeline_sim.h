@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -54,6 +55,7 @@ struct SkipSimResult {
   bool deadlock = false;
   /// Sum over micro-batches of their last backward's end (a tie-breaker).
   double sum_finish_s = 0;
+  bool cut = false;
   /// Most micro-batches each node held at once.
   std::vector<int> peak_memory;
 };
@@ -66,11 +68,18 @@ struct SkipSimResult {
 /// Reuses its buffers: keep one simulator per thread.
 class SkipSimulator {
  public:
+  /// Stops as soon as a task ends after `cutoff_s` (the makespan can only be
+  /// larger): then makespan_s is that task's end and `cut` is set.
   SkipSimResult run(const SkipNetwork& network, std::span<const SkipMicroBatch> micro_batches,
-                    std::vector<SkipTask>* trace = nullptr);
+                    std::vector<SkipTask>* trace = nullptr,
+                    double cutoff_s = std::numeric_limits<double>::infinity());
 
  private:
+  void pick_candidate(const SkipNetwork& network, int node);
+
   std::vector<int> step_;
+  std::vector<int> node_of_;   // node of each micro-batch's next task, -1 when done
+  std::vector<char> forward_;  // that task is a forward (needs a memory slot)
   std::vector<double> ready_s_;
   std::vector<double> free_at_s_;
   std::vector<int> held_;

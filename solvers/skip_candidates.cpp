@@ -34,10 +34,13 @@ struct Enumerator {
   std::vector<bool> seen;
   std::vector<SkipCandidate> heap;  // max-heap on round_trip_s while full
 
-  static bool worse(const SkipCandidate& a, const SkipCandidate& b) { return a.round_trip_s < b.round_trip_s; }
+  static bool worse(const SkipCandidate& a, const SkipCandidate& b) {
+    return a.round_trip_s < b.round_trip_s;
+  }
 
   double bound_s() const {
-    return keep != 0 && heap.size() == keep ? heap.front().round_trip_s : std::numeric_limits<double>::infinity();
+    return keep != 0 && heap.size() == keep ? heap.front().round_trip_s
+                                            : std::numeric_limits<double>::infinity();
   }
 
   void emit(double partial_s) {
@@ -68,7 +71,8 @@ struct Enumerator {
     for (int s = 1; s < num_stages; ++s) {
       if (seen[s]) continue;
       const bool advance = full_pipeline ? s == frontier + 1 : s > frontier;
-      const bool swap = !full_pipeline && s == frontier - 1 && stages.back() == frontier && swaps < kSkipMaxSwaps;
+      const bool swap =
+          !full_pipeline && s == frontier - 1 && stages.back() == frontier && swaps < kSkipMaxSwaps;
       if (!advance && !swap) continue;
       seen[s] = true;
       for (int node : partition[s]) {
@@ -89,11 +93,19 @@ struct Enumerator {
 
 }  // namespace
 
-std::vector<SkipCandidate> skip_candidates(const SkipNetwork& net, const std::vector<std::vector<int>>& partition,
-                                           int source, int path_length, bool full_pipeline, int keep) {
-  Enumerator e{net, partition, full_pipeline ? static_cast<int>(partition.size()) : path_length, full_pipeline,
-               static_cast<std::size_t>(std::max(0, keep)), std::numeric_limits<double>::infinity(),
-               {}, {}, {}, {}};
+std::vector<SkipCandidate> skip_candidates(const SkipNetwork& net,
+                                           const std::vector<std::vector<int>>& partition, int source,
+                                           int path_length, bool full_pipeline, int keep) {
+  Enumerator e{net,
+               partition,
+               full_pipeline ? static_cast<int>(partition.size()) : path_length,
+               full_pipeline,
+               static_cast<std::size_t>(std::max(0, keep)),
+               std::numeric_limits<double>::infinity(),
+               {},
+               {},
+               {},
+               {}};
   for (double f : net.forward_s) e.min_task_s = std::min(e.min_task_s, f * (1 + net.backward_factor));
   e.seen.assign(partition.size(), false);
   e.seen[0] = true;

@@ -105,13 +105,15 @@ PartitionSearchResult local_search_partition(const SkipPartition& start,
     }
     std::vector<std::pair<int, int>> slots;
     for (std::size_t s = 0; s < r.best.size(); ++s)
-      for (std::size_t i = 0; i < r.best[s].size(); ++i) slots.emplace_back(static_cast<int>(s), static_cast<int>(i));
+      for (std::size_t i = 0; i < r.best[s].size(); ++i)
+        slots.emplace_back(static_cast<int>(s), static_cast<int>(i));
     std::vector<std::pair<int, int>> swaps;
     for (std::size_t a = 0; a < slots.size(); ++a)
       for (std::size_t b = a + 1; b < slots.size(); ++b)
         if (slots[a].first != slots[b].first) swaps.emplace_back(static_cast<int>(a), static_cast<int>(b));
     std::shuffle(swaps.begin(), swaps.end(), rng);
-    const int batch = std::min<int>({kBatch, static_cast<int>(swaps.size()), max_evaluations - r.evaluations});
+    const int batch =
+        std::min<int>({kBatch, static_cast<int>(swaps.size()), max_evaluations - r.evaluations});
     std::vector<SkipPartition> tries(batch, r.best);
     std::vector<double> values(batch);
     for (int t = 0; t < batch; ++t) {

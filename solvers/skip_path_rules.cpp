@@ -28,7 +28,8 @@ std::string stage_sequence_violation(std::span<const int> stages, int num_stages
       return "stage " + std::to_string(s) + " comes after stage " + std::to_string(frontier) +
              " was reached: only the stage just below the furthest one may follow it (a swap)";
     }
-    if (++swaps > kSkipMaxSwaps) return "the path makes more than " + std::to_string(kSkipMaxSwaps) + " swaps";
+    if (++swaps > kSkipMaxSwaps)
+      return "the path makes more than " + std::to_string(kSkipMaxSwaps) + " swaps";
   }
   return {};
 }

@@ -22,8 +22,10 @@ bool better(const Score& a, const Score& b) {
   return a.sum_s < b.sum_s - kEps;
 }
 
-Score score(SkipSimulator& sim, const SkipNetwork& net, const std::vector<SkipMicroBatch>& mbs) {
-  const SkipSimResult r = sim.run(net, mbs);
+/// Simulates no further than `than`'s makespan: a cut run is never better.
+Score score(SkipSimulator& sim, const SkipNetwork& net, const std::vector<SkipMicroBatch>& mbs,
+            const Score& than = Score{}) {
+  const SkipSimResult r = sim.run(net, mbs, nullptr, than.makespan_s + 1e-9);
   return {r.makespan_s, r.sum_finish_s};
 }
 
@@ -51,6 +53,12 @@ class Capacity {
   void take(const std::vector<int>& stages, int delta) {
     for (std::size_t i = 1; i < stages.size(); ++i) remaining_[stages[i]] -= delta;
   }
+  /// `partition` with the stages that have no room left emptied.
+  std::vector<std::vector<int>> with_room(std::vector<std::vector<int>> partition) const {
+    for (std::size_t s = 1; s < partition.size(); ++s)
+      if (remaining_[s] < 1) partition[s].clear();
+    return partition;
+  }
   /// Stages with the most room left, ascending: a path that keeps the rest feasible.
   std::vector<int> roomiest_stages() const {
     std::vector<int> order;
@@ -69,8 +77,8 @@ class Capacity {
 };
 
 /// Nearest next node in each of `stages` (only used when no candidate fits the capacities).
-SkipCandidate fallback_path(const SkipNetwork& net, const std::vector<std::vector<int>>& partition, int source,
-                            const std::vector<int>& stages) {
+SkipCandidate fallback_path(const SkipNetwork& net, const std::vector<std::vector<int>>& partition,
+                            int source, const std::vector<int>& stages) {
   SkipCandidate c;
   c.path = {source};
   c.stages = stages;
@@ -108,23 +116,39 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
       if (!capacity.fits(cand.stages, left)) continue;
       if (first_fit < 0) first_fit = c;
       mbs.back().path = cand.path;
-      const Score s = score(sim, net, mbs);
+      const Score s = score(sim, net, mbs, best_score);
       if (better(s, best_score)) best_score = s, best = c;
     }
-    SkipCandidate fallback;
+    SkipCandidate extra;
+    Score extra_score;
+    bool extra_fits = false;
+    if (first_fit < 0) {
+      // The shortest paths all use stages without room: search again over the
+      // stages with room only.
+      const int keep = 4 * std::max<int>(1, static_cast<int>(in.candidates[si].size()));
+      for (SkipCandidate& cand :
+           skip_candidates(net, capacity.with_room(in.partition), sources[si], in.path_length, false, keep)) {
+        if (!capacity.fits(cand.stages, left)) continue;
+        if (!extra_fits) extra = cand, extra_fits = true;
+        mbs.back().path = cand.path;
+        const Score s = score(sim, net, mbs, extra_score);
+        if (better(s, extra_score)) extra_score = s, extra = std::move(cand);
+      }
+    }
     const SkipCandidate* pick = nullptr;
     if (best >= 0) {
       pick = &in.candidates[si][best];
+    } else if (extra_fits) {
+      pick = &extra;
+    } else if (first_fit >= 0) {
+      pick = &in.candidates[si][first_fit];
     } else {
-      // Nothing fits without a deadlock (or the capacities): release it once
-      // every earlier micro-batch has finished, on a path that keeps the
-      // capacities satisfiable.
-      if (first_fit >= 0) {
-        pick = &in.candidates[si][first_fit];
-      } else {
-        fallback = fallback_path(net, in.partition, sources[si], capacity.roomiest_stages());
-        pick = &fallback;
-      }
+      extra = fallback_path(net, in.partition, sources[si], capacity.roomiest_stages());
+      pick = &extra;
+    }
+    mbs.back().path = pick->path;
+    if (score(sim, net, mbs).makespan_s == std::numeric_limits<double>::infinity()) {
+      // Deadlock on every path: release it once every earlier micro-batch has finished.
       mbs.pop_back();
       const double prefix_s = mbs.empty() ? 0.0 : sim.run(net, mbs).makespan_s;
       mbs.push_back(SkipMicroBatch{sources[si], {}, prefix_s});
@@ -146,7 +170,7 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
         const SkipCandidate& cand = in.candidates[si][c];
         if (cand.path == kept_path || !capacity.has_room(cand.stages)) continue;
         mbs[m].path = cand.path;
-        const Score s = score(sim, net, mbs);
+        const Score s = score(sim, net, mbs, current);
         if (better(s, current)) current = s, best = c;
       }
       if (best >= 0) {
@@ -172,7 +196,7 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
         for (double shift : kShifts) {
           mbs[m].release_s = std::max(0.0, kept_s + shift * unit_s);
           if (mbs[m].release_s == kept_s) continue;
-          const Score s = score(sim, net, mbs);
+          const Score s = score(sim, net, mbs, current);
           if (better(s, current)) current = s, best_s = mbs[m].release_s;
         }
         mbs[m].release_s = best_s;

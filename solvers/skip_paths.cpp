@@ -41,7 +41,8 @@ PathSearchInput path_input(const SkipProblem& p, const SkipPartition& partition,
   in.micro_batches_per_source = p.micro_batches_per_source;
   in.path_length = full ? static_cast<int>(partition.size()) : p.path_length;
   in.capacity = full ? std::vector<int>(partition.size(), micro_batch_count(p)) : capacity_per_stage(p);
-  for (int src : partition[0]) in.candidates.push_back(skip_candidates(p.network, partition, src, in.path_length, full, keep));
+  for (int src : partition[0])
+    in.candidates.push_back(skip_candidates(p.network, partition, src, in.path_length, full, keep));
   return in;
 }
 
@@ -58,7 +59,8 @@ double lower_bound_s(const SkipProblem& p, const SkipPartition& partition) {
     // its last backward, at least one idle round trip: some slot serves
     // ceil(K / memory) of them one after another.
     const auto best = skip_candidates(net, partition, src, p.path_length, false, 1);
-    const double chain_s = best.empty() ? 0 : rounds * best[0].round_trip_s + (rounds - 1) * net.task_overhead_s;
+    const double chain_s =
+        best.empty() ? 0 : rounds * best[0].round_trip_s + (rounds - 1) * net.task_overhead_s;
     bound_s = std::max({bound_s, work_s, chain_s});
   }
   return bound_s;
@@ -85,7 +87,7 @@ SkipSchedule exhaustive_paths(const SkipProblem& p, const SkipPartition& partiti
     bool fits = true;
     for (std::size_t s = 1; s < used.size(); ++s) fits &= used[s] <= in.capacity[s];
     if (fits) {
-      const SkipSimResult r = sim.run(p.network, mbs);
+      const SkipSimResult r = sim.run(p.network, mbs, nullptr, best.makespan_s + 1e-9);
       if (r.makespan_s < best.makespan_s - 1e-9 ||
           (r.makespan_s < best.makespan_s + 1e-9 && r.sum_finish_s < best_sum_s - 1e-9)) {
         best.makespan_s = r.makespan_s;
@@ -112,8 +114,9 @@ SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& o
   for (std::size_t s = 1; s < cap.size(); ++s) room += std::min(cap[s], n_mb);
   if (room < static_cast<long long>(n_mb) * visits) {
     result.infeasible = "stage_capacity: stages 1.." + std::to_string(cap.size() - 1) + " take at most " +
-                        std::to_string(room) + " micro-batch visits per iteration, but " + std::to_string(n_mb) +
-                        " micro-batches x " + std::to_string(visits) + " stages after stage 0 need " +
+                        std::to_string(room) + " micro-batch visits per iteration, but " +
+                        std::to_string(n_mb) + " micro-batches x " + std::to_string(visits) +
+                        " stages after stage 0 need " +
                         std::to_string(static_cast<long long>(n_mb) * visits) +
                         "; raise stage_capacity or lower path_length or micro_batches_per_source";
     return result;
@@ -137,20 +140,22 @@ SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& o
         }
         return steady_now_s() - start_s < options.time_limit_s;
       });
-      result.exhaustive = static_cast<double>(result.partitions_evaluated) >= partition_count(p.stage_sizes) - 0.5;
+      result.exhaustive =
+          static_cast<double>(result.partitions_evaluated) >= partition_count(p.stage_sizes) - 0.5;
       result.time_limited = !result.exhaustive;
       partition = result.schedule.partition;
     } else {
       const int quick_keep = std::min(8, options.candidates_per_source);
       tbb::enumerable_thread_specific<SkipSimulator> sims;
       auto quick_score = [&](const SkipPartition& candidate) {
-        return search_paths(path_input(p, candidate, false, quick_keep), PathSearchEffort{}, sims.local()).makespan_s;
+        return search_paths(path_input(p, candidate, false, quick_keep), PathSearchEffort{}, sims.local())
+            .makespan_s;
       };
       const SkipPartition chains = chain_partition(p.network, p.stage_sizes);
       const SkipPartition start = quick_score(chains) <= quick_score(seed) ? chains : seed;
       // Leave a fifth of the time for the final path search and the baseline.
-      const PartitionSearchResult ls = local_search_partition(start, quick_score, options.partition_evaluations,
-                                                              start_s, 0.8 * options.time_limit_s);
+      const PartitionSearchResult ls = local_search_partition(
+          start, quick_score, options.partition_evaluations, start_s, 0.8 * options.time_limit_s);
       partition = ls.best;
       result.partitions_evaluated = ls.evaluations + 2;
       result.time_limited = ls.time_limited;
@@ -158,9 +163,12 @@ SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& o
   }
 
   const PathSearchEffort effort{3, options.search_release_times};
-  SkipSchedule polished = search_paths(path_input(p, partition, false, options.candidates_per_source), effort, sim);
-  if (!result.exhaustive || polished.makespan_s < result.schedule.makespan_s - 1e-9) result.schedule = std::move(polished);
-  result.full_pipeline = search_paths(path_input(p, partition, true, options.candidates_per_source), effort, sim);
+  SkipSchedule polished =
+      search_paths(path_input(p, partition, false, options.candidates_per_source), effort, sim);
+  if (!result.exhaustive || polished.makespan_s < result.schedule.makespan_s - 1e-9)
+    result.schedule = std::move(polished);
+  result.full_pipeline =
+      search_paths(path_input(p, partition, true, options.candidates_per_source), effort, sim);
   result.lower_bound_s = lower_bound_s(p, partition);
   return result;
 }
@@ -183,7 +191,9 @@ std::string schedule_violation(const SkipProblem& p, const SkipSchedule& schedul
     for (std::size_t i = 1; i < stages.size(); ++i) ++used[stages[i]];
   }
   for (int s = 1; s < n_stages; ++s)
-    if (used[s] > cap[s]) return "stage " + std::to_string(s) + " takes " + std::to_string(used[s]) + " micro-batches, over its capacity";
+    if (used[s] > cap[s])
+      return "stage " + std::to_string(s) + " takes " + std::to_string(used[s]) +
+             " micro-batches, over its capacity";
   return {};
 }
 

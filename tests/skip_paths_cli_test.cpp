@@ -24,7 +24,8 @@ TEST(SkipPathsCli, JsonHasTheDocumentedFields) {
   const CliRun run = run_cli("skip-paths --problem " + write_problem("small", kSmall) + " --format json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto j = nlohmann::json::parse(run.out);
-  for (const char* key : {"partition", "micro_batches", "makespan_s", "full_pipeline", "lower_bound_s", "solve_s"})
+  for (const char* key :
+       {"partition", "micro_batches", "makespan_s", "full_pipeline", "lower_bound_s", "solve_s"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["micro_batches"].size(), 2u);
   EXPECT_TRUE(j["full_pipeline"].contains("makespan_s"));
@@ -74,9 +75,10 @@ TEST(SkipPathsCli, BadInputIsOneLineAndExitTwo) {
   expect_bad("huge", replace(s, "nodes: 3", "nodes: 1e12"), "nodes");
   expect_bad("unknown", s + "colour: blue\n", "colour");
   expect_bad("text", replace(s, "stage_forward_s: 1", "stage_forward_s: fast"), "stage_forward_s");
-  expect_bad("bandwidth", replace(s, "transfer_s: [[0, 0.5, 2], [0.5, 0, 1], [2, 1, 0]]",
-                                  "latency_ms: [[0, 1, 1], [1, 0, 1], [1, 1, 0]]\n"
-                                  "bandwidth_gb_per_s: [[0, 1, 1], [1, 0, 0], [1, 1, 0]]\nactivation_bytes: 1000"),
+  expect_bad("bandwidth",
+             replace(s, "transfer_s: [[0, 0.5, 2], [0.5, 0, 1], [2, 1, 0]]",
+                     "latency_ms: [[0, 1, 1], [1, 0, 1], [1, 1, 0]]\n"
+                     "bandwidth_gb_per_s: [[0, 1, 1], [1, 0, 0], [1, 1, 0]]\nactivation_bytes: 1000"),
              "bandwidth_gb_per_s");
   const CliRun missing = run_cli("skip-paths --problem /nonexistent/problem.yaml");
   EXPECT_EQ(missing.exit_code, 2);
@@ -84,8 +86,9 @@ TEST(SkipPathsCli, BadInputIsOneLineAndExitTwo) {
 }
 
 TEST(SkipPathsCli, NoScheduleWithinTheRulesIsExitOneNamingTheRule) {
-  const CliRun run = run_cli("skip-paths --problem " +
-                             write_problem("capacity", std::string(kSmall) + "stage_capacity: [null, 1, 0]\n"));
+  const CliRun run =
+      run_cli("skip-paths --problem " +
+              write_problem("capacity", std::string(kSmall) + "stage_capacity: [null, 1, 0]\n"));
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_EQ(line_count(run.err), 1);
   EXPECT_NE(run.err.find("stage_capacity"), std::string::npos) << run.err;

@@ -2,6 +2,8 @@
 // invariants (memory, one task per node at a time) on random paths.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <random>
 
 #include "cost/skip_pipeline_sim.h"
@@ -34,11 +36,12 @@ TEST(SkipPathsSim, TwoStageFullPipelineMatchesHandSchedule) {
   const SkipSimResult r = sim.run(net, mbs, &trace);
   EXPECT_DOUBLE_EQ(r.makespan_s, 10.5);
   ASSERT_EQ(trace.size(), 10u);
-  const double expected[][3] = {{0, 0, 1},   {0, 1, 2},   {1, 1.5, 2.5}, {1, 2.5, 3.5}, {0, 3, 3.5},
-                                {0, 4, 4.5}, {1, 4, 6},   {1, 6, 8},     {0, 6.5, 8.5}, {0, 8.5, 10.5}};
+  const double expected[][3] = {{0, 0, 1},   {0, 1, 2}, {1, 1.5, 2.5}, {1, 2.5, 3.5}, {0, 3, 3.5},
+                                {0, 4, 4.5}, {1, 4, 6}, {1, 6, 8},     {0, 6.5, 8.5}, {0, 8.5, 10.5}};
   std::vector<std::array<double, 3>> got;
   for (const SkipTask& t : trace) got.push_back({static_cast<double>(t.node), t.start_s, t.end_s});
-  std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) { return a[1] < b[1] || (a[1] == b[1] && a[0] < b[0]); });
+  std::sort(got.begin(), got.end(),
+            [](const auto& a, const auto& b) { return a[1] < b[1] || (a[1] == b[1] && a[0] < b[0]); });
   for (int i = 0; i < 10; ++i) {
     EXPECT_DOUBLE_EQ(got[i][0], expected[i][0]) << i;
     EXPECT_DOUBLE_EQ(got[i][1], expected[i][1]) << i;
@@ -95,11 +98,14 @@ TEST(SkipPathsSim, RandomPathsNeverExceedMemoryNorOverlapOnANode) {
     std::vector<int> held(net.nodes, 0);
     std::vector<double> last_end(net.nodes, -1);
     std::vector<SkipTask> by_start = trace;
-    std::stable_sort(by_start.begin(), by_start.end(), [](const SkipTask& a, const SkipTask& b) { return a.start_s < b.start_s; });
+    std::stable_sort(by_start.begin(), by_start.end(),
+                     [](const SkipTask& a, const SkipTask& b) { return a.start_s < b.start_s; });
     for (const SkipTask& t : by_start) {
       EXPECT_GE(t.start_s, last_end[t.node] + net.task_overhead_s - 1e-9);
       last_end[t.node] = t.end_s;
-      if (t.kind == SkipTaskKind::kForward) EXPECT_LE(++held[t.node], net.memory);
+      if (t.kind == SkipTaskKind::kForward) {
+        EXPECT_LE(++held[t.node], net.memory);
+      }
       if (t.kind == SkipTaskKind::kBackward) --held[t.node];
     }
     EXPECT_EQ(trace.size(), [&] {

@@ -36,7 +36,8 @@ void expect_rules_hold(const SkipProblem& p, const SkipSchedule& s) {
       const int st = stage_of[mb.path[i]];
       EXPECT_FALSE(seen[st]);
       seen[st] = true;
-      if (st > frontier) frontier = st;
+      if (st > frontier)
+        frontier = st;
       else {
         EXPECT_EQ(st, frontier - 1);
         EXPECT_EQ(stage_of[mb.path[i - 1]], frontier);
@@ -52,11 +53,11 @@ TEST(SkipPathsRules, StageSequencesByHand) {
   EXPECT_EQ(stage_sequence_violation(std::vector<int>{0, 2, 1}, 3, 3), "");
   EXPECT_EQ(stage_sequence_violation(std::vector<int>{0, 1, 3, 2}, 4, 4), "");
   EXPECT_EQ(stage_sequence_violation(std::vector<int>{0, 2, 1, 4, 3}, 5, 5), "");
-  EXPECT_NE(stage_sequence_violation(std::vector<int>{0, 3, 1}, 4, 3), "");           // two below the furthest
+  EXPECT_NE(stage_sequence_violation(std::vector<int>{0, 3, 1}, 4, 3), "");  // two below the furthest
   EXPECT_NE(stage_sequence_violation(std::vector<int>{0, 2, 1, 4, 3, 6, 5}, 7, 7), "");  // three swaps
-  EXPECT_NE(stage_sequence_violation(std::vector<int>{0, 1, 1}, 3, 3), "");           // a stage twice
-  EXPECT_NE(stage_sequence_violation(std::vector<int>{1, 2}, 3, 2), "");              // not from stage 0
-  EXPECT_NE(stage_sequence_violation(std::vector<int>{0, 3, 2, 1}, 4, 4), "");        // swap after a swap
+  EXPECT_NE(stage_sequence_violation(std::vector<int>{0, 1, 1}, 3, 3), "");              // a stage twice
+  EXPECT_NE(stage_sequence_violation(std::vector<int>{1, 2}, 3, 2), "");                 // not from stage 0
+  EXPECT_NE(stage_sequence_violation(std::vector<int>{0, 3, 2, 1}, 4, 4), "");           // swap after a swap
   // S = 4, P = 3: increasing {1,2}, {1,3}, {2,3}, and the swaps [0,2,1], [0,3,2].
   EXPECT_EQ(valid_stage_sequences(4, 3).size(), 5u);
   // Full length: no skip, each of 3 neighbouring pairs swapped or not, at most 2 swaps, no overlap:
@@ -153,7 +154,8 @@ SkipProblem random_small_problem(std::mt19937& rng, std::vector<int> sizes, int 
   for (int i = 0; i < n; ++i) p.network.forward_s.push_back(compute(rng));
   p.network.transfer_s.assign(n * n, 0);
   for (int i = 0; i < n; ++i)
-    for (int j = i + 1; j < n; ++j) p.network.transfer_s[i * n + j] = p.network.transfer_s[j * n + i] = link(rng);
+    for (int j = i + 1; j < n; ++j)
+      p.network.transfer_s[i * n + j] = p.network.transfer_s[j * n + i] = link(rng);
   return p;
 }
 
@@ -163,7 +165,7 @@ TEST(SkipPathsSolver, EqualsExhaustiveSearchUpToSixNodes) {
     std::vector<int> sizes;
     int path_length, per_source;
   };
-  const Case cases[] = {{{1, 1, 2}, 3, 2}, {{1, 2, 2}, 3, 2}, {{2, 1, 1, 1}, 3, 1},
+  const Case cases[] = {{{1, 1, 2}, 3, 2},    {{1, 2, 2}, 3, 2}, {{2, 1, 1, 1}, 3, 1},
                         {{1, 1, 1, 1}, 3, 2}, {{2, 2, 2}, 3, 1}, {{1, 2, 1, 2}, 4, 1}};
   for (const Case& c : cases) {
     for (int trial = 0; trial < 2; ++trial) {

@@ -14,7 +14,8 @@ void register_skip_paths(CLI::App& app, Commands& c) {
   c.skip_paths = app.add_subcommand(
       "skip-paths", "SkipPipe partial pipelines: node-to-stage partition and a path per micro-batch");
   c.skip_paths->footer(
-      "Each micro-batch visits path_length stages (stage 0 first, at most two swaps of neighbouring stages);\n"
+      "Each micro-batch visits path_length stages (stage 0 first, at most two swaps of neighbouring "
+      "stages);\n"
       "see docs/skip-paths.md for the problem file.\n"
       "Example:\n  parplan skip-paths --problem examples/skip-paths/geo-20-nodes.yaml --svg timeline.svg");
   SkipPathsFlags& f = c.skip_paths_flags;
@@ -32,7 +33,8 @@ int run_skip_paths(const SkipPathsFlags& flags) {
   const SkipProblemInput input = load_skip_problem(flags.problem);
   if (!flags.svg.empty()) {
     std::ofstream probe(flags.svg, std::ios::app);
-    if (!probe) throw InputError("--svg " + flags.svg + ": cannot be written; give a path in a writable directory");
+    if (!probe)
+      throw InputError("--svg " + flags.svg + ": cannot be written; give a path in a writable directory");
   }
   SkipSolveOptions options;
   options.time_limit_s = flags.time_limit_s;
@@ -42,14 +44,18 @@ int run_skip_paths(const SkipPathsFlags& flags) {
     return 1;
   }
   std::optional<double> solve_s;
-  if (!flags.no_timings) solve_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!flags.no_timings)
+    solve_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!flags.svg.empty()) {
     std::ofstream out(flags.svg);
-    out << skip_paths_svg(input.problem, result.schedule,
-                          "skip-paths: " + flags.problem + ", makespan " + std::to_string(result.schedule.makespan_s) + " s");
+    out << skip_paths_svg(
+        input.problem, result.schedule,
+        "skip-paths: " + flags.problem + ", makespan " + std::to_string(result.schedule.makespan_s) + " s");
   }
-  if (flags.format == "json") std::cout << skip_paths_json(input.problem, result, solve_s).dump(2) << "\n";
-  else std::cout << skip_paths_table(input.problem, result, solve_s);
+  if (flags.format == "json")
+    std::cout << skip_paths_json(input.problem, result, solve_s).dump(2) << "\n";
+  else
+    std::cout << skip_paths_table(input.problem, result, solve_s);
   return 0;
 }
 

@@ -31,7 +31,9 @@ class Reader {
       in >> value;
       ok = in && in.peek() == std::char_traits<char>::eof() && std::isfinite(value);
     }
-    if (!ok) fail(key, at + " must be a number (got '" + (node.IsScalar() ? node.Scalar() : "a list or mapping") + "')");
+    if (!ok)
+      fail(key,
+           at + " must be a number (got '" + (node.IsScalar() ? node.Scalar() : "a list or mapping") + "')");
     return value;
   }
 
@@ -46,8 +48,8 @@ class Reader {
     if (!f_.has(key)) fail(key, "is missing; add it");
     const double v = number(root_[key], key, "");
     if (v != std::floor(v) || v < low || v > high)
-      fail(key, "must be a whole number from " + std::to_string(low) + " to " + std::to_string(high) + " (got " +
-                    root_[key].Scalar() + ")");
+      fail(key, "must be a whole number from " + std::to_string(low) + " to " + std::to_string(high) +
+                    " (got " + root_[key].Scalar() + ")");
     return static_cast<int>(v);
   }
 
@@ -55,11 +57,13 @@ class Reader {
   std::vector<double> matrix(const char* key, int n, bool positive) const {
     const YAML::Node m = root_[key];
     if (!m.IsSequence() || static_cast<int>(m.size()) != n)
-      fail(key, "must be a list of " + std::to_string(n) + " rows (one per node), " + std::to_string(n) + " numbers each");
+      fail(key, "must be a list of " + std::to_string(n) + " rows (one per node), " + std::to_string(n) +
+                    " numbers each");
     std::vector<double> out(static_cast<std::size_t>(n) * n);
     for (int i = 0; i < n; ++i) {
       if (!m[i].IsSequence() || static_cast<int>(m[i].size()) != n)
-        fail(key, "row " + std::to_string(i) + " must have " + std::to_string(n) + " numbers (the matrix is N x N)");
+        fail(key, "row " + std::to_string(i) + " must have " + std::to_string(n) +
+                      " numbers (the matrix is N x N)");
       for (int j = 0; j < n; ++j) {
         const std::string at = "entry [" + std::to_string(i) + "][" + std::to_string(j) + "]";
         const double v = number(m[i][j], key, at);
@@ -83,20 +87,24 @@ void read_stages(const Reader& r, SkipProblemInput& in) {
   SkipProblem& p = in.problem;
   const int n = p.network.nodes;
   const bool has_sizes = r.fields().has("stage_sizes");
-  if (has_sizes == r.fields().has("stages")) r.fail("stage_sizes", "or 'stages' must be given, exactly one of them");
+  if (has_sizes == r.fields().has("stages"))
+    r.fail("stage_sizes", "or 'stages' must be given, exactly one of them");
   if (has_sizes) {
     const YAML::Node sizes = r.root()["stage_sizes"];
-    if (!sizes.IsSequence() || sizes.size() < 2) r.fail("stage_sizes", "must be a list of at least 2 node counts");
+    if (!sizes.IsSequence() || sizes.size() < 2)
+      r.fail("stage_sizes", "must be a list of at least 2 node counts");
     int total = 0;
     for (std::size_t s = 0; s < sizes.size(); ++s) {
       const double v = r.number(sizes[s], "stage_sizes", "entry " + std::to_string(s));
       if (v != std::floor(v) || v < 1 || v > n)
-        r.fail("stage_sizes", "entry " + std::to_string(s) + " must be a whole number from 1 to nodes (got " + sizes[s].Scalar() + ")");
+        r.fail("stage_sizes", "entry " + std::to_string(s) + " must be a whole number from 1 to nodes (got " +
+                                  sizes[s].Scalar() + ")");
       p.stage_sizes.push_back(static_cast<int>(v));
       total += static_cast<int>(v);
     }
     if (total != n)
-      r.fail("stage_sizes", "sums to " + std::to_string(total) + " but nodes is " + std::to_string(n) + "; make them equal");
+      r.fail("stage_sizes",
+             "sums to " + std::to_string(total) + " but nodes is " + std::to_string(n) + "; make them equal");
   } else {
     const int stages = r.bounded_int("stages", 2, n);
     p.stage_sizes = default_stage_sizes(n, stages);
@@ -106,8 +114,8 @@ void read_stages(const Reader& r, SkipProblemInput& in) {
   if (r.fields().has("path_length")) {
     const double v = r.number(r.root()["path_length"], "path_length", "");
     if (v != std::floor(v) || v < 2 || v > s_count)
-      r.fail("path_length", "must be a whole number from 2 to the number of stages, " + std::to_string(s_count) +
-                                " (got " + r.root()["path_length"].Scalar() + ")");
+      r.fail("path_length", "must be a whole number from 2 to the number of stages, " +
+                                std::to_string(s_count) + " (got " + r.root()["path_length"].Scalar() + ")");
     p.path_length = static_cast<int>(v);
   } else {
     r.fail("path_length", "is missing; add it (stages each micro-batch visits, stage 0 included)");
@@ -115,7 +123,8 @@ void read_stages(const Reader& r, SkipProblemInput& in) {
   if (r.fields().has("stage_capacity")) {
     const YAML::Node cap = r.root()["stage_capacity"];
     if (!cap.IsSequence() || static_cast<int>(cap.size()) != s_count)
-      r.fail("stage_capacity", "must list one entry per stage (" + std::to_string(s_count) + "), null for no bound");
+      r.fail("stage_capacity",
+             "must list one entry per stage (" + std::to_string(s_count) + "), null for no bound");
     for (int s = 0; s < s_count; ++s) {
       if (cap[s].IsNull()) {
         p.stage_capacity.emplace_back();
@@ -159,7 +168,8 @@ void read_network(const Reader& r, SkipProblem& p, double activation_bytes_from_
     p.network.transfer_s = r.matrix("transfer_s", n, false);
     return;
   }
-  if (!f.has("latency_ms")) r.fail("transfer_s", "is missing; give transfer_s, or latency_ms with bandwidth_gb_per_s");
+  if (!f.has("latency_ms"))
+    r.fail("transfer_s", "is missing; give transfer_s, or latency_ms with bandwidth_gb_per_s");
   const bool gib = f.has("bandwidth_gib_per_s");
   if (gib == f.has("bandwidth_gb_per_s"))
     r.fail("bandwidth_gb_per_s", "or bandwidth_gib_per_s must be given with latency_ms, exactly one of them");
@@ -183,10 +193,27 @@ void read_network(const Reader& r, SkipProblem& p, double activation_bytes_from_
 SkipProblemInput parse_skip_problem(const YAML::Node& root, const std::string& where) {
   if (!root.IsMap()) throw InputError(where + ": expected a mapping of fields (nodes, stage_sizes, ...)");
   Reader r(root, where);
-  r.fields().allow_only({"nodes", "stage_sizes", "stages", "path_length", "memory", "micro_batches_per_source",
-                         "stage_forward_s", "backward_factor", "loss_factor", "task_overhead_s", "transfer_s",
-                         "stage_capacity", "latency_ms", "bandwidth_gb_per_s", "bandwidth_gib_per_s",
-                         "activation_bytes", "message_overhead_s", "model", "cluster", "micro_batch_size", "seq"});
+  r.fields().allow_only({"nodes",
+                         "stage_sizes",
+                         "stages",
+                         "path_length",
+                         "memory",
+                         "micro_batches_per_source",
+                         "stage_forward_s",
+                         "backward_factor",
+                         "loss_factor",
+                         "task_overhead_s",
+                         "transfer_s",
+                         "stage_capacity",
+                         "latency_ms",
+                         "bandwidth_gb_per_s",
+                         "bandwidth_gib_per_s",
+                         "activation_bytes",
+                         "message_overhead_s",
+                         "model",
+                         "cluster",
+                         "micro_batch_size",
+                         "seq"});
   SkipProblemInput in;
   SkipProblem& p = in.problem;
   p.network.nodes = r.bounded_int("nodes", 2, kMaxNodes);
@@ -198,15 +225,19 @@ SkipProblemInput parse_skip_problem(const YAML::Node& root, const std::string& w
   double activation_bytes = 0;
   const bool cost_model = f.has("model") || f.has("cluster");
   if (cost_model) {
-    if (!f.has("model") || !f.has("cluster")) r.fail(f.has("model") ? "cluster" : "model", "is missing; model and cluster go together");
-    if (f.has("stage_forward_s")) r.fail("stage_forward_s", "cannot be given together with model and cluster; keep one");
+    if (!f.has("model") || !f.has("cluster"))
+      r.fail(f.has("model") ? "cluster" : "model", "is missing; model and cluster go together");
+    if (f.has("stage_forward_s"))
+      r.fail("stage_forward_s", "cannot be given together with model and cluster; keep one");
     p.network.forward_s.assign(p.network.nodes, cost_model_times(r, p, activation_bytes));
   } else if (!f.has("stage_forward_s")) {
-    r.fail("stage_forward_s", "is missing; give seconds per stage forward (one number or one per node), or model and cluster");
+    r.fail("stage_forward_s",
+           "is missing; give seconds per stage forward (one number or one per node), or model and cluster");
   } else if (root["stage_forward_s"].IsSequence()) {
     const YAML::Node list = root["stage_forward_s"];
     if (static_cast<int>(list.size()) != p.network.nodes)
-      r.fail("stage_forward_s", "lists " + std::to_string(list.size()) + " numbers but nodes is " + std::to_string(p.network.nodes));
+      r.fail("stage_forward_s", "lists " + std::to_string(list.size()) + " numbers but nodes is " +
+                                    std::to_string(p.network.nodes));
     for (std::size_t i = 0; i < list.size(); ++i) {
       const double v = r.number(list[i], "stage_forward_s", "entry " + std::to_string(i));
       if (v <= 0) r.fail("stage_forward_s", "entry " + std::to_string(i) + " must be positive");
@@ -215,13 +246,16 @@ SkipProblemInput parse_skip_problem(const YAML::Node& root, const std::string& w
   } else {
     p.network.forward_s.assign(p.network.nodes, f.positive_number("stage_forward_s"));
   }
-  if (!cost_model || f.has("backward_factor")) p.network.backward_factor = f.positive_number("backward_factor", 2.0);
+  if (!cost_model || f.has("backward_factor"))
+    p.network.backward_factor = f.positive_number("backward_factor", 2.0);
   if (!cost_model || f.has("loss_factor")) p.network.loss_factor = r.non_negative("loss_factor", 0);
   p.network.task_overhead_s = r.non_negative("task_overhead_s", 0);
   read_network(r, p, activation_bytes);
   return in;
 }
 
-SkipProblemInput load_skip_problem(const std::string& path) { return parse_skip_problem(load_yaml_file(path), path); }
+SkipProblemInput load_skip_problem(const std::string& path) {
+  return parse_skip_problem(load_yaml_file(path), path);
+}
 
 }  // namespace parplan

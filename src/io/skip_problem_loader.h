@@ -3,9 +3,9 @@
 // cost model. Every bad field throws InputError naming it.
 #pragma once
 
-#include <string>
-
 #include <yaml-cpp/yaml.h>
+
+#include <string>
 
 #include "solvers/skip_paths.h"
 

@@ -20,7 +20,8 @@ nlohmann::ordered_json micro_batches_json(const SkipProblem& p, const SkipSchedu
   for (const SkipMicroBatch& mb : s.micro_batches) {
     std::vector<int> stages;
     for (int node : mb.path) stages.push_back(stage_of[node]);
-    list.push_back({{"source", mb.source}, {"path", mb.path}, {"stages", stages}, {"release_s", mb.release_s}});
+    list.push_back(
+        {{"source", mb.source}, {"path", mb.path}, {"stages", stages}, {"release_s", mb.release_s}});
   }
   return list;
 }
@@ -37,7 +38,8 @@ std::string fixed(double v, int digits) {
 
 }  // namespace
 
-nlohmann::ordered_json skip_paths_json(const SkipProblem& p, const SkipSolveResult& r, std::optional<double> solve_s) {
+nlohmann::ordered_json skip_paths_json(const SkipProblem& p, const SkipSolveResult& r,
+                                       std::optional<double> solve_s) {
   nlohmann::ordered_json j;
   j["partition"] = r.schedule.partition;
   j["micro_batches"] = micro_batches_json(p, r.schedule);
@@ -58,9 +60,9 @@ nlohmann::ordered_json skip_paths_json(const SkipProblem& p, const SkipSolveResu
 std::string skip_paths_table(const SkipProblem& p, const SkipSolveResult& r, std::optional<double> solve_s) {
   std::ostringstream o;
   const std::vector<int> stage_of = stage_of_nodes(p, r.schedule);
-  o << "SkipPipe schedule: " << p.network.nodes << " nodes, " << p.stage_sizes.size() << " stages, path length "
-    << p.path_length << " (skip ratio " << fixed(skip_ratio(p), 2) << "), memory " << p.network.memory << ", "
-    << p.micro_batches_per_source << " micro-batches per source\n\n";
+  o << "SkipPipe schedule: " << p.network.nodes << " nodes, " << p.stage_sizes.size()
+    << " stages, path length " << p.path_length << " (skip ratio " << fixed(skip_ratio(p), 2) << "), memory "
+    << p.network.memory << ", " << p.micro_batches_per_source << " micro-batches per source\n\n";
   o << "partition\n";
   for (std::size_t s = 0; s < r.schedule.partition.size(); ++s) {
     o << "  stage " << s << ":";
@@ -69,12 +71,14 @@ std::string skip_paths_table(const SkipProblem& p, const SkipSolveResult& r, std
   }
   const double ratio = r.schedule.makespan_s / r.full_pipeline.makespan_s;
   o << "\nmakespan        " << fixed(r.schedule.makespan_s, 2) << " s\n";
-  o << "full pipeline   " << fixed(r.full_pipeline.makespan_s, 2) << " s  (skip paths take " << fixed(100 * ratio, 1)
-    << " % of it)\n";
+  o << "full pipeline   " << fixed(r.full_pipeline.makespan_s, 2) << " s  (skip paths take "
+    << fixed(100 * ratio, 1) << " % of it)\n";
   o << "lower bound     " << fixed(r.lower_bound_s, 2) << " s  (makespan within "
     << fixed(100 * (r.schedule.makespan_s / r.lower_bound_s - 1), 1) << " % of it)\n";
-  if (r.exhaustive) o << "search          exhaustive over partitions and paths (releases at 0), then releases\n";
-  else o << "search          " << r.partitions_evaluated << " partitions scored\n";
+  if (r.exhaustive)
+    o << "search          exhaustive over partitions and paths (releases at 0), then releases\n";
+  else
+    o << "search          " << r.partitions_evaluated << " partitions scored\n";
   if (r.time_limited) o << "note            stopped at --time-limit: the best schedule found so far\n";
   if (solve_s) o << "solve time      " << fixed(*solve_s, 3) << " s\n";
   o << "\n  mb  source  release_s  path (node/stage, forward order)\n";

@@ -17,6 +17,7 @@ std::string skip_paths_table(const SkipProblem& problem, const SkipSolveResult& 
                              std::optional<double> solve_s);
 /// One row per node, a box per task coloured by micro-batch (forward solid,
 /// backward hatched, loss dark), gaps are idle time.
-std::string skip_paths_svg(const SkipProblem& problem, const SkipSchedule& schedule, const std::string& title);
+std::string skip_paths_svg(const SkipProblem& problem, const SkipSchedule& schedule,
+                           const std::string& title);
 
 }  // namespace parplan

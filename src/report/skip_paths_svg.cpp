@@ -11,17 +11,22 @@ namespace {
 
 std::string colour(int mb, int count) {
   char buf[48];
-  std::snprintf(buf, sizeof buf, "hsl(%d,70%%,55%%)", count > 0 ? (mb * 360 / count + (mb % 2) * 180) % 360 : 0);
+  std::snprintf(buf, sizeof buf, "hsl(%d,70%%,55%%)",
+                count > 0 ? (mb * 360 / count + (mb % 2) * 180) % 360 : 0);
   return buf;
 }
 
 std::string escape(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else out += c;
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else
+      out += c;
   }
   return out;
 }
@@ -54,35 +59,45 @@ std::string skip_paths_svg(const SkipProblem& p, const SkipSchedule& s, const st
     << "<text x=\"" << left << "\" y=\"20\" font-size=\"14\">" << escape(title) << "</text>\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const int y = top + static_cast<int>(i) * row_h;
-    o << "<rect x=\"" << left << "\" y=\"" << y << "\" width=\"" << width - left - 20 << "\" height=\"" << row_h - 4
-      << "\" fill=\"#f2f2f2\"/>\n"
-      << "<text x=\"6\" y=\"" << y + 14 << "\">node " << rows[i] << " (stage " << stage_of[rows[i]] << ")</text>\n";
+    o << "<rect x=\"" << left << "\" y=\"" << y << "\" width=\"" << width - left - 20 << "\" height=\""
+      << row_h - 4 << "\" fill=\"#f2f2f2\"/>\n"
+      << "<text x=\"6\" y=\"" << y + 14 << "\">node " << rows[i] << " (stage " << stage_of[rows[i]]
+      << ")</text>\n";
   }
   for (const SkipTask& t : tasks) {
     const double x = left + t.start_s * scale;
     const double w = std::max(1.0, (t.end_s - t.start_s) * scale);
     const int y = top + row_of[t.node] * row_h;
-    const char* kind = t.kind == SkipTaskKind::kForward ? "forward" : t.kind == SkipTaskKind::kLoss ? "loss" : "backward";
+    const char* kind = t.kind == SkipTaskKind::kForward ? "forward"
+                       : t.kind == SkipTaskKind::kLoss  ? "loss"
+                                                        : "backward";
     const std::string fill = t.kind == SkipTaskKind::kLoss ? "#333333" : colour(t.micro_batch, n_mb);
     char rect[256];
-    std::snprintf(rect, sizeof rect, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" stroke=\"#222\" stroke-width=\"0.5\">",
+    std::snprintf(rect, sizeof rect,
+                  "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" stroke=\"#222\" "
+                  "stroke-width=\"0.5\">",
                   x, y, w, row_h - 4, fill.c_str());
     o << rect << "<title>micro-batch " << t.micro_batch << " " << kind << " " << t.start_s << " - " << t.end_s
       << " s</title></rect>\n";
     if (t.kind == SkipTaskKind::kBackward) {
-      std::snprintf(rect, sizeof rect, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"url(#hatch)\"/>\n", x, y, w,
-                    row_h - 4);
+      std::snprintf(rect, sizeof rect,
+                    "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"url(#hatch)\"/>\n", x, y,
+                    w, row_h - 4);
       o << rect;
     }
-    if (w > 14) o << "<text x=\"" << x + 2 << "\" y=\"" << y + 13 << "\" font-size=\"9\">" << t.micro_batch << "</text>\n";
+    if (w > 14)
+      o << "<text x=\"" << x + 2 << "\" y=\"" << y + 13 << "\" font-size=\"9\">" << t.micro_batch
+        << "</text>\n";
   }
   const int axis_y = top + row_h * static_cast<int>(rows.size()) + 12;
   for (int k = 0; k <= 10; ++k) {
     const double t = span_s * k / 10;
-    o << "<text x=\"" << left + t * scale - 8 << "\" y=\"" << axis_y << "\">" << static_cast<int>(t + 0.5) << " s</text>\n";
+    o << "<text x=\"" << left + t * scale - 8 << "\" y=\"" << axis_y << "\">" << static_cast<int>(t + 0.5)
+      << " s</text>\n";
   }
   o << "<text x=\"" << left << "\" y=\"" << axis_y + 20
-    << "\">solid: forward, hatched: backward, dark: loss; colour = micro-batch (number inside); grey: idle</text>\n";
+    << "\">solid: forward, hatched: backward, dark: loss; colour = micro-batch (number inside); grey: "
+       "idle</text>\n";
   o << "</svg>\n";
   return o.str();
 }
