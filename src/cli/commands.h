@@ -29,6 +29,12 @@ struct SweepFlags {
   int array_parallel = 4;
 };
 
+struct SkipPathsFlags {
+  std::string problem, format = "table", svg;
+  double time_limit_s = 60;
+  bool no_timings = false;
+};
+
 struct Commands {
   CLI::App* estimate = nullptr;
   CLI::App* plan = nullptr;
@@ -38,6 +44,8 @@ struct Commands {
   CheckFlags check_flags;
   CLI::App* sweep = nullptr;
   SweepFlags sweep_flags;
+  CLI::App* skip_paths = nullptr;
+  SkipPathsFlags skip_paths_flags;
 };
 
 void register_commands(CLI::App& app, Commands& commands);
@@ -48,5 +56,7 @@ int run_estimate(const JobFlags& flags);
 int run_plan(const PlanFlags& flags);
 int run_check(const CheckFlags& flags);
 int run_sweep(const SweepFlags& flags);
+void register_skip_paths(CLI::App& app, Commands& commands);
+int run_skip_paths(const SkipPathsFlags& flags);
 
 }  // namespace parplan

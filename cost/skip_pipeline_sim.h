@@ -1,0 +1,101 @@
+// Event simulation of SkipPipe partial pipelines (Blagoev et al. 2025): every
+// micro-batch runs forward along its own path of nodes, the loss on its source,
+// and backward along the same nodes reversed; gives the iteration's makespan.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+namespace parplan {
+
+/// The nodes and the network of a SkipPipe iteration.
+struct SkipNetwork {
+  int nodes = 0;
+  /// Forward of one micro-batch through one stage, per node.
+  std::vector<double> forward_s;
+  /// nodes x nodes, row = sender: seconds until one micro-batch's activations
+  /// (or gradients) sent from i are usable on j.
+  std::vector<double> transfer_s;
+  /// Backward = backward_factor x forward on the same node (SkipPipe: 1.5).
+  double backward_factor = 2;
+  /// Loss and head on the source = loss_factor x the source's forward (SkipPipe: 0.25).
+  double loss_factor = 0;
+  /// Idle time a node needs after each task before the next (SkipPipe: 0.13 s).
+  double task_overhead_s = 0;
+  /// Micro-batches a node may hold between its forward and its backward.
+  int memory = 1;
+
+  double transfer(int from, int to) const { return transfer_s[static_cast<std::size_t>(from) * nodes + to]; }
+};
+
+/// One micro-batch: its nodes in forward order, source first.
+struct SkipMicroBatch {
+  int source = 0;
+  std::vector<int> path;
+  /// When it becomes ready on its source.
+  double release_s = 0;
+};
+
+enum class SkipTaskKind : std::uint8_t { kForward, kLoss, kBackward };
+
+struct SkipTask {
+  int node = 0;
+  int micro_batch = 0;
+  SkipTaskKind kind = SkipTaskKind::kForward;
+  double start_s = 0;
+  double end_s = 0;
+};
+
+struct SkipSimResult {
+  /// End of the last backward; +infinity on a deadlock.
+  double makespan_s = 0;
+  /// Forwards wait for memory that never frees (a cycle of full nodes).
+  bool deadlock = false;
+  /// Sum over micro-batches of their last backward's end (a tie-breaker).
+  double sum_finish_s = 0;
+  bool cut = false;
+  /// Most micro-batches each node held at once.
+  std::vector<int> peak_memory;
+};
+
+/// The rules (SkipPipe's `schedulers/com_sym.py`): a node runs one task at a
+/// time; whenever it is free it starts, among the tasks that have arrived, the
+/// one that arrived first (ties: lower micro-batch index); a forward needs a
+/// free memory slot on its node (held until that node's backward of the same
+/// micro-batch) and otherwise waits there; a transfer occupies neither node.
+/// Reuses its buffers: keep one simulator per thread.
+class SkipSimulator {
+ public:
+  /// Stops as soon as a task ends after `cutoff_s` (the makespan can only be
+  /// larger): then makespan_s is that task's end and `cut` is set.
+  SkipSimResult run(const SkipNetwork& network, std::span<const SkipMicroBatch> micro_batches,
+                    std::vector<SkipTask>* trace = nullptr,
+                    double cutoff_s = std::numeric_limits<double>::infinity());
+
+ private:
+  void pick_candidate(const SkipNetwork& network, int node);
+
+  std::vector<int> step_;
+  std::vector<int> node_of_;   // node of each micro-batch's next task, -1 when done
+  std::vector<char> forward_;  // that task is a forward (needs a memory slot)
+  std::vector<double> ready_s_;
+  std::vector<double> free_at_s_;
+  std::vector<int> held_;
+  std::vector<int> best_mb_;
+};
+
+/// Node and kind of step `step` (0 .. 2P) of a micro-batch whose path has P nodes.
+inline int skip_step_node(const std::vector<int>& path, int step) {
+  const int p = static_cast<int>(path.size());
+  if (step < p) return path[step];
+  if (step == p) return path[0];
+  return path[2 * p - step];
+}
+inline SkipTaskKind skip_step_kind(int path_nodes, int step) {
+  if (step < path_nodes) return SkipTaskKind::kForward;
+  return step == path_nodes ? SkipTaskKind::kLoss : SkipTaskKind::kBackward;
+}
+
+}  // namespace parplan

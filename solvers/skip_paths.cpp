@@ -1,0 +1,200 @@
+// SkipPipe solver: partition (exhaustive when small, else swap local search
+// from two seeds, each partition scored by a quick greedy path assignment),
+// then paths and release times on the best partition, the lower bound and the
+// full-pipeline baseline.
+#include "solvers/skip_paths.h"
+
+#include <tbb/enumerable_thread_specific.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "solvers/skip_candidates.h"
+#include "solvers/skip_partition_search.h"
+#include "solvers/skip_path_rules.h"
+#include "solvers/skip_path_search.h"
+
+namespace parplan {
+
+std::vector<int> default_stage_sizes(int nodes, int stages) {
+  std::vector<int> sizes(stages, nodes / stages);
+  sizes[0] += nodes % stages;
+  return sizes;
+}
+
+namespace {
+
+int micro_batch_count(const SkipProblem& p) { return p.stage_sizes[0] * p.micro_batches_per_source; }
+
+std::vector<int> capacity_per_stage(const SkipProblem& p) {
+  std::vector<int> cap(p.stage_sizes.size(), micro_batch_count(p));
+  for (std::size_t s = 1; s < cap.size() && s < p.stage_capacity.size(); ++s)
+    if (p.stage_capacity[s]) cap[s] = std::min(cap[s], *p.stage_capacity[s]);
+  return cap;
+}
+
+PathSearchInput path_input(const SkipProblem& p, const SkipPartition& partition, bool full, int keep) {
+  PathSearchInput in;
+  in.network = &p.network;
+  in.partition = partition;
+  in.micro_batches_per_source = p.micro_batches_per_source;
+  in.path_length = full ? static_cast<int>(partition.size()) : p.path_length;
+  in.capacity = full ? std::vector<int>(partition.size(), micro_batch_count(p)) : capacity_per_stage(p);
+  for (int src : partition[0])
+    in.candidates.push_back(skip_candidates(p.network, partition, src, in.path_length, full, keep));
+  return in;
+}
+
+double lower_bound_s(const SkipProblem& p, const SkipPartition& partition) {
+  const SkipNetwork& net = p.network;
+  const int k = p.micro_batches_per_source;
+  const int rounds = (k + net.memory - 1) / net.memory;
+  double bound_s = 0;
+  for (int src : partition[0]) {
+    // Every micro-batch runs forward, loss and backward on its source.
+    const double work_s = k * net.forward_s[src] * (1 + net.loss_factor + net.backward_factor) +
+                          (3 * k - 1) * net.task_overhead_s;
+    // Each holds one of the source's `memory` slots from its first forward to
+    // its last backward, at least one idle round trip: some slot serves
+    // ceil(K / memory) of them one after another.
+    const auto best = skip_candidates(net, partition, src, p.path_length, false, 1);
+    const double chain_s =
+        best.empty() ? 0 : rounds * best[0].round_trip_s + (rounds - 1) * net.task_overhead_s;
+    bound_s = std::max({bound_s, work_s, chain_s});
+  }
+  return bound_s;
+}
+
+/// Every path assignment over one partition, releases at 0; best makespan.
+SkipSchedule exhaustive_paths(const SkipProblem& p, const SkipPartition& partition, SkipSimulator& sim) {
+  const PathSearchInput in = path_input(p, partition, false, 0);
+  const int n_src = static_cast<int>(partition[0].size());
+  const int n_mb = micro_batch_count(p);
+  std::vector<int> pick(n_mb, 0);
+  std::vector<SkipMicroBatch> mbs(n_mb);
+  for (int m = 0; m < n_mb; ++m) mbs[m].source = partition[0][m % n_src];
+  SkipSchedule best{partition, {}, std::numeric_limits<double>::infinity()};
+  double best_sum_s = best.makespan_s;
+  std::vector<int> used(partition.size());
+  while (true) {
+    std::fill(used.begin(), used.end(), 0);
+    for (int m = 0; m < n_mb; ++m) {
+      const SkipCandidate& c = in.candidates[m % n_src][pick[m]];
+      mbs[m].path = c.path;
+      for (std::size_t i = 1; i < c.stages.size(); ++i) ++used[c.stages[i]];
+    }
+    bool fits = true;
+    for (std::size_t s = 1; s < used.size(); ++s) fits &= used[s] <= in.capacity[s];
+    if (fits) {
+      const SkipSimResult r = sim.run(p.network, mbs, nullptr, best.makespan_s + 1e-9);
+      if (r.makespan_s < best.makespan_s - 1e-9 ||
+          (r.makespan_s < best.makespan_s + 1e-9 && r.sum_finish_s < best_sum_s - 1e-9)) {
+        best.makespan_s = r.makespan_s;
+        best_sum_s = r.sum_finish_s;
+        best.micro_batches = mbs;
+      }
+    }
+    int m = 0;
+    while (m < n_mb && ++pick[m] == static_cast<int>(in.candidates[m % n_src].size())) pick[m++] = 0;
+    if (m == n_mb) break;
+  }
+  return best;
+}
+
+}  // namespace
+
+SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& options) {
+  const double start_s = steady_now_s();
+  SkipSolveResult result;
+  const int n_mb = micro_batch_count(p);
+  const int visits = p.path_length - 1;
+  const std::vector<int> cap = capacity_per_stage(p);
+  long long room = 0;
+  for (std::size_t s = 1; s < cap.size(); ++s) room += std::min(cap[s], n_mb);
+  if (room < static_cast<long long>(n_mb) * visits) {
+    result.infeasible = "stage_capacity: stages 1.." + std::to_string(cap.size() - 1) + " take at most " +
+                        std::to_string(room) + " micro-batch visits per iteration, but " +
+                        std::to_string(n_mb) + " micro-batches x " + std::to_string(visits) +
+                        " stages after stage 0 need " +
+                        std::to_string(static_cast<long long>(n_mb) * visits) +
+                        "; raise stage_capacity or lower path_length or micro_batches_per_source";
+    return result;
+  }
+
+  SkipSimulator sim;
+  SkipPartition partition = options.partition;
+  if (partition.empty()) {
+    const SkipPartition seed = block_partition(p.stage_sizes);
+    const double cands_per_source =
+        static_cast<double>(skip_candidates(p.network, seed, seed[0][0], p.path_length, false, 0).size());
+    const double combos = partition_count(p.stage_sizes) * std::pow(cands_per_source, n_mb);
+    if (combos <= options.exhaustive_limit) {
+      double best_s = std::numeric_limits<double>::infinity();
+      for_each_partition(p.network.nodes, p.stage_sizes, [&](const SkipPartition& candidate) {
+        ++result.partitions_evaluated;
+        SkipSchedule s = exhaustive_paths(p, candidate, sim);
+        if (s.makespan_s < best_s - 1e-9) {
+          best_s = s.makespan_s;
+          result.schedule = std::move(s);
+        }
+        return steady_now_s() - start_s < options.time_limit_s;
+      });
+      result.exhaustive =
+          static_cast<double>(result.partitions_evaluated) >= partition_count(p.stage_sizes) - 0.5;
+      result.time_limited = !result.exhaustive;
+      partition = result.schedule.partition;
+    } else {
+      const int quick_keep = std::min(8, options.candidates_per_source);
+      tbb::enumerable_thread_specific<SkipSimulator> sims;
+      auto quick_score = [&](const SkipPartition& candidate) {
+        return search_paths(path_input(p, candidate, false, quick_keep), PathSearchEffort{}, sims.local())
+            .makespan_s;
+      };
+      const SkipPartition chains = chain_partition(p.network, p.stage_sizes);
+      const SkipPartition start = quick_score(chains) <= quick_score(seed) ? chains : seed;
+      // Leave a fifth of the time for the final path search and the baseline.
+      const PartitionSearchResult ls = local_search_partition(
+          start, quick_score, options.partition_evaluations, start_s, 0.8 * options.time_limit_s);
+      partition = ls.best;
+      result.partitions_evaluated = ls.evaluations + 2;
+      result.time_limited = ls.time_limited;
+    }
+  }
+
+  const PathSearchEffort effort{3, options.search_release_times};
+  SkipSchedule polished =
+      search_paths(path_input(p, partition, false, options.candidates_per_source), effort, sim);
+  if (!result.exhaustive || polished.makespan_s < result.schedule.makespan_s - 1e-9)
+    result.schedule = std::move(polished);
+  result.full_pipeline =
+      search_paths(path_input(p, partition, true, options.candidates_per_source), effort, sim);
+  result.lower_bound_s = lower_bound_s(p, partition);
+  return result;
+}
+
+std::string schedule_violation(const SkipProblem& p, const SkipSchedule& schedule) {
+  const int n_stages = static_cast<int>(schedule.partition.size());
+  std::vector<int> stage_of(p.network.nodes, -1);
+  for (int s = 0; s < n_stages; ++s)
+    for (int node : schedule.partition[s]) stage_of[node] = s;
+  std::vector<int> used(n_stages, 0);
+  const std::vector<int> cap = capacity_per_stage(p);
+  for (std::size_t m = 0; m < schedule.micro_batches.size(); ++m) {
+    const SkipMicroBatch& mb = schedule.micro_batches[m];
+    const std::string where = "micro-batch " + std::to_string(m) + ": ";
+    if (mb.path.empty() || mb.path[0] != mb.source) return where + "the path does not start at its source";
+    std::vector<int> stages;
+    for (int node : mb.path) stages.push_back(stage_of[node]);
+    const std::string why = stage_sequence_violation(stages, n_stages, p.path_length);
+    if (!why.empty()) return where + why;
+    for (std::size_t i = 1; i < stages.size(); ++i) ++used[stages[i]];
+  }
+  for (int s = 1; s < n_stages; ++s)
+    if (used[s] > cap[s])
+      return "stage " + std::to_string(s) + " takes " + std::to_string(used[s]) +
+             " micro-batches, over its capacity";
+  return {};
+}
+
+}  // namespace parplan

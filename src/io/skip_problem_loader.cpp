@@ -1,0 +1,261 @@
+// Reader of skip-paths problems. Limits on sizes keep a typo (nodes: 1e9)
+// from becoming an out-of-memory crash.
+#include "src/io/skip_problem_loader.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "cost/compute_time.h"
+#include "src/io/cluster_loader.h"
+#include "src/io/input_error.h"
+#include "src/io/model_loader.h"
+#include "src/io/yaml_fields.h"
+
+namespace parplan {
+namespace {
+
+constexpr int kMaxNodes = 1024;
+constexpr int kMaxMicroBatchesPerSource = 4096;
+
+class Reader {
+ public:
+  Reader(const YAML::Node& root, std::string where) : root_(root), f_(root, std::move(where)) {}
+
+  [[noreturn]] void fail(const char* key, const std::string& what) const { f_.fail(key, what); }
+
+  double number(const YAML::Node& node, const char* key, const std::string& at) const {
+    double value = 0;
+    bool ok = node.IsScalar();
+    if (ok) {
+      std::istringstream in(node.Scalar());
+      in >> value;
+      ok = in && in.peek() == std::char_traits<char>::eof() && std::isfinite(value);
+    }
+    if (!ok)
+      fail(key,
+           at + " must be a number (got '" + (node.IsScalar() ? node.Scalar() : "a list or mapping") + "')");
+    return value;
+  }
+
+  double non_negative(const char* key, double fallback) const {
+    if (!f_.has(key)) return fallback;
+    const double v = number(root_[key], key, "");
+    if (v < 0) fail(key, "must not be negative (got " + root_[key].Scalar() + ")");
+    return v;
+  }
+
+  int bounded_int(const char* key, int low, int high) const {
+    if (!f_.has(key)) fail(key, "is missing; add it");
+    const double v = number(root_[key], key, "");
+    if (v != std::floor(v) || v < low || v > high)
+      fail(key, "must be a whole number from " + std::to_string(low) + " to " + std::to_string(high) +
+                    " (got " + root_[key].Scalar() + ")");
+    return static_cast<int>(v);
+  }
+
+  /// n x n matrix of numbers >= 0 (> 0 off the diagonal when `positive`).
+  std::vector<double> matrix(const char* key, int n, bool positive) const {
+    const YAML::Node m = root_[key];
+    if (!m.IsSequence() || static_cast<int>(m.size()) != n)
+      fail(key, "must be a list of " + std::to_string(n) + " rows (one per node), " + std::to_string(n) +
+                    " numbers each");
+    std::vector<double> out(static_cast<std::size_t>(n) * n);
+    for (int i = 0; i < n; ++i) {
+      if (!m[i].IsSequence() || static_cast<int>(m[i].size()) != n)
+        fail(key, "row " + std::to_string(i) + " must have " + std::to_string(n) +
+                      " numbers (the matrix is N x N)");
+      for (int j = 0; j < n; ++j) {
+        const std::string at = "entry [" + std::to_string(i) + "][" + std::to_string(j) + "]";
+        const double v = number(m[i][j], key, at);
+        if (v < 0) fail(key, at + " must not be negative (got " + m[i][j].Scalar() + ")");
+        if (positive && i != j && v == 0) fail(key, at + " must be positive");
+        out[static_cast<std::size_t>(i) * n + j] = v;
+      }
+    }
+    return out;
+  }
+
+  const YAML::Node& root() const { return root_; }
+  const YamlFields& fields() const { return f_; }
+
+ private:
+  YAML::Node root_;
+  YamlFields f_;
+};
+
+void read_stages(const Reader& r, SkipProblemInput& in) {
+  SkipProblem& p = in.problem;
+  const int n = p.network.nodes;
+  const bool has_sizes = r.fields().has("stage_sizes");
+  if (has_sizes == r.fields().has("stages"))
+    r.fail("stage_sizes", "or 'stages' must be given, exactly one of them");
+  if (has_sizes) {
+    const YAML::Node sizes = r.root()["stage_sizes"];
+    if (!sizes.IsSequence() || sizes.size() < 2)
+      r.fail("stage_sizes", "must be a list of at least 2 node counts");
+    int total = 0;
+    for (std::size_t s = 0; s < sizes.size(); ++s) {
+      const double v = r.number(sizes[s], "stage_sizes", "entry " + std::to_string(s));
+      if (v != std::floor(v) || v < 1 || v > n)
+        r.fail("stage_sizes", "entry " + std::to_string(s) + " must be a whole number from 1 to nodes (got " +
+                                  sizes[s].Scalar() + ")");
+      p.stage_sizes.push_back(static_cast<int>(v));
+      total += static_cast<int>(v);
+    }
+    if (total != n)
+      r.fail("stage_sizes",
+             "sums to " + std::to_string(total) + " but nodes is " + std::to_string(n) + "; make them equal");
+  } else {
+    const int stages = r.bounded_int("stages", 2, n);
+    p.stage_sizes = default_stage_sizes(n, stages);
+    in.stage_sizes_chosen = true;
+  }
+  const int s_count = static_cast<int>(p.stage_sizes.size());
+  if (r.fields().has("path_length")) {
+    const double v = r.number(r.root()["path_length"], "path_length", "");
+    if (v != std::floor(v) || v < 2 || v > s_count)
+      r.fail("path_length", "must be a whole number from 2 to the number of stages, " +
+                                std::to_string(s_count) + " (got " + r.root()["path_length"].Scalar() + ")");
+    p.path_length = static_cast<int>(v);
+  } else {
+    r.fail("path_length", "is missing; add it (stages each micro-batch visits, stage 0 included)");
+  }
+  if (r.fields().has("stage_capacity")) {
+    const YAML::Node cap = r.root()["stage_capacity"];
+    if (!cap.IsSequence() || static_cast<int>(cap.size()) != s_count)
+      r.fail("stage_capacity",
+             "must list one entry per stage (" + std::to_string(s_count) + "), null for no bound");
+    for (int s = 0; s < s_count; ++s) {
+      if (cap[s].IsNull()) {
+        p.stage_capacity.emplace_back();
+        continue;
+      }
+      const double v = r.number(cap[s], "stage_capacity", "entry " + std::to_string(s));
+      if (v != std::floor(v) || v < 0 || v > 1e9)
+        r.fail("stage_capacity", "entry " + std::to_string(s) + " must be null or a whole number >= 0");
+      p.stage_capacity.emplace_back(static_cast<int>(v));
+    }
+  }
+}
+
+/// stage_forward_s, backward_factor and loss_factor from parplan's cost model:
+/// each node is one device holding layers / stages of the model.
+double cost_model_times(const Reader& r, SkipProblem& p, double& activation_bytes) {
+  const ModelSpec model = load_model(r.fields().text("model"));
+  const ClusterSpec cluster = load_cluster(r.fields().text("cluster"));
+  const int mbs = r.bounded_int("micro_batch_size", 1, 1 << 20);
+  const int seq = r.bounded_int("seq", 1, 1 << 24);
+  LayerShape shape;
+  shape.tokens = static_cast<double>(mbs) * seq;
+  shape.seq = seq;
+  shape.flash_attention = cluster.default_flash_attention;
+  const double peak = cluster.device.peak_bf16_flops_per_s;
+  const LayerComputeTimes layer = layer_compute_times(model, cluster.device, peak, shape);
+  const EdgeComputeTimes edge = edge_compute_times(model, cluster.device, peak, shape.tokens, 1);
+  const double stage_s = layer.forward_s * model.layers / static_cast<double>(p.stage_sizes.size());
+  p.network.backward_factor = layer.backward_s / layer.forward_s;
+  p.network.loss_factor = (edge.head_forward_s + edge.head_backward_s) / stage_s;
+  activation_bytes = shape.tokens * model.hidden * 2;  // bf16 activations between stages
+  return stage_s;
+}
+
+void read_network(const Reader& r, SkipProblem& p, double activation_bytes_from_model) {
+  const int n = p.network.nodes;
+  const auto& f = r.fields();
+  if (f.has("transfer_s")) {
+    for (const char* k : {"latency_ms", "bandwidth_gb_per_s", "bandwidth_gib_per_s"})
+      if (f.has(k)) r.fail(k, "cannot be given together with transfer_s; keep one of them");
+    p.network.transfer_s = r.matrix("transfer_s", n, false);
+    return;
+  }
+  if (!f.has("latency_ms"))
+    r.fail("transfer_s", "is missing; give transfer_s, or latency_ms with bandwidth_gb_per_s");
+  const bool gib = f.has("bandwidth_gib_per_s");
+  if (gib == f.has("bandwidth_gb_per_s"))
+    r.fail("bandwidth_gb_per_s", "or bandwidth_gib_per_s must be given with latency_ms, exactly one of them");
+  const std::vector<double> latency_ms = r.matrix("latency_ms", n, false);
+  const std::vector<double> bandwidth = r.matrix(gib ? "bandwidth_gib_per_s" : "bandwidth_gb_per_s", n, true);
+  double bytes = activation_bytes_from_model;
+  if (f.has("activation_bytes") || bytes <= 0) bytes = f.positive_number("activation_bytes");
+  const double overhead_s = r.non_negative("message_overhead_s", 0);
+  const double unit_bytes = gib ? 1024.0 * 1024 * 1024 : 1e9;
+  p.network.transfer_s.assign(static_cast<std::size_t>(n) * n, 0.0);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (i != j) {
+        const std::size_t k = static_cast<std::size_t>(i) * n + j;
+        p.network.transfer_s[k] = latency_ms[k] / 1000 + bytes / (bandwidth[k] * unit_bytes) + overhead_s;
+      }
+}
+
+}  // namespace
+
+SkipProblemInput parse_skip_problem(const YAML::Node& root, const std::string& where) {
+  if (!root.IsMap()) throw InputError(where + ": expected a mapping of fields (nodes, stage_sizes, ...)");
+  Reader r(root, where);
+  r.fields().allow_only({"nodes",
+                         "stage_sizes",
+                         "stages",
+                         "path_length",
+                         "memory",
+                         "micro_batches_per_source",
+                         "stage_forward_s",
+                         "backward_factor",
+                         "loss_factor",
+                         "task_overhead_s",
+                         "transfer_s",
+                         "stage_capacity",
+                         "latency_ms",
+                         "bandwidth_gb_per_s",
+                         "bandwidth_gib_per_s",
+                         "activation_bytes",
+                         "message_overhead_s",
+                         "model",
+                         "cluster",
+                         "micro_batch_size",
+                         "seq"});
+  SkipProblemInput in;
+  SkipProblem& p = in.problem;
+  p.network.nodes = r.bounded_int("nodes", 2, kMaxNodes);
+  read_stages(r, in);
+  p.network.memory = r.bounded_int("memory", 1, 1 << 20);
+  p.micro_batches_per_source = r.bounded_int("micro_batches_per_source", 1, kMaxMicroBatchesPerSource);
+
+  const auto& f = r.fields();
+  double activation_bytes = 0;
+  const bool cost_model = f.has("model") || f.has("cluster");
+  if (cost_model) {
+    if (!f.has("model") || !f.has("cluster"))
+      r.fail(f.has("model") ? "cluster" : "model", "is missing; model and cluster go together");
+    if (f.has("stage_forward_s"))
+      r.fail("stage_forward_s", "cannot be given together with model and cluster; keep one");
+    p.network.forward_s.assign(p.network.nodes, cost_model_times(r, p, activation_bytes));
+  } else if (!f.has("stage_forward_s")) {
+    r.fail("stage_forward_s",
+           "is missing; give seconds per stage forward (one number or one per node), or model and cluster");
+  } else if (root["stage_forward_s"].IsSequence()) {
+    const YAML::Node list = root["stage_forward_s"];
+    if (static_cast<int>(list.size()) != p.network.nodes)
+      r.fail("stage_forward_s", "lists " + std::to_string(list.size()) + " numbers but nodes is " +
+                                    std::to_string(p.network.nodes));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const double v = r.number(list[i], "stage_forward_s", "entry " + std::to_string(i));
+      if (v <= 0) r.fail("stage_forward_s", "entry " + std::to_string(i) + " must be positive");
+      p.network.forward_s.push_back(v);
+    }
+  } else {
+    p.network.forward_s.assign(p.network.nodes, f.positive_number("stage_forward_s"));
+  }
+  if (!cost_model || f.has("backward_factor"))
+    p.network.backward_factor = f.positive_number("backward_factor", 2.0);
+  if (!cost_model || f.has("loss_factor")) p.network.loss_factor = r.non_negative("loss_factor", 0);
+  p.network.task_overhead_s = r.non_negative("task_overhead_s", 0);
+  read_network(r, p, activation_bytes);
+  return in;
+}
+
+SkipProblemInput load_skip_problem(const std::string& path) {
+  return parse_skip_problem(load_yaml_file(path), path);
+}
+
+}  // namespace parplan

@@ -1,0 +1,24 @@
+// Reads a `parplan skip-paths` problem (YAML or JSON): nodes, stages, path
+// length, memory, task times and the network, explicit or from parplan's
+// cost model. Every bad field throws InputError naming it.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+
+#include "solvers/skip_paths.h"
+
+namespace parplan {
+
+struct SkipProblemInput {
+  SkipProblem problem;
+  /// The file gave `stages: S` instead of `stage_sizes` (parplan chose them).
+  bool stage_sizes_chosen = false;
+};
+
+SkipProblemInput load_skip_problem(const std::string& path);
+/// `where` names the document in error messages.
+SkipProblemInput parse_skip_problem(const YAML::Node& root, const std::string& where);
+
+}  // namespace parplan
