@@ -103,6 +103,31 @@ MilpOutcome milp_path(const Instance& in, const std::vector<std::int64_t>& lengt
   for (int b = 0; b < nb; ++b) {
     model.add_equal("assign_" + std::to_string(b), assign[b], static_cast<double>(buckets[b].sequences.size()));
   }
+  // Valid cuts that tighten the LP relaxation: a micro-batch lasts at least
+  // its groups' GPU-milliseconds over G (its groups' times, weighted by
+  // their share of the G GPUs, average to at most its time), and at least
+  // the average time of a bucket's sequences it holds.
+  std::vector<std::vector<MilpTerm>> fluid(micro_batches);
+  std::vector<std::vector<std::vector<MilpTerm>>> holds(micro_batches, std::vector<std::vector<MilpTerm>>(nb));
+  for (const Slot& s : slot_list) {
+    const double p = in.size[s.size_index];
+    fluid[s.micro_batch].push_back({s.z, p * c.fixed_ms});
+    for (int b = 0; b < nb; ++b) {
+      if (s.y[b] < 0) continue;
+      const double w = in.work(buckets[b].sequences.front(), s.size_index);
+      fluid[s.micro_batch].push_back({s.y[b], p * w});
+      holds[s.micro_batch][b].push_back({s.y[b], (c.fixed_ms + w) / static_cast<double>(buckets[b].sequences.size())});
+    }
+  }
+  for (int m = 0; m < micro_batches; ++m) {
+    fluid[m].push_back({time_var[m], -static_cast<double>(in.gpus)});
+    model.add_less_equal("fluid_" + std::to_string(m), fluid[m], 0);
+    for (int b = 0; b < nb; ++b) {
+      if (holds[m][b].empty()) continue;
+      holds[m][b].push_back({time_var[m], -1.0});
+      model.add_less_equal("holds_" + std::to_string(m) + "_" + std::to_string(b), holds[m][b], 0);
+    }
+  }
   std::vector<MilpTerm> total;
   for (int m = 0; m < micro_batches; ++m) {
     model.add_less_equal("width_" + std::to_string(m), width[m], in.gpus);

@@ -50,9 +50,11 @@ void register_commands(CLI::App& app, Commands& c) {
   c.sweep->add_option("--array-parallel", sf.array_parallel, "array tasks running at once (default 4)")->check(CLI::Range(1, 1000000));
   c.sweep->add_option("--engine", sf.engine, "engine of --emit-slurm-array: megatron | deepspeed | megatron-deepspeed | torchtitan");
   c.sweep->add_option("--solver", sf.solver, "cbc | glpk | exhaustive (default cbc)");
+  c.scatter = register_scatter(app, c.scatter_flags);
 }
 
 int run_selected(CLI::App& /*app*/, Commands& c) {
+  if (c.scatter && c.scatter->parsed()) return run_scatter(c.scatter_flags);
   if (c.estimate->parsed()) return run_estimate(c.estimate_flags);
   if (c.plan->parsed()) return run_plan(c.plan_flags);
   if (c.check->parsed()) return run_check(c.check_flags);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "src/cli/job_options.h"
+#include "src/cli/scatter_command.h"
 
 namespace parplan {
 
@@ -38,6 +39,8 @@ struct Commands {
   CheckFlags check_flags;
   CLI::App* sweep = nullptr;
   SweepFlags sweep_flags;
+  CLI::App* scatter = nullptr;
+  ScatterFlags scatter_flags;
 };
 
 void register_commands(CLI::App& app, Commands& commands);
