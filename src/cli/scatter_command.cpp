@@ -4,6 +4,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -60,6 +61,19 @@ ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& sou
     throw InputError("give either --model and --cluster, or --coefficients FILE (not both)");
   }
   const int gpus = *f.gpus;
+  std::vector<int> sorted = sizes;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t k = 0; k < sorted.size(); ++k) {
+    const int p = sorted[k];
+    if (p > gpus || gpus % p != 0) {
+      throw InputError("--group-sizes: group size " + std::to_string(p) + " must be between 1 and --gpus " +
+                       std::to_string(gpus) + " and divide it");
+    }
+    if (k > 0 && p % sorted[k - 1] != 0) {
+      throw InputError("--group-sizes: group size " + std::to_string(sorted[k - 1]) + " must divide the next size " +
+                       std::to_string(p) + " (use powers of two)");
+    }
+  }
   ScatterCoefficients c;
   if (!f.coefficients.empty()) {
     c = load_scatter_coefficients(f.coefficients, sizes);
@@ -83,11 +97,6 @@ ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& sou
       }
       allowed = sizes;
       std::sort(allowed.begin(), allowed.end());
-    }
-    for (int p : allowed) {
-      if (p > gpus || gpus % p != 0) {
-        throw InputError("--group-sizes: group size " + std::to_string(p) + " must divide --gpus " + std::to_string(gpus));
-      }
     }
     c = derive_scatter_coefficients(model, cluster, setting, allowed);
     source = "model " + model.name + " on " + cluster.name;
