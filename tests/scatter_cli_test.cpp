@@ -80,7 +80,7 @@ TEST(ScatterCli, BadInputIsOneLineAndExitTwo) {
       {"1024 99999999999999999999\n", kCoefficients, "99999999999999999999"},
       {"1024\n", kCoefficients + " --group-sizes 1,2,3", "group size 3 must"},
       {"1024\n", kCoefficients + " --group-sizes 1,2,128", "group size 128 must"},
-      {"1024\n", " --model llama3-8b --cluster dgx-a100 --group-sizes 2,6", "must divide --gpus"},
+      {"1024\n", " --model llama3-8b --cluster dgx-a100 --group-sizes 2,6", "group size 6 must"},
       {"1024\n", "", "either --model and --cluster, or --coefficients"},
       {"1024\n", " --model no-such-model --cluster dgx-a100", "no-such-model"},
       {"1024\n", kCoefficients + " --solver gurobi", "gurobi"},
