@@ -62,14 +62,16 @@ std::vector<int> ulysses_group_sizes(const ModelSpec& model, int gpus) {
 }
 
 ScatterCoefficients derive_scatter_coefficients(const ModelSpec& model, const ClusterSpec& cluster,
-                                                const ScatterCostSetting& setting, const std::vector<int>& sizes) {
+                                                const ScatterCostSetting& setting,
+                                                const std::vector<int>& sizes) {
   ScatterCoefficients c;
   c.group_sizes = sizes;
 
   // t(s) = A s^2 + B s through the two fit points.
   const double t1 = model_step_s(model, cluster, setting, kFitShortTokens);
   const double t2 = model_step_s(model, cluster, setting, kFitLongTokens);
-  const double quadratic_s = (t2 / kFitLongTokens - t1 / kFitShortTokens) / (kFitLongTokens - kFitShortTokens);
+  const double quadratic_s =
+      (t2 / kFitLongTokens - t1 / kFitShortTokens) / (kFitLongTokens - kFitShortTokens);
   c.quadratic_ms = std::max(0.0, quadratic_s) * kMsPerS;
   c.linear_ms = std::max(0.0, t1 / kFitShortTokens - quadratic_s * kFitShortTokens) * kMsPerS;
 
@@ -105,11 +107,11 @@ ScatterCoefficients derive_scatter_coefficients(const ModelSpec& model, const Cl
   // K: HBM left after the runtime, the sharded model states and ZeRO-3's
   // gathered layer (two in flight with prefetch), over activation bytes per token.
   const DeviceSpec& device = cluster.device;
-  const ModelStateBytes states = model_state_bytes(params, setting.zero, std::max(1, setting.gpus),
-                                                   setting.optimizer_bytes_per_param,
-                                                   gradient_bytes_per_param(setting.precision, setting.zero));
-  double free_bytes = device.hbm_bytes * (1.0 - device.allocator_headroom_fraction) - device.reserved_bytes -
-                      states.total();
+  const ModelStateBytes states =
+      model_state_bytes(params, setting.zero, std::max(1, setting.gpus), setting.optimizer_bytes_per_param,
+                        gradient_bytes_per_param(setting.precision, setting.zero));
+  double free_bytes =
+      device.hbm_bytes * (1.0 - device.allocator_headroom_fraction) - device.reserved_bytes - states.total();
   if (setting.zero >= 3) free_bytes -= 2.0 * dense_layer_params(model) * kActivationElementBytes;
   ActivationShape token;
   token.seq = 1;

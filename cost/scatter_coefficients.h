@@ -50,7 +50,8 @@ std::vector<int> ulysses_group_sizes(const ModelSpec& model, int gpus);
 /// Derives every coefficient for `sizes` (ascending, each dividing the next
 /// and `setting.gpus`) from the cost model. Pure.
 ScatterCoefficients derive_scatter_coefficients(const ModelSpec& model, const ClusterSpec& cluster,
-                                                const ScatterCostSetting& setting, const std::vector<int>& sizes);
+                                                const ScatterCostSetting& setting,
+                                                const std::vector<int>& sizes);
 
 /// Empty when the coefficients are usable on `gpus` GPUs; otherwise one
 /// sentence naming the first problem (a size that does not divide the next
@@ -61,7 +62,8 @@ std::string check_scatter_coefficients(const ScatterCoefficients& coefficients, 
 /// index `size_index`: (a s^2 + b s) / p + c_p s.
 inline double scatter_sequence_ms(const ScatterCoefficients& c, int size_index, double tokens) {
   const double p = c.group_sizes[size_index];
-  return (c.quadratic_ms * tokens * tokens + c.linear_ms * tokens) / p + c.alltoall_ms_per_token[size_index] * tokens;
+  return (c.quadratic_ms * tokens * tokens + c.linear_ms * tokens) / p +
+         c.alltoall_ms_per_token[size_index] * tokens;
 }
 
 }  // namespace parplan

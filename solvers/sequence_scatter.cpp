@@ -51,7 +51,8 @@ double lower_bound_ms(const Instance& in) {
   // Every micro-batch lasts at least fixed_ms + (its GPU-ms) / G: its
   // groups' times weighted by their share of the G GPUs average to at most
   // its time. A micro-batch holds at most G K tokens.
-  const double fewest = std::max(1.0, std::ceil(tokens / (in.gpus * in.coefficients->token_capacity_per_gpu) - 1e-9));
+  const double fewest =
+      std::max(1.0, std::ceil(tokens / (in.gpus * in.coefficients->token_capacity_per_gpu) - 1e-9));
   return fewest * in.coefficients->fixed_ms + std::max(gpu_ms / in.gpus, slowest);
 }
 
@@ -72,11 +73,13 @@ int first_unplaceable_sequence(const std::vector<std::int64_t>& lengths, const S
   return -1;
 }
 
-double scatter_lower_bound_ms(const std::vector<std::int64_t>& lengths, int gpus, const ScatterCoefficients& c) {
+double scatter_lower_bound_ms(const std::vector<std::int64_t>& lengths, int gpus,
+                              const ScatterCoefficients& c) {
   return lower_bound_ms(make_instance(lengths, gpus, c));
 }
 
-void finalize_scatter_plan(ScatterPlan& plan, const std::vector<std::int64_t>& lengths, const ScatterCoefficients& c) {
+void finalize_scatter_plan(ScatterPlan& plan, const std::vector<std::int64_t>& lengths,
+                           const ScatterCoefficients& c) {
   std::vector<ScatterMicroBatch> kept;
   plan.time_ms = 0;
   for (ScatterMicroBatch& mb : plan.micro_batches) {
@@ -87,13 +90,13 @@ void finalize_scatter_plan(ScatterPlan& plan, const std::vector<std::int64_t>& l
     if (groups.empty()) continue;
     // Largest first on consecutive ranks: every size divides the larger
     // ones, so each group starts at a multiple of its size.
-    std::stable_sort(groups.begin(), groups.end(), [](const ScatterGroup& a, const ScatterGroup& b) {
-      return a.size > b.size;
-    });
+    std::stable_sort(groups.begin(), groups.end(),
+                     [](const ScatterGroup& a, const ScatterGroup& b) { return a.size > b.size; });
     mb.time_ms = 0;
     int rank = 0;
     for (ScatterGroup& g : groups) {
-      const int j = static_cast<int>(std::find(c.group_sizes.begin(), c.group_sizes.end(), g.size) - c.group_sizes.begin());
+      const int j = static_cast<int>(std::find(c.group_sizes.begin(), c.group_sizes.end(), g.size) -
+                                     c.group_sizes.begin());
       std::sort(g.sequences.begin(), g.sequences.end());
       g.first_rank = rank;
       rank += g.size;
@@ -126,7 +129,8 @@ std::string check_scatter_plan(const ScatterPlan& plan, const std::vector<std::i
         return out.str();
       }
       if (g.first_rank < 0 || g.first_rank % g.size != 0 || g.first_rank + g.size > gpus) {
-        out << "micro-batch " << m << ": group of " << g.size << " at rank " << g.first_rank << " is not an aligned block";
+        out << "micro-batch " << m << ": group of " << g.size << " at rank " << g.first_rank
+            << " is not an aligned block";
         return out.str();
       }
       for (int r = g.first_rank; r < g.first_rank + g.size; ++r) {
@@ -184,11 +188,11 @@ int milp_micro_batches(const Instance& in, double incumbent_ms, int max_integers
 
 }  // namespace
 
-ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, int gpus, const ScatterCoefficients& c,
-                                     const ScatterOptions& options) {
+ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, int gpus,
+                                     const ScatterCoefficients& c, const ScatterOptions& options) {
   const Clock::time_point start = Clock::now();
-  const Clock::time_point deadline =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.step_time_limit_s));
+  const Clock::time_point deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(options.step_time_limit_s));
   ScatterStepResult result;
   SolverCertificate& cert = result.certificate;
   cert.name = "sequence_scatter";
@@ -249,7 +253,8 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
     } else {
       MilpOutcome milp = milp_path(in, lengths, best, bound, m, options.backend, left_s);
       cert.backend = backend_name(options.backend);
-      cert.message = "bound: max(combinatorial, MILP " + std::string(status_name(milp.certificate.status)) + ")";
+      cert.message =
+          "bound: max(combinatorial, MILP " + std::string(status_name(milp.certificate.status)) + ")";
       if (!milp.plan.empty() && milp.plan.time_ms < best.time_ms) best = std::move(milp.plan);
       proven = std::min(std::max(proven, milp.bound_ms), best.time_ms);
     }

@@ -69,7 +69,8 @@ struct ScatterStepResult {
 double scatter_capacity_tokens(const ScatterCoefficients& coefficients);
 
 /// Index of the first sequence longer than scatter_capacity_tokens, or -1.
-int first_unplaceable_sequence(const std::vector<std::int64_t>& lengths, const ScatterCoefficients& coefficients);
+int first_unplaceable_sequence(const std::vector<std::int64_t>& lengths,
+                               const ScatterCoefficients& coefficients);
 
 /// Proven lower bound on the step time of any plan (ms): every micro-batch
 /// pays fixed_ms and holds at most G K tokens, and lasts at least its

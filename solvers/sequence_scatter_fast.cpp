@@ -182,7 +182,8 @@ void tighten(const Instance& in, Packer& packer, const std::vector<std::int64_t>
     std::vector<int> items;
     for (const ScatterGroup& g : mb.groups) items.insert(items.end(), g.sequences.begin(), g.sequences.end());
     std::sort(items.begin(), items.end(), [&](int x, int y) {
-      return in.cheapest_gpu_ms[x] > in.cheapest_gpu_ms[y] || (in.cheapest_gpu_ms[x] == in.cheapest_gpu_ms[y] && x < y);
+      return in.cheapest_gpu_ms[x] > in.cheapest_gpu_ms[y] ||
+             (in.cheapest_gpu_ms[x] == in.cheapest_gpu_ms[y] && x < y);
     });
     ScatterPlan alone = bisect(packer, items, items_lower_ms(in, items, 1), 1, existing_first);
     if (alone.empty()) continue;
@@ -194,12 +195,14 @@ void tighten(const Instance& in, Packer& packer, const std::vector<std::int64_t>
 
 }  // namespace
 
-ScatterPlan fast_path(const Instance& in, const std::vector<std::int64_t>& lengths, Clock::time_point deadline) {
+ScatterPlan fast_path(const Instance& in, const std::vector<std::int64_t>& lengths,
+                      Clock::time_point deadline) {
   const int n = in.num_sequences();
   std::vector<int> items(n);
   std::iota(items.begin(), items.end(), 0);
   std::sort(items.begin(), items.end(), [&](int x, int y) {
-    return in.cheapest_gpu_ms[x] > in.cheapest_gpu_ms[y] || (in.cheapest_gpu_ms[x] == in.cheapest_gpu_ms[y] && x < y);
+    return in.cheapest_gpu_ms[x] > in.cheapest_gpu_ms[y] ||
+           (in.cheapest_gpu_ms[x] == in.cheapest_gpu_ms[y] && x < y);
   });
   double total_tokens = 0;
   double gpu_ms = 0;

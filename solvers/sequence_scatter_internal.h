@@ -29,7 +29,8 @@ struct Instance {
   double work(int i, int j) const { return work_ms[static_cast<size_t>(i) * num_sizes + j]; }
 };
 
-Instance make_instance(const std::vector<std::int64_t>& lengths, int gpus, const ScatterCoefficients& coefficients);
+Instance make_instance(const std::vector<std::int64_t>& lengths, int gpus,
+                       const ScatterCoefficients& coefficients);
 
 /// Lower bound of scatter_lower_bound_ms for an instance.
 double lower_bound_ms(const Instance& instance);
@@ -38,7 +39,8 @@ double lower_bound_ms(const Instance& instance);
 /// groups under a common time cap found by bisection, then tightens each
 /// micro-batch alone. Returns a finalized plan (time_ms = +inf when nothing
 /// fits). Stops early at `deadline`.
-ScatterPlan fast_path(const Instance& instance, const std::vector<std::int64_t>& lengths, Clock::time_point deadline);
+ScatterPlan fast_path(const Instance& instance, const std::vector<std::int64_t>& lengths,
+                      Clock::time_point deadline);
 
 struct MilpOutcome {
   bool ran = false;

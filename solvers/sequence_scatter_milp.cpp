@@ -47,8 +47,9 @@ long long milp_integer_count(const Instance& in, int micro_batches) {
   return per_micro_batch * micro_batches;
 }
 
-MilpOutcome milp_path(const Instance& in, const std::vector<std::int64_t>& lengths, const ScatterPlan& incumbent,
-                      double combinatorial_bound_ms, int micro_batches, SolverBackend backend, double time_limit_s) {
+MilpOutcome milp_path(const Instance& in, const std::vector<std::int64_t>& lengths,
+                      const ScatterPlan& incumbent, double combinatorial_bound_ms, int micro_batches,
+                      SolverBackend backend, double time_limit_s) {
   MilpOutcome out;
   const ScatterCoefficients& c = *in.coefficients;
   const std::vector<Bucket> buckets = buckets_of(in);
@@ -67,7 +68,8 @@ MilpOutcome milp_path(const Instance& in, const std::vector<std::int64_t>& lengt
   for (int m = 0; m < micro_batches; ++m) {
     for (int j = 0; j < in.num_sizes; ++j) {
       for (int k = 0; k < slots(in, j); ++k) {
-        const std::string tag = std::to_string(m) + "_" + std::to_string(in.size[j]) + "_" + std::to_string(k);
+        const std::string tag =
+            std::to_string(m) + "_" + std::to_string(in.size[j]) + "_" + std::to_string(k);
         Slot s{m, j, model.add_binary("open_" + tag), std::vector<int>(nb, -1)};
         for (int b = 0; b < nb; ++b) {
           if (buckets[b].tokens > in.capacity_tokens[j]) continue;
@@ -96,19 +98,22 @@ MilpOutcome milp_path(const Instance& in, const std::vector<std::int64_t>& lengt
     model.add_less_equal("time_" + std::to_string(si), time, 0);
     width[s.micro_batch].push_back({s.z, static_cast<double>(in.size[s.size_index])});
     // Symmetry: groups of one size open in order.
-    if (si > 0 && slot_list[si - 1].micro_batch == s.micro_batch && slot_list[si - 1].size_index == s.size_index) {
+    if (si > 0 && slot_list[si - 1].micro_batch == s.micro_batch &&
+        slot_list[si - 1].size_index == s.size_index) {
       model.add_less_equal("order_" + std::to_string(si), {{s.z, 1.0}, {slot_list[si - 1].z, -1.0}}, 0);
     }
   }
   for (int b = 0; b < nb; ++b) {
-    model.add_equal("assign_" + std::to_string(b), assign[b], static_cast<double>(buckets[b].sequences.size()));
+    model.add_equal("assign_" + std::to_string(b), assign[b],
+                    static_cast<double>(buckets[b].sequences.size()));
   }
   // Valid cuts that tighten the LP relaxation: a micro-batch lasts at least
   // its groups' GPU-milliseconds over G (its groups' times, weighted by
   // their share of the G GPUs, average to at most its time), and at least
   // the average time of a bucket's sequences it holds.
   std::vector<std::vector<MilpTerm>> fluid(micro_batches);
-  std::vector<std::vector<std::vector<MilpTerm>>> holds(micro_batches, std::vector<std::vector<MilpTerm>>(nb));
+  std::vector<std::vector<std::vector<MilpTerm>>> holds(micro_batches,
+                                                        std::vector<std::vector<MilpTerm>>(nb));
   for (const Slot& s : slot_list) {
     const double p = in.size[s.size_index];
     fluid[s.micro_batch].push_back({s.z, p * c.fixed_ms});
@@ -116,7 +121,8 @@ MilpOutcome milp_path(const Instance& in, const std::vector<std::int64_t>& lengt
       if (s.y[b] < 0) continue;
       const double w = in.work(buckets[b].sequences.front(), s.size_index);
       fluid[s.micro_batch].push_back({s.y[b], p * w});
-      holds[s.micro_batch][b].push_back({s.y[b], (c.fixed_ms + w) / static_cast<double>(buckets[b].sequences.size())});
+      holds[s.micro_batch][b].push_back(
+          {s.y[b], (c.fixed_ms + w) / static_cast<double>(buckets[b].sequences.size())});
     }
   }
   for (int m = 0; m < micro_batches; ++m) {

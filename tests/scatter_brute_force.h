@@ -30,7 +30,8 @@ inline void for_each_partition(int n, const std::function<void(const std::vector
 }
 
 /// The optimal step time (ms), +inf when no plan exists.
-inline double brute_force_step_ms(const std::vector<std::int64_t>& lengths, int gpus, const ScatterCoefficients& c) {
+inline double brute_force_step_ms(const std::vector<std::int64_t>& lengths, int gpus,
+                                  const ScatterCoefficients& c) {
   const int n = static_cast<int>(lengths.size());
   const int sizes = static_cast<int>(c.group_sizes.size());
   double best = std::numeric_limits<double>::infinity();
@@ -41,7 +42,8 @@ inline double brute_force_step_ms(const std::vector<std::int64_t>& lengths, int 
     std::function<void(int)> choose = [&](int g) {
       if (g == groups) {
         std::vector<double> time(groups, c.fixed_ms);
-        for (int i = 0; i < n; ++i) time[block[i]] += scatter_sequence_ms(c, size_of[block[i]], static_cast<double>(lengths[i]));
+        for (int i = 0; i < n; ++i)
+          time[block[i]] += scatter_sequence_ms(c, size_of[block[i]], static_cast<double>(lengths[i]));
         for_each_partition(groups, [&](const std::vector<int>& mb, int mbs) {
           std::vector<int> width(mbs, 0);
           std::vector<double> mb_time(mbs, 0);

@@ -27,7 +27,8 @@ std::string write_temp(const std::string& name, const std::string& text) {
 TEST(ScatterCli, JsonHasTheDocumentedKeysAndAValidPlan) {
   const std::string lengths = write_temp("ok.txt", "8192 2048, 1024 512\n196608 4096 4096\n");
   const std::string out = ::testing::TempDir() + "scatter_plan.jsonl";
-  const CliRun run = run_cli("scatter --lengths " + lengths + " --gpus 64" + kCoefficients + " --format json --out " + out);
+  const CliRun run =
+      run_cli("scatter --lengths " + lengths + " --gpus 64" + kCoefficients + " --format json --out " + out);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto j = nlohmann::json::parse(run.out);
   for (const char* key : {"coefficients", "steps", "summary"}) EXPECT_TRUE(j.contains(key)) << key;
@@ -57,7 +58,8 @@ TEST(ScatterCli, JsonHasTheDocumentedKeysAndAValidPlan) {
 
 TEST(ScatterCli, NoTimingsIsByteIdentical) {
   // Identical when no step stops on its time limit (then the MILP proves the optimum).
-  const std::string args = "scatter --lengths " + kExamples + "small-steps.json --gpus 8 --model llama3-8b "
+  const std::string args = "scatter --lengths " + kExamples +
+                           "small-steps.json --gpus 8 --model llama3-8b "
                            "--cluster dgx-a100 --format json --no-timings --step-time-limit-ms 60000";
   const CliRun a = run_cli(args);
   const CliRun b = run_cli(args);

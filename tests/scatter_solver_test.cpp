@@ -105,7 +105,8 @@ TEST(ScatterSolver, ConstraintsHoldOnRandomSteps) {
     std::lognormal_distribution<double> length(std::log(2000.0), 1.2);
     std::vector<std::int64_t> lengths(20 + rng() % 200);
     const double cap = gpus * c.token_capacity_per_gpu;
-    for (auto& s : lengths) s = std::clamp<std::int64_t>(static_cast<std::int64_t>(length(rng)), 1, static_cast<std::int64_t>(cap));
+    for (auto& s : lengths)
+      s = std::clamp<std::int64_t>(static_cast<std::int64_t>(length(rng)), 1, static_cast<std::int64_t>(cap));
     ScatterOptions o;
     o.step_time_limit_s = 0.05;
     const ScatterStepResult r = solve_scatter_step(lengths, gpus, c, o);
@@ -144,7 +145,8 @@ TEST(ScatterSolver, TooLongASequenceIsReportedNotPlaced) {
   c.alltoall_ms_per_token = {0, 0.01};
   c.token_capacity_per_gpu = 100;
   EXPECT_EQ(first_unplaceable_sequence({50, 150, 201, 10}, c), 2);
-  EXPECT_EQ(solve_scatter_step({50, 201}, 2, c, ScatterOptions{}).certificate.status, SolveStatus::kInfeasible);
+  EXPECT_EQ(solve_scatter_step({50, 201}, 2, c, ScatterOptions{}).certificate.status,
+            SolveStatus::kInfeasible);
 }
 
 }  // namespace

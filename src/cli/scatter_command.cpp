@@ -23,27 +23,32 @@
 namespace parplan {
 
 CLI::App* register_scatter(CLI::App& app, ScatterFlags& f) {
-  CLI::App* cmd = app.add_subcommand("scatter", "Per-step sequence-parallel groups for variable-length batches (FlexSP)");
+  CLI::App* cmd =
+      app.add_subcommand("scatter", "Per-step sequence-parallel groups for variable-length batches (FlexSP)");
   cmd->footer(
-      "Lengths: one step per line (tokens, separated by spaces or commas) or JSON {\"steps\": [[...], ...]}.\n"
+      "Lengths: one step per line (tokens, separated by spaces or commas) or JSON {\"steps\": [[...], "
+      "...]}.\n"
       "See docs/scatter.md.\n"
       "Examples:\n"
       "  parplan scatter --lengths examples/scatter/long-tail-steps.txt --gpus 64 \\\n"
       "                  --coefficients examples/scatter/flexsp-gpt-7b-64xa100.json\n"
       "  parplan scatter --lengths examples/scatter/long-tail-steps.txt --gpus 64 --model llama3-8b \\\n"
       "                  --cluster dgx-a100 --format json --out plan.jsonl");
-  cmd->add_option("--lengths", f.lengths, "file of sequence lengths, one step per line (or JSON)")->required();
+  cmd->add_option("--lengths", f.lengths, "file of sequence lengths, one step per line (or JSON)")
+      ->required();
   cmd->add_option("--gpus", f.gpus, "GPUs G of the job")->required()->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--model", f.model, "model: catalog name, YAML path or Hugging Face config.json");
   cmd->add_option("--cluster", f.cluster, "hardware profile name or YAML path");
   cmd->add_option("--precision", f.precision, "bf16 | fp16 | fp8 (default bf16)");
-  cmd->add_option("--zero", f.zero, "ZeRO stage over all GPUs (default 3, FlexSP's setting)")->check(CLI::Range(0, 3));
+  cmd->add_option("--zero", f.zero, "ZeRO stage over all GPUs (default 3, FlexSP's setting)")
+      ->check(CLI::Range(0, 3));
   cmd->add_option("--recompute", f.recompute, "none | selective | full (default none)");
   cmd->add_option("--coefficients", f.coefficients, "coefficients JSON (instead of --model/--cluster)");
   cmd->add_option("--group-sizes", f.group_sizes, "allowed group sizes, e.g. 1,2,4,8,16,32,64");
   cmd->add_option("--step-time-limit-ms", f.step_time_limit_ms, "wall-clock budget per step (default 50)")
       ->check(CLI::Range(0.001, 3.6e6));
-  cmd->add_option("--time-limit", f.time_limit_s, "seconds for the whole command (best plans so far, gaps stated)")
+  cmd->add_option("--time-limit", f.time_limit_s,
+                  "seconds for the whole command (best plans so far, gaps stated)")
       ->check(CLI::Range(0.001, 1e6));
   cmd->add_option("--solver", f.solver, "cbc | glpk (default cbc)");
   cmd->add_option("--format", f.format, "table | json (default table)");
@@ -55,7 +60,8 @@ CLI::App* register_scatter(CLI::App& app, ScatterFlags& f) {
 namespace {
 
 ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& source) {
-  const std::vector<int> sizes = f.group_sizes.empty() ? std::vector<int>{} : parse_group_sizes(f.group_sizes, "--group-sizes");
+  const std::vector<int> sizes =
+      f.group_sizes.empty() ? std::vector<int>{} : parse_group_sizes(f.group_sizes, "--group-sizes");
   const bool from_model = !f.model.empty() || !f.cluster.empty();
   if (from_model == !f.coefficients.empty()) {
     throw InputError("give either --model and --cluster, or --coefficients FILE (not both)");
@@ -70,8 +76,8 @@ ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& sou
                        std::to_string(gpus) + " and divide it");
     }
     if (k > 0 && p % sorted[k - 1] != 0) {
-      throw InputError("--group-sizes: group size " + std::to_string(sorted[k - 1]) + " must divide the next size " +
-                       std::to_string(p) + " (use powers of two)");
+      throw InputError("--group-sizes: group size " + std::to_string(sorted[k - 1]) +
+                       " must divide the next size " + std::to_string(p) + " (use powers of two)");
     }
   }
   ScatterCoefficients c;
@@ -79,7 +85,8 @@ ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& sou
     c = load_scatter_coefficients(f.coefficients, sizes);
     source = f.coefficients;
   } else {
-    if (f.model.empty() || f.cluster.empty()) throw InputError("--model and --cluster go together: give both");
+    if (f.model.empty() || f.cluster.empty())
+      throw InputError("--model and --cluster go together: give both");
     const ModelSpec model = load_model(f.model);
     const ClusterSpec cluster = load_cluster(f.cluster);
     ScatterCostSetting setting;
@@ -91,8 +98,9 @@ ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& sou
     if (!sizes.empty()) {
       for (int p : sizes) {
         if (p <= gpus && gpus % p == 0 && model.heads % p != 0) {
-          throw InputError("--group-sizes: " + std::to_string(p) + " does not divide the " + std::to_string(model.heads) +
-                           " attention heads of " + model.name + " (Ulysses splits heads)");
+          throw InputError("--group-sizes: " + std::to_string(p) + " does not divide the " +
+                           std::to_string(model.heads) + " attention heads of " + model.name +
+                           " (Ulysses splits heads)");
         }
       }
       allowed = sizes;
@@ -102,7 +110,8 @@ ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& sou
     source = "model " + model.name + " on " + cluster.name;
   }
   if (const std::string problem = check_scatter_coefficients(c, gpus); !problem.empty()) {
-    const std::string where = f.coefficients.empty() ? (f.group_sizes.empty() ? "coefficients" : "--group-sizes") : f.coefficients;
+    const std::string where =
+        f.coefficients.empty() ? (f.group_sizes.empty() ? "coefficients" : "--group-sizes") : f.coefficients;
     throw InputError(where + ": " + problem);
   }
   return c;
@@ -112,7 +121,8 @@ ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& sou
 
 int run_scatter(const ScatterFlags& f) {
   check_format(f.format);
-  if (f.solver != "cbc" && f.solver != "glpk") throw InputError("--solver: '" + f.solver + "' is not cbc or glpk");
+  if (f.solver != "cbc" && f.solver != "glpk")
+    throw InputError("--solver: '" + f.solver + "' is not cbc or glpk");
   std::string source;
   const ScatterCoefficients c = resolve_coefficients(f, source);
   if (c.token_capacity_per_gpu < 1) {
@@ -151,7 +161,8 @@ int run_scatter(const ScatterFlags& f) {
     step.step_time_limit_s = std::max(1e-6, std::min(f.step_time_limit_ms / 1000.0, total_budget_s - used_s));
     report.results[s] = solve_scatter_step(report.steps[s], report.gpus, c, step);
   });
-  report.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  report.wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
   if (!f.out.empty()) {
     std::ofstream out(f.out, std::ios::binary);

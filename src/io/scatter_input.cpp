@@ -39,7 +39,8 @@ std::int64_t parse_length(const std::string& token, const std::string& where) {
   return value;
 }
 
-std::vector<std::vector<std::int64_t>> parse_json_lengths(const std::string& text, const std::string& origin) {
+std::vector<std::vector<std::int64_t>> parse_json_lengths(const std::string& text,
+                                                          const std::string& origin) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
@@ -61,8 +62,9 @@ std::vector<std::vector<std::int64_t>> parse_json_lengths(const std::string& tex
       const std::string at = where + "[" + std::to_string(k) + "]";
       if (v.is_number_unsigned() || v.is_number_integer()) {
         lengths.push_back(parse_length(v.dump(), at));
-      } else if (v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() == std::floor(v.get<double>()) &&
-                 v.get<double>() >= 1 && v.get<double>() <= static_cast<double>(kMaxSequenceTokens)) {
+      } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
+                 v.get<double>() == std::floor(v.get<double>()) && v.get<double>() >= 1 &&
+                 v.get<double>() <= static_cast<double>(kMaxSequenceTokens)) {
         lengths.push_back(static_cast<std::int64_t>(v.get<double>()));
       } else {
         throw InputError(at + ": sequence length " + v.dump() + " is not a positive whole number of tokens");
@@ -92,7 +94,8 @@ int size_value(const nlohmann::json& v, const std::string& where) {
 
 }  // namespace
 
-std::vector<std::vector<std::int64_t>> parse_scatter_lengths(const std::string& text, const std::string& origin) {
+std::vector<std::vector<std::int64_t>> parse_scatter_lengths(const std::string& text,
+                                                             const std::string& origin) {
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '{') return parse_json_lengths(text, origin);
   std::vector<std::vector<std::int64_t>> steps;
@@ -139,8 +142,9 @@ ScatterCoefficients parse_scatter_coefficients(const std::string& text, const st
     throw InputError(origin + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   if (!doc.is_object()) throw InputError(origin + ": expected a JSON object of coefficients");
-  static const std::set<std::string> known = {"quadratic_ms", "linear_ms", "fixed_ms", "alltoall_ms_per_token",
-                                              "token_capacity_per_gpu", "group_sizes", "source"};
+  static const std::set<std::string> known = {
+      "quadratic_ms",           "linear_ms",   "fixed_ms", "alltoall_ms_per_token",
+      "token_capacity_per_gpu", "group_sizes", "source"};
   for (const auto& item : doc.items()) {
     if (!known.count(item.key())) {
       throw InputError(origin + ": unknown field \"" + item.key() +
@@ -158,7 +162,8 @@ ScatterCoefficients parse_scatter_coefficients(const std::string& text, const st
   }
   std::map<int, double> alltoall;
   if (!doc.contains("alltoall_ms_per_token") || !doc["alltoall_ms_per_token"].is_object()) {
-    throw InputError(origin + ": \"alltoall_ms_per_token\" must be an object such as {\"2\": 0.008, \"4\": 0.005}");
+    throw InputError(origin +
+                     ": \"alltoall_ms_per_token\" must be an object such as {\"2\": 0.008, \"4\": 0.005}");
   }
   for (const auto& item : doc["alltoall_ms_per_token"].items()) {
     const std::string where = origin + ": alltoall_ms_per_token[\"" + item.key() + "\"]";
@@ -170,7 +175,8 @@ ScatterCoefficients parse_scatter_coefficients(const std::string& text, const st
     } catch (const std::exception&) {
       throw InputError(where + ": the key must be a group size such as \"8\"");
     }
-    if (!item.value().is_number() || !std::isfinite(item.value().get<double>()) || item.value().get<double>() < 0) {
+    if (!item.value().is_number() || !std::isfinite(item.value().get<double>()) ||
+        item.value().get<double>() < 0) {
       throw InputError(where + " must be a number >= 0 (ms per token)");
     }
     alltoall[size] = item.value().get<double>();
@@ -192,7 +198,8 @@ ScatterCoefficients parse_scatter_coefficients(const std::string& text, const st
   return c;
 }
 
-ScatterCoefficients load_scatter_coefficients(const std::string& path, const std::vector<int>& sizes_override) {
+ScatterCoefficients load_scatter_coefficients(const std::string& path,
+                                              const std::vector<int>& sizes_override) {
   return parse_scatter_coefficients(read_text(path, "--coefficients"), path, sizes_override);
 }
 

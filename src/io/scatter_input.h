@@ -19,7 +19,8 @@ inline constexpr std::int64_t kMaxSequenceTokens = 1'000'000'000;
 /// with '{', JSON {"steps": [[len, ...], ...]}. Throws InputError naming the
 /// line/step and the field on an empty step or a length that is not a
 /// positive decimal integer <= kMaxSequenceTokens.
-std::vector<std::vector<std::int64_t>> parse_scatter_lengths(const std::string& text, const std::string& origin);
+std::vector<std::vector<std::int64_t>> parse_scatter_lengths(const std::string& text,
+                                                             const std::string& origin);
 std::vector<std::vector<std::int64_t>> load_scatter_lengths(const std::string& path);
 
 /// {"quadratic_ms": a, "linear_ms": b, "fixed_ms": d,
@@ -29,7 +30,8 @@ std::vector<std::vector<std::int64_t>> load_scatter_lengths(const std::string& p
 /// `sizes_override` (--group-sizes) replaces group_sizes.
 ScatterCoefficients parse_scatter_coefficients(const std::string& text, const std::string& origin,
                                                const std::vector<int>& sizes_override = {});
-ScatterCoefficients load_scatter_coefficients(const std::string& path, const std::vector<int>& sizes_override = {});
+ScatterCoefficients load_scatter_coefficients(const std::string& path,
+                                              const std::vector<int>& sizes_override = {});
 
 /// "2,4,8" -> {2, 4, 8} (ascending, as given); throws InputError naming
 /// `flag` on anything but positive decimal integers.

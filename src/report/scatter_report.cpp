@@ -147,7 +147,8 @@ std::string scatter_out_lines(const ScatterReport& r) {
     for (const ScatterMicroBatch& mb : r.results[i].plan.micro_batches) {
       nlohmann::ordered_json groups = nlohmann::ordered_json::array();
       for (const ScatterGroup& g : mb.groups) {
-        groups.push_back({{"size", g.size}, {"ranks", {g.first_rank, g.first_rank + g.size}}, {"sequences", g.sequences}});
+        groups.push_back(
+            {{"size", g.size}, {"ranks", {g.first_rank, g.first_rank + g.size}}, {"sequences", g.sequences}});
       }
       mbs.push_back({{"groups", groups}});
     }
@@ -172,15 +173,15 @@ std::string scatter_table(const ScatterReport& r) {
                                 std::to_string(s.static_size) + ")"
                           : "-";
     std::snprintf(buf, sizeof buf, "%5zu %5zu %4zu  %-34s %11.1f %13s %8.3f %7.2f %s\n", i, r.steps[i].size(),
-                  s.plan.micro_batches.size(), groups.c_str(), s.plan.time_ms, static_text.c_str(), speedup(s),
-                  100 * s.certificate.gap, status_name(s.certificate.status));
+                  s.plan.micro_batches.size(), groups.c_str(), s.plan.time_ms, static_text.c_str(),
+                  speedup(s), 100 * s.certificate.gap, status_name(s.certificate.status));
     out << buf;
   }
   const Totals t = totals(r);
   out << "\nsummary: " << r.results.size() << " steps, " << std::llround(t.adaptive_ms) << " ms adaptive";
   if (t.static_all) {
-    std::snprintf(buf, sizeof buf, ", %lld ms static, speedup %.3f", static_cast<long long>(std::llround(t.static_ms)),
-                  t.static_ms / t.adaptive_ms);
+    std::snprintf(buf, sizeof buf, ", %lld ms static, speedup %.3f",
+                  static_cast<long long>(std::llround(t.static_ms)), t.static_ms / t.adaptive_ms);
     out << buf;
   }
   std::snprintf(buf, sizeof buf, ", worst gap %.2f %%", 100 * t.worst_gap);
