@@ -52,9 +52,11 @@ void register_commands(CLI::App& app, Commands& c) {
   c.sweep->add_option("--solver", sf.solver, "cbc | glpk | exhaustive (default cbc)");
 
   register_skip_paths(app, c);
+  c.scatter = register_scatter(app, c.scatter_flags);
 }
 
 int run_selected(CLI::App& /*app*/, Commands& c) {
+  if (c.scatter && c.scatter->parsed()) return run_scatter(c.scatter_flags);
   if (c.estimate->parsed()) return run_estimate(c.estimate_flags);
   if (c.plan->parsed()) return run_plan(c.plan_flags);
   if (c.check->parsed()) return run_check(c.check_flags);

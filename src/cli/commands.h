@@ -6,6 +6,7 @@
 #include <string>
 
 #include "src/cli/job_options.h"
+#include "src/cli/scatter_command.h"
 
 namespace parplan {
 
@@ -46,6 +47,8 @@ struct Commands {
   SweepFlags sweep_flags;
   CLI::App* skip_paths = nullptr;
   SkipPathsFlags skip_paths_flags;
+  CLI::App* scatter = nullptr;
+  ScatterFlags scatter_flags;
 };
 
 void register_commands(CLI::App& app, Commands& commands);

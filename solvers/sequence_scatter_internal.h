@@ -1,0 +1,63 @@
+// Internal to the sequence-scattering solver: one step's sequences with
+// their per-size times precomputed, the fast path and the MILP path.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "solvers/sequence_scatter.h"
+
+namespace parplan::scatter_detail {
+
+using Clock = std::chrono::steady_clock;
+
+struct Instance {
+  const ScatterCoefficients* coefficients = nullptr;
+  int gpus = 0;
+  int num_sizes = 0;
+  std::vector<int> size;                ///< p per size index
+  std::vector<double> capacity_tokens;  ///< p K per size index
+  std::vector<double> tokens;           ///< per sequence
+  /// Time of sequence i on size j without fixed_ms (n x num_sizes, row-major);
+  /// +inf where the sequence exceeds p K.
+  std::vector<double> work_ms;
+  std::vector<double> cheapest_gpu_ms;  ///< min_j p_j work
+  std::vector<double> fastest_ms;       ///< min_j work
+
+  int num_sequences() const { return static_cast<int>(tokens.size()); }
+  double work(int i, int j) const { return work_ms[static_cast<size_t>(i) * num_sizes + j]; }
+};
+
+Instance make_instance(const std::vector<std::int64_t>& lengths, int gpus,
+                       const ScatterCoefficients& coefficients);
+
+/// Lower bound of scatter_lower_bound_ms for an instance.
+double lower_bound_ms(const Instance& instance);
+
+/// The constructive path: for a few micro-batch counts, packs sequences into
+/// groups under a common time cap found by bisection, then tightens each
+/// micro-batch alone. Returns a finalized plan (time_ms = +inf when nothing
+/// fits). Stops early at `deadline`.
+ScatterPlan fast_path(const Instance& instance, const std::vector<std::int64_t>& lengths,
+                      Clock::time_point deadline);
+
+struct MilpOutcome {
+  bool ran = false;
+  ScatterPlan plan;  ///< empty unless the MILP found a solution
+  SolverCertificate certificate;
+  /// Proven lower bound on every plan (ms), -inf when nothing was proven.
+  double bound_ms = -std::numeric_limits<double>::infinity();
+};
+
+/// Number of integer variables the MILP of `instance` would have with
+/// `micro_batches` micro-batches.
+long long milp_integer_count(const Instance& instance, int micro_batches);
+
+/// The FlexSP MILP over equal-length buckets with at most `micro_batches`
+/// micro-batches, the incumbent's time as a cutoff.
+MilpOutcome milp_path(const Instance& instance, const std::vector<std::int64_t>& lengths,
+                      const ScatterPlan& incumbent, double combinatorial_bound_ms, int micro_batches,
+                      SolverBackend backend, double time_limit_s);
+
+}  // namespace parplan::scatter_detail

@@ -1,0 +1,180 @@
+// parplan scatter: reads the steps and the coefficients, solves every step
+// (in parallel), prints the plans and writes the --out lines.
+#include "src/cli/scatter_command.h"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+
+#include "cost/scatter_coefficients.h"
+#include "solvers/sequence_scatter.h"
+#include "src/cli/job_options.h"
+#include "src/io/cluster_loader.h"
+#include "src/io/input_error.h"
+#include "src/io/job_loader.h"
+#include "src/io/model_loader.h"
+#include "src/io/scatter_input.h"
+#include "src/report/scatter_report.h"
+
+namespace parplan {
+
+CLI::App* register_scatter(CLI::App& app, ScatterFlags& f) {
+  CLI::App* cmd =
+      app.add_subcommand("scatter", "Per-step sequence-parallel groups for variable-length batches (FlexSP)");
+  cmd->footer(
+      "Lengths: one step per line (tokens, separated by spaces or commas) or JSON {\"steps\": [[...], "
+      "...]}.\n"
+      "See docs/scatter.md.\n"
+      "Examples:\n"
+      "  parplan scatter --lengths examples/scatter/long-tail-steps.txt --gpus 64 \\\n"
+      "                  --coefficients examples/scatter/flexsp-gpt-7b-64xa100.json\n"
+      "  parplan scatter --lengths examples/scatter/long-tail-steps.txt --gpus 64 --model llama3-8b \\\n"
+      "                  --cluster dgx-a100 --format json --out plan.jsonl");
+  cmd->add_option("--lengths", f.lengths, "file of sequence lengths, one step per line (or JSON)")
+      ->required();
+  cmd->add_option("--gpus", f.gpus, "GPUs G of the job")->required()->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--model", f.model, "model: catalog name, YAML path or Hugging Face config.json");
+  cmd->add_option("--cluster", f.cluster, "hardware profile name or YAML path");
+  cmd->add_option("--precision", f.precision, "bf16 | fp16 | fp8 (default bf16)");
+  cmd->add_option("--zero", f.zero, "ZeRO stage over all GPUs (default 3, FlexSP's setting)")
+      ->check(CLI::Range(0, 3));
+  cmd->add_option("--recompute", f.recompute, "none | selective | full (default none)");
+  cmd->add_option("--coefficients", f.coefficients, "coefficients JSON (instead of --model/--cluster)");
+  cmd->add_option("--group-sizes", f.group_sizes, "allowed group sizes, e.g. 1,2,4,8,16,32,64");
+  cmd->add_option("--step-time-limit-ms", f.step_time_limit_ms, "wall-clock budget per step (default 50)")
+      ->check(CLI::Range(0.001, 3.6e6));
+  cmd->add_option("--time-limit", f.time_limit_s,
+                  "seconds for the whole command (best plans so far, gaps stated)")
+      ->check(CLI::Range(0.001, 1e6));
+  cmd->add_option("--solver", f.solver, "cbc | glpk (default cbc)");
+  cmd->add_option("--format", f.format, "table | json (default table)");
+  cmd->add_option("--out", f.out, "write one JSON line per step (the plan a data loader applies) to FILE");
+  cmd->add_flag("--no-timings", f.no_timings, "omit solve_ms and wall-clock fields (byte-identical output)");
+  return cmd;
+}
+
+namespace {
+
+ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& source) {
+  const std::vector<int> sizes =
+      f.group_sizes.empty() ? std::vector<int>{} : parse_group_sizes(f.group_sizes, "--group-sizes");
+  const bool from_model = !f.model.empty() || !f.cluster.empty();
+  if (from_model == !f.coefficients.empty()) {
+    throw InputError("give either --model and --cluster, or --coefficients FILE (not both)");
+  }
+  const int gpus = *f.gpus;
+  std::vector<int> sorted = sizes;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t k = 0; k < sorted.size(); ++k) {
+    const int p = sorted[k];
+    if (p > gpus || gpus % p != 0) {
+      throw InputError("--group-sizes: group size " + std::to_string(p) + " must be between 1 and --gpus " +
+                       std::to_string(gpus) + " and divide it");
+    }
+    if (k > 0 && p % sorted[k - 1] != 0) {
+      throw InputError("--group-sizes: group size " + std::to_string(sorted[k - 1]) +
+                       " must divide the next size " + std::to_string(p) + " (use powers of two)");
+    }
+  }
+  ScatterCoefficients c;
+  if (!f.coefficients.empty()) {
+    c = load_scatter_coefficients(f.coefficients, sizes);
+    source = f.coefficients;
+  } else {
+    if (f.model.empty() || f.cluster.empty())
+      throw InputError("--model and --cluster go together: give both");
+    const ModelSpec model = load_model(f.model);
+    const ClusterSpec cluster = load_cluster(f.cluster);
+    ScatterCostSetting setting;
+    setting.gpus = gpus;
+    setting.precision = parse_precision(f.precision, "--precision");
+    setting.recompute = parse_recompute(f.recompute, "--recompute");
+    if (f.zero) setting.zero = *f.zero;
+    std::vector<int> allowed = ulysses_group_sizes(model, gpus);
+    if (!sizes.empty()) {
+      for (int p : sizes) {
+        if (p <= gpus && gpus % p == 0 && model.heads % p != 0) {
+          throw InputError("--group-sizes: " + std::to_string(p) + " does not divide the " +
+                           std::to_string(model.heads) + " attention heads of " + model.name +
+                           " (Ulysses splits heads)");
+        }
+      }
+      allowed = sizes;
+      std::sort(allowed.begin(), allowed.end());
+    }
+    c = derive_scatter_coefficients(model, cluster, setting, allowed);
+    source = "model " + model.name + " on " + cluster.name;
+  }
+  if (const std::string problem = check_scatter_coefficients(c, gpus); !problem.empty()) {
+    const std::string where =
+        f.coefficients.empty() ? (f.group_sizes.empty() ? "coefficients" : "--group-sizes") : f.coefficients;
+    throw InputError(where + ": " + problem);
+  }
+  return c;
+}
+
+}  // namespace
+
+int run_scatter(const ScatterFlags& f) {
+  check_format(f.format);
+  if (f.solver != "cbc" && f.solver != "glpk")
+    throw InputError("--solver: '" + f.solver + "' is not cbc or glpk");
+  std::string source;
+  const ScatterCoefficients c = resolve_coefficients(f, source);
+  if (c.token_capacity_per_gpu < 1) {
+    std::cerr << "parplan: infeasible: the model states leave no GPU memory for activations "
+                 "(token capacity per GPU < 1); use more GPUs or a higher ZeRO stage\n";
+    return 1;
+  }
+  ScatterReport report;
+  report.gpus = *f.gpus;
+  report.coefficients = c;
+  report.coefficients_source = source;
+  report.steps = load_scatter_lengths(f.lengths);
+  report.timings = !f.no_timings;
+  for (size_t s = 0; s < report.steps.size(); ++s) {
+    const int i = first_unplaceable_sequence(report.steps[s], c);
+    if (i >= 0) {
+      std::cerr << "parplan: infeasible: step " << s << ", sequence " << i << " has " << report.steps[s][i]
+                << " tokens, more than the largest group can hold (" << c.group_sizes.back() << " GPUs x "
+                << c.token_capacity_per_gpu << " tokens = " << scatter_capacity_tokens(c)
+                << " tokens); allow a larger group size or drop the sequence\n";
+      return 1;
+    }
+  }
+
+  ScatterOptions options;
+  options.backend = f.solver == "glpk" ? SolverBackend::kGlpk : SolverBackend::kCbc;
+  const auto start = std::chrono::steady_clock::now();
+  const double total_budget_s = f.time_limit_s ? *f.time_limit_s : std::numeric_limits<double>::infinity();
+  const int n = static_cast<int>(report.steps.size());
+  report.results.resize(n);
+  if (n > 16) std::cerr << "parplan scatter: solving " << n << " steps...\n";
+  tbb::parallel_for(0, n, [&](int s) {
+    ScatterOptions step = options;
+    const double used_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // Past the command's limit a step still gets the fast path (its gap is stated).
+    step.step_time_limit_s = std::max(1e-6, std::min(f.step_time_limit_ms / 1000.0, total_budget_s - used_s));
+    report.results[s] = solve_scatter_step(report.steps[s], report.gpus, c, step);
+  });
+  report.wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+  if (!f.out.empty()) {
+    std::ofstream out(f.out, std::ios::binary);
+    if (!out) throw InputError("--out: cannot write '" + f.out + "': check the directory");
+    out << scatter_out_lines(report);
+  }
+  if (f.format == "json") {
+    std::cout << scatter_json(report).dump(2) << "\n";
+  } else {
+    std::cout << scatter_table(report);
+  }
+  return 0;
+}
+
+}  // namespace parplan
