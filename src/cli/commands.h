@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 #include "src/cli/job_options.h"
 
@@ -29,6 +30,17 @@ struct SweepFlags {
   int array_parallel = 4;
 };
 
+struct CalibrateFlags {
+  std::string cluster, fit, objective = "mean", out, name, solver = "cbc", format = "table";
+  std::vector<std::string> runs;
+  bool no_cross_validate = false;
+};
+
+struct TuneFlags {
+  std::string job_file, emit = "megatron", out, simulate, launcher, format = "table";
+  int trials = 6, train_iters = 30;
+};
+
 struct Commands {
   CLI::App* estimate = nullptr;
   CLI::App* plan = nullptr;
@@ -38,6 +50,10 @@ struct Commands {
   CheckFlags check_flags;
   CLI::App* sweep = nullptr;
   SweepFlags sweep_flags;
+  CLI::App* calibrate = nullptr;
+  CalibrateFlags calibrate_flags;
+  CLI::App* tune = nullptr;
+  TuneFlags tune_flags;
 };
 
 void register_commands(CLI::App& app, Commands& commands);
@@ -48,5 +64,9 @@ int run_estimate(const JobFlags& flags);
 int run_plan(const PlanFlags& flags);
 int run_check(const CheckFlags& flags);
 int run_sweep(const SweepFlags& flags);
+void register_calibrate(CLI::App& app, Commands& commands);
+int run_calibrate(const CalibrateFlags& flags);
+void register_tune(CLI::App& app, Commands& commands);
+int run_tune(const TuneFlags& flags);
 
 }  // namespace parplan
