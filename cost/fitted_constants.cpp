@@ -25,8 +25,8 @@ std::vector<FittedConstant> fitted_constants(const ClusterSpec& cluster) {
   std::vector<FittedConstant> out = {
       device_constant("gemm_efficiency_max", "fraction of peak a large GEMM reaches", 0.05, 1.0, true,
                       &DeviceSpec::gemm_efficiency_max),
-      device_constant("flash_attention_efficiency", "fraction of peak of the fused attention kernel", 0.05, 1.0, true,
-                      &DeviceSpec::flash_attention_efficiency),
+      device_constant("flash_attention_efficiency", "fraction of peak of the fused attention kernel", 0.05,
+                      1.0, true, &DeviceSpec::flash_attention_efficiency),
   };
   for (std::size_t i = 0; i < cluster.tiers.size(); ++i) {
     const std::string prefix = "tiers[" + std::to_string(i) + "].";
@@ -45,8 +45,8 @@ std::vector<FittedConstant> fitted_constants(const ClusterSpec& cluster) {
                       &DeviceSpec::layer_overhead_s),
       device_constant("overlap_compute_slowdown", "compute slowdown under overlapped communication", 0.0, 1.0,
                       false, &DeviceSpec::overlap_compute_slowdown),
-      device_constant("memory_bound_efficiency", "fraction of HBM bandwidth of element-wise kernels", 0.05, 1.0,
-                      true, &DeviceSpec::memory_bound_efficiency),
+      device_constant("memory_bound_efficiency", "fraction of HBM bandwidth of element-wise kernels", 0.05,
+                      1.0, true, &DeviceSpec::memory_bound_efficiency),
       device_constant("attention_half_seq", "sequence length at half attention efficiency", 0.0, 1e6, false,
                       &DeviceSpec::attention_half_seq),
       device_constant("gemm_half_dim", "GEMM dimension at half efficiency", 0.0, 1e4, false,
@@ -65,8 +65,8 @@ std::vector<FittedConstant> fitted_constants(const ClusterSpec& cluster) {
     latency.tier_field = &NetworkTier::latency_s;
     out.push_back(latency);
   }
-  out.push_back(device_constant("reserved_bytes", "memory the runtime keeps (context, workspaces)", 0.0, 64e9, false,
-                                &DeviceSpec::reserved_bytes));
+  out.push_back(device_constant("reserved_bytes", "memory the runtime keeps (context, workspaces)", 0.0, 64e9,
+                                false, &DeviceSpec::reserved_bytes));
   out.back().memory_only = true;
   return out;
 }

@@ -22,8 +22,8 @@ RunPrediction predict_run(const FitRun& run, const ClusterSpec& cluster) {
       const CostReport report = estimate_cost(run.model, cluster, run.job, c);
       const bool fits = report.memory.fits;
       // A fitting choice beats any that does not; among equals, the fastest.
-      const bool better = !have || (fits && !have_fitting) ||
-                          (fits == have_fitting && report.time.step_s < best.step_s);
+      const bool better =
+          !have || (fits && !have_fitting) || (fits == have_fitting && report.time.step_s < best.step_s);
       if (better) {
         best.step_s = report.time.step_s;
         best.peak_bytes = report.memory.peak_bytes;

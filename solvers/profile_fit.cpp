@@ -85,12 +85,14 @@ struct Problem {
 /// predicted objective; empty step when the LP has no solution.
 std::vector<double> lp_step(const Problem& p, const std::vector<double>& unit, const std::vector<double>& r,
                             const std::vector<std::vector<double>>& jac, double radius,
-                            const ProfileFitOptions& options, double* predicted, SolverCertificate* certificate) {
+                            const ProfileFitOptions& options, double* predicted,
+                            SolverCertificate* certificate) {
   const int k = static_cast<int>(unit.size());
   const int n = static_cast<int>(r.size());
   MilpModel lp("profile_fit");
   for (int j = 0; j < k; ++j)
-    lp.add_continuous("d_" + p.coords[j].constant.key, std::max(-radius, -unit[j]), std::min(radius, 1.0 - unit[j]));
+    lp.add_continuous("d_" + p.coords[j].constant.key, std::max(-radius, -unit[j]),
+                      std::min(radius, 1.0 - unit[j]));
   int worst = -1;
   if (p.objective == FitObjective::kMax) worst = lp.add_continuous("max_error", 0, kInfinity, 1.0);
   for (int i = 0; i < n; ++i) {
@@ -125,7 +127,8 @@ FitErrors fit_errors(const ClusterSpec& cluster, const std::vector<FitRun>& runs
     const RunPrediction p = predict_run(run, cluster);
     const double step = p.step_s / run.measured_step_s - 1.0;
     e.step.push_back(step);
-    e.memory.push_back(run.measured_peak_bytes > 0 ? p.peak_bytes / run.measured_peak_bytes - 1.0 : std::nan(""));
+    e.memory.push_back(run.measured_peak_bytes > 0 ? p.peak_bytes / run.measured_peak_bytes - 1.0
+                                                   : std::nan(""));
     sum += std::fabs(step);
     e.max_abs = std::max(e.max_abs, std::fabs(step));
   }
@@ -217,7 +220,8 @@ std::vector<std::vector<double>> design_columns(const ClusterSpec& cluster, cons
 }
 }  // namespace
 
-std::vector<std::vector<double>> fit_sensitivities(const ClusterSpec& cluster, const std::vector<FitRun>& runs,
+std::vector<std::vector<double>> fit_sensitivities(const ClusterSpec& cluster,
+                                                   const std::vector<FitRun>& runs,
                                                    const std::vector<FittedConstant>& constants) {
   const auto columns = design_columns(cluster, runs, constants);
   std::vector<std::vector<double>> rows(runs.size(), std::vector<double>(constants.size()));
@@ -226,7 +230,8 @@ std::vector<std::vector<double>> fit_sensitivities(const ClusterSpec& cluster, c
   return rows;
 }
 
-std::vector<FittedConstant> identifiable_constants(const ClusterSpec& cluster, const std::vector<FitRun>& runs,
+std::vector<FittedConstant> identifiable_constants(const ClusterSpec& cluster,
+                                                   const std::vector<FitRun>& runs,
                                                    const std::vector<FittedConstant>& candidates,
                                                    double tolerance) {
   const auto jac = design_columns(cluster, runs, candidates);

@@ -59,12 +59,14 @@ struct ProfileFitResult {
 
 /// Throws std::invalid_argument on no runs or no constants.
 ProfileFitResult fit_profile(const ClusterSpec& start, const std::vector<FitRun>& runs,
-                             const std::vector<FittedConstant>& constants, const ProfileFitOptions& options = {});
+                             const std::vector<FittedConstant>& constants,
+                             const ProfileFitOptions& options = {});
 
 /// d (relative step-time error) / d (constant over its bound range), one
 /// row per run, one column per constant, at the cluster's values (nudged
 /// inside the bounds): the design matrix of the runs.
-std::vector<std::vector<double>> fit_sensitivities(const ClusterSpec& cluster, const std::vector<FitRun>& runs,
+std::vector<std::vector<double>> fit_sensitivities(const ClusterSpec& cluster,
+                                                   const std::vector<FitRun>& runs,
                                                    const std::vector<FittedConstant>& constants);
 
 /// The constants among `candidates` that the runs pin down: a rank check of
@@ -72,7 +74,8 @@ std::vector<std::vector<double>> fit_sensitivities(const ClusterSpec& cluster, c
 /// the profile's values), taking candidates in order and keeping one when
 /// its sensitivity is not (within `tolerance`, relative) a combination of
 /// those kept already. At most as many as there are measured figures.
-std::vector<FittedConstant> identifiable_constants(const ClusterSpec& cluster, const std::vector<FitRun>& runs,
+std::vector<FittedConstant> identifiable_constants(const ClusterSpec& cluster,
+                                                   const std::vector<FitRun>& runs,
                                                    const std::vector<FittedConstant>& candidates,
                                                    double tolerance = 1e-3);
 

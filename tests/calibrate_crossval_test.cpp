@@ -24,8 +24,8 @@ std::vector<FitRun> table1_runs() {
     run.best_vp = true;
     // Narayanan 2021 eq. 3 FLOPs over the published TFLOP/s per GPU.
     const double B = row.gbs, s = 2048, l = row.layers, h = row.hidden, V = 51200;
-    run.measured_step_s =
-        96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h)) / (row.published_tflops_per_gpu * 1e12 * row.gpus);
+    run.measured_step_s = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h)) /
+                          (row.published_tflops_per_gpu * 1e12 * row.gpus);
     runs.push_back(run);
   }
   return runs;
@@ -42,7 +42,8 @@ TEST(CalibrateCrossValidation, OddRowsPredictEvenRowsWithinOnePointOfTheFullFit)
   double held_out_sum = 0;
   for (int parity : {0, 1}) {
     std::vector<FitRun> fit_rows, test_rows;
-    for (std::size_t i = 0; i < runs.size(); ++i) (i % 2 == static_cast<std::size_t>(parity) ? fit_rows : test_rows).push_back(runs[i]);
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      (i % 2 == static_cast<std::size_t>(parity) ? fit_rows : test_rows).push_back(runs[i]);
     const CalibrateOutcome half = calibrate(cluster, fit_rows, options);
     for (const auto& run : test_rows)
       held_out_sum += std::fabs(predict_run(run, half.fit.cluster).step_s / run.measured_step_s - 1.0);

@@ -1,13 +1,14 @@
 // The calibration LP (solvers/profile_fit): a two-constant fit equals a
 // brute-force grid's optimum, and runs generated from a hidden profile give
 // back its constants.
+#include "solvers/profile_fit.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "cost/fitted_constants.h"
 #include "cost/step_cost.h"
-#include "solvers/profile_fit.h"
 #include "src/calibration/narayanan_table1.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/data_paths.h"
@@ -67,8 +68,12 @@ void expect_matches_grid(FitObjective objective, SolverBackend backend) {
   // The LP sequence is at least as good as the grid (it is not restricted
   // to grid points) and lands in the grid optimum's cell.
   EXPECT_LE(fitted, grid_best + 1e-6);
-  EXPECT_NEAR(fit.after[0], grid_gemm, 2 * kGemmStep);
-  EXPECT_NEAR(fit.after[1], grid_ib, 2 * kIbStep);
+  // The mean's optimum is a point; the max's can be a flat valley (the
+  // worst row does not depend on the network), so only its value is checked.
+  if (objective == FitObjective::kMean) {
+    EXPECT_NEAR(fit.after[0], grid_gemm, 2 * kGemmStep);
+    EXPECT_NEAR(fit.after[1], grid_ib, 2 * kIbStep);
+  }
   EXPECT_TRUE(fit.converged);
 }
 
@@ -115,7 +120,8 @@ TEST(ProfileFit, RankCheckKeepsOnlyWhatTheRunsPinDown) {
   EXPECT_TRUE(has_flash);
   EXPECT_FALSE(has_half_seq);
   // With every design (three sequence lengths, memory measured) all seven.
-  EXPECT_EQ(identifiable_constants(base, synthetic_runs(base, designs), candidates).size(), candidates.size());
+  EXPECT_EQ(identifiable_constants(base, synthetic_runs(base, designs), candidates).size(),
+            candidates.size());
 }
 
 }  // namespace

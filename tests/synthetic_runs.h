@@ -24,8 +24,8 @@ inline HiddenProfile hidden_h100_profile(const ClusterSpec& base) {
   HiddenProfile h;
   h.cluster = base;
   const std::pair<const char*, double> moved[] = {
-      {"gemm_efficiency_max", 0.66},  {"flash_attention_efficiency", 0.42}, {"attention_half_seq", 1200},
-      {"tiers[1].efficiency", 0.50},  {"overlap_compute_slowdown", 0.30},   {"layer_overhead_s", 3e-4},
+      {"gemm_efficiency_max", 0.66}, {"flash_attention_efficiency", 0.42}, {"attention_half_seq", 1200},
+      {"tiers[1].efficiency", 0.50}, {"overlap_compute_slowdown", 0.30},   {"layer_overhead_s", 3e-4},
       {"reserved_bytes", 3.2e9},
   };
   for (const auto& [key, value] : moved) {

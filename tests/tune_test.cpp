@@ -43,10 +43,10 @@ TEST(Tune, TrialsPinMoreConstantsThanTheTopPlansAlone) {
   const auto candidates = candidate_trials(s.model, s.cluster, s.job);
   const auto trials = choose_trials(s.model, s.cluster, candidates, tune_constants(s.cluster), kTrials);
   ASSERT_EQ(trials.size(), static_cast<std::size_t>(kTrials));
-  const auto pinned = identifiable_constants(s.cluster, trial_runs(s.model, trials), s.time_constants, 1e-2);
+  const auto pinned = identifiable_constants(s.cluster, trial_runs(s.model, trials), s.time_constants, 1e-3);
   EXPECT_EQ(pinned.size(), s.time_constants.size());
   const auto top = top_plan_trials(s.model, s.cluster, s.job, 2 * kTrials);
-  const auto top_pinned = identifiable_constants(s.cluster, trial_runs(s.model, top), s.time_constants, 1e-2);
+  const auto top_pinned = identifiable_constants(s.cluster, trial_runs(s.model, top), s.time_constants, 1e-3);
   EXPECT_LT(top_pinned.size(), s.time_constants.size()) << "top plans: " << top.size();
 }
 

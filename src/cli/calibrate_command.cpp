@@ -26,9 +26,12 @@ void register_calibrate(CLI::App& app, Commands& c) {
       "Example:\n  parplan calibrate --cluster dgx-h100 --runs calibration/h100-megatron-lm.yaml \\\n"
       "                    --out my-h100.yaml");
   CalibrateFlags& f = c.calibrate_flags;
-  c.calibrate->add_option("--cluster", f.cluster, "hardware profile to start from (name or YAML path)")->required();
-  c.calibrate->add_option("--runs", f.runs, "run files (.yaml, .csv), Megatron-LM logs, or directories")->required();
-  c.calibrate->add_option("--fit", f.fit, "constants to fit, comma-separated (default: those the runs identify)");
+  c.calibrate->add_option("--cluster", f.cluster, "hardware profile to start from (name or YAML path)")
+      ->required();
+  c.calibrate->add_option("--runs", f.runs, "run files (.yaml, .csv), Megatron-LM logs, or directories")
+      ->required();
+  c.calibrate->add_option("--fit", f.fit,
+                          "constants to fit, comma-separated (default: those the runs identify)");
   c.calibrate->add_option("--objective", f.objective, "mean | max relative step-time error (default mean)");
   c.calibrate->add_option("--out", f.out, "write the calibrated profile to FILE.yaml");
   c.calibrate->add_option("--name", f.name, "name of the written profile (default: the file's stem)");
@@ -69,7 +72,8 @@ int run_calibrate(const CalibrateFlags& flags) {
   const CalibrateOutcome outcome = calibrate(cluster, runs, options);
 
   if (!flags.out.empty()) {
-    const std::string profile_path = resolve_catalog_file("hardware-profiles", flags.cluster, "--cluster").string();
+    const std::string profile_path =
+        resolve_catalog_file("hardware-profiles", flags.cluster, "--cluster").string();
     std::ifstream in(profile_path);
     std::stringstream original;
     original << in.rdbuf();
@@ -88,13 +92,16 @@ int run_calibrate(const CalibrateFlags& flags) {
     block.max_error = outcome.fit.errors_after.max_abs;
     block.cv_mean_error = outcome.cv_mean_abs;
     block.cv_max_error = outcome.cv_max_abs;
-    const std::string name = flags.name.empty() ? std::filesystem::path(flags.out).stem().string() : flags.name;
+    const std::string name =
+        flags.name.empty() ? std::filesystem::path(flags.out).stem().string() : flags.name;
     std::ofstream out(flags.out);
     if (!out) throw InputError("--out " + flags.out + ": cannot write the profile there");
     out << calibrated_profile_text(original.str(), values, block, name);
   }
-  if (flags.format == "json") std::cout << calibrate_json(runs, outcome, flags.objective, flags.out).dump(2) << "\n";
-  else std::cout << calibrate_table(runs, outcome, flags.objective, flags.out);
+  if (flags.format == "json")
+    std::cout << calibrate_json(runs, outcome, flags.objective, flags.out).dump(2) << "\n";
+  else
+    std::cout << calibrate_table(runs, outcome, flags.objective, flags.out);
   return 0;
 }
 

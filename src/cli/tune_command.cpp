@@ -1,6 +1,5 @@
 // parplan tune: the trial runs of the auto-tuning loop.
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "src/cli/commands.h"
@@ -12,17 +11,20 @@
 namespace parplan {
 
 void register_tune(CLI::App& app, Commands& c) {
-  c.tune = app.add_subcommand("tune", "Write the trial runs that calibrate a profile for a job (the tuning loop)");
+  c.tune =
+      app.add_subcommand("tune", "Write the trial runs that calibrate a profile for a job (the tuning loop)");
   c.tune->footer(
       "Then: run DIR/run_trials.sh, `parplan calibrate --runs DIR/logs`, plan again. See docs/calibrate.md.\n"
-      "Example:\n  parplan tune --job examples/calibrate/tune-job.yaml --trials 6 --emit megatron --out trials \\\n"
+      "Example:\n  parplan tune --job examples/calibrate/tune-job.yaml --trials 6 --emit megatron --out "
+      "trials \\\n"
       "               --simulate examples/calibrate/true-h100.yaml");
   TuneFlags& f = c.tune_flags;
   c.tune->add_option("--job", f.job_file, "job.yaml (model, cluster, GPUs, batch, sequence)")->required();
   c.tune->add_option("--trials", f.trials, "trial runs to write (default 6)")->check(CLI::Range(1, 100));
   c.tune->add_option("--emit", f.emit, "engine: megatron | megatron-deepspeed (default megatron)");
   c.tune->add_option("--out", f.out, "directory for the trials (new or empty)")->required();
-  c.tune->add_option("--train-iters", f.train_iters, "iterations per trial (default 30)")->check(CLI::Range(5, 100000));
+  c.tune->add_option("--train-iters", f.train_iters, "iterations per trial (default 30)")
+      ->check(CLI::Range(5, 100000));
   c.tune->add_option("--launcher", f.launcher, "torchrun | slurm (default: the cluster profile's)");
   c.tune->add_option("--simulate", f.simulate, "write the logs a cluster with this profile would produce");
   c.tune->add_option("--format", f.format, "table | json (default table)");

@@ -9,7 +9,8 @@ FigureUnit parse_figure_unit(const std::string& text, const std::string& where) 
   if (text == "tokens_per_s_per_gpu") return FigureUnit::kTokensPerSecondPerGpu;
   if (text == "tflops_per_gpu") return FigureUnit::kTflopsPerGpu;
   if (text == "mfu") return FigureUnit::kMfu;
-  throw InputError(where + " must be step_s, tokens_per_s_per_gpu, tflops_per_gpu or mfu (got '" + text + "')");
+  throw InputError(where + " must be step_s, tokens_per_s_per_gpu, tflops_per_gpu or mfu (got '" + text +
+                   "')");
 }
 
 FlopFormula parse_flop_formula(const std::string& text, const std::string& where) {
@@ -19,10 +20,12 @@ FlopFormula parse_flop_formula(const std::string& text, const std::string& where
                    "')");
 }
 
-double formula_step_flops(const ModelSpec& model, int gbs, int seq, FlopFormula formula, double padded_vocab) {
+double formula_step_flops(const ModelSpec& model, int gbs, int seq, FlopFormula formula,
+                          double padded_vocab) {
   const double B = gbs, s = seq, L = model.layers, h = model.hidden;
   const double V = padded_vocab > 0 ? padded_vocab : static_cast<double>(model.vocab);
-  if (formula == FlopFormula::kNarayanan) return 96.0 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
+  if (formula == FlopFormula::kNarayanan)
+    return 96.0 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
   const double a = model.heads;
   const double groups = model.kv_groups > 0 ? model.kv_groups : model.heads;
   const double q_ratio = a * model.head_dim / h;
@@ -42,11 +45,13 @@ double step_seconds(const MeasuredFigure& f, const ModelSpec& model, const JobSp
     case FigureUnit::kTokensPerSecondPerGpu:
       return static_cast<double>(job.gbs) * job.seq / (f.value * job.gpus);
     case FigureUnit::kTflopsPerGpu:
-      return formula_step_flops(model, job.gbs, job.seq, f.formula, f.padded_vocab) / (f.value * 1e12 * job.gpus);
+      return formula_step_flops(model, job.gbs, job.seq, f.formula, f.padded_vocab) /
+             (f.value * 1e12 * job.gpus);
     case FigureUnit::kMfu: {
       if (f.value > 1) throw InputError(where + ": mfu is a fraction (0.42), not a percentage");
       const double peak = f.peak_tflops > 0 ? f.peak_tflops * 1e12 : profile_peak_flops_per_s;
-      return formula_step_flops(model, job.gbs, job.seq, f.formula, f.padded_vocab) / (f.value * peak * job.gpus);
+      return formula_step_flops(model, job.gbs, job.seq, f.formula, f.padded_vocab) /
+             (f.value * peak * job.gpus);
     }
   }
   return f.value;

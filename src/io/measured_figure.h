@@ -24,7 +24,8 @@ FlopFormula parse_flop_formula(const std::string& text, const std::string& where
 
 /// FLOPs of one step of `gbs` sequences by `formula`; `padded_vocab` 0 =
 /// the model's vocabulary.
-double formula_step_flops(const ModelSpec& model, int gbs, int seq, FlopFormula formula, double padded_vocab = 0);
+double formula_step_flops(const ModelSpec& model, int gbs, int seq, FlopFormula formula,
+                          double padded_vocab = 0);
 
 struct MeasuredFigure {
   FigureUnit unit = FigureUnit::kStepSeconds;

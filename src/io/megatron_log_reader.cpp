@@ -78,12 +78,15 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   model["heads"] = heads;
   model["kv_groups"] = flag(args, "group_query_attention") ? int_or(args, "num_query_groups", heads) : heads;
   model["head_dim"] = int_or(args, "kv_channels", need_int(args, "hidden_size", origin) / heads);
-  model["vocab"] = int_or(args, "padded_vocab_size", need_int(args, "vocab_size", origin));
+  model["vocab"] = int_or(args, "padded_vocab_size", 0) > 0 ? int_or(args, "padded_vocab_size", 0)
+                                                            : need_int(args, "padded_vocab_size", origin);
   model["max_positions"] = int_or(args, "max_position_embeddings", need_int(args, "seq_length", origin));
   model["gated_ffn"] = flag(args, "swiglu");
-  model["linear_bias"] = !flag(args, "disable_bias_linear") && text_or(args, "add_bias_linear", "True") == "True";
+  model["linear_bias"] =
+      !flag(args, "disable_bias_linear") && text_or(args, "add_bias_linear", "True") == "True";
   model["norm"] = text_or(args, "normalization", "LayerNorm") == "RMSNorm" ? "rmsnorm" : "layernorm";
-  model["position"] = text_or(args, "position_embedding_type", "learned_absolute") == "rope" ? "rope" : "learned";
+  model["position"] =
+      text_or(args, "position_embedding_type", "learned_absolute") == "rope" ? "rope" : "learned";
   model["tied_embeddings"] = !flag(args, "untie_embeddings_and_output_weights");
   YAML::Node models;
   models["megatron-log"] = model;
@@ -95,7 +98,16 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   config["vp"] = int_or(args, "virtual_pipeline_model_parallel_size", 1);
   config["mbs"] = need_int(args, "micro_batch_size", origin);
   config["sp"] = flag(args, "sequence_parallel");
-  config["zero"] = flag(args, "use_distributed_optimizer") ? 1 : 0;
+  // Megatron-FSDP (--use-megatron-fsdp) shards by --data-parallel-sharding-strategy.
+  int zero = flag(args, "use_distributed_optimizer") ? 1 : 0;
+  if (flag(args, "use_megatron_fsdp")) {
+    const std::string strategy = text_or(args, "data_parallel_sharding_strategy", "no_shard");
+    zero = strategy == "optim_grads_params" ? 3
+           : strategy == "optim_grads"      ? 2
+           : strategy == "optim"            ? 1
+                                            : zero;
+  }
+  config["zero"] = zero;
   const std::string granularity = text_or(args, "recompute_granularity", "none");
   config["recompute"] = granularity == "full" ? "full" : granularity == "selective" ? "selective" : "none";
   if (granularity == "full") config["recompute_layers"] = int_or(args, "recompute_num_layers", 0);
@@ -128,9 +140,11 @@ bool looks_like_megatron_log(const std::string& text) {
 FitRun parse_megatron_log(const std::string& text, const std::string& origin, const ClusterSpec& cluster) {
   const Args args = parse_arguments(text);
   if (args.empty())
-    throw InputError(origin + ": no Megatron arguments block ('---- arguments ----'); the log must start at launch");
+    throw InputError(origin +
+                     ": no Megatron arguments block ('---- arguments ----'); the log must start at launch");
   if (int_or(args, "num_experts", 0) > 0)
-    throw InputError(origin + ": MoE runs (num_experts) are not read from Megatron logs yet; give a run file");
+    throw InputError(origin +
+                     ": MoE runs (num_experts) are not read from Megatron logs yet; give a run file");
   const int interval = std::max(1, int_or(args, "log_interval", 1));
   static const std::regex kIteration(R"(iteration\s+(\d+)\s*/\s*\d+\s*\|)");
   static const std::regex kElapsed(R"(elapsed time per iteration \(ms\):\s*([0-9.eE+-]+))");
@@ -147,7 +161,8 @@ FitRun parse_megatron_log(const std::string& text, const std::string& origin, co
   }
   if (times_ms.empty())
     throw InputError(origin + ": no 'elapsed time per iteration (ms)' lines after the first " +
-                     std::to_string(kWarmupIterations) + " (warm-up) iterations; run longer (--train-iters 30)");
+                     std::to_string(kWarmupIterations) +
+                     " (warm-up) iterations; run longer (--train-iters 30)");
   std::sort(times_ms.begin(), times_ms.end());
   const std::size_t n = times_ms.size();
   const double median_ms = n % 2 ? times_ms[n / 2] : 0.5 * (times_ms[n / 2 - 1] + times_ms[n / 2]);

@@ -114,7 +114,8 @@ std::string calibrated_profile_text(const std::string& original, const std::vect
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   // Drop an earlier calibration block: the new one replaces it.
   std::size_t cb = 0, ce = 0;
-  if (section_range(lines, "calibration", &cb, &ce)) lines.erase(lines.begin() + (cb - 1), lines.begin() + ce);
+  if (section_range(lines, "calibration", &cb, &ce))
+    lines.erase(lines.begin() + (cb - 1), lines.begin() + ce);
   if (!name.empty()) {
     for (auto& line : lines)
       if (line.rfind("name:", 0) == 0) {
@@ -132,7 +133,8 @@ std::string calibrated_profile_text(const std::string& original, const std::vect
       indent = indent_of(lines[begin]) + 2;
     }
     set_key(lines, begin, end, k.key, number(v.after * k.scale),
-            "fitted by parplan calibrate " + block.date + " (was " + number(v.before * k.scale) + ")", indent);
+            "fitted by parplan calibrate " + block.date + " (was " + number(v.before * k.scale) + ")",
+            indent);
   }
   std::ostringstream out;
   for (const auto& line : lines) out << line << "\n";
@@ -144,12 +146,14 @@ std::string calibrated_profile_text(const std::string& original, const std::vect
   for (const auto& s : block.sources) out << "    - \"" << s << "\"\n";
   out << "  runs: " << block.runs.size() << "\n";
   out << "  fitted: [";
-  for (std::size_t i = 0; i < values.size(); ++i) out << (i ? ", " : "") << profile_key_of(values[i].key).key
-                                                      << (profile_key_of(values[i].key).tier >= 0
-                                                              ? "@tiers[" + std::to_string(profile_key_of(values[i].key).tier) + "]"
-                                                              : "");
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const ProfileKey k = profile_key_of(values[i].key);
+    out << (i ? ", " : "") << "\"" << (k.tier >= 0 ? "tiers[" + std::to_string(k.tier) + "]." : "device.")
+        << k.key << "\"";
+  }
   out << "]\n";
-  out << "  mean_step_error: " << number(block.mean_error) << "    # held-in, |predicted - measured| / measured\n";
+  out << "  mean_step_error: " << number(block.mean_error)
+      << "    # held-in, |predicted - measured| / measured\n";
   out << "  max_step_error: " << number(block.max_error) << "\n";
   if (!std::isnan(block.cv_mean_error)) {
     out << "  cv_mean_step_error: " << number(block.cv_mean_error) << "  # leave-one-out\n";

@@ -51,7 +51,8 @@ MeasuredFigure read_measured(const YamlFields& f) {
   m.unit = parse_figure_unit(f.text("unit"), f.where() + ": field 'unit'");
   m.value = f.positive_number("value");
   if ((m.unit == FigureUnit::kTflopsPerGpu || m.unit == FigureUnit::kMfu) && !f.has("formula"))
-    f.fail("formula", "is required for " + f.text("unit") + ": megatron or narayanan (the FLOP count behind it)");
+    f.fail("formula",
+           "is required for " + f.text("unit") + ": megatron or narayanan (the FLOP count behind it)");
   if (f.has("formula")) m.formula = parse_flop_formula(f.text("formula"), f.where() + ": field 'formula'");
   m.padded_vocab = f.number_in("padded_vocab", 0, 1e9, 0);
   m.peak_tflops = f.number_in("peak_tflops", 0, 1e6, 0);
@@ -101,8 +102,10 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   MeasuredFigure figure;
   if (f.has("measured") == f.has("step_s"))
     f.fail("measured", "give exactly one measured figure: `step_s: S` or `measured: {unit, value, formula}`");
-  if (f.has("step_s")) figure.value = f.positive_number("step_s");
-  else figure = read_measured(f.child("measured"));
+  if (f.has("step_s"))
+    figure.value = f.positive_number("step_s");
+  else
+    figure = read_measured(f.child("measured"));
   run.measured_step_s =
       step_seconds(figure, run.model, run.job, cluster.device.peak_flops_per_s(run.job.precision), where);
   if (f.has("peak_memory_gib")) run.measured_peak_bytes = f.positive_number("peak_memory_gib") * kGib;
@@ -120,7 +123,8 @@ std::vector<FitRun> read_run_yaml(const std::string& path, const ClusterSpec& cl
     const YAML::Node models = root["models"];
     std::vector<FitRun> out;
     for (std::size_t i = 0; i < runs.size(); ++i)
-      out.push_back(parse_run_node(runs[i], models, cluster, path + ": runs[" + std::to_string(i) + "]", source));
+      out.push_back(
+          parse_run_node(runs[i], models, cluster, path + ": runs[" + std::to_string(i) + "]", source));
     return out;
   } catch (const YAML::Exception& e) {
     throw InputError(path + ": malformed run file at line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
@@ -133,9 +137,12 @@ std::vector<std::string> split_csv(const std::string& line) {
   std::string cell;
   bool quoted = false;
   for (char ch : line) {
-    if (ch == '"') quoted = !quoted;
-    else if (ch == ',' && !quoted) cells.push_back(cell), cell.clear();
-    else if (ch != '\r') cell += ch;
+    if (ch == '"')
+      quoted = !quoted;
+    else if (ch == ',' && !quoted)
+      cells.push_back(cell), cell.clear();
+    else if (ch != '\r')
+      cell += ch;
   }
   cells.push_back(cell);
   for (auto& c : cells) {
@@ -149,8 +156,18 @@ std::vector<std::string> split_csv(const std::string& line) {
 std::vector<FitRun> read_run_csv(const std::string& path, const ClusterSpec& cluster) {
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot read the run file");
-  static const char* kConfigColumns[] = {"tp", "pp", "vp", "cp", "sp", "mbs", "zero", "recompute",
-                                         "recompute_layers", "attention", "overlap_grad_reduce", "overlap_p2p"};
+  static const char* kConfigColumns[] = {"tp",
+                                         "pp",
+                                         "vp",
+                                         "cp",
+                                         "sp",
+                                         "mbs",
+                                         "zero",
+                                         "recompute",
+                                         "recompute_layers",
+                                         "attention",
+                                         "overlap_grad_reduce",
+                                         "overlap_p2p"};
   static const char* kMeasuredColumns[] = {"unit", "value", "formula", "padded_vocab", "peak_tflops"};
   std::string line;
   std::vector<std::string> header;

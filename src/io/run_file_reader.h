@@ -3,10 +3,10 @@
 // files, one measured figure, optionally the peak memory.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "cost/spec/cluster_spec.h"
 #include "solvers/fit_run.h"

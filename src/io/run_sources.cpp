@@ -35,8 +35,9 @@ void load_file(const fs::path& path, const ClusterSpec& cluster, std::vector<Fit
   std::stringstream text;
   text << in.rdbuf();
   if (!looks_like_megatron_log(text.str()))
-    throw InputError(path.string() + ": not a run file (.yaml, .csv) nor a Megatron-LM log (no arguments block, no "
-                                     "'elapsed time per iteration (ms)' lines)");
+    throw InputError(path.string() +
+                     ": not a run file (.yaml, .csv) nor a Megatron-LM log (no arguments block, no "
+                     "'elapsed time per iteration (ms)' lines)");
   out.push_back(parse_megatron_log(text.str(), path.string(), cluster));
 }
 }  // namespace
@@ -50,7 +51,8 @@ std::vector<FitRun> load_runs(const std::vector<std::string>& paths, const Clust
       for (const auto& entry : fs::directory_iterator(p))
         if (entry.is_regular_file() && run_extension(entry.path())) files.push_back(entry.path());
       std::sort(files.begin(), files.end());
-      if (files.empty()) throw InputError("--runs " + p + ": the directory holds no .yaml, .csv or .log files");
+      if (files.empty())
+        throw InputError("--runs " + p + ": the directory holds no .yaml, .csv or .log files");
       for (const auto& f : files) load_file(f, cluster, out);
     } else if (fs::is_regular_file(p, ec)) {
       load_file(p, cluster, out);

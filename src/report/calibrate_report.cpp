@@ -20,11 +20,13 @@ std::string num(double x) {
 std::string pad(const std::string& s, std::size_t width) {
   return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
 }
-nlohmann::json number_or_null(double x) { return std::isnan(x) ? nlohmann::json(nullptr) : nlohmann::json(x); }
+nlohmann::json number_or_null(double x) {
+  return std::isnan(x) ? nlohmann::json(nullptr) : nlohmann::json(x);
+}
 }  // namespace
 
-std::string calibrate_table(const std::vector<FitRun>& runs, const CalibrateOutcome& o, const std::string& objective,
-                            const std::string& out_path) {
+std::string calibrate_table(const std::vector<FitRun>& runs, const CalibrateOutcome& o,
+                            const std::string& objective, const std::string& out_path) {
   std::string t;
   const auto& fit = o.fit;
   t += "parplan calibrate: " + std::to_string(runs.size()) + " runs, " + std::to_string(o.fitted.size()) +
@@ -48,10 +50,10 @@ std::string calibrate_table(const std::vector<FitRun>& runs, const CalibrateOutc
          pad(num(runs[i].measured_step_s), 12) + pad(pct(fit.errors_before.step[i]), 12) +
          pad(pct(fit.errors_after.step[i]), 12) + pct(o.cv_errors[i]) + "\n";
   }
-  t += pad("mean |error|", 46) + pad(pct(fit.errors_before.mean_abs), 12) + pad(pct(fit.errors_after.mean_abs), 12) +
-       pct(o.cv_mean_abs) + "\n";
-  t += pad("max |error|", 46) + pad(pct(fit.errors_before.max_abs), 12) + pad(pct(fit.errors_after.max_abs), 12) +
-       pct(o.cv_max_abs) + "\n";
+  t += pad("mean |error|", 46) + pad(pct(fit.errors_before.mean_abs), 12) +
+       pad(pct(fit.errors_after.mean_abs), 12) + pct(o.cv_mean_abs) + "\n";
+  t += pad("max |error|", 46) + pad(pct(fit.errors_before.max_abs), 12) +
+       pad(pct(fit.errors_after.max_abs), 12) + pct(o.cv_max_abs) + "\n";
   if (!out_path.empty()) t += "\nwrote " + out_path + "\n";
   return t;
 }
@@ -85,12 +87,10 @@ nlohmann::ordered_json calibrate_json(const std::vector<FitRun>& runs, const Cal
                          {"error_after", o.fit.errors_after.step[i]},
                          {"error_left_out", number_or_null(o.cv_errors[i])}});
   }
-  j["summary"] = {{"mean_error_before", o.fit.errors_before.mean_abs},
-                  {"max_error_before", o.fit.errors_before.max_abs},
-                  {"mean_error_after", o.fit.errors_after.mean_abs},
-                  {"max_error_after", o.fit.errors_after.max_abs},
-                  {"cv_mean_error", number_or_null(o.cv_mean_abs)},
-                  {"cv_max_error", number_or_null(o.cv_max_abs)}};
+  j["summary"] = {
+      {"mean_error_before", o.fit.errors_before.mean_abs}, {"max_error_before", o.fit.errors_before.max_abs},
+      {"mean_error_after", o.fit.errors_after.mean_abs},   {"max_error_after", o.fit.errors_after.max_abs},
+      {"cv_mean_error", number_or_null(o.cv_mean_abs)},    {"cv_max_error", number_or_null(o.cv_max_abs)}};
   j["profile"] = out_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(out_path);
   return j;
 }

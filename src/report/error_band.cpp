@@ -12,8 +12,8 @@ std::string error_band_text(const ClusterSpec& cluster) {
     std::snprintf(buf, sizeof buf, "+-%.1f%% mean, +-%.1f%% max on %d calibration runs (+-%.1f%% left out)",
                   100 * c.mean_step_error, 100 * c.max_step_error, c.runs, 100 * c.cv_mean_step_error);
   else
-    std::snprintf(buf, sizeof buf, "+-%.1f%% mean, +-%.1f%% max on %d calibration runs", 100 * c.mean_step_error,
-                  100 * c.max_step_error, c.runs);
+    std::snprintf(buf, sizeof buf, "+-%.1f%% mean, +-%.1f%% max on %d calibration runs",
+                  100 * c.mean_step_error, 100 * c.max_step_error, c.runs);
   return buf;
 }
 

@@ -22,7 +22,8 @@ CalibrateOutcome calibrate(const ClusterSpec& cluster, const std::vector<FitRun>
   if (!options.fit_keys.empty()) {
     for (const auto& key : options.fit_keys) {
       const auto c = find_fitted_constant(cluster, key);
-      if (!c) throw InputError("--fit: unknown constant '" + key + "'; choose from " + fittable_keys(cluster));
+      if (!c)
+        throw InputError("--fit: unknown constant '" + key + "'; choose from " + fittable_keys(cluster));
       outcome.fitted.push_back(*c);
     }
     if (static_cast<int>(outcome.fitted.size()) > figures)
@@ -53,7 +54,8 @@ CalibrateOutcome calibrate(const ClusterSpec& cluster, const std::vector<FitRun>
   outcome.cv_errors.assign(runs.size(), std::nan(""));
   outcome.cv_mean_abs = outcome.cv_max_abs = std::nan("");
   int figures_without_one = figures - 1;
-  if (options.cross_validate && runs.size() >= 2 && static_cast<int>(outcome.fitted.size()) <= figures_without_one) {
+  if (options.cross_validate && runs.size() >= 2 &&
+      static_cast<int>(outcome.fitted.size()) <= figures_without_one) {
     double sum = 0, worst = 0;
     for (std::size_t i = 0; i < runs.size(); ++i) {
       if (options.progress)

@@ -49,11 +49,13 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
       arg_line("overlap_p2p_comm", py_bool(config.overlap_p2p)),
       arg_line("padded_vocab_size", std::to_string(model.vocab)),
       arg_line("pipeline_model_parallel_size", std::to_string(config.pp)),
-      arg_line("position_embedding_type", model.position == PositionKind::kRope ? "rope" : "learned_absolute"),
+      arg_line("position_embedding_type",
+               model.position == PositionKind::kRope ? "rope" : "learned_absolute"),
       arg_line("recompute_granularity", recompute),
-      arg_line("recompute_num_layers", config.recompute == Recompute::kFull
-                                           ? std::to_string(config.recompute_layers > 0 ? config.recompute_layers : 0)
-                                           : "None"),
+      arg_line("recompute_num_layers",
+               config.recompute == Recompute::kFull
+                   ? std::to_string(config.recompute_layers > 0 ? config.recompute_layers : 0)
+                   : "None"),
       arg_line("seq_length", std::to_string(job.seq)),
       arg_line("sequence_parallel", py_bool(config.sp)),
       arg_line("swiglu", py_bool(model.gated_ffn)),
@@ -61,6 +63,10 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
       arg_line("train_iters", std::to_string(train_iters)),
       arg_line("untie_embeddings_and_output_weights", py_bool(!model.tied_embeddings)),
       arg_line("use_distributed_optimizer", py_bool(config.zero >= 1)),
+      arg_line("use_megatron_fsdp", py_bool(config.zero >= 2)),
+      arg_line("data_parallel_sharding_strategy", config.zero == 3   ? "optim_grads_params"
+                                                  : config.zero == 2 ? "optim_grads"
+                                                                     : "no_shard"),
       arg_line("virtual_pipeline_model_parallel_size", config.vp > 1 ? std::to_string(config.vp) : "None"),
       arg_line("world_size", std::to_string(job.gpus)),
   };
@@ -83,13 +89,14 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
     // communicators): slower, and skipped by the reader.
     const double s = it == log_interval ? step_s * 1.5 : step_s;
     char line[512];
-    std::snprintf(line, sizeof line,
-                  " [simulated] iteration %8d/%8d | consumed samples: %12lld | elapsed time per iteration (ms): "
-                  "%.1f | throughput per GPU (TFLOP/s/GPU): %.1f | learning rate: 3.000000E-04 | global batch "
-                  "size: %5d | lm loss: 1.000000E+01 | loss scale: 1.0 | number of skipped iterations:   0 | "
-                  "number of nan iterations:   0 |",
-                  it, train_iters, static_cast<long long>(it) * job.gbs, s * 1000.0,
-                  flops / (s * job.gpus * 1e12), job.gbs);
+    std::snprintf(
+        line, sizeof line,
+        " [simulated] iteration %8d/%8d | consumed samples: %12lld | elapsed time per iteration (ms): "
+        "%.1f | throughput per GPU (TFLOP/s/GPU): %.1f | learning rate: 3.000000E-04 | global batch "
+        "size: %5d | lm loss: 1.000000E+01 | loss scale: 1.0 | number of skipped iterations:   0 | "
+        "number of nan iterations:   0 |",
+        it, train_iters, static_cast<long long>(it) * job.gbs, s * 1000.0, flops / (s * job.gpus * 1e12),
+        job.gbs);
     log << line << "\n";
   }
   return log.str();

@@ -20,7 +20,8 @@ std::vector<FittedConstant> tune_constants(const ClusterSpec& cluster) {
   return out;
 }
 
-std::vector<Trial> top_plan_trials(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job, int top) {
+std::vector<Trial> top_plan_trials(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                   int top) {
   SearchOptions options;
   options.top_k = top;
   const SearchResult result = search_configs(model, cluster, job, options);
@@ -62,13 +63,14 @@ std::vector<Trial> candidate_trials(const ModelSpec& model, const ClusterSpec& c
     return t;
   };
   {
-    Trial t = probe("no-overlap", "gradient reduction not overlapped (network efficiency apart from the slowdown)");
+    Trial t =
+        probe("no-overlap", "gradient reduction not overlapped (network efficiency apart from the slowdown)");
     t.config.overlap_grad_reduce = false;
     add_if_valid(model, cluster, t, out);
   }
   for (int factor : {2, 4}) {
     Trial t = probe("mbs-x" + std::to_string(factor), "micro-batch x" + std::to_string(factor) +
-                                                           " (per-layer overhead apart from GEMM efficiency)");
+                                                          " (per-layer overhead apart from GEMM efficiency)");
     t.config.mbs *= factor;
     add_if_valid(model, cluster, t, out);
     Trial d = probe("mbs-div" + std::to_string(factor), "micro-batch / " + std::to_string(factor));
@@ -78,16 +80,16 @@ std::vector<Trial> candidate_trials(const ModelSpec& model, const ClusterSpec& c
     }
   }
   for (int factor : {4, 2}) {
-    Trial t = probe("seq-div" + std::to_string(factor), "sequence / " + std::to_string(factor) +
-                                                             ", same tokens per step (attention curve)");
+    Trial t = probe("seq-div" + std::to_string(factor),
+                    "sequence / " + std::to_string(factor) + ", same tokens per step (attention curve)");
     if (job.seq % factor != 0) continue;
     t.job.seq = job.seq / factor;
     t.job.gbs = job.gbs * factor;
     add_if_valid(model, cluster, t, out);
   }
   for (int factor : {2, 4}) {
-    Trial t = probe("seq-x" + std::to_string(factor), "sequence x" + std::to_string(factor) +
-                                                           ", same tokens per step (attention curve)");
+    Trial t = probe("seq-x" + std::to_string(factor),
+                    "sequence x" + std::to_string(factor) + ", same tokens per step (attention curve)");
     if (job.seq * factor > model.max_positions || job.gbs % factor != 0) continue;
     t.job.seq = job.seq * factor;
     t.job.gbs = job.gbs / factor;
@@ -152,8 +154,8 @@ double log_det(std::vector<std::vector<double>> a) {
 }  // namespace
 
 std::vector<Trial> choose_trials(const ModelSpec& model, const ClusterSpec& cluster,
-                                 const std::vector<Trial>& candidates, const std::vector<FittedConstant>& constants,
-                                 int k) {
+                                 const std::vector<Trial>& candidates,
+                                 const std::vector<FittedConstant>& constants, int k) {
   if (candidates.empty() || k <= 0) return {};
   const auto rows = fit_sensitivities(cluster, trial_runs(model, candidates), constants);
   const std::size_t m = constants.size();

@@ -32,7 +32,8 @@ struct Trial {
 std::vector<FittedConstant> tune_constants(const ClusterSpec& cluster);
 
 /// The `top` best plans of the job (search), best first.
-std::vector<Trial> top_plan_trials(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job, int top);
+std::vector<Trial> top_plan_trials(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                   int top);
 
 /// Top plans and probes; every trial valid and fitting in memory.
 std::vector<Trial> candidate_trials(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job);
@@ -40,8 +41,8 @@ std::vector<Trial> candidate_trials(const ModelSpec& model, const ClusterSpec& c
 /// K trials: the best plan first, then greedily the candidate that most
 /// increases log det of the design's information matrix over `constants`.
 std::vector<Trial> choose_trials(const ModelSpec& model, const ClusterSpec& cluster,
-                                 const std::vector<Trial>& candidates, const std::vector<FittedConstant>& constants,
-                                 int k);
+                                 const std::vector<Trial>& candidates,
+                                 const std::vector<FittedConstant>& constants, int k);
 
 /// The trials as runs "measured" at their predicted step time (for the
 /// design analysis: the sensitivities do not depend on the measurement).
