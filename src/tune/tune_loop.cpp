@@ -102,8 +102,11 @@ TuneResult write_tune_loop(const TuneRequest& r) {
   fs::permissions(r.out_dir / "run_trials.sh", fs::perms::owner_exec | fs::perms::group_exec,
                   fs::perm_options::add);
 
-  std::string pinned;
-  for (const auto& k : result.pinned) pinned += (pinned.empty() ? "" : ", ") + k;
+  std::string pinned, fit_keys;
+  for (const auto& k : result.pinned) {
+    pinned += (pinned.empty() ? "" : ", ") + k;
+    fit_keys += (fit_keys.empty() ? "" : ",") + k;
+  }
   const std::string out = r.out_dir.string();
   std::string readme =
       "# Tuning loop: " + r.model.name + " on " + r.cluster.name + ", " + std::to_string(r.job.gpus) +
@@ -122,7 +125,7 @@ TuneResult write_tune_loop(const TuneRequest& r) {
                   : std::string()) +
       "2. Fit the profile to the logs:\n\n"
       "       parplan calibrate --cluster " +
-      r.cluster_arg + " --runs " + out + "/logs --out " + out +
+      r.cluster_arg + " --runs " + out + "/logs --fit '" + fit_keys + "' --out " + out +
       "/calibrated.yaml\n\n"
       "3. Plan again with the calibrated profile:\n\n"
       "       parplan plan --job " +
