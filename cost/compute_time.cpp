@@ -63,7 +63,8 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
   if (shape.flash_attention) {
     // A causal fused kernel skips the masked half; its backward recomputes
     // the scores: 5 GEMMs against 2 forward (Dao 2023, FlashAttention-2).
-    const double rate = peak_flops_per_s * device.flash_attention_efficiency;
+    const double rate = peak_flops_per_s * device.flash_attention_efficiency * shape.seq /
+                        (shape.seq + device.attention_half_seq);
     attention_forward_s = 0.5 * attention_flops / rate;
     attention_backward_s = 2.5 * attention_forward_s;
   } else {
@@ -80,8 +81,8 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
 
   LayerComputeTimes times;
   times.attention_forward_s = attention_forward_s;
-  times.forward_s = gemm_s + attention_forward_s + elementwise_s;
-  times.backward_s = 2.0 * gemm_s + attention_backward_s + 2.0 * elementwise_s;
+  times.forward_s = gemm_s + attention_forward_s + elementwise_s + device.layer_overhead_s / 3.0;
+  times.backward_s = 2.0 * gemm_s + attention_backward_s + 2.0 * elementwise_s + device.layer_overhead_s * 2.0 / 3.0;
   return times;
 }
 

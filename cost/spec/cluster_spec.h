@@ -46,6 +46,16 @@ struct DeviceSpec {
   /// Compute slowdown while communication overlaps it (see cost/overlap.h;
   /// default: Lee et al. 2025 average over A100, H100, MI250, MI210).
   double overlap_compute_slowdown = kOverlapComputeSlowdown;
+  /// Fixed time per transformer layer per micro-batch, forward and backward
+  /// together (kernel launches, framework work between kernels); a third in
+  /// the forward pass, two thirds in the backward. Fitted (parplan
+  /// calibrate); 0 = none.
+  double layer_overhead_s = 0;
+  /// Sequence length at which the fused attention kernel reaches half of
+  /// flash_attention_efficiency: eff(s) = eff * s / (s + half) (short
+  /// sequences fill fewer thread blocks per head). Fitted; 0 = independent
+  /// of the sequence length.
+  double attention_half_seq = 0;
 
   double usable_hbm_bytes() const { return hbm_usable_bytes > 0 ? hbm_usable_bytes : hbm_bytes; }
 
@@ -89,6 +99,17 @@ struct NodeGroup {
   NetworkTier fabric;
 };
 
+/// What the profile's `calibration:` block says about its accuracy (parplan
+/// calibrate). Negative errors: the profile is uncalibrated.
+struct ProfileCalibration {
+  double mean_step_error = -1;
+  double max_step_error = -1;
+  /// Leave-one-out over the calibration runs (negative: not computed).
+  double cv_mean_step_error = -1;
+  int runs = 0;
+  bool calibrated() const { return mean_step_error >= 0; }
+};
+
 struct ClusterSpec {
   std::string name;
   DeviceSpec device;
@@ -118,6 +139,7 @@ struct ClusterSpec {
   /// Launch conventions.
   bool frontier_launch = false;
   std::string launcher_default = "torchrun";
+  ProfileCalibration calibration;
 
   bool heterogeneous() const { return !groups.empty(); }
 };

@@ -53,6 +53,8 @@ void register_commands(CLI::App& app, Commands& c) {
 
   register_skip_paths(app, c);
   c.scatter = register_scatter(app, c.scatter_flags);
+  register_calibrate(app, c);
+  register_tune(app, c);
 }
 
 int run_selected(CLI::App& /*app*/, Commands& c) {
@@ -62,6 +64,8 @@ int run_selected(CLI::App& /*app*/, Commands& c) {
   if (c.check->parsed()) return run_check(c.check_flags);
   if (c.sweep->parsed()) return run_sweep(c.sweep_flags);
   if (c.skip_paths->parsed()) return run_skip_paths(c.skip_paths_flags);
+  if (c.calibrate->parsed()) return run_calibrate(c.calibrate_flags);
+  if (c.tune->parsed()) return run_tune(c.tune_flags);
   return 2;
 }
 

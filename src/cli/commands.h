@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 #include "src/cli/job_options.h"
 #include "src/cli/scatter_command.h"
@@ -36,6 +37,17 @@ struct SkipPathsFlags {
   bool no_timings = false;
 };
 
+struct CalibrateFlags {
+  std::string cluster, fit, objective = "mean", out, name, solver = "cbc", format = "table";
+  std::vector<std::string> runs;
+  bool no_cross_validate = false;
+};
+
+struct TuneFlags {
+  std::string job_file, emit = "megatron", out, simulate, launcher, format = "table";
+  int trials = 6, train_iters = 30;
+};
+
 struct Commands {
   CLI::App* estimate = nullptr;
   CLI::App* plan = nullptr;
@@ -49,6 +61,10 @@ struct Commands {
   SkipPathsFlags skip_paths_flags;
   CLI::App* scatter = nullptr;
   ScatterFlags scatter_flags;
+  CLI::App* calibrate = nullptr;
+  CalibrateFlags calibrate_flags;
+  CLI::App* tune = nullptr;
+  TuneFlags tune_flags;
 };
 
 void register_commands(CLI::App& app, Commands& commands);
@@ -61,5 +77,9 @@ int run_check(const CheckFlags& flags);
 int run_sweep(const SweepFlags& flags);
 void register_skip_paths(CLI::App& app, Commands& commands);
 int run_skip_paths(const SkipPathsFlags& flags);
+void register_calibrate(CLI::App& app, Commands& commands);
+int run_calibrate(const CalibrateFlags& flags);
+void register_tune(CLI::App& app, Commands& commands);
+int run_tune(const TuneFlags& flags);
 
 }  // namespace parplan

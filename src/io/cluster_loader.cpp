@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "src/io/calibration_block.h"
 #include "src/io/data_paths.h"
 #include "src/io/input_error.h"
 #include "src/io/yaml_fields.h"
@@ -58,7 +59,8 @@ DeviceSpec read_device(const YamlFields& f) {
   f.allow_only({"name", "peak_bf16_tflops", "peak_fp16_tflops", "peak_fp8_tflops", "hbm_gib",
                 "hbm_usable_gib", "hbm_gb", "hbm_tb_per_s", "hbm_tbps", "gemm_efficiency_max",
                 "gemm_half_dim", "gemm_half_gflop", "flash_attention_efficiency", "memory_bound_efficiency",
-                "reserved_gib", "reserved_gb", "allocator_headroom", "overlap_compute_slowdown", "source"});
+                "reserved_gib", "reserved_gb", "allocator_headroom", "overlap_compute_slowdown", "layer_overhead_us",
+                "attention_half_seq", "source"});
   DeviceSpec d;
   d.name = f.text("name");
   d.peak_bf16_flops_per_s = f.number_in("peak_bf16_tflops", 1e-6, kMaxTflops, 0.0) * kTera;
@@ -83,6 +85,8 @@ DeviceSpec read_device(const YamlFields& f) {
       renamed_number(f, "reserved_gib", "reserved_gb", kGiga / kGibi, 0.0, kMaxGib, 0.0) * kGibi;
   d.allocator_headroom_fraction = f.number_in("allocator_headroom", 0.0, 1.0, 0.0);
   d.overlap_compute_slowdown = f.number_in("overlap_compute_slowdown", 0.0, 1.0, d.overlap_compute_slowdown);
+  d.layer_overhead_s = f.number_in("layer_overhead_us", 0.0, 1e6, 0.0) * kMicro;
+  d.attention_half_seq = f.number_in("attention_half_seq", 0.0, 1e7, 0.0);
   return d;
 }
 }  // namespace
@@ -118,7 +122,8 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
   try {
     YamlFields f(root, path);
     f.allow_only({"name", "source", "device", "ranks_per_node", "nodes", "tiers", "groups", "inter_group",
-                  "attention", "launcher", "frontier_launch", "collectives", "collective_latency_us"});
+                  "attention", "launcher", "frontier_launch", "collectives",
+                  "collective_latency_us", "calibration"});
     ClusterSpec c;
     c.name = f.text("name");
     c.device = read_device(f.child("device"));
@@ -152,6 +157,7 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
       f.fail("collectives", "must be hierarchical or ring");
     c.ring_collectives = collectives == "ring";
     c.collective_base_latency_s = f.number_in("collective_latency_us", 0, 1e6, 0.0) * kMicro;
+    if (f.has("calibration")) c.calibration = read_calibration_block(f.child("calibration"));
     if (f.has("groups")) {
       const YAML::Node groups = f.node("groups");
       if (!groups.IsSequence() || groups.size() == 0) f.fail("groups", "must be a non-empty list");

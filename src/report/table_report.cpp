@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "src/io/job_loader.h"
+#include "src/report/error_band.h"
 #include "src/report/json_report.h"
 
 namespace parplan {
@@ -52,6 +53,7 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
   out << "cluster  " << cluster.name << "  (" << c.world() << " x " << cluster.device.name << ")\n";
   out << "config   " << config_line(c) << "\n\n";
   out << "step time            " << format("%9.3f s", t.step_s) << "\n";
+  out << "  error band         " << error_band_text(cluster) << "\n";
   out << "  compute            " << share(t.compute_s) << "\n";
   out << "  pipeline bubble    " << share(t.bubble_s) << "\n";
   out << "  tp communication   " << share(t.tp_comm_s) << "\n";

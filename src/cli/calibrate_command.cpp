@@ -1,0 +1,108 @@
+// parplan calibrate: fit a profile's constants to measured runs; report the
+// errors; write the calibrated profile.
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "src/cli/commands.h"
+#include "src/io/cluster_loader.h"
+#include "src/io/data_paths.h"
+#include "src/io/input_error.h"
+#include "src/io/profile_writer.h"
+#include "src/io/run_sources.h"
+#include "src/report/calibrate_report.h"
+#include "src/tune/calibrate.h"
+
+namespace parplan {
+
+void register_calibrate(CLI::App& app, Commands& c) {
+  c.calibrate = app.add_subcommand("calibrate", "Fit a hardware profile's constants to measured runs");
+  c.calibrate->footer(
+      "Runs: YAML/CSV run files and Megatron-LM logs (files or directories). See docs/calibrate.md.\n"
+      "Example:\n  parplan calibrate --cluster dgx-h100 --runs calibration/h100-megatron-lm.yaml \\\n"
+      "                    --out my-h100.yaml");
+  CalibrateFlags& f = c.calibrate_flags;
+  c.calibrate->add_option("--cluster", f.cluster, "hardware profile to start from (name or YAML path)")
+      ->required();
+  c.calibrate->add_option("--runs", f.runs, "run files (.yaml, .csv), Megatron-LM logs, or directories")
+      ->required();
+  c.calibrate->add_option("--fit", f.fit,
+                          "constants to fit, comma-separated (default: those the runs identify)");
+  c.calibrate->add_option("--objective", f.objective, "mean | max relative step-time error (default mean)");
+  c.calibrate->add_option("--out", f.out, "write the calibrated profile to FILE.yaml");
+  c.calibrate->add_option("--name", f.name, "name of the written profile (default: the file's stem)");
+  c.calibrate->add_option("--solver", f.solver, "cbc | glpk (default cbc)");
+  c.calibrate->add_flag("--no-cross-validate", f.no_cross_validate, "skip the leave-one-out fits");
+  c.calibrate->add_option("--format", f.format, "table | json (default table)");
+}
+
+namespace {
+std::vector<std::string> split_keys(const std::string& text) {
+  std::vector<std::string> keys;
+  std::stringstream in(text);
+  for (std::string k; std::getline(in, k, ',');)
+    if (!k.empty()) keys.push_back(k);
+  return keys;
+}
+std::string today() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&now));
+  return buf;
+}
+}  // namespace
+
+int run_calibrate(const CalibrateFlags& flags) {
+  check_format(flags.format);
+  if (flags.objective != "mean" && flags.objective != "max")
+    throw InputError("--objective must be mean or max (got '" + flags.objective + "')");
+  const ClusterSpec cluster = load_cluster(flags.cluster);
+  const std::vector<FitRun> runs = load_runs(flags.runs, cluster);
+  CalibrateOptions options;
+  options.fit_keys = split_keys(flags.fit);
+  options.fit.objective = flags.objective == "max" ? FitObjective::kMax : FitObjective::kMean;
+  if (flags.solver != "cbc" && flags.solver != "glpk") throw InputError("--solver must be cbc or glpk");
+  options.fit.backend = parse_backend(flags.solver);
+  options.cross_validate = !flags.no_cross_validate;
+  options.progress = [](const std::string& line) { std::cerr << "calibrate: " << line << "\n"; };
+  const CalibrateOutcome outcome = calibrate(cluster, runs, options);
+
+  if (!flags.out.empty()) {
+    const std::string profile_path =
+        resolve_catalog_file("hardware-profiles", flags.cluster, "--cluster").string();
+    std::ifstream in(profile_path);
+    std::stringstream original;
+    original << in.rdbuf();
+    std::vector<FittedValue> values;
+    for (std::size_t j = 0; j < outcome.fitted.size(); ++j)
+      values.push_back({outcome.fitted[j].key, outcome.fit.before[j], outcome.fit.after[j]});
+    CalibrationBlock block;
+    block.date = today();
+    block.objective = flags.objective;
+    for (const auto& run : runs) {
+      block.runs.push_back(run.name);
+      if (std::find(block.sources.begin(), block.sources.end(), run.source) == block.sources.end())
+        block.sources.push_back(run.source);
+    }
+    block.mean_error = outcome.fit.errors_after.mean_abs;
+    block.max_error = outcome.fit.errors_after.max_abs;
+    block.cv_mean_error = outcome.cv_mean_abs;
+    block.cv_max_error = outcome.cv_max_abs;
+    const std::string name =
+        flags.name.empty() ? std::filesystem::path(flags.out).stem().string() : flags.name;
+    std::ofstream out(flags.out);
+    if (!out) throw InputError("--out " + flags.out + ": cannot write the profile there");
+    out << calibrated_profile_text(original.str(), values, block, name);
+  }
+  if (flags.format == "json")
+    std::cout << calibrate_json(runs, outcome, flags.objective, flags.out).dump(2) << "\n";
+  else
+    std::cout << calibrate_table(runs, outcome, flags.objective, flags.out);
+  return 0;
+}
+
+}  // namespace parplan

@@ -1,0 +1,80 @@
+// parplan tune: the trial runs of the auto-tuning loop.
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "src/cli/commands.h"
+#include "src/io/cluster_loader.h"
+#include "src/io/input_error.h"
+#include "src/io/job_loader.h"
+#include "src/tune/tune_loop.h"
+
+namespace parplan {
+
+void register_tune(CLI::App& app, Commands& c) {
+  c.tune =
+      app.add_subcommand("tune", "Write the trial runs that calibrate a profile for a job (the tuning loop)");
+  c.tune->footer(
+      "Then: run DIR/run_trials.sh, `parplan calibrate --runs DIR/logs`, plan again. See docs/calibrate.md.\n"
+      "Example:\n  parplan tune --job examples/calibrate/tune-job.yaml --trials 6 --emit megatron --out "
+      "trials \\\n"
+      "               --simulate examples/calibrate/true-h100.yaml");
+  TuneFlags& f = c.tune_flags;
+  c.tune->add_option("--job", f.job_file, "job.yaml (model, cluster, GPUs, batch, sequence)")->required();
+  c.tune->add_option("--trials", f.trials, "trial runs to write (default 6)")->check(CLI::Range(1, 100));
+  c.tune->add_option("--emit", f.emit, "engine: megatron | megatron-deepspeed (default megatron)");
+  c.tune->add_option("--out", f.out, "directory for the trials (new or empty)")->required();
+  c.tune->add_option("--train-iters", f.train_iters, "iterations per trial (default 30)")
+      ->check(CLI::Range(5, 100000));
+  c.tune->add_option("--launcher", f.launcher, "torchrun | slurm (default: the cluster profile's)");
+  c.tune->add_option("--simulate", f.simulate, "write the logs a cluster with this profile would produce");
+  c.tune->add_option("--format", f.format, "table | json (default table)");
+}
+
+int run_tune(const TuneFlags& flags) {
+  JobFlags job_flags;
+  job_flags.job_file = flags.job_file;
+  job_flags.format = flags.format;
+  const ResolvedJob resolved = resolve_job(job_flags);
+  TuneRequest r;
+  r.model = resolved.model;
+  r.cluster = resolved.cluster;
+  r.job = resolved.job;
+  r.job_file = flags.job_file;
+  r.cluster_arg = load_job_file(flags.job_file).cluster;
+  r.trials = flags.trials;
+  r.engine = parse_engine(flags.emit);
+  r.launcher = parse_launcher(flags.launcher.empty() ? r.cluster.launcher_default : flags.launcher);
+  r.out_dir = flags.out;
+  r.train_iters = flags.train_iters;
+  if (!flags.simulate.empty()) r.simulate = load_cluster(flags.simulate);
+  const TuneResult result = write_tune_loop(r);
+  if (flags.format == "json") {
+    nlohmann::ordered_json j;
+    j["out"] = flags.out;
+    j["trials"] = nlohmann::ordered_json::array();
+    for (const auto& t : result.trials)
+      j["trials"].push_back({{"name", t.name},
+                             {"why", t.why},
+                             {"gpus", t.job.gpus},
+                             {"gbs", t.job.gbs},
+                             {"seq", t.job.seq},
+                             {"tp", t.config.tp},
+                             {"pp", t.config.pp},
+                             {"vp", t.config.vp},
+                             {"dp", t.config.dp},
+                             {"mbs", t.config.mbs},
+                             {"predicted_step_s", t.predicted_step_s}});
+    j["pinned"] = result.pinned;
+    j["simulated"] = r.simulate.has_value();
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "parplan tune: " << result.trials.size() << " trials in " << flags.out << "\n";
+  for (const auto& t : result.trials) std::cout << "  " << t.name << "  (" << t.why << ")\n";
+  std::cout << "pins:";
+  for (const auto& k : result.pinned) std::cout << " " << k;
+  std::cout << "\nnext: see " << flags.out << "/README.md\n";
+  return 0;
+}
+
+}  // namespace parplan

@@ -1,0 +1,183 @@
+#include "src/io/megatron_log_reader.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+#include "src/io/input_error.h"
+#include "src/io/run_file_reader.h"
+
+namespace parplan {
+
+namespace {
+using Args = std::map<std::string, std::string>;
+
+/// `  name ........ value` lines between the arguments banners (Megatron's
+/// _print_args).
+Args parse_arguments(const std::string& text) {
+  Args args;
+  std::istringstream in(text);
+  std::string line;
+  bool inside = false;
+  static const std::regex kArg(R"(^\s*([A-Za-z_][A-Za-z0-9_]*) \.+ (.*?)\s*$)");
+  while (std::getline(in, line)) {
+    if (line.find("------------------------ arguments ------------------------") != std::string::npos) {
+      inside = true;
+      continue;
+    }
+    if (line.find("end of arguments") != std::string::npos) break;
+    std::smatch m;
+    if (inside && std::regex_match(line, m, kArg)) args[m[1]] = m[2];
+  }
+  return args;
+}
+
+const std::string& need(const Args& args, const std::string& key, const std::string& origin) {
+  const auto it = args.find(key);
+  if (it == args.end() || it->second == "None")
+    throw InputError(origin + ": the arguments block has no '" + key + "'; log the full Megatron arguments");
+  return it->second;
+}
+int need_int(const Args& args, const std::string& key, const std::string& origin) {
+  const std::string& v = need(args, key, origin);
+  try {
+    return std::stoi(v);
+  } catch (const std::exception&) {
+    throw InputError(origin + ": argument '" + key + "' must be a whole number (got '" + v + "')");
+  }
+}
+int int_or(const Args& args, const std::string& key, int fallback) {
+  const auto it = args.find(key);
+  if (it == args.end() || it->second == "None") return fallback;
+  try {
+    return std::stoi(it->second);
+  } catch (const std::exception&) {
+    return fallback;
+  }
+}
+bool flag(const Args& args, const std::string& key) {
+  const auto it = args.find(key);
+  return it != args.end() && it->second == "True";
+}
+std::string text_or(const Args& args, const std::string& key, const std::string& fallback) {
+  const auto it = args.find(key);
+  return it == args.end() || it->second == "None" ? fallback : it->second;
+}
+
+/// The run as a YAML mapping (so one reader checks every run).
+YAML::Node run_node(const Args& args, const std::string& origin, double step_s) {
+  YAML::Node model;
+  model["source"] = origin + " (Megatron arguments)";
+  model["layers"] = need_int(args, "num_layers", origin);
+  model["hidden"] = need_int(args, "hidden_size", origin);
+  model["ffn_hidden"] = need_int(args, "ffn_hidden_size", origin);
+  const int heads = need_int(args, "num_attention_heads", origin);
+  model["heads"] = heads;
+  model["kv_groups"] = flag(args, "group_query_attention") ? int_or(args, "num_query_groups", heads) : heads;
+  model["head_dim"] = int_or(args, "kv_channels", need_int(args, "hidden_size", origin) / heads);
+  model["vocab"] = int_or(args, "padded_vocab_size", 0) > 0 ? int_or(args, "padded_vocab_size", 0)
+                                                            : need_int(args, "padded_vocab_size", origin);
+  model["max_positions"] = int_or(args, "max_position_embeddings", need_int(args, "seq_length", origin));
+  model["gated_ffn"] = flag(args, "swiglu");
+  model["linear_bias"] =
+      !flag(args, "disable_bias_linear") && text_or(args, "add_bias_linear", "True") == "True";
+  model["norm"] = text_or(args, "normalization", "LayerNorm") == "RMSNorm" ? "rmsnorm" : "layernorm";
+  model["position"] =
+      text_or(args, "position_embedding_type", "learned_absolute") == "rope" ? "rope" : "learned";
+  model["tied_embeddings"] = !flag(args, "untie_embeddings_and_output_weights");
+  YAML::Node models;
+  models["megatron-log"] = model;
+
+  YAML::Node config;
+  config["tp"] = int_or(args, "tensor_model_parallel_size", 1);
+  config["pp"] = int_or(args, "pipeline_model_parallel_size", 1);
+  config["cp"] = int_or(args, "context_parallel_size", 1);
+  config["vp"] = int_or(args, "virtual_pipeline_model_parallel_size", 1);
+  config["mbs"] = need_int(args, "micro_batch_size", origin);
+  config["sp"] = flag(args, "sequence_parallel");
+  // Megatron-FSDP (--use-megatron-fsdp) shards by --data-parallel-sharding-strategy.
+  int zero = flag(args, "use_distributed_optimizer") ? 1 : 0;
+  if (flag(args, "use_megatron_fsdp")) {
+    const std::string strategy = text_or(args, "data_parallel_sharding_strategy", "no_shard");
+    zero = strategy == "optim_grads_params" ? 3
+           : strategy == "optim_grads"      ? 2
+           : strategy == "optim"            ? 1
+                                            : zero;
+  }
+  config["zero"] = zero;
+  const std::string granularity = text_or(args, "recompute_granularity", "none");
+  config["recompute"] = granularity == "full" ? "full" : granularity == "selective" ? "selective" : "none";
+  if (granularity == "full") config["recompute_layers"] = int_or(args, "recompute_num_layers", 0);
+  const std::string backend = text_or(args, "attention_backend", "");
+  config["attention"] = backend.find("unfused") != std::string::npos ? "unfused" : "flash";
+  config["overlap_grad_reduce"] = flag(args, "overlap_grad_reduce");
+  config["overlap_p2p"] = flag(args, "overlap_p2p_comm");
+
+  YAML::Node run;
+  run["name"] = origin;
+  run["model"] = "megatron-log";
+  run["gpus"] = need_int(args, "world_size", origin);
+  run["gbs"] = need_int(args, "global_batch_size", origin);
+  run["seq"] = need_int(args, "seq_length", origin);
+  run["precision"] = flag(args, "fp16") ? "fp16" : (text_or(args, "fp8", "None") != "None" ? "fp8" : "bf16");
+  run["config"] = config;
+  run["step_s"] = step_s;
+  YAML::Node holder;
+  holder["models"] = models;
+  holder["run"] = run;
+  return holder;
+}
+}  // namespace
+
+bool looks_like_megatron_log(const std::string& text) {
+  return text.find("elapsed time per iteration (ms)") != std::string::npos ||
+         text.find("------------------------ arguments ------------------------") != std::string::npos;
+}
+
+FitRun parse_megatron_log(const std::string& text, const std::string& origin, const ClusterSpec& cluster) {
+  const Args args = parse_arguments(text);
+  if (args.empty())
+    throw InputError(origin +
+                     ": no Megatron arguments block ('---- arguments ----'); the log must start at launch");
+  if (int_or(args, "num_experts", 0) > 0)
+    throw InputError(origin +
+                     ": MoE runs (num_experts) are not read from Megatron logs yet; give a run file");
+  const int interval = std::max(1, int_or(args, "log_interval", 1));
+  static const std::regex kIteration(R"(iteration\s+(\d+)\s*/\s*\d+\s*\|)");
+  static const std::regex kElapsed(R"(elapsed time per iteration \(ms\):\s*([0-9.eE+-]+))");
+  std::vector<double> times_ms;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch it, el;
+    if (!std::regex_search(line, el, kElapsed)) continue;
+    const int iteration = std::regex_search(line, it, kIteration) ? std::stoi(it[1]) : 0;
+    // Megatron averages over the last `interval` iterations.
+    if (iteration - interval < kWarmupIterations) continue;
+    times_ms.push_back(std::stod(el[1]));
+  }
+  if (times_ms.empty())
+    throw InputError(origin + ": no 'elapsed time per iteration (ms)' lines after the first " +
+                     std::to_string(kWarmupIterations) +
+                     " (warm-up) iterations; run longer (--train-iters 30)");
+  std::sort(times_ms.begin(), times_ms.end());
+  const std::size_t n = times_ms.size();
+  const double median_ms = n % 2 ? times_ms[n / 2] : 0.5 * (times_ms[n / 2 - 1] + times_ms[n / 2]);
+  const YAML::Node holder = run_node(args, origin, median_ms / 1000.0);
+  FitRun run = parse_run_node(holder["run"], holder["models"], cluster, origin, origin);
+  run.name = origin.substr(origin.find_last_of('/') + 1);
+  return run;
+}
+
+FitRun read_megatron_log(const std::string& path, const ClusterSpec& cluster) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot read the log");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_megatron_log(text.str(), path, cluster);
+}
+
+}  // namespace parplan

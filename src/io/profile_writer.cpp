@@ -1,0 +1,165 @@
+#include "src/io/profile_writer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+namespace parplan {
+
+ProfileKey profile_key_of(const std::string& fitted_key) {
+  // The one place that spells profile keys for fitted constants (the
+  // loader, src/io/cluster_loader.cpp, reads the same names).
+  static const struct {
+    const char* fitted;
+    const char* key;
+    double scale;
+  } kDevice[] = {
+      {"gemm_efficiency_max", "gemm_efficiency_max", 1},
+      {"gemm_half_dim", "gemm_half_dim", 1},
+      {"gemm_half_flops", "gemm_half_gflop", 1e-9},
+      {"flash_attention_efficiency", "flash_attention_efficiency", 1},
+      {"attention_half_seq", "attention_half_seq", 1},
+      {"memory_bound_efficiency", "memory_bound_efficiency", 1},
+      {"overlap_compute_slowdown", "overlap_compute_slowdown", 1},
+      {"layer_overhead_s", "layer_overhead_us", 1e6},
+      {"reserved_bytes", "reserved_gib", 1.0 / (1024.0 * 1024.0 * 1024.0)},
+  };
+  for (const auto& d : kDevice)
+    if (fitted_key == d.fitted) return {"device", -1, d.key, d.scale};
+  static const std::regex kTier(R"(tiers\[(\d+)\]\.(efficiency|latency_s))");
+  std::smatch m;
+  if (std::regex_match(fitted_key, m, kTier)) {
+    const bool latency = m[2] == "latency_s";
+    return {"tiers", std::stoi(m[1]), latency ? "latency_us" : "efficiency", latency ? 1e6 : 1.0};
+  }
+  throw std::invalid_argument("no profile key for fitted constant " + fitted_key);
+}
+
+namespace {
+int indent_of(const std::string& line) {
+  const auto p = line.find_first_not_of(' ');
+  return p == std::string::npos ? -1 : static_cast<int>(p);
+}
+bool is_content(const std::string& line) {
+  const int i = indent_of(line);
+  return i >= 0 && line[i] != '#';
+}
+std::string number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+/// [begin, end) of the lines of a top-level section's body.
+bool section_range(const std::vector<std::string>& lines, const std::string& section, std::size_t* begin,
+                   std::size_t* end) {
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].rfind(section + ":", 0) != 0) continue;
+    std::size_t j = i + 1;
+    while (j < lines.size() && (!is_content(lines[j]) || indent_of(lines[j]) > 0)) ++j;
+    // Trailing comments and blank lines belong to what follows.
+    while (j > i + 1 && !is_content(lines[j - 1])) --j;
+    *begin = i + 1;
+    *end = j;
+    return true;
+  }
+  return false;
+}
+
+/// Narrows [begin, end) to the `tier`-th list entry.
+bool tier_range(const std::vector<std::string>& lines, int tier, std::size_t* begin, std::size_t* end) {
+  int seen = -1;
+  int dash_indent = -1;
+  std::size_t start = 0;
+  for (std::size_t i = *begin; i < *end; ++i) {
+    const int ind = indent_of(lines[i]);
+    if (!is_content(lines[i]) || lines[i][ind] != '-') continue;
+    if (dash_indent < 0) dash_indent = ind;
+    if (ind != dash_indent) continue;
+    ++seen;
+    if (seen == tier) start = i;
+    if (seen == tier + 1) {
+      *begin = start;
+      *end = i;
+      return true;
+    }
+  }
+  if (seen < tier) return false;
+  *begin = start;
+  return true;
+}
+
+void set_key(std::vector<std::string>& lines, std::size_t begin, std::size_t end, const std::string& key,
+             const std::string& value, const std::string& comment, int default_indent) {
+  const std::regex line_re("^(\\s*(?:- )?)" + key + ":.*$");
+  for (std::size_t i = begin; i < end; ++i) {
+    std::smatch m;
+    if (std::regex_match(lines[i], m, line_re)) {
+      lines[i] = m[1].str() + key + ": " + value + "  # " + comment;
+      return;
+    }
+  }
+  std::size_t at = end;
+  while (at > begin && !is_content(lines[at - 1])) --at;
+  lines.insert(lines.begin() + at, std::string(default_indent, ' ') + key + ": " + value + "  # " + comment);
+}
+}  // namespace
+
+std::string calibrated_profile_text(const std::string& original, const std::vector<FittedValue>& values,
+                                    const CalibrationBlock& block, const std::string& name) {
+  std::vector<std::string> lines;
+  std::istringstream in(original);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  // Drop an earlier calibration block: the new one replaces it.
+  std::size_t cb = 0, ce = 0;
+  if (section_range(lines, "calibration", &cb, &ce))
+    lines.erase(lines.begin() + (cb - 1), lines.begin() + ce);
+  if (!name.empty()) {
+    for (auto& line : lines)
+      if (line.rfind("name:", 0) == 0) {
+        line = "name: " + name;
+        break;
+      }
+  }
+  for (const auto& v : values) {
+    const ProfileKey k = profile_key_of(v.key);
+    std::size_t begin = 0, end = 0;
+    if (!section_range(lines, k.section, &begin, &end)) continue;
+    int indent = 2;
+    if (k.tier >= 0) {
+      if (!tier_range(lines, k.tier, &begin, &end)) continue;
+      indent = indent_of(lines[begin]) + 2;
+    }
+    set_key(lines, begin, end, k.key, number(v.after * k.scale),
+            "fitted by parplan calibrate " + block.date + " (was " + number(v.before * k.scale) + ")",
+            indent);
+  }
+  std::ostringstream out;
+  for (const auto& line : lines) out << line << "\n";
+  out << "calibration:\n";
+  out << "  date: \"" << block.date << "\"\n";
+  out << "  tool: parplan calibrate\n";
+  out << "  objective: " << block.objective << "\n";
+  out << "  sources:\n";
+  for (const auto& s : block.sources) out << "    - \"" << s << "\"\n";
+  out << "  runs: " << block.runs.size() << "\n";
+  out << "  fitted: [";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const ProfileKey k = profile_key_of(values[i].key);
+    out << (i ? ", " : "") << "\"" << (k.tier >= 0 ? "tiers[" + std::to_string(k.tier) + "]." : "device.")
+        << k.key << "\"";
+  }
+  out << "]\n";
+  out << "  mean_step_error: " << number(block.mean_error)
+      << "    # held-in, |predicted - measured| / measured\n";
+  out << "  max_step_error: " << number(block.max_error) << "\n";
+  if (!std::isnan(block.cv_mean_error)) {
+    out << "  cv_mean_step_error: " << number(block.cv_mean_error) << "  # leave-one-out\n";
+    out << "  cv_max_step_error: " << number(block.cv_max_error) << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace parplan

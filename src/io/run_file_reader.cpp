@@ -1,0 +1,207 @@
+#include "src/io/run_file_reader.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "cost/step_cost.h"
+#include "src/io/input_error.h"
+#include "src/io/job_loader.h"
+#include "src/io/measured_figure.h"
+#include "src/io/model_loader.h"
+#include "src/io/yaml_fields.h"
+
+namespace parplan {
+
+namespace {
+constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
+
+/// vp and mbs accept "best": the run was tuned and does not say.
+int int_or_best(const YamlFields& f, const char* key, bool* best) {
+  if (f.has(key) && f.node(key).IsScalar() && f.node(key).as<std::string>() == "best") {
+    *best = true;
+    return 1;
+  }
+  return f.positive_int(key, 1);
+}
+
+ParallelConfig read_run_config(const YamlFields& f, FitRun& run) {
+  f.allow_only({"tp", "pp", "vp", "cp", "sp", "mbs", "zero", "recompute", "recompute_layers", "attention",
+                "overlap_grad_reduce", "overlap_p2p"});
+  ParallelConfig c;
+  c.tp = f.positive_int("tp", 1);
+  c.pp = f.positive_int("pp", 1);
+  c.vp = int_or_best(f, "vp", &run.best_vp);
+  c.cp = f.positive_int("cp", 1);
+  c.mbs = int_or_best(f, "mbs", &run.best_mbs);
+  c.zero = static_cast<int>(f.number_in("zero", 0, 3, 0));
+  c.sp = f.boolean("sp", false);
+  c.recompute = parse_recompute(f.text("recompute", "none"), f.where() + ": field 'recompute'");
+  c.recompute_layers = f.non_negative_int("recompute_layers", 0);
+  const std::string attention = f.text("attention", "flash");
+  if (attention != "flash" && attention != "unfused") f.fail("attention", "must be flash or unfused");
+  c.flash_attention = attention == "flash";
+  c.overlap_grad_reduce = f.boolean("overlap_grad_reduce", true);
+  c.overlap_p2p = f.boolean("overlap_p2p", true);
+  return c;
+}
+
+MeasuredFigure read_measured(const YamlFields& f) {
+  f.allow_only({"unit", "value", "formula", "padded_vocab", "peak_tflops", "source"});
+  MeasuredFigure m;
+  m.unit = parse_figure_unit(f.text("unit"), f.where() + ": field 'unit'");
+  m.value = f.positive_number("value");
+  if ((m.unit == FigureUnit::kTflopsPerGpu || m.unit == FigureUnit::kMfu) && !f.has("formula"))
+    f.fail("formula",
+           "is required for " + f.text("unit") + ": megatron or narayanan (the FLOP count behind it)");
+  if (f.has("formula")) m.formula = parse_flop_formula(f.text("formula"), f.where() + ": field 'formula'");
+  m.padded_vocab = f.number_in("padded_vocab", 0, 1e9, 0);
+  m.peak_tflops = f.number_in("peak_tflops", 0, 1e6, 0);
+  return m;
+}
+}  // namespace
+
+void check_run_expressible(const FitRun& run, const ClusterSpec& cluster, const std::string& where) {
+  const ParallelConfig& c = run.config;
+  const int model_ranks = c.tp * c.cp * c.pp;
+  if (run.job.gpus % model_ranks != 0)
+    throw InputError(where + ": tp x cp x pp = " + std::to_string(model_ranks) + " does not divide " +
+                     std::to_string(run.job.gpus) + " GPUs; give a config the job can run");
+  if (!run.best_vp && !run.best_mbs) {
+    if (const char* problem = config_problem(run.model, run.job, c))
+      throw InputError(where + ": the cost model cannot express this config: " + problem);
+    return;
+  }
+  if (predict_run(run, cluster).step_s <= 0)
+    throw InputError(where + ": no vp/mbs makes this config valid for the model; give them explicitly");
+}
+
+FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const ClusterSpec& cluster,
+                      const std::string& where, const std::string& default_source) {
+  YamlFields f(node, where);
+  f.allow_only({"name", "model", "gpus", "gbs", "seq", "precision", "config", "measured", "step_s",
+                "peak_memory_gib", "source", "notes", "assumed", "gpu"});
+  FitRun run;
+  run.name = f.text("name", where);
+  run.source = f.text("source", default_source);
+  const std::string model = f.text("model");
+  if (models && models.IsMap() && models[model]) {
+    std::stringstream text;
+    text << models[model];
+    run.model = parse_model_yaml(text.str(), where + ": models." + model, model);
+  } else {
+    run.model = load_model(model);
+  }
+  run.job.gpus = f.positive_int("gpus");
+  run.job.gbs = f.positive_int("gbs");
+  run.job.seq = f.positive_int("seq");
+  run.job.precision = parse_precision(f.text("precision", "bf16"), where + ": field 'precision'");
+  run.config = f.has("config") ? read_run_config(f.child("config"), run) : ParallelConfig{};
+  run.config.gbs = run.job.gbs;
+  run.config.dp = run.job.gpus / (run.config.tp * run.config.cp * run.config.pp);
+  check_run_expressible(run, cluster, where);
+  MeasuredFigure figure;
+  if (f.has("measured") == f.has("step_s"))
+    f.fail("measured", "give exactly one measured figure: `step_s: S` or `measured: {unit, value, formula}`");
+  if (f.has("step_s"))
+    figure.value = f.positive_number("step_s");
+  else
+    figure = read_measured(f.child("measured"));
+  run.measured_step_s =
+      step_seconds(figure, run.model, run.job, cluster.device.peak_flops_per_s(run.job.precision), where);
+  if (f.has("peak_memory_gib")) run.measured_peak_bytes = f.positive_number("peak_memory_gib") * kGib;
+  return run;
+}
+
+std::vector<FitRun> read_run_yaml(const std::string& path, const ClusterSpec& cluster) {
+  const YAML::Node root = load_yaml_file(path);
+  try {
+    YamlFields f(root, path);
+    f.allow_only({"runs", "models", "source", "cluster", "notes"});
+    const YAML::Node runs = f.node("runs");
+    if (!runs.IsSequence() || runs.size() == 0) f.fail("runs", "must be a non-empty list of measured runs");
+    const std::string source = f.text("source", path);
+    const YAML::Node models = root["models"];
+    std::vector<FitRun> out;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      out.push_back(
+          parse_run_node(runs[i], models, cluster, path + ": runs[" + std::to_string(i) + "]", source));
+    return out;
+  } catch (const YAML::Exception& e) {
+    throw InputError(path + ": malformed run file at line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+}
+
+namespace {
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  bool quoted = false;
+  for (char ch : line) {
+    if (ch == '"')
+      quoted = !quoted;
+    else if (ch == ',' && !quoted)
+      cells.push_back(cell), cell.clear();
+    else if (ch != '\r')
+      cell += ch;
+  }
+  cells.push_back(cell);
+  for (auto& c : cells) {
+    const auto b = c.find_first_not_of(" \t"), e = c.find_last_not_of(" \t");
+    c = b == std::string::npos ? "" : c.substr(b, e - b + 1);
+  }
+  return cells;
+}
+}  // namespace
+
+std::vector<FitRun> read_run_csv(const std::string& path, const ClusterSpec& cluster) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot read the run file");
+  static const char* kConfigColumns[] = {"tp",
+                                         "pp",
+                                         "vp",
+                                         "cp",
+                                         "sp",
+                                         "mbs",
+                                         "zero",
+                                         "recompute",
+                                         "recompute_layers",
+                                         "attention",
+                                         "overlap_grad_reduce",
+                                         "overlap_p2p"};
+  static const char* kMeasuredColumns[] = {"unit", "value", "formula", "padded_vocab", "peak_tflops"};
+  std::string line;
+  std::vector<std::string> header;
+  std::vector<FitRun> out;
+  int line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (line.empty() || line[0] == '#') continue;
+    const auto cells = split_csv(line);
+    if (header.empty()) {
+      header = cells;
+      continue;
+    }
+    const std::string where = path + ": line " + std::to_string(line_number);
+    if (cells.size() != header.size())
+      throw InputError(where + ": has " + std::to_string(cells.size()) + " cells, the header " +
+                       std::to_string(header.size()));
+    // Each row becomes the YAML mapping a run file would hold.
+    YAML::Node node, config, measured;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      if (cells[i].empty()) continue;
+      bool placed = false;
+      for (const char* k : kConfigColumns)
+        if (header[i] == k) config[header[i]] = cells[i], placed = true;
+      for (const char* k : kMeasuredColumns)
+        if (header[i] == k) measured[header[i]] = cells[i], placed = true;
+      if (!placed) node[header[i]] = cells[i];
+    }
+    if (config.size() > 0) node["config"] = config;
+    if (measured.size() > 0) node["measured"] = measured;
+    out.push_back(parse_run_node(node, YAML::Node(), cluster, where, path));
+  }
+  if (out.empty()) throw InputError(path + ": no runs (a header row, then one row per run)");
+  return out;
+}
+
+}  // namespace parplan

@@ -1,0 +1,66 @@
+#include "src/io/run_sources.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "src/io/input_error.h"
+#include "src/io/megatron_log_reader.h"
+#include "src/io/run_file_reader.h"
+
+namespace parplan {
+
+namespace {
+namespace fs = std::filesystem;
+
+bool run_extension(const fs::path& p) {
+  const std::string e = p.extension().string();
+  return e == ".yaml" || e == ".yml" || e == ".csv" || e == ".log" || e == ".txt";
+}
+
+void load_file(const fs::path& path, const ClusterSpec& cluster, std::vector<FitRun>& out) {
+  const std::string e = path.extension().string();
+  if (e == ".yaml" || e == ".yml") {
+    const auto runs = read_run_yaml(path.string(), cluster);
+    out.insert(out.end(), runs.begin(), runs.end());
+    return;
+  }
+  if (e == ".csv") {
+    const auto runs = read_run_csv(path.string(), cluster);
+    out.insert(out.end(), runs.begin(), runs.end());
+    return;
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!looks_like_megatron_log(text.str()))
+    throw InputError(path.string() +
+                     ": not a run file (.yaml, .csv) nor a Megatron-LM log (no arguments block, no "
+                     "'elapsed time per iteration (ms)' lines)");
+  out.push_back(parse_megatron_log(text.str(), path.string(), cluster));
+}
+}  // namespace
+
+std::vector<FitRun> load_runs(const std::vector<std::string>& paths, const ClusterSpec& cluster) {
+  std::vector<FitRun> out;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<fs::path> files;
+      for (const auto& entry : fs::directory_iterator(p))
+        if (entry.is_regular_file() && run_extension(entry.path())) files.push_back(entry.path());
+      std::sort(files.begin(), files.end());
+      if (files.empty())
+        throw InputError("--runs " + p + ": the directory holds no .yaml, .csv or .log files");
+      for (const auto& f : files) load_file(f, cluster, out);
+    } else if (fs::is_regular_file(p, ec)) {
+      load_file(p, cluster, out);
+    } else {
+      throw InputError("--runs " + p + ": no such file or directory");
+    }
+  }
+  return out;
+}
+
+}  // namespace parplan

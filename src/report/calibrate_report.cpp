@@ -1,0 +1,98 @@
+#include "src/report/calibrate_report.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace parplan {
+
+namespace {
+std::string pct(double x) {
+  if (std::isnan(x)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * x);
+  return buf;
+}
+std::string num(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", x);
+  return buf;
+}
+std::string pad(const std::string& s, std::size_t width) {
+  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
+nlohmann::json number_or_null(double x) {
+  return std::isnan(x) ? nlohmann::json(nullptr) : nlohmann::json(x);
+}
+}  // namespace
+
+std::string calibrate_table(const std::vector<FitRun>& runs, const CalibrateOutcome& o,
+                            const std::string& objective, const std::string& out_path) {
+  std::string t;
+  const auto& fit = o.fit;
+  t += "parplan calibrate: " + std::to_string(runs.size()) + " runs, " + std::to_string(o.fitted.size()) +
+       " constants fitted (objective " + objective + "), " + std::to_string(fit.lp_solves) + " LPs on " +
+       fit.last_lp.backend + (fit.converged ? ", converged" : ", stopped at the iteration limit") + "\n\n";
+  t += pad("constant", 30) + pad("before", 12) + pad("after", 12) + "change\n";
+  for (std::size_t j = 0; j < o.fitted.size(); ++j) {
+    const double before = fit.before[j], after = fit.after[j];
+    const double change = before != 0 ? after / before - 1.0 : std::nan("");
+    t += pad(o.fitted[j].key, 30) + pad(num(before), 12) + pad(num(after), 12) + pct(change) + "\n";
+  }
+  if (!o.not_identified.empty()) {
+    t += "\nkept at the profile's values (not fitted):";
+    for (const auto& k : o.not_identified) t += " " + k;
+    t += "\n";
+  }
+  t += "\n" + pad("run", 34) + pad("measured_s", 12) + pad("err_before", 12) + pad("err_after", 12) +
+       "err_left_out\n";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    t += pad(runs[i].name.size() > 33 ? runs[i].name.substr(runs[i].name.size() - 33) : runs[i].name, 34) +
+         pad(num(runs[i].measured_step_s), 12) + pad(pct(fit.errors_before.step[i]), 12) +
+         pad(pct(fit.errors_after.step[i]), 12) + pct(o.cv_errors[i]) + "\n";
+  }
+  t += pad("mean |error|", 46) + pad(pct(fit.errors_before.mean_abs), 12) +
+       pad(pct(fit.errors_after.mean_abs), 12) + pct(o.cv_mean_abs) + "\n";
+  t += pad("max |error|", 46) + pad(pct(fit.errors_before.max_abs), 12) +
+       pad(pct(fit.errors_after.max_abs), 12) + pct(o.cv_max_abs) + "\n";
+  if (!out_path.empty()) t += "\nwrote " + out_path + "\n";
+  return t;
+}
+
+nlohmann::ordered_json calibrate_json(const std::vector<FitRun>& runs, const CalibrateOutcome& o,
+                                      const std::string& objective, const std::string& out_path) {
+  nlohmann::ordered_json j;
+  j["objective"] = objective;
+  j["fit"] = {{"backend", o.fit.last_lp.backend},
+              {"lp_solves", o.fit.lp_solves},
+              {"iterations", o.fit.iterations},
+              {"converged", o.fit.converged}};
+  j["constants"] = nlohmann::ordered_json::array();
+  for (std::size_t k = 0; k < o.fitted.size(); ++k)
+    j["constants"].push_back({{"key", o.fitted[k].key},
+                              {"what", o.fitted[k].what},
+                              {"before", o.fit.before[k]},
+                              {"after", o.fit.after[k]},
+                              {"lower", o.fitted[k].lower},
+                              {"upper", o.fitted[k].upper}});
+  j["not_fitted"] = o.not_identified;
+  j["runs"] = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const double measured = runs[i].measured_step_s;
+    j["runs"].push_back({{"name", runs[i].name},
+                         {"source", runs[i].source},
+                         {"measured_step_s", measured},
+                         {"predicted_before_s", measured * (1 + o.fit.errors_before.step[i])},
+                         {"predicted_after_s", measured * (1 + o.fit.errors_after.step[i])},
+                         {"error_before", o.fit.errors_before.step[i]},
+                         {"error_after", o.fit.errors_after.step[i]},
+                         {"error_left_out", number_or_null(o.cv_errors[i])}});
+  }
+  j["summary"] = {
+      {"mean_error_before", o.fit.errors_before.mean_abs}, {"max_error_before", o.fit.errors_before.max_abs},
+      {"mean_error_after", o.fit.errors_after.mean_abs},   {"max_error_after", o.fit.errors_after.max_abs},
+      {"cv_mean_error", number_or_null(o.cv_mean_abs)},    {"cv_max_error", number_or_null(o.cv_max_abs)}};
+  j["profile"] = out_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(out_path);
+  return j;
+}
+
+}  // namespace parplan

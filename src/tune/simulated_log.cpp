@@ -1,0 +1,105 @@
+#include "src/tune/simulated_log.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "src/io/measured_figure.h"
+
+namespace parplan {
+
+namespace {
+/// Megatron's _print_args layout: `  name ... value`, dots to column 48.
+std::string arg_line(const std::string& name, const std::string& value) {
+  const int dots = std::max(1, 48 - static_cast<int>(name.size()));
+  return "  " + name + " " + std::string(dots, '.') + " " + value;
+}
+const char* py_bool(bool b) { return b ? "True" : "False"; }
+}  // namespace
+
+std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, const ParallelConfig& config,
+                                   double step_s, int train_iters, int log_interval) {
+  const bool gqa = model.kv_groups != model.heads;
+  const char* recompute = config.recompute == Recompute::kFull        ? "full"
+                          : config.recompute == Recompute::kSelective ? "selective"
+                                                                      : "None";
+  std::vector<std::string> args = {
+      arg_line("add_bias_linear", py_bool(model.linear_bias)),
+      arg_line("attention_backend", config.flash_attention ? "AttnBackend.flash" : "AttnBackend.unfused"),
+      arg_line("bf16", py_bool(job.precision != Precision::kFp16)),
+      arg_line("context_parallel_size", std::to_string(config.cp)),
+      arg_line("data_parallel_size", std::to_string(config.dp)),
+      arg_line("ffn_hidden_size", std::to_string(model.ffn_hidden)),
+      arg_line("fp16", py_bool(job.precision == Precision::kFp16)),
+      arg_line("fp8", job.precision == Precision::kFp8 ? "hybrid" : "None"),
+      arg_line("global_batch_size", std::to_string(job.gbs)),
+      arg_line("group_query_attention", py_bool(gqa)),
+      arg_line("hidden_size", std::to_string(model.hidden)),
+      arg_line("kv_channels", std::to_string(model.head_dim)),
+      arg_line("log_interval", std::to_string(log_interval)),
+      arg_line("max_position_embeddings", std::to_string(model.max_positions)),
+      arg_line("micro_batch_size", std::to_string(config.mbs)),
+      arg_line("normalization", model.norm == NormKind::kRmsNorm ? "RMSNorm" : "LayerNorm"),
+      arg_line("num_attention_heads", std::to_string(model.heads)),
+      arg_line("num_layers", std::to_string(model.layers)),
+      arg_line("num_query_groups", std::to_string(model.kv_groups)),
+      arg_line("overlap_grad_reduce", py_bool(config.overlap_grad_reduce)),
+      arg_line("overlap_p2p_comm", py_bool(config.overlap_p2p)),
+      arg_line("padded_vocab_size", std::to_string(model.vocab)),
+      arg_line("pipeline_model_parallel_size", std::to_string(config.pp)),
+      arg_line("position_embedding_type",
+               model.position == PositionKind::kRope ? "rope" : "learned_absolute"),
+      arg_line("recompute_granularity", recompute),
+      arg_line("recompute_num_layers",
+               config.recompute == Recompute::kFull
+                   ? std::to_string(config.recompute_layers > 0 ? config.recompute_layers : 0)
+                   : "None"),
+      arg_line("seq_length", std::to_string(job.seq)),
+      arg_line("sequence_parallel", py_bool(config.sp)),
+      arg_line("swiglu", py_bool(model.gated_ffn)),
+      arg_line("tensor_model_parallel_size", std::to_string(config.tp)),
+      arg_line("train_iters", std::to_string(train_iters)),
+      arg_line("untie_embeddings_and_output_weights", py_bool(!model.tied_embeddings)),
+      arg_line("use_distributed_optimizer", py_bool(config.zero >= 1)),
+      arg_line("use_megatron_fsdp", py_bool(config.zero >= 2)),
+      arg_line("data_parallel_sharding_strategy", config.zero == 3   ? "optim_grads_params"
+                                                  : config.zero == 2 ? "optim_grads"
+                                                                     : "no_shard"),
+      arg_line("virtual_pipeline_model_parallel_size", config.vp > 1 ? std::to_string(config.vp) : "None"),
+      arg_line("world_size", std::to_string(job.gpus)),
+  };
+  std::sort(args.begin(), args.end(), [](const std::string& a, const std::string& b) {
+    std::string la = a, lb = b;
+    std::transform(la.begin(), la.end(), la.begin(), ::tolower);
+    std::transform(lb.begin(), lb.end(), lb.begin(), ::tolower);
+    return la < lb;
+  });
+  std::ostringstream log;
+  log << "using world size: " << job.gpus << ", data-parallel size: " << config.dp
+      << ", context-parallel size: " << config.cp << ", tensor-model-parallel size: " << config.tp
+      << ", pipeline-model-parallel size: " << config.pp << "\n";
+  log << "------------------------ arguments ------------------------\n";
+  for (const auto& a : args) log << a << "\n";
+  log << "-------------------- end of arguments ---------------------\n";
+  const double flops = formula_step_flops(model, job.gbs, job.seq, FlopFormula::kMegatron);
+  for (int it = log_interval; it <= train_iters; it += log_interval) {
+    // The first window holds the warm-up iterations (allocator, NCCL
+    // communicators): slower, and skipped by the reader.
+    const double s = it == log_interval ? step_s * 1.5 : step_s;
+    char line[512];
+    std::snprintf(
+        line, sizeof line,
+        " [simulated] iteration %8d/%8d | consumed samples: %12lld | elapsed time per iteration (ms): "
+        "%.1f | throughput per GPU (TFLOP/s/GPU): %.1f | learning rate: 3.000000E-04 | global batch "
+        "size: %5d | lm loss: 1.000000E+01 | loss scale: 1.0 | number of skipped iterations:   0 | "
+        "number of nan iterations:   0 |",
+        it, train_iters, static_cast<long long>(it) * job.gbs, s * 1000.0, flops / (s * job.gpus * 1e12),
+        job.gbs);
+    log << line << "\n";
+  }
+  return log.str();
+}
+
+}  // namespace parplan

@@ -1,0 +1,19 @@
+// A Megatron-LM training log as a cluster described by a profile would
+// write it (the cost model's step time in Megatron's log-line format), so
+// the tuning loop runs and is tested without GPUs.
+#pragma once
+
+#include <string>
+
+#include "cost/spec/job_spec.h"
+#include "cost/spec/model_spec.h"
+#include "cost/spec/parallel_config.h"
+
+namespace parplan {
+
+/// Megatron's `arguments` block and one iteration line per log_interval
+/// iterations; the first window runs slower (warm-up), as real runs do.
+std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, const ParallelConfig& config,
+                                   double step_s, int train_iters, int log_interval = 10);
+
+}  // namespace parplan

@@ -1,0 +1,193 @@
+#include "src/tune/trials.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cost/step_cost.h"
+#include "solvers/profile_fit.h"
+#include "src/search/search.h"
+
+namespace parplan {
+
+std::vector<FittedConstant> tune_constants(const ClusterSpec& cluster) {
+  std::vector<FittedConstant> out;
+  for (const auto& c : fitted_constants(cluster)) {
+    if (c.memory_only || c.key == "gemm_half_dim" || c.key == "gemm_half_flops" ||
+        c.key.find("latency") != std::string::npos || c.key == "memory_bound_efficiency")
+      continue;
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<Trial> top_plan_trials(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                   int top) {
+  SearchOptions options;
+  options.top_k = top;
+  const SearchResult result = search_configs(model, cluster, job, options);
+  std::vector<Trial> out;
+  for (std::size_t i = 0; i < result.best.size(); ++i) {
+    Trial t;
+    t.name = "plan-" + std::to_string(i + 1);
+    t.why = "plan #" + std::to_string(i + 1);
+    t.job = job;
+    t.config = result.best[i].config;
+    t.predicted_step_s = result.best[i].cost.time.step_s;
+    out.push_back(t);
+  }
+  return out;
+}
+
+namespace {
+bool add_if_valid(const ModelSpec& model, const ClusterSpec& cluster, Trial t, std::vector<Trial>& out) {
+  t.config.gbs = t.job.gbs;
+  t.config.dp = t.job.gpus / (t.config.tp * t.config.cp * t.config.pp);
+  if (t.config.dp < 1 || t.config.world() != t.job.gpus) return false;
+  if (config_problem(model, t.job, t.config) != nullptr) return false;
+  const CostReport cost = estimate_cost(model, cluster, t.job, t.config);
+  if (!cost.memory.fits) return false;
+  t.predicted_step_s = cost.time.step_s;
+  out.push_back(t);
+  return true;
+}
+}  // namespace
+
+std::vector<Trial> candidate_trials(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job) {
+  std::vector<Trial> out = top_plan_trials(model, cluster, job, 8);
+  if (out.empty()) return out;
+  const Trial best = out.front();
+  auto probe = [&](const std::string& name, const std::string& why) {
+    Trial t = best;
+    t.name = "probe-" + name;
+    t.why = "probe: " + why;
+    return t;
+  };
+  {
+    Trial t =
+        probe("no-overlap", "gradient reduction not overlapped (network efficiency apart from the slowdown)");
+    t.config.overlap_grad_reduce = false;
+    add_if_valid(model, cluster, t, out);
+  }
+  for (int factor : {2, 4}) {
+    Trial t = probe("mbs-x" + std::to_string(factor), "micro-batch x" + std::to_string(factor) +
+                                                          " (per-layer overhead apart from GEMM efficiency)");
+    t.config.mbs *= factor;
+    add_if_valid(model, cluster, t, out);
+    Trial d = probe("mbs-div" + std::to_string(factor), "micro-batch / " + std::to_string(factor));
+    if (best.config.mbs % factor == 0) {
+      d.config.mbs /= factor;
+      add_if_valid(model, cluster, d, out);
+    }
+  }
+  for (int factor : {4, 2}) {
+    Trial t = probe("seq-div" + std::to_string(factor),
+                    "sequence / " + std::to_string(factor) + ", same tokens per step (attention curve)");
+    if (job.seq % factor != 0) continue;
+    t.job.seq = job.seq / factor;
+    t.job.gbs = job.gbs * factor;
+    add_if_valid(model, cluster, t, out);
+  }
+  for (int factor : {2, 4}) {
+    Trial t = probe("seq-x" + std::to_string(factor),
+                    "sequence x" + std::to_string(factor) + ", same tokens per step (attention curve)");
+    if (job.seq * factor > model.max_positions || job.gbs % factor != 0) continue;
+    t.job.seq = job.seq * factor;
+    t.job.gbs = job.gbs / factor;
+    add_if_valid(model, cluster, t, out);
+  }
+  {
+    // One node (or one model replica when that is larger): no inter-node
+    // data-parallel traffic. The batch per replica stays the same.
+    const int replica = best.config.tp * best.config.cp * best.config.pp;
+    const int gpus = std::max(replica, cluster.ranks_per_node);
+    if (gpus < job.gpus && gpus % replica == 0) {
+      Trial t = probe("one-node", "one node: no inter-node gradient traffic");
+      const int dp = gpus / replica;
+      t.job.gpus = gpus;
+      t.job.gbs = std::max(1, job.gbs / best.config.dp) * dp;
+      add_if_valid(model, cluster, t, out);
+    }
+  }
+  {
+    Trial t = probe("recompute-full", "full recomputation (repeats the forward pass)");
+    t.config.recompute = Recompute::kFull;
+    t.config.recompute_layers = 0;
+    add_if_valid(model, cluster, t, out);
+  }
+  return out;
+}
+
+std::vector<FitRun> trial_runs(const ModelSpec& model, const std::vector<Trial>& trials) {
+  std::vector<FitRun> runs;
+  for (const auto& t : trials) {
+    FitRun r;
+    r.name = t.name;
+    r.model = model;
+    r.job = t.job;
+    r.config = t.config;
+    r.measured_step_s = t.predicted_step_s;
+    runs.push_back(r);
+  }
+  return runs;
+}
+
+namespace {
+/// log det(A) of a small symmetric positive definite matrix (Cholesky).
+double log_det(std::vector<std::vector<double>> a) {
+  const std::size_t n = a.size();
+  double sum = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    double d = a[j][j];
+    for (std::size_t k = 0; k < j; ++k) d -= a[j][k] * a[j][k];
+    if (d <= 0) return -1e300;
+    const double l = std::sqrt(d);
+    a[j][j] = l;
+    sum += 2 * std::log(l);
+    for (std::size_t i = j + 1; i < n; ++i) {
+      double s = a[i][j];
+      for (std::size_t k = 0; k < j; ++k) s -= a[i][k] * a[j][k];
+      a[i][j] = s / l;
+    }
+  }
+  return sum;
+}
+}  // namespace
+
+std::vector<Trial> choose_trials(const ModelSpec& model, const ClusterSpec& cluster,
+                                 const std::vector<Trial>& candidates,
+                                 const std::vector<FittedConstant>& constants, int k) {
+  if (candidates.empty() || k <= 0) return {};
+  const auto rows = fit_sensitivities(cluster, trial_runs(model, candidates), constants);
+  const std::size_t m = constants.size();
+  // A small ridge keeps log det finite while the design is still rank
+  // deficient, so each pick first raises the rank, then the precision.
+  constexpr double kRidge = 1e-6;
+  std::vector<std::vector<double>> info(m, std::vector<double>(m, 0));
+  for (std::size_t j = 0; j < m; ++j) info[j][j] = kRidge;
+  std::vector<bool> taken(candidates.size(), false);
+  std::vector<Trial> chosen;
+  auto take = [&](std::size_t i) {
+    taken[i] = true;
+    chosen.push_back(candidates[i]);
+    for (std::size_t a = 0; a < m; ++a)
+      for (std::size_t b = 0; b < m; ++b) info[a][b] += rows[i][a] * rows[i][b];
+  };
+  take(0);  // the best plan: the run the user wants anyway
+  while (static_cast<int>(chosen.size()) < k) {
+    double best_score = -1e301;
+    std::size_t best = candidates.size();
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (taken[i]) continue;
+      auto trial = info;
+      for (std::size_t a = 0; a < m; ++a)
+        for (std::size_t b = 0; b < m; ++b) trial[a][b] += rows[i][a] * rows[i][b];
+      const double score = log_det(trial);
+      if (score > best_score) best_score = score, best = i;
+    }
+    if (best == candidates.size()) break;
+    take(best);
+  }
+  return chosen;
+}
+
+}  // namespace parplan

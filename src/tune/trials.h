@@ -1,0 +1,51 @@
+// parplan tune's choice of trial runs: the top plans of a job plus probes
+// that each move one dimension of the top plan (exposed gradient reduction,
+// micro-batch size, sequence length, one node), chosen greedily so the runs
+// together best pin down the profile's fitted constants (D-optimal design
+// over the cost model's sensitivities).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cost/fitted_constants.h"
+#include "cost/spec/cluster_spec.h"
+#include "cost/spec/job_spec.h"
+#include "cost/spec/model_spec.h"
+#include "cost/spec/parallel_config.h"
+#include "solvers/fit_run.h"
+
+namespace parplan {
+
+struct Trial {
+  std::string name;
+  /// Why this run: "plan #2", "probe: gradient reduction not overlapped" ...
+  std::string why;
+  JobSpec job;
+  ParallelConfig config;
+  double predicted_step_s = 0;
+};
+
+/// The constants a tuning loop tries to pin: the step-time constants of
+/// the profile (not the memory reserve, nor the second-order GEMM shape
+/// terms and latencies).
+std::vector<FittedConstant> tune_constants(const ClusterSpec& cluster);
+
+/// The `top` best plans of the job (search), best first.
+std::vector<Trial> top_plan_trials(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                   int top);
+
+/// Top plans and probes; every trial valid and fitting in memory.
+std::vector<Trial> candidate_trials(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job);
+
+/// K trials: the best plan first, then greedily the candidate that most
+/// increases log det of the design's information matrix over `constants`.
+std::vector<Trial> choose_trials(const ModelSpec& model, const ClusterSpec& cluster,
+                                 const std::vector<Trial>& candidates,
+                                 const std::vector<FittedConstant>& constants, int k);
+
+/// The trials as runs "measured" at their predicted step time (for the
+/// design analysis: the sensitivities do not depend on the measurement).
+std::vector<FitRun> trial_runs(const ModelSpec& model, const std::vector<Trial>& trials);
+
+}  // namespace parplan

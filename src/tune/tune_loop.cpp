@@ -1,0 +1,137 @@
+#include "src/tune/tune_loop.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "cost/step_cost.h"
+#include "solvers/profile_fit.h"
+#include "src/io/input_error.h"
+#include "src/io/job_loader.h"
+#include "src/tune/simulated_log.h"
+
+namespace parplan {
+
+namespace fs = std::filesystem;
+
+fs::path trial_log_path(const fs::path& out_dir, const std::string& trial_dir) {
+  return out_dir / "logs" / (trial_dir + ".log");
+}
+
+namespace {
+Plan trial_plan(const TuneRequest& r, const Trial& t) {
+  Plan p;
+  p.model = r.model;
+  p.cluster = r.cluster;
+  p.job = t.job;
+  p.config = t.config;
+  p.cost = estimate_cost(r.model, r.cluster, t.job, t.config);
+  return p;
+}
+
+std::string config_text(const Trial& t) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "gpus %d gbs %d seq %d: tp %d pp %d vp %d dp %d mbs %d zero %d%s%s%s",
+                t.job.gpus, t.job.gbs, t.job.seq, t.config.tp, t.config.pp, t.config.vp, t.config.dp,
+                t.config.mbs, t.config.zero, t.config.sp ? " sp" : "",
+                t.config.recompute == Recompute::kFull ? " recompute full" : "",
+                t.config.overlap_grad_reduce ? "" : " no-overlap-grad-reduce");
+  return buf;
+}
+
+void write_text(const fs::path& path, const std::string& text, std::vector<fs::path>& files) {
+  std::ofstream out(path);
+  if (!out) throw InputError("--out: cannot write " + path.string());
+  out << text;
+  files.push_back(path);
+}
+}  // namespace
+
+TuneResult write_tune_loop(const TuneRequest& r) {
+  if (r.engine != Engine::kMegatron && r.engine != Engine::kMegatronDeepSpeed)
+    throw InputError(
+        "--emit: tune reads its trials' Megatron-format logs back; use megatron or megatron-deepspeed");
+  std::error_code ec;
+  if (fs::exists(r.out_dir, ec) && !fs::is_empty(r.out_dir, ec))
+    throw InputError("--out " + r.out_dir.string() + ": the directory is not empty; give a new one");
+  auto candidates = candidate_trials(r.model, r.cluster, r.job);
+  std::vector<Trial> accepted;
+  for (const auto& t : candidates)
+    if (engine_rule_violations(trial_plan(r, t), r.engine).empty()) accepted.push_back(t);
+  if (accepted.empty())
+    throw InputError("--job: no plan of this job fits in memory and passes the " +
+                     std::string(engine_name(r.engine)) + " rules; nothing to try");
+  const auto constants = tune_constants(r.cluster);
+  TuneResult result;
+  result.trials = choose_trials(r.model, r.cluster, accepted, constants, r.trials);
+  for (const auto& c : identifiable_constants(r.cluster, trial_runs(r.model, result.trials), constants, 1e-3))
+    result.pinned.push_back(c.key);
+
+  fs::create_directories(r.out_dir / "logs");
+  std::string script =
+      "#!/usr/bin/env bash\n# Runs the trials one after another; each log goes to logs/NAME.log.\n"
+      "set -euo pipefail\ncd \"$(dirname \"$0\")\"\nmkdir -p logs\nexport TRAIN_ITERS=\"${TRAIN_ITERS:-" +
+      std::to_string(r.train_iters) + "}\"\n";
+  std::string table = "| trial | why | config | predicted step (s) |\n|---|---|---|---|\n";
+  for (std::size_t i = 0; i < result.trials.size(); ++i) {
+    const Trial& t = result.trials[i];
+    char prefix[40];
+    std::snprintf(prefix, sizeof prefix, "trial-%02d-", static_cast<int>(i + 1));
+    const std::string dir = prefix + t.name;
+    EmitOptions options;
+    options.engine = r.engine;
+    options.launcher = r.launcher;
+    options.out_dir = r.out_dir / dir;
+    const auto files = emit_launch_files(trial_plan(r, t), options);
+    result.files.insert(result.files.end(), files.begin(), files.end());
+    const std::string log = "logs/" + dir + ".log";
+    if (r.launcher == Launcher::kSlurm)
+      script += "sbatch --wait --output=" + log + " --export=ALL,TRAIN_ITERS=\"$TRAIN_ITERS\" " + dir +
+                "/job.sbatch\n";
+    else
+      script += "bash " + dir + "/launch.sh > " + log + " 2>&1\n";
+    char step[32];
+    std::snprintf(step, sizeof step, "%.3f", t.predicted_step_s);
+    table += "| " + dir + " | " + t.why + " | " + config_text(t) + " | " + step + " |\n";
+    if (r.simulate) {
+      const double true_step_s = estimate_cost(r.model, *r.simulate, t.job, t.config).time.step_s;
+      write_text(trial_log_path(r.out_dir, dir),
+                 simulated_megatron_log(r.model, t.job, t.config, true_step_s, r.train_iters), result.files);
+    }
+  }
+  write_text(r.out_dir / "run_trials.sh", script, result.files);
+  fs::permissions(r.out_dir / "run_trials.sh", fs::perms::owner_exec | fs::perms::group_exec,
+                  fs::perm_options::add);
+
+  std::string pinned, fit_keys;
+  for (const auto& k : result.pinned) {
+    pinned += (pinned.empty() ? "" : ", ") + k;
+    fit_keys += (fit_keys.empty() ? "" : ",") + k;
+  }
+  const std::string out = r.out_dir.string();
+  std::string readme =
+      "# Tuning loop: " + r.model.name + " on " + r.cluster.name + ", " + std::to_string(r.job.gpus) +
+      " GPUs\n\n" +
+      "Written by `parplan tune`. The trials are the best plan and runs chosen so that together they pin "
+      "down " +
+      "the profile constants the plans depend on (" + pinned + ").\n\n" + table +
+      "\n## The loop\n\n"
+      "1. Run the trials (" +
+      std::to_string(r.train_iters) + " iterations each; set the variables each launch " +
+      "script asks for, e.g. MEGATRON_LM, DATA_PATH, TOKENIZER_MODEL):\n\n"
+      "       bash " +
+      out + "/run_trials.sh\n\n" +
+      (r.simulate ? "   (This directory was written with `--simulate`: the logs are already in " + out +
+                        "/logs, as the simulated cluster would write them.)\n\n"
+                  : std::string()) +
+      "2. Fit the profile to the logs:\n\n"
+      "       parplan calibrate --cluster " +
+      r.cluster_arg + " --runs " + out + "/logs --fit '" + fit_keys + "' --out " + out +
+      "/calibrated.yaml\n\n"
+      "3. Plan again with the calibrated profile:\n\n"
+      "       parplan plan --job " +
+      r.job_file + " --cluster " + out + "/calibrated.yaml\n";
+  write_text(r.out_dir / "README.md", readme, result.files);
+  return result;
+}
+
+}  // namespace parplan

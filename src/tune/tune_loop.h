@@ -1,0 +1,45 @@
+// parplan tune: writes the trial runs of the auto-tuning loop (launch files
+// through src/emit, a script that runs them with logs at known paths, a
+// README of the loop) and, with a true profile, the logs it would produce.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/emit/emit.h"
+#include "src/tune/trials.h"
+
+namespace parplan {
+
+struct TuneRequest {
+  ModelSpec model;
+  ClusterSpec cluster;
+  JobSpec job;
+  /// As the user gave them (for the README's commands).
+  std::string job_file, cluster_arg;
+  int trials = 6;
+  Engine engine = Engine::kMegatron;
+  Launcher launcher = Launcher::kTorchrun;
+  std::filesystem::path out_dir;
+  int train_iters = 30;
+  /// --simulate: the cluster that "runs" the trials.
+  std::optional<ClusterSpec> simulate;
+};
+
+struct TuneResult {
+  std::vector<Trial> trials;
+  /// Constants the trials pin down (rank check of their design).
+  std::vector<std::string> pinned;
+  std::vector<std::filesystem::path> files;
+};
+
+/// Throws InputError: engine whose logs calibrate cannot read, an out
+/// directory that is not empty, a job with no feasible plan.
+TuneResult write_tune_loop(const TuneRequest& request);
+
+/// DIR/logs/NAME.log: where trial NAME's log goes.
+std::filesystem::path trial_log_path(const std::filesystem::path& out_dir, const std::string& trial_dir);
+
+}  // namespace parplan
