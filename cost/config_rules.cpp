@@ -4,6 +4,32 @@
 
 namespace parplan {
 
+namespace {
+// Expert parallelism: Megatron-LM's MoE parallel folding
+// (megatron/core/parallel_state.py initialize_model_parallel builds the
+// expert grid etp x ep x edp over the same ranks as tp x cp x dp of a
+// pipeline stage) and validate_args / TransformerConfig checks.
+const char* moe_config_problem(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c) {
+  if (c.ep < 1 || c.etp < 1) return "ep and etp must be at least 1";
+  if (!model.is_moe()) {
+    if (c.ep > 1 || c.etp > 1) return "ep and etp need a mixture-of-experts model (the model has no experts)";
+    return nullptr;
+  }
+  if (model.experts % c.ep != 0) return "ep must divide the number of experts (experts % ep == 0)";
+  if ((c.tp * c.cp * c.dp) % (c.etp * c.ep) != 0)
+    return "etp * ep must divide tp * cp * dp (MoE parallel folding: the expert grid etp x ep x edp spans a "
+           "pipeline stage's ranks)";
+  if (model.expert_ffn_hidden % c.etp != 0) return "etp must divide the expert FFN width";
+  if (c.ep > 1 && c.tp > 1 && !c.sp) return "expert and tensor parallelism together need sequence parallelism";
+  if (c.ep > 1 && job.precision == Precision::kFp16) return "expert parallelism does not run with fp16 (use bf16)";
+  if (c.ep_overlap && (c.ep < 2 || (c.pp > 1 && c.vp < 2) || c.recompute == Recompute::kFull))
+    return "the overlapped expert-parallel all-to-all needs ep > 1, pp == 1 or vp > 1, and no full recomputation";
+  if (model.route_groups > 0 && model.experts % model.route_groups != 0)
+    return "the routing groups must divide the experts";
+  return nullptr;
+}
+}  // namespace
+
 const char* config_problem(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c) {
   if (c.tp < 1 || c.pp < 1 || c.cp < 1 || c.dp < 1 || c.vp < 1 || c.mbs < 1 || c.ep < 1)
     return "every parallel size and the micro-batch size must be at least 1";
@@ -32,7 +58,7 @@ const char* config_problem(const ModelSpec& model, const JobSpec& job, const Par
     if (p.grads > p.optimizer) return "the gradient partition must lie inside the optimizer partition";
     if (p.params > p.optimizer) return "the weight partition must lie inside the optimizer partition";
   }
-  if (model.is_moe() && (c.dp * c.cp) % c.ep != 0) return "ep must divide dp * cp";
+  if (const char* moe = moe_config_problem(model, job, c)) return moe;
   if (c.recompute == Recompute::kFull && c.recompute_layers * c.vp > model.layers)
     return "recompute layers exceed the layers of a stage";
   return nullptr;

@@ -1,5 +1,6 @@
 #include "src/cli/job_options.h"
 
+#include "cost/moe_dispatch.h"
 #include "cost/step_cost.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"
@@ -27,6 +28,9 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
       ->check(CLI::PositiveNumber);
   app.add_option("--cp", f.cp, std::string("context-parallel size") + what)->check(CLI::PositiveNumber);
   app.add_option("--mbs", f.mbs, std::string("micro-batch size") + what)->check(CLI::PositiveNumber);
+  app.add_option("--ep", f.ep, std::string("expert-parallel size (MoE)") + what)->check(CLI::PositiveNumber);
+  app.add_option("--etp", f.etp, std::string("expert tensor-parallel size (MoE; 1 or tp)") + what)
+      ->check(CLI::PositiveNumber);
   app.add_option("--zero", f.zero, std::string("ZeRO stage 0..3") + what)->check(CLI::Range(0, 3));
   app.add_option("--recompute", f.recompute, std::string("none | selective | full") + what);
   app.add_option("--recompute-layers", f.recompute_layers,
@@ -118,18 +122,21 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
   if (f.vp) c.vp = *f.vp;
   if (f.cp) c.cp = *f.cp;
   if (f.mbs) c.mbs = *f.mbs;
+  if (f.ep) c.ep = *f.ep;
+  if (f.etp) c.etp = *f.etp;
   if (f.zero) c.zero = *f.zero;
   if (f.recompute) c.recompute = parse_recompute(*f.recompute, "--recompute");
   if (f.recompute_layers) c.recompute_layers = *f.recompute_layers;
   if (f.attention) c.flash_attention = parse_attention(*f.attention);
   if (f.sp) c.sp = true;
-  if (f.no_overlap) c.overlap_grad_reduce = c.overlap_p2p = false;
   c.gbs = r.job.gbs;
   const int model_ranks = c.tp * c.pp * c.cp;
   if (r.job.gpus % model_ranks != 0)
     throw InputError("tp * pp * cp = " + std::to_string(model_ranks) + " does not divide --gpus " +
                      std::to_string(r.job.gpus));
   c.dp = r.job.gpus / model_ranks;
+  apply_moe_defaults(r.model, r.cluster, c);
+  if (f.no_overlap) c.overlap_grad_reduce = c.overlap_p2p = c.ep_overlap = false;
   if (f.zeropp && f.hierarchical_partition)
     throw InputError("--zeropp and --hierarchical-partition are alternatives; give one of them");
   if (f.zeropp || f.hierarchical_partition) {
@@ -158,7 +165,8 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
   if (const char* problem = config_problem(r.model, r.job, c)) {
     throw InputError(std::string("config rejected: ") + problem + " (tp " + std::to_string(c.tp) + ", pp " +
                      std::to_string(c.pp) + ", vp " + std::to_string(c.vp) + ", cp " + std::to_string(c.cp) +
-                     ", dp " + std::to_string(c.dp) + ", mbs " + std::to_string(c.mbs) + ", gbs " +
+                     ", dp " + std::to_string(c.dp) + ", ep " + std::to_string(c.ep) + ", etp " +
+                     std::to_string(c.etp) + ", mbs " + std::to_string(c.mbs) + ", gbs " +
                      std::to_string(c.gbs) + ", " + std::to_string(r.model.heads) + " heads, " +
                      std::to_string(r.model.layers) + " layers)");
   }
@@ -172,6 +180,8 @@ void apply_pins(const JobFlags& f, JobSpec& job) {
   if (f.vp) p.vp = *f.vp;
   if (f.cp) p.cp = *f.cp;
   if (f.mbs) p.mbs = *f.mbs;
+  if (f.ep) p.ep = *f.ep;
+  if (f.etp) p.etp = *f.etp;
   if (f.zero) p.zero = *f.zero;
   if (f.recompute) p.recompute = static_cast<int>(parse_recompute(*f.recompute, "--recompute"));
   if (f.recompute_layers) p.recompute_layers = *f.recompute_layers;

@@ -284,7 +284,9 @@ const std::vector<std::string> kTopKeys = {
     "kv_groups", "head_dim", "vocab",           "max_positions", "gated_ffn",  "linear_bias",
     "norm",      "position", "tied_embeddings", "moe",           "mla"};
 const std::vector<std::string> kMoeKeys = {"experts",        "top_k",          "expert_ffn_hidden",
-                                           "moe_layer_freq", "shared_experts", "first_dense_layers"};
+                                           "moe_layer_freq", "shared_experts", "first_dense_layers",
+                                           "mtp_layers",     "route_groups",   "route_group_topk",
+                                           "aux_loss_free"};
 const std::vector<std::string> kMlaKeys = {"q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "v_head_dim",
                                            "qk_nope_head_dim"};
 
@@ -324,6 +326,10 @@ ModelSpec model_from_yaml(const YAML::Node& root, const std::string& origin,
     m.moe_layer_freq = moe->int_field("moe_layer_freq", 1, 1);
     m.shared_experts = moe->int_field("shared_experts", 0, 0);
     m.first_dense_layers = moe->int_field("first_dense_layers", 0, 0);
+    m.mtp_layers = moe->int_field("mtp_layers", 0, 0);
+    m.route_groups = moe->int_field("route_groups", 0, 0);
+    m.route_group_topk = moe->int_field("route_group_topk", 0, 0);
+    m.aux_loss_free = moe->boolean("aux_loss_free", false);
   }
   if (const auto mla = top.block("mla", kMlaKeys)) {
     m.q_lora_rank = mla->int_field("q_lora_rank", 0, 0);
@@ -541,6 +547,10 @@ ModelSpec model_from_hf(const Json& root, const std::string& origin) {
       m.shared_experts = hf.optional_int({"n_shared_experts"}, 0, 0);
       m.first_dense_layers = hf.optional_int({"first_k_dense_replace"}, 0, 0, &names.first_dense_layers);
       m.moe_layer_freq = hf.optional_int({"moe_layer_freq"}, 1, 1);
+      m.mtp_layers = hf.optional_int({"num_nextn_predict_layers"}, 0, 0);
+      m.route_groups = hf.optional_int({"n_group"}, 0, 0);
+      m.route_group_topk = hf.optional_int({"topk_group"}, 0, 0);
+      m.aux_loss_free = hf.string("scoring_func").value_or("softmax") == "sigmoid";
     } else {
       m.expert_ffn_hidden = m.ffn_hidden;
       names.first_dense_layers = "first_dense_layers";

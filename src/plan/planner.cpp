@@ -33,6 +33,17 @@ void check_pins(const ModelSpec& model, const JobSpec& job) {
        "--cp " + std::to_string(p.cp) + ": --seq must be divisible by 2 * cp");
   need(p.mbs <= 0 || job.gbs % p.mbs == 0,
        "--mbs " + std::to_string(p.mbs) + " does not divide --gbs " + std::to_string(job.gbs));
+  need((p.ep <= 1 && p.etp <= 1) || model.is_moe(),
+       "--ep/--etp need a mixture-of-experts model; " + model.name + " has no experts");
+  need(p.ep <= 0 || !model.is_moe() || model.experts % p.ep == 0,
+       "--ep " + std::to_string(p.ep) + " must divide the model's " + std::to_string(model.experts) +
+           " experts (experts % ep == 0)");
+  need(p.etp <= 0 || !model.is_moe() || model.expert_ffn_hidden % p.etp == 0,
+       "--etp " + std::to_string(p.etp) + " must divide the expert FFN width " +
+           std::to_string(model.expert_ffn_hidden));
+  need(p.ep <= 0 || job.gpus % (p.ep * (p.etp > 0 ? p.etp : 1)) == 0,
+       "--ep * --etp must divide --gpus " + std::to_string(job.gpus) +
+           " (MoE parallel folding: the expert grid etp x ep x edp spans each pipeline stage)");
   const long model_ranks =
       static_cast<long>(p.tp > 0 ? p.tp : 1) * (p.pp > 0 ? p.pp : 1) * (p.cp > 0 ? p.cp : 1);
   need(job.gpus % model_ranks == 0, "the pinned tp * pp * cp = " + std::to_string(model_ranks) +
