@@ -14,12 +14,14 @@
 namespace parplan::detail {
 
 namespace {
-// MoE layers among the `layers` of `stage`: counted by index for the
-// stage's own layout without interleaving (DeepSeek-V3's dense first layers
-// all sit on stage 0), else the model's MoE fraction.
-double stage_moe_layers(const ModelSpec& model, const ParallelConfig& c, int stage, int layers) {
+// MoE layers among the `layers` of `stage`: the model's MoE fraction (time
+// and memory stay affine in the layer count, as the stage-split
+// coefficients need), or with `exact` counted by index for the stage's own
+// layout without interleaving (DeepSeek-V3's dense first layers all sit on
+// stage 0).
+double stage_moe_layers(const ModelSpec& model, const ParallelConfig& c, int stage, int layers, bool exact) {
   if (!model.is_moe() || layers <= 0) return 0.0;
-  if (c.vp == 1 && layers == stage_layers(model.layers, c, stage)) {
+  if (exact && c.vp == 1) {
     int start = 0;
     for (int s = 0; s < stage; ++s) start += stage_layers(model.layers, c, s);
     int count = 0;
@@ -28,6 +30,9 @@ double stage_moe_layers(const ModelSpec& model, const ParallelConfig& c, int sta
   }
   return static_cast<double>(moe_layer_count(model)) / model.layers * layers;
 }
+
+StageLoad stage_load_counted(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage,
+                             int layers, bool exact);
 }  // namespace
 
 MoeShape moe_shape(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c) {
@@ -42,11 +47,17 @@ MoeShape moe_shape(const ModelSpec& model, const JobSpec& job, const ParallelCon
 
 StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage,
                      int layers) {
+  return stage_load_counted(model, job, c, stage, layers, false);
+}
+
+namespace {
+StageLoad stage_load_counted(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage,
+                             int layers, bool exact) {
   StageLoad load;
   load.layers = layers;
   load.first = stage == 0;
   load.last = stage == c.pp - 1;
-  load.moe_layers = stage_moe_layers(model, c, stage, layers);
+  load.moe_layers = stage_moe_layers(model, c, stage, layers, exact);
   const double dense_layers = load.layers - load.moe_layers;
   const double shared = attention_params(model) + layer_norm_params(model);
   double params = (load.layers * shared + dense_layers * dense_ffn_params(model)) / c.tp;
@@ -75,8 +86,10 @@ StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelC
   return load;
 }
 
+}  // namespace
+
 StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage) {
-  return stage_load(model, job, c, stage, stage_layers(model.layers, c, stage));
+  return stage_load_counted(model, job, c, stage, stage_layers(model.layers, c, stage), true);
 }
 
 ActivationShape activation_shape(const JobSpec& job, const ParallelConfig& c) {

@@ -31,6 +31,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   app.add_option("--ep", f.ep, std::string("expert-parallel size (MoE)") + what)->check(CLI::PositiveNumber);
   app.add_option("--etp", f.etp, std::string("expert tensor-parallel size (MoE; 1 or tp)") + what)
       ->check(CLI::PositiveNumber);
+  app.add_option("--moe-imbalance", f.moe_imbalance,
+                 "MoE: load of the busiest expert-parallel rank over the mean (>= 1; default from the model's "
+                 "balancing scheme, see docs/cost-model.md)")
+      ->check(CLI::Range(1.0, 1000.0));
   app.add_option("--zero", f.zero, std::string("ZeRO stage 0..3") + what)->check(CLI::Range(0, 3));
   app.add_option("--recompute", f.recompute, std::string("none | selective | full") + what);
   app.add_option("--recompute-layers", f.recompute_layers,
@@ -71,6 +75,7 @@ ResolvedJob resolve_job(const JobFlags& f) {
   if (f.nodes) request.nodes = *f.nodes;
   if (f.gbs) request.job.gbs = *f.gbs;
   if (f.seq) request.job.seq = *f.seq;
+  if (f.moe_imbalance) request.job.moe_imbalance = *f.moe_imbalance;
   if (!f.precision.empty()) request.job.precision = parse_precision(f.precision, "--precision");
   if (!f.optimizer.empty()) {
     if (f.optimizer != "adam" && f.optimizer != "sgd") throw InputError("--optimizer must be adam or sgd");
