@@ -45,7 +45,8 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
                                    : gemm_time_s(device, peak_flops_per_s, m, q_width + kv_width, h) +
                                          gemm_time_s(device, peak_flops_per_s, m, h, out_width);
   if (!shape.is_moe)
-    gemm_s += gemm_time_s(device, peak_flops_per_s, m, ffn_in, h) + gemm_time_s(device, peak_flops_per_s, m, h, ffn / t);
+    gemm_s += gemm_time_s(device, peak_flops_per_s, m, ffn_in, h) +
+              gemm_time_s(device, peak_flops_per_s, m, h, ffn / t);
 
   // Attention core over the full s x s square as the papers count it.
   const double attention_flops = 2.0 * m * shape.seq * heads * (model.head_dim + v_dim);

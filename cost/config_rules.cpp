@@ -20,10 +20,13 @@ const char* moe_config_problem(const ModelSpec& model, const JobSpec& job, const
     return "etp * ep must divide tp * cp * dp (MoE parallel folding: the expert grid etp x ep x edp spans a "
            "pipeline stage's ranks)";
   if (model.expert_ffn_hidden % c.etp != 0) return "etp must divide the expert FFN width";
-  if (c.ep > 1 && c.tp > 1 && !c.sp) return "expert and tensor parallelism together need sequence parallelism";
-  if (c.ep > 1 && job.precision == Precision::kFp16) return "expert parallelism does not run with fp16 (use bf16)";
+  if (c.ep > 1 && c.tp > 1 && !c.sp)
+    return "expert and tensor parallelism together need sequence parallelism";
+  if (c.ep > 1 && job.precision == Precision::kFp16)
+    return "expert parallelism does not run with fp16 (use bf16)";
   if (c.ep_overlap && (c.ep < 2 || (c.pp > 1 && c.vp < 2) || c.recompute == Recompute::kFull))
-    return "the overlapped expert-parallel all-to-all needs ep > 1, pp == 1 or vp > 1, and no full recomputation";
+    return "the overlapped expert-parallel all-to-all needs ep > 1, pp == 1 or vp > 1, and no full "
+           "recomputation";
   if (model.route_groups > 0 && model.experts % model.route_groups != 0)
     return "the routing groups must divide the experts";
   return nullptr;

@@ -26,8 +26,10 @@ double mla_projection_s(const ModelSpec& m, const DeviceSpec& device, double pea
 double mla_projection_flops(const ModelSpec& m, double tokens) {
   const double h = m.hidden;
   const double a = m.heads;
-  const double q = m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank * a * m.head_dim : h * a * m.head_dim;
-  const double kv = h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank * a * (nope_dim(m) + m.v_head_dim);
+  const double q =
+      m.q_lora_rank > 0 ? h * m.q_lora_rank + m.q_lora_rank * a * m.head_dim : h * a * m.head_dim;
+  const double kv =
+      h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank * a * (nope_dim(m) + m.v_head_dim);
   return 2.0 * tokens * (q + kv + a * m.v_head_dim * h);
 }
 

@@ -26,8 +26,8 @@ double grouped_gemm_s(const DeviceSpec& device, double peak, double groups, doub
   if (groups <= 0 || rows <= 0 || n <= 0 || k <= 0) return 0;
   const double flops = 2.0 * groups * rows * n * k;
   const double smallest = std::min(rows, std::min(n, k));
-  const double efficiency = device.gemm_efficiency_max * smallest / (smallest + device.gemm_half_dim) * flops /
-                            (flops + device.gemm_half_flops);
+  const double efficiency = device.gemm_efficiency_max * smallest / (smallest + device.gemm_half_dim) *
+                            flops / (flops + device.gemm_half_flops);
   const double compute_s = flops / (peak * efficiency);
   const double traffic_s = memory_bound_s(device, kActivationBytes * groups * (rows * k + k * n + rows * n));
   return std::max(compute_s, traffic_s);
@@ -35,7 +35,8 @@ double grouped_gemm_s(const DeviceSpec& device, double peak, double groups, doub
 
 double moe_layer_params(const ModelSpec& m) {
   return attention_params(m) + layer_norm_params(m) +
-         (m.is_moe() ? router_params(m) + routed_expert_params(m) + shared_expert_params(m) : dense_ffn_params(m));
+         (m.is_moe() ? router_params(m) + routed_expert_params(m) + shared_expert_params(m)
+                     : dense_ffn_params(m));
 }
 }  // namespace
 
@@ -104,8 +105,8 @@ MoeBlockTimes moe_block_times(const ModelSpec& m, const DeviceSpec& device, doub
                                grouped_gemm_s(device, peak, local_experts, rows_per_expert, h, f / s.etp);
   // Activation function on the expert intermediate, and the permute before
   // and the unpermute after the experts (a read and a write of each row).
-  const double routed_elementwise_s =
-      memory_bound_s(device, kActivationBytes * (rows * f / s.etp * (m.gated_ffn ? 3.0 : 2.0) + 4.0 * rows * h));
+  const double routed_elementwise_s = memory_bound_s(
+      device, kActivationBytes * (rows * f / s.etp * (m.gated_ffn ? 3.0 : 2.0) + 4.0 * rows * h));
   // Router: a thin GEMM to E logits, then fp32 softmax/sigmoid and top-k.
   const double router_s = gemm_time_s(device, peak, own_tokens, m.experts, h) +
                           memory_bound_s(device, 4.0 * 3.0 * own_tokens * m.experts);
@@ -115,11 +116,13 @@ MoeBlockTimes moe_block_times(const ModelSpec& m, const DeviceSpec& device, doub
     const double fs = f * m.shared_experts;
     shared_gemm_s = gemm_time_s(device, peak, s.tokens, fs * (m.gated_ffn ? 2.0 : 1.0) / t, h) +
                     gemm_time_s(device, peak, s.tokens, h, fs / t);
-    shared_elementwise_s = memory_bound_s(device, kActivationBytes * s.tokens * fs / t * (m.gated_ffn ? 3.0 : 2.0));
+    shared_elementwise_s =
+        memory_bound_s(device, kActivationBytes * s.tokens * fs / t * (m.gated_ffn ? 3.0 : 2.0));
   }
   times.routed_forward_s = routed_gemm_s + routed_elementwise_s;
   times.forward_s = times.routed_forward_s + router_s + shared_gemm_s + shared_elementwise_s;
-  times.backward_s = 2.0 * (routed_gemm_s + router_s + shared_gemm_s) + 2.0 * (routed_elementwise_s + shared_elementwise_s);
+  times.backward_s =
+      2.0 * (routed_gemm_s + router_s + shared_gemm_s) + 2.0 * (routed_elementwise_s + shared_elementwise_s);
   return times;
 }
 
@@ -137,7 +140,8 @@ double moe_layer_activation_bytes(const ModelSpec& m, const ActivationShape& sha
   // Each routed copy: the permuted input, the expert intermediate and the
   // expert output the combine weights by its routing score.
   const double rows = own_tokens * m.top_k * moe.etp * moe.load_factor;
-  const double routed = rows * (2.0 * kActivationBytes * m.hidden + ffn_bytes_per_width * m.expert_ffn_hidden / moe.etp);
+  const double routed =
+      rows * (2.0 * kActivationBytes * m.hidden + ffn_bytes_per_width * m.expert_ffn_hidden / moe.etp);
   const double shared =
       local_tokens * ffn_bytes_per_width * static_cast<double>(m.expert_ffn_hidden) * m.shared_experts / t;
   return base - dense_ffn + router + routed + shared;

@@ -55,11 +55,11 @@ double dispatch_s(const ClusterSpec& cluster, const GroupSpan& span, const Model
   const double network_s =
       s.tokens * remote_nodes * per_copy / outer.effective_bytes_per_s() + (nodes - 1) * outer.latency_s;
   // Inside the node every copy is forwarded to its expert's GPU.
-  const double nvlink_s = s.tokens * m.top_k * per_copy * (per_node - 1.0) / per_node / inner.effective_bytes_per_s() +
-                          (per_node - 1) * inner.latency_s;
+  const double nvlink_s =
+      s.tokens * m.top_k * per_copy * (per_node - 1.0) / per_node / inner.effective_bytes_per_s() +
+      (per_node - 1) * inner.latency_s;
   return std::max(network_s, nvlink_s);
 }
-
 
 EpLayerComm moe_layer_comm(const ModelSpec& m, const ClusterSpec& cluster, const JobSpec& job,
                            const ParallelConfig& c, double layer_forward_s, double layer_backward_s,

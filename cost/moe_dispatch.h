@@ -6,10 +6,10 @@
 
 #include "cost/collectives.h"
 #include "cost/moe.h"
-#include "cost/spec/job_spec.h"
-#include "cost/spec/parallel_config.h"
 #include "cost/spec/cluster_spec.h"
+#include "cost/spec/job_spec.h"
 #include "cost/spec/model_spec.h"
+#include "cost/spec/parallel_config.h"
 
 namespace parplan {
 
@@ -38,7 +38,6 @@ struct DispatchShape {
 /// (DeepEP), so the slower one sets the time.
 double dispatch_s(const ClusterSpec& cluster, const GroupSpan& span, const ModelSpec& model,
                   const DispatchShape& shape);
-
 
 /// Exposed expert-parallel communication of one MoE layer for one
 /// micro-batch on the pipeline stage starting at `first_rank`: dispatch and

@@ -71,8 +71,10 @@ StageLoad stage_load_counted(const ModelSpec& model, const JobSpec& job, const P
     load.mtp = model.mtp_layers;
     load.mtp_moe = model.is_moe();
     const double routed = model.is_moe() ? model.mtp_layers * routed_expert_params(model) : 0.0;
-    params += (mtp_params(model) - routed - model.mtp_layers * (model.is_moe() ? router_params(model) : 0.0)) / c.tp +
-              model.mtp_layers * (model.is_moe() ? router_params(model) : 0.0);
+    params +=
+        (mtp_params(model) - routed - model.mtp_layers * (model.is_moe() ? router_params(model) : 0.0)) /
+            c.tp +
+        model.mtp_layers * (model.is_moe() ? router_params(model) : 0.0);
     load.expert_params += routed / (c.etp * c.ep);
   }
   if (load.first) params += embedding_params(model, job.seq) / c.tp;

@@ -146,7 +146,7 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
   tput.mfu = tput.model_tflops_per_gpu * 1e12 / peak;
   tput.hfu = tput.hardware_tflops_per_gpu * 1e12 / peak;
 
-  const double parts[7] = {time.compute_s,  time.bubble_s,  time.tp_comm_s, time.cp_comm_s,
+  const double parts[7] = {time.compute_s, time.bubble_s,  time.tp_comm_s, time.cp_comm_s,
                            time.pp_comm_s, time.dp_comm_s, time.ep_comm_s};
   const Limiter names[7] = {Limiter::kCompute, Limiter::kBubble, Limiter::kTpComm, Limiter::kCpComm,
                             Limiter::kPpComm,  Limiter::kDpComm, Limiter::kEpComm};

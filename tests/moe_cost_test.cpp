@@ -54,7 +54,8 @@ TEST(MoeFlops, MoeLayerIsTopKPlusSharedExpertsPlusRouter) {
   const LayerFlops moe = layer_forward_flops(m, tokens, 4096, true);
   const LayerFlops dense = layer_forward_flops(m, tokens, 4096, false);
   const double ffn = 2.0 * tokens * (m.top_k + m.shared_experts) * expert;
-  EXPECT_NEAR(moe.linear_flops - dense.linear_flops, ffn + router_forward_flops(m, tokens) - 2.0 * tokens * 3.0 * h * m.ffn_hidden,
+  EXPECT_NEAR(moe.linear_flops - dense.linear_flops,
+              ffn + router_forward_flops(m, tokens) - 2.0 * tokens * 3.0 * h * m.ffn_hidden,
               1e-6 * moe.linear_flops);
   EXPECT_DOUBLE_EQ(router_forward_flops(m, tokens), 2.0 * tokens * h * m.experts);
 }
@@ -65,8 +66,8 @@ TEST(MoeFlops, MoeLayerIsTopKPlusSharedExpertsPlusRouter) {
 TEST(MoeFlops, MlaProjectionsFromTheLowRankShapes) {
   const ModelSpec m = load_model("deepseek-v3");
   const double t = 1000;
-  const double per_token = 7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * (512 + 64) + 512.0 * 128 * (128 + 128) +
-                           128.0 * 128 * 7168;
+  const double per_token = 7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * (512 + 64) +
+                           512.0 * 128 * (128 + 128) + 128.0 * 128 * 7168;
   EXPECT_DOUBLE_EQ(mla_projection_flops(m, t), 2.0 * t * per_token);
 }
 
@@ -141,7 +142,8 @@ TEST(MoeMemory, ExpertStatesShardOverEp) {
   ParallelConfig eight = one;
   eight.ep = 8;
   const double experts_bf16 = 2.0 * moe_layer_count(m) * routed_expert_params(m);
-  const double saved = estimate_memory(m, c, job, one).params_bytes - estimate_memory(m, c, job, eight).params_bytes;
+  const double saved =
+      estimate_memory(m, c, job, one).params_bytes - estimate_memory(m, c, job, eight).params_bytes;
   EXPECT_NEAR(saved, experts_bf16 * (1.0 - 1.0 / 8.0), 1e-6 * experts_bf16);
 }
 
@@ -150,16 +152,18 @@ TEST(MoeMemory, ExpertStatesShardOverEp) {
 using test::run_cli;
 
 TEST(MoeRules, EpMustDivideTheExperts) {
-  const auto run = run_cli("estimate --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --gbs 256 --seq 4096 "
-                           "--tp 1 --pp 1 --ep 3");
+  const auto run = run_cli(
+      "estimate --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --gbs 256 --seq 4096 "
+      "--tp 1 --pp 1 --ep 3");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("experts % ep == 0"), std::string::npos) << run.err;
   EXPECT_EQ(test::line_count(run.err), 1);
 }
 
 TEST(MoeRules, ExpertGridMustFoldIntoTheStage) {
-  const auto run = run_cli("estimate --model deepseek-v3 --cluster dgx-h800 --gpus 64 --gbs 64 --seq 4096 "
-                           "--tp 1 --pp 1 --ep 128");
+  const auto run = run_cli(
+      "estimate --model deepseek-v3 --cluster dgx-h800 --gpus 64 --gbs 64 --seq 4096 "
+      "--tp 1 --pp 1 --ep 128");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("MoE parallel folding"), std::string::npos) << run.err;
 }
@@ -171,7 +175,8 @@ TEST(MoeRules, EpNeedsAnMoeModel) {
 }
 
 TEST(MoeRules, PlanEpPinMustDivideTheExperts) {
-  const auto run = run_cli("plan --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --gbs 256 --seq 4096 --ep 3");
+  const auto run =
+      run_cli("plan --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --gbs 256 --seq 4096 --ep 3");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("experts % ep == 0"), std::string::npos) << run.err;
 }

@@ -31,9 +31,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   app.add_option("--ep", f.ep, std::string("expert-parallel size (MoE)") + what)->check(CLI::PositiveNumber);
   app.add_option("--etp", f.etp, std::string("expert tensor-parallel size (MoE; 1 or tp)") + what)
       ->check(CLI::PositiveNumber);
-  app.add_option("--moe-imbalance", f.moe_imbalance,
-                 "MoE: load of the busiest expert-parallel rank over the mean (>= 1; default from the model's "
-                 "balancing scheme, see docs/cost-model.md)")
+  app.add_option(
+         "--moe-imbalance", f.moe_imbalance,
+         "MoE: load of the busiest expert-parallel rank over the mean (>= 1; default from the model's "
+         "balancing scheme, see docs/cost-model.md)")
       ->check(CLI::Range(1.0, 1000.0));
   app.add_option("--zero", f.zero, std::string("ZeRO stage 0..3") + what)->check(CLI::Range(0, 3));
   app.add_option("--recompute", f.recompute, std::string("none | selective | full") + what);

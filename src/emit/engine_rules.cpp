@@ -139,14 +139,17 @@ void megatron_moe_rules(const Plan& p, Rules& r) {
   // when pipeline_model_parallel_size > 1"; "disable full recomputation";
   // "MTP supports at most one layer".
   if (c.ep_overlap) {
-    r.check(c.ep <= 1, "--overlap-moe-expert-parallel-comm needs expert-model-parallel-size > 1 (Megatron "
-                       "TransformerConfig).");
-    r.check(c.pp > 1 && c.vp <= 1, "--overlap-moe-expert-parallel-comm with pipeline parallelism needs virtual "
-                                   "stages (Megatron TransformerConfig).");
+    r.check(c.ep <= 1,
+            "--overlap-moe-expert-parallel-comm needs expert-model-parallel-size > 1 (Megatron "
+            "TransformerConfig).");
+    r.check(c.pp > 1 && c.vp <= 1,
+            "--overlap-moe-expert-parallel-comm with pipeline parallelism needs virtual "
+            "stages (Megatron TransformerConfig).");
     r.check(c.recompute == Recompute::kFull,
             "--overlap-moe-expert-parallel-comm needs no full recomputation (Megatron TransformerConfig).");
-    r.check(m.mtp_layers > 1, "--overlap-moe-expert-parallel-comm supports at most one MTP layer (Megatron "
-                              "TransformerConfig).");
+    r.check(m.mtp_layers > 1,
+            "--overlap-moe-expert-parallel-comm supports at most one MTP layer (Megatron "
+            "TransformerConfig).");
   }
   // Group-limited routing: num_moe_experts % moe_router_num_groups == 0 and
   // moe_router_group_topk <= moe_router_num_groups.
@@ -286,28 +289,34 @@ void deepspeed_rules(const Plan& p, Engine engine, Rules& r) {
           "of more than one data-parallel rank per package or node).");
   r.check(p.job.precision == Precision::kFp8,
           "parplan writes fp8 only for Megatron-LM (Transformer Engine).");
-  r.check(m.uses_mla(), "multi-latent attention has no Megatron-DeepSpeed or DeepSpeed model; use --emit megatron.");
+  r.check(m.uses_mla(),
+          "multi-latent attention has no Megatron-DeepSpeed or DeepSpeed model; use --emit megatron.");
   if (engine == Engine::kDeepSpeed) {
     r.check(m.is_moe() || c.ep > 1,
-            "a plain DeepSpeed script has no MoE layers; use --emit megatron-deepspeed (DeepSpeed-MoE) or megatron.");
+            "a plain DeepSpeed script has no MoE layers; use --emit megatron-deepspeed (DeepSpeed-MoE) or "
+            "megatron.");
   } else if (m.is_moe()) {
     // Megatron-DeepSpeed's GPT MoE (megatron/model/transformer.py with
     // deepspeed.moe.layer.MoE): every expert_interval-th layer, no shared
     // experts, no leading dense layers.
     r.check(m.shared_experts > 0 || m.first_dense_layers > 0,
-            "Megatron-DeepSpeed's MoE layers have no shared experts and no leading dense layers; use --emit megatron.");
+            "Megatron-DeepSpeed's MoE layers have no shared experts and no leading dense layers; use --emit "
+            "megatron.");
     // deepspeed/utils/groups.py _create_expert_and_data_parallel: the data
     // parallel world must be divisible by the expert parallel size.
     r.check(c.ep > 1 && c.dp % c.ep != 0, "moe-expert-parallel-size (" + s(c.ep) +
-                                               ") must divide the data-parallel size (" + s(c.dp) +
-                                               ") (DeepSpeed utils/groups.py).");
-    r.check(m.experts % c.ep != 0, "num-experts (" + s(m.experts) + ") must be divisible by moe-expert-parallel-size (" +
-                                       s(c.ep) + ") (DeepSpeed moe/layer.py).");
+                                              ") must divide the data-parallel size (" + s(c.dp) +
+                                              ") (DeepSpeed utils/groups.py).");
+    r.check(m.experts % c.ep != 0, "num-experts (" + s(m.experts) +
+                                       ") must be divisible by moe-expert-parallel-size (" + s(c.ep) +
+                                       ") (DeepSpeed moe/layer.py).");
     r.check(c.etp != 1 && c.etp != c.tp,
-            "expert tensor parallelism is all or nothing in Megatron-DeepSpeed (--enable-expert-tensor-parallelism "
+            "expert tensor parallelism is all or nothing in Megatron-DeepSpeed "
+            "(--enable-expert-tensor-parallelism "
             "uses tp); etp must be 1 or tp.");
     r.check(c.a2a_hierarchical || c.ep_overlap,
-            "DeepSpeed-MoE has neither the hierarchical (DeepEP) all-to-all nor the overlapped one the plan costs.");
+            "DeepSpeed-MoE has neither the hierarchical (DeepEP) all-to-all nor the overlapped one the plan "
+            "costs.");
   }
   r.check(c.cp > 1, "context parallelism (cp " + s(c.cp) +
                         ") has no DeepSpeed equivalent parplan can write (Ulysses is a different split).");

@@ -39,9 +39,9 @@ const char* precision_name(Precision precision) {
 
 namespace {
 ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
-  f.allow_only({"tp", "pp", "vp", "cp", "dp", "sp", "mbs", "zero", "recompute", "recompute_layers", "attention",
-                "overlap_grad_reduce", "overlap_p2p", "first_stage_layers", "last_stage_layers", "zeropp",
-                "hierarchical_partition", "ep", "etp"});
+  f.allow_only({"tp", "pp", "vp", "cp", "dp", "sp", "mbs", "zero", "recompute", "recompute_layers",
+                "attention", "overlap_grad_reduce", "overlap_p2p", "first_stage_layers", "last_stage_layers",
+                "zeropp", "hierarchical_partition", "ep", "etp"});
   ParallelConfig c;
   c.tp = f.positive_int("tp", 1);
   c.pp = f.positive_int("pp", 1);

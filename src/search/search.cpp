@@ -352,8 +352,9 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
           // Layouts: the even split when Megatron accepts it, and the optimal
           // uneven first/last split (stage-split formulation, exact fast path).
           ParallelConfig uneven = shape;
-          const bool has_uneven = cluster.heterogeneous() ? apply_heterogeneous_split(model, cluster, job, uneven)
-                                                          : apply_uneven_split(model, cluster, job, uneven);
+          const bool has_uneven = cluster.heterogeneous()
+                                      ? apply_heterogeneous_split(model, cluster, job, uneven)
+                                      : apply_uneven_split(model, cluster, job, uneven);
           for (int layout = 0; layout < 2; ++layout) {
             if (layout == 1 && !has_uneven) break;
             if (layout == 1) shape = uneven;
@@ -373,35 +374,35 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
               ShardingChoice shardings[8];
               const int sharding_count = zero == 3 ? sharding_choices(cluster, pins, shape, shardings) : 1;
               for (int variant = 0; variant < sharding_count; ++variant) {
-              for (Recompute recompute : recomputes) {
-                ++local.stats.candidates;
-                if (bound_s >= local.top.threshold()) continue;
-                ParallelConfig config = shape;
-                config.zero = zero;
-                if (zero == 3 && shardings[variant].zeropp) apply_zeropp(cluster, config);
-                if (zero == 3 && shardings[variant].hierarchical)
-                  apply_hierarchical_partition(config, shardings[variant].placement);
-                config.recompute = recompute;
-              config.ep_overlap = shape.ep_overlap && recompute != Recompute::kFull;
-                if (recompute == Recompute::kFull) {
-                  if (pins.recompute_layers >= 0) {
-                    config.recompute_layers = pins.recompute_layers;
-                  } else {
-                    const int k = min_recompute_layers(model, cluster, job, config);
-                    config.recompute_layers = k < 0 ? model.layers / (mesh.pp * vp) : k;
+                for (Recompute recompute : recomputes) {
+                  ++local.stats.candidates;
+                  if (bound_s >= local.top.threshold()) continue;
+                  ParallelConfig config = shape;
+                  config.zero = zero;
+                  if (zero == 3 && shardings[variant].zeropp) apply_zeropp(cluster, config);
+                  if (zero == 3 && shardings[variant].hierarchical)
+                    apply_hierarchical_partition(config, shardings[variant].placement);
+                  config.recompute = recompute;
+                  config.ep_overlap = shape.ep_overlap && recompute != Recompute::kFull;
+                  if (recompute == Recompute::kFull) {
+                    if (pins.recompute_layers >= 0) {
+                      config.recompute_layers = pins.recompute_layers;
+                    } else {
+                      const int k = min_recompute_layers(model, cluster, job, config);
+                      config.recompute_layers = k < 0 ? model.layers / (mesh.pp * vp) : k;
+                    }
                   }
+                  const MemoryBreakdown memory = estimate_memory(model, cluster, job, config);
+                  if (memory.peak_bytes < local.least_peak_bytes) {
+                    local.least_peak_bytes = memory.peak_bytes;
+                    local.least_peak_config = config;
+                  }
+                  if (!memory.fits) continue;
+                  const CostReport cost = estimate_cost(model, cluster, job, config);
+                  ++local.stats.evaluated;
+                  ++local.stats.feasible;
+                  local.top.offer(config, cost);
                 }
-                const MemoryBreakdown memory = estimate_memory(model, cluster, job, config);
-                if (memory.peak_bytes < local.least_peak_bytes) {
-                  local.least_peak_bytes = memory.peak_bytes;
-                  local.least_peak_config = config;
-                }
-                if (!memory.fits) continue;
-                const CostReport cost = estimate_cost(model, cluster, job, config);
-                ++local.stats.evaluated;
-                ++local.stats.feasible;
-                local.top.offer(config, cost);
-              }
               }
             }
           }
