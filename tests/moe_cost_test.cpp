@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 
 #include "cost/flops.h"
 #include "cost/mla.h"
@@ -179,6 +181,18 @@ TEST(MoeRules, PlanEpPinMustDivideTheExperts) {
       run_cli("plan --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --gbs 256 --seq 4096 --ep 3");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("experts % ep == 0"), std::string::npos) << run.err;
+}
+
+TEST(MoeRules, JobFileExpertSizesPinThePlan) {
+  const std::string path = ::testing::TempDir() + "parplan_moe_job.yaml";
+  {
+    std::ofstream job(path);
+    job << "model: mixtral-8x7b\ncluster: dgx-h100\ngpus: 64\ngbs: 256\nseq: 4096\nconfig: {ep: 8, etp: 1}\n";
+  }
+  const auto run = run_cli("plan --job " + path + " --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("\"ep\": 8"), std::string::npos) << run.out.substr(0, 300);
+  std::remove(path.c_str());
 }
 
 TEST(MoeRules, ExpertAndTensorParallelNeedSequenceParallel) {
