@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cost/mla.h"
+
 namespace parplan {
 
 namespace {
@@ -33,21 +35,18 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
   const double kv_width = model.uses_mla() ? model.heads * (model.head_dim + v_dim) / t
                                            : 2.0 * model.kv_groups * static_cast<double>(model.head_dim) / t;
   const double out_width = model.heads * v_dim / t;
-  double ffn = model.ffn_hidden;
-  double ffn_copies = 1.0;
-  if (shape.is_moe) {
-    // Each token passes through top-k routed experts and the shared ones;
-    // with balanced routing the expert GEMMs see tokens * top_k rows.
-    ffn = model.expert_ffn_hidden;
-    ffn_copies = model.top_k + model.shared_experts;
-  }
+  const double ffn = model.ffn_hidden;
+  // An MoE layer's expert block (router, routed and shared experts) is
+  // timed apart (cost/moe.h); here it has attention only.
+  const double ffn_copies = shape.is_moe ? 0.0 : 1.0;
   const double ffn_in = ffn * (model.gated_ffn ? 2.0 : 1.0) / t;
 
-  double gemm_s = gemm_time_s(device, peak_flops_per_s, m, q_width + kv_width, h) +
-                  gemm_time_s(device, peak_flops_per_s, m, h, out_width) +
-                  gemm_time_s(device, peak_flops_per_s, m * ffn_copies, ffn_in, h) +
-                  gemm_time_s(device, peak_flops_per_s, m * ffn_copies, h, ffn / t);
-  if (shape.is_moe) gemm_s += gemm_time_s(device, peak_flops_per_s, m, model.experts, h);
+  double gemm_s = model.uses_mla() ? mla_projection_s(model, device, peak_flops_per_s, m, shape.tp)
+                                   : gemm_time_s(device, peak_flops_per_s, m, q_width + kv_width, h) +
+                                         gemm_time_s(device, peak_flops_per_s, m, h, out_width);
+  if (!shape.is_moe)
+    gemm_s += gemm_time_s(device, peak_flops_per_s, m, ffn_in, h) +
+              gemm_time_s(device, peak_flops_per_s, m, h, ffn / t);
 
   // Attention core over the full s x s square as the papers count it.
   const double attention_flops = 2.0 * m * shape.seq * heads * (model.head_dim + v_dim);

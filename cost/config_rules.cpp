@@ -88,10 +88,24 @@ ConfigViolation sharding_rules(const ParallelConfig& c) {
   return {};
 }
 
-ConfigViolation expert_rules(const ModelSpec& model, const ParallelConfig& c) {
+// Expert parallelism: Megatron-LM's MoE parallel folding
+// (megatron/core/parallel_state.py initialize_model_parallel builds the
+// expert grid etp x ep x edp over the same ranks as tp x cp x dp of a
+// pipeline stage) and validate_args / TransformerConfig checks.
+ConfigViolation expert_rules(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c) {
   if (auto v = ep_rule(model, c.ep)) return v;
-  if (model.is_moe() && (std::int64_t{c.dp} * c.cp) % c.ep != 0)
-    return violated(ConfigRule::kEpShard, c.ep, std::int64_t{c.dp} * c.cp);
+  if (!model.is_moe()) return c.etp > 1 ? violated(ConfigRule::kEtpDense, c.etp) : ConfigViolation{};
+  const std::int64_t stage_ranks = std::int64_t{c.tp} * c.cp * c.dp;
+  if (stage_ranks % (std::int64_t{c.etp} * c.ep) != 0)
+    return violated(ConfigRule::kEpShard, std::int64_t{c.etp} * c.ep, stage_ranks);
+  if (model.expert_ffn_hidden % c.etp != 0)
+    return violated(ConfigRule::kEtpFfn, c.etp, model.expert_ffn_hidden);
+  if (c.ep > 1 && c.tp > 1 && !c.sp) return violated(ConfigRule::kEpTpNeedsSp);
+  if (c.ep > 1 && job.precision == Precision::kFp16) return violated(ConfigRule::kEpFp16);
+  if (c.ep_overlap && (c.ep < 2 || (c.pp > 1 && c.vp < 2) || c.recompute == Recompute::kFull))
+    return violated(ConfigRule::kEpOverlap);
+  if (model.route_groups > 0 && model.experts % model.route_groups != 0)
+    return violated(ConfigRule::kRouteGroups, model.route_groups, model.experts);
   return {};
 }
 
@@ -107,13 +121,13 @@ ConfigViolation validate_config(const ModelSpec& model, const JobSpec& job, cons
   if (auto v = batch_rules(c)) return v;
   if (auto v = layout_rules(model, c)) return v;
   if (auto v = sharding_rules(c)) return v;
-  if (auto v = expert_rules(model, c)) return v;
+  if (auto v = expert_rules(model, job, c)) return v;
   return recompute_rules(model, c);
 }
 
 ConfigViolation validate_pins(const ModelSpec& model, const JobSpec& job) {
   const SearchPins& p = job.pins;
-  const int pinned[] = {p.tp, p.pp, p.vp, p.cp, p.dp, p.mbs};
+  const int pinned[] = {p.tp, p.pp, p.vp, p.cp, p.dp, p.mbs, p.ep, p.etp};
   for (int size : pinned)
     if (size > kMaxSize) return violated(ConfigRule::kSizeTooLarge, size, kMaxSize);
   if (p.tp > 0)
@@ -128,6 +142,14 @@ ConfigViolation validate_pins(const ModelSpec& model, const JobSpec& job) {
   if (p.dp > 0 && model_ranks * p.dp > job.gpus)
     return violated(ConfigRule::kWorld, model_ranks * p.dp, job.gpus);
   if (p.mbs > 0 && job.gbs % p.mbs != 0) return violated(ConfigRule::kMbsGbs, p.mbs, job.gbs);
+  if (p.ep > 0)
+    if (auto v = ep_rule(model, p.ep)) return v;
+  if (p.etp > 1 && !model.is_moe()) return violated(ConfigRule::kEtpDense, p.etp);
+  if (p.etp > 0 && model.is_moe() && model.expert_ffn_hidden % p.etp != 0)
+    return violated(ConfigRule::kEtpFfn, p.etp, model.expert_ffn_hidden);
+  const std::int64_t expert_ranks = std::int64_t{p.ep > 0 ? p.ep : 1} * (p.etp > 0 ? p.etp : 1);
+  if (expert_ranks > 1 && (job.gpus / (p.pp > 0 ? p.pp : 1)) % expert_ranks != 0)
+    return violated(ConfigRule::kEpShard, expert_ranks, job.gpus / (p.pp > 0 ? p.pp : 1));
   return {};
 }
 
@@ -187,7 +209,21 @@ std::string describe(const ConfigViolation& v) {
     case ConfigRule::kEpExperts:
       return "ep " + n(v.a) + " must divide the model's " + n(v.b) + " experts";
     case ConfigRule::kEpShard:
-      return "ep " + n(v.a) + " must divide dp * cp = " + n(v.b);
+      return "etp * ep = " + n(v.a) + " must divide tp * cp * dp = " + n(v.b) +
+             " (MoE parallel folding: the expert grid etp x ep x edp spans a pipeline stage's ranks)";
+    case ConfigRule::kEtpDense:
+      return "etp " + n(v.a) + " needs a mixture-of-experts model; this model is dense (use etp 1)";
+    case ConfigRule::kEtpFfn:
+      return "etp " + n(v.a) + " must divide the expert FFN width " + n(v.b);
+    case ConfigRule::kEpTpNeedsSp:
+      return "expert and tensor parallelism together need sequence parallelism (Megatron validate_args)";
+    case ConfigRule::kEpFp16:
+      return "expert parallelism does not run with fp16 (use bf16)";
+    case ConfigRule::kEpOverlap:
+      return "the overlapped expert-parallel all-to-all needs ep > 1, pp == 1 or vp > 1, and no full "
+             "recomputation";
+    case ConfigRule::kRouteGroups:
+      return "the " + n(v.a) + " routing groups must divide the " + n(v.b) + " experts";
     case ConfigRule::kRecomputeLayers:
       return "recompute layers " + n(v.a) + " exceed the " + n(v.b) + " layers of a model chunk";
   }
@@ -240,7 +276,20 @@ const char* config_problem(const ModelSpec& model, const JobSpec& job, const Par
     case ConfigRule::kEpExperts:
       return "ep must divide the experts";
     case ConfigRule::kEpShard:
-      return "ep must divide dp * cp";
+      return "etp * ep must divide tp * cp * dp";
+    case ConfigRule::kEtpDense:
+      return "etp > 1 needs a mixture-of-experts model";
+    case ConfigRule::kEtpFfn:
+      return "etp must divide the expert FFN width";
+    case ConfigRule::kEpTpNeedsSp:
+      return "expert and tensor parallelism together need sequence parallelism";
+    case ConfigRule::kEpFp16:
+      return "expert parallelism does not run with fp16";
+    case ConfigRule::kEpOverlap:
+      return "the overlapped expert-parallel all-to-all needs ep > 1, pp == 1 or vp > 1, and no full "
+             "recomputation";
+    case ConfigRule::kRouteGroups:
+      return "the routing groups must divide the experts";
     case ConfigRule::kRecomputeLayers:
       return "recompute layers exceed the layers of a stage";
   }

@@ -59,7 +59,7 @@ ConfigViolation mesh_rules(const ModelSpec& model, const JobSpec& job, const Par
 ConfigViolation batch_rules(const ParallelConfig& c);
 ConfigViolation layout_rules(const ModelSpec& model, const ParallelConfig& c);
 ConfigViolation sharding_rules(const ParallelConfig& c);
-ConfigViolation expert_rules(const ModelSpec& model, const ParallelConfig& c);
+ConfigViolation expert_rules(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c);
 ConfigViolation recompute_rules(const ModelSpec& model, const ParallelConfig& c);
 
 /// Every family in order; the first violation.

@@ -18,7 +18,7 @@ struct TierTraffic {
 };
 
 /// What bounds a config's step time (or, for memory, what makes it not fit).
-enum class Limiter { kCompute, kBubble, kTpComm, kCpComm, kPpComm, kDpComm, kMemory };
+enum class Limiter { kCompute, kBubble, kTpComm, kCpComm, kPpComm, kDpComm, kEpComm, kMemory };
 
 struct TimeBreakdown {
   /// Wall time of one optimizer step.
@@ -32,6 +32,9 @@ struct TimeBreakdown {
   double cp_comm_s = 0;
   double pp_comm_s = 0;
   double dp_comm_s = 0;
+  /// MoE token dispatch/combine all-to-all left after overlap (with the
+  /// expert-data-parallel gradient reduction in dp_comm_s).
+  double ep_comm_s = 0;
   /// Sum of the exposed communication above.
   double exposed_comm_s = 0;
   /// Optimizer step (memory-bound update of the local shard).

@@ -133,6 +133,25 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
   return out;
 }
 
+DpCost expert_dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelConfig& c,
+                      double expert_params, const StageTime& window, int m, int stage, TierTraffic* traffic) {
+  if (expert_params <= 0) return {};
+  // The expert-data-parallel group as a data-parallel group of edp ranks
+  // spaced etp * ep apart; it spans the stage's tp * cp * dp ranks, so the
+  // stage's first rank is the same. ZeRO++ and the hierarchical partition
+  // are DeepSpeed's dense-model schemes: the experts use flat sharding.
+  ParallelConfig e = c;
+  e.tp = c.etp * c.ep;
+  e.cp = 1;
+  e.dp = c.edp();
+  e.hierarchical_partition = false;
+  e.hpz_ranks = 1;
+  e.qwz = e.qgz = false;
+  // The dense and the expert reductions are each given the whole window
+  // (optimistic when both are long: they may share links).
+  return dp_cost(cluster, job, e, expert_params, window, m, stage, traffic);
+}
+
 }  // namespace parplan::detail
 
 namespace parplan {

@@ -5,6 +5,8 @@
 
 #include "cost/collectives.h"
 #include "cost/compute_time.h"
+#include "cost/moe.h"
+#include "cost/moe_dispatch.h"
 #include "cost/overlap.h"
 #include "cost/step_internal.h"
 
@@ -36,13 +38,6 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
     const double slowdown = cluster.device.overlap_compute_slowdown;
     comm.cp_forward_s = exposed_after_overlap_s(forward, times.attention_forward_s, slowdown);
     comm.cp_backward_s = exposed_after_overlap_s(2.0 * forward, 2.0 * times.attention_forward_s, slowdown);
-  }
-  if (model.is_moe() && c.ep > 1) {
-    // Dispatch and combine all-to-alls of tokens * top_k * h, each direction.
-    const GroupSpan span = group_span_at(cluster, c.ep, c.tp * c.cp, first);
-    const double one = all_to_all_s(cluster, span, 2.0 * tokens * model.top_k * model.hidden / c.tp);
-    comm.ep_forward_s = 2.0 * one;
-    comm.ep_backward_s = 2.0 * one;
   }
   return comm;
 }
@@ -78,11 +73,26 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
   shape.sp = c.sp;
   shape.flash_attention = c.flash_attention;
   costs.dense = layer_compute_times(model, device, peak, shape);
+  costs.comm = layer_comm(model, cluster, job, c, costs.dense, stage);
   if (model.is_moe()) {
+    // Attention as in a dense layer, then the expert block (cost/moe.h) and
+    // its token dispatch (cost/moe_dispatch.h).
     shape.is_moe = true;
     costs.moe = layer_compute_times(model, device, peak, shape);
+    MoeShape moe;
+    moe.tokens = tokens;
+    moe.tp = c.tp;
+    moe.etp = c.etp;
+    moe.ep = c.ep;
+    moe.load_factor = moe_load_factor(model, job, c);
+    const MoeBlockTimes block = moe_block_times(model, device, peak, moe);
+    costs.moe.forward_s += block.forward_s;
+    costs.moe.backward_s += block.backward_s;
+    const EpLayerComm ep = moe_layer_comm(model, cluster, job, c, costs.moe.forward_s, costs.moe.backward_s,
+                                          stage * c.tp * c.cp * c.dp);
+    costs.comm.ep_forward_s = ep.forward_s;
+    costs.comm.ep_backward_s = ep.backward_s;
   }
-  costs.comm = layer_comm(model, cluster, job, c, costs.dense, stage);
   costs.edges = edge_compute_times(model, device, peak, tokens, c.tp);
   costs.overlap_slowdown = device.overlap_compute_slowdown;
   // Point-to-point: activations forward and gradients backward, once per
@@ -120,7 +130,18 @@ StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const 
            recomputed * dense_comm.tp_forward_s;
   t.cp_s = load.layers * (dense_comm.cp_forward_s + dense_comm.cp_backward_s) +
            recomputed * dense_comm.cp_forward_s;
-  t.cp_s += load.moe_layers * (dense_comm.ep_forward_s + dense_comm.ep_backward_s);
+  t.ep_s = load.moe_layers * (dense_comm.ep_forward_s + dense_comm.ep_backward_s);
+  if (load.layers > 0) t.ep_s += recomputed * load.moe_layers / load.layers * dense_comm.ep_forward_s;
+  if (load.mtp) {
+    // DeepSeek-V3's multi-token-prediction module runs on the last stage
+    // after the main model: its layer and its pass through the head.
+    const LayerComputeTimes& mtp_layer = load.mtp_moe ? moe : dense;
+    t.forward_s += load.mtp * (mtp_layer.forward_s + edges.head_forward_s);
+    backward += load.mtp * (mtp_layer.backward_s + edges.head_backward_s);
+    t.compute_s = t.forward_s + backward + extra;
+    t.backward_last_s = backward + extra;
+    t.ep_s += load.mtp * (dense_comm.ep_forward_s + dense_comm.ep_backward_s);
+  }
   t.pp_s = costs.p2p_s;
   if (c.vp > 1 && c.overlap_p2p) {
     // The interleaved schedule posts each chunk's sends and receives and

@@ -5,6 +5,7 @@
 
 #include "cost/collectives.h"
 #include "cost/memory.h"
+#include "cost/moe.h"
 #include "cost/parameters.h"
 #include "cost/stage_layout.h"
 #include "cost/step_cost.h"
@@ -12,19 +13,70 @@
 
 namespace parplan::detail {
 
+namespace {
+// MoE layers among the `layers` of `stage`: the model's MoE fraction (time
+// and memory stay affine in the layer count, as the stage-split
+// coefficients need), or with `exact` counted by index for the stage's own
+// layout without interleaving (DeepSeek-V3's dense first layers all sit on
+// stage 0).
+double stage_moe_layers(const ModelSpec& model, const ParallelConfig& c, int stage, int layers, bool exact) {
+  if (!model.is_moe() || layers <= 0) return 0.0;
+  if (exact && c.vp == 1) {
+    int start = 0;
+    for (int s = 0; s < stage; ++s) start += stage_layers(model.layers, c, s);
+    int count = 0;
+    for (int i = start; i < start + layers && i < model.layers; ++i) count += is_moe_layer(model, i) ? 1 : 0;
+    return count;
+  }
+  return static_cast<double>(moe_layer_count(model)) / model.layers * layers;
+}
+
+StageLoad stage_load_counted(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage,
+                             int layers, bool exact);
+}  // namespace
+
+MoeShape moe_shape(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c) {
+  MoeShape shape;
+  shape.tokens = static_cast<double>(c.mbs) * job.seq / c.cp;
+  shape.tp = c.tp;
+  shape.etp = c.etp;
+  shape.ep = c.ep;
+  shape.load_factor = moe_load_factor(model, job, c);
+  return shape;
+}
+
 StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage,
                      int layers) {
+  return stage_load_counted(model, job, c, stage, layers, false);
+}
+
+namespace {
+StageLoad stage_load_counted(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage,
+                             int layers, bool exact) {
   StageLoad load;
   load.layers = layers;
   load.first = stage == 0;
   load.last = stage == c.pp - 1;
-  const double moe_fraction =
-      model.is_moe() ? static_cast<double>(moe_layer_count(model)) / model.layers : 0.0;
-  load.moe_layers = moe_fraction * load.layers;
+  load.moe_layers = stage_moe_layers(model, c, stage, layers, exact);
   const double dense_layers = load.layers - load.moe_layers;
   const double shared = attention_params(model) + layer_norm_params(model);
   double params = (load.layers * shared + dense_layers * dense_ffn_params(model)) / c.tp;
-  if (load.moe_layers > 0) params += load.moe_layers * moe_ffn_params(model) / (c.tp * c.ep);
+  if (load.moe_layers > 0) {
+    // The router is replicated over tp, shared experts split like a dense
+    // FFN, routed experts over etp x ep (sharded apart, over edp).
+    params += load.moe_layers * (router_params(model) + shared_expert_params(model) / c.tp);
+    load.expert_params = load.moe_layers * routed_expert_params(model) / (c.etp * c.ep);
+  }
+  if (load.last && model.mtp_layers > 0) {
+    load.mtp = model.mtp_layers;
+    load.mtp_moe = model.is_moe();
+    const double routed = model.is_moe() ? model.mtp_layers * routed_expert_params(model) : 0.0;
+    params +=
+        (mtp_params(model) - routed - model.mtp_layers * (model.is_moe() ? router_params(model) : 0.0)) /
+            c.tp +
+        model.mtp_layers * (model.is_moe() ? router_params(model) : 0.0);
+    load.expert_params += routed / (c.etp * c.ep);
+  }
   if (load.first) params += embedding_params(model, job.seq) / c.tp;
   if (load.last) {
     // An untied head, or with pp > 1 Megatron's copy of the tied embedding.
@@ -36,8 +88,10 @@ StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelC
   return load;
 }
 
+}  // namespace
+
 StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage) {
-  return stage_load(model, job, c, stage, stage_layers(model.layers, c, stage));
+  return stage_load_counted(model, job, c, stage, stage_layers(model.layers, c, stage), true);
 }
 
 ActivationShape activation_shape(const JobSpec& job, const ParallelConfig& c) {
@@ -79,10 +133,26 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
     memory.states.params_bytes += memory.secondary_bytes;
   }
 
+  if (load.expert_params > 0) {
+    // Distributed optimizer / ZeRO over the expert-data-parallel group.
+    const ModelStateBytes experts =
+        model_state_bytes(load.expert_params, c.zero, c.edp(), job.optimizer_state_bytes_per_param(),
+                          gradient_bytes_per_param(job.precision, c.zero));
+    memory.states.params_bytes += experts.params_bytes;
+    memory.states.grads_bytes += experts.grads_bytes;
+    memory.states.optimizer_bytes += experts.optimizer_bytes;
+  }
+
   ActivationShape shape = activation_shape(job, c);
   ActivationShape stored = shape;
   stored.recompute = c.recompute == Recompute::kSelective ? Recompute::kSelective : Recompute::kNone;
-  const double full_layer = layer_activation_bytes(model, stored);
+  double full_layer = layer_activation_bytes(model, stored);
+  double moe_layer = full_layer;
+  if (model.is_moe()) {
+    moe_layer = moe_layer_activation_bytes(model, stored, moe_shape(model, job, c));
+    if (load.layers > 0)
+      full_layer = ((load.layers - load.moe_layers) * full_layer + load.moe_layers * moe_layer) / load.layers;
+  }
   const double input_only = layer_input_bytes(model, shape);
   const int recomputed = recomputed_layers(c, load.layers);
   const double in_flight = in_flight_micro_batches(c, stage);
@@ -92,12 +162,14 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
   // Embedding output and its dropout mask (Korthikanti sec. 4.3).
   if (load.first) activations += in_flight * 3.0 * job.seq * c.mbs / c.cp * model.hidden / (c.sp ? c.tp : 1);
   if (load.last) activations += logits_bytes(model, shape);
+  // Multi-token-prediction modules: their layer and their own logits.
+  if (load.mtp > 0) activations += load.mtp * (moe_layer + logits_bytes(model, shape));
   memory.activations_bytes = activations;
 
   double buffers = device.reserved_bytes;
   if (c.zero >= 3) {
     // Gathered weights of the layer being computed and the one prefetched.
-    const double layer_params = load.layers > 0 ? (load.params / load.layers) : 0.0;
+    const double layer_params = load.layers > 0 ? ((load.params + load.expert_params) / load.layers) : 0.0;
     buffers += 2.0 * 2.0 * layer_params * c.dp * c.cp / std::max(1, c.dp * c.cp);
   }
   memory.buffers_bytes = buffers;

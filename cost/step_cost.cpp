@@ -27,6 +27,8 @@ const char* limiter_name(Limiter limiter) {
       return "pipeline point-to-point communication";
     case Limiter::kDpComm:
       return "data-parallel communication";
+    case Limiter::kEpComm:
+      return "expert-parallel communication";
     case Limiter::kMemory:
       return "memory";
   }
@@ -86,16 +88,19 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
   if (!cluster.heterogeneous() && !c.custom_split()) {
     const PerLayerCosts costs = per_layer_costs(model, cluster, job, c);
     double max_params = 0;
+    double max_expert_params = 0;
     const int probe[3] = {0, c.pp - 1, c.pp > 2 ? 1 : 0};
     for (int stage : probe) {
       const StageLoad load = stage_load(model, job, c, stage);
       max_params = std::max(max_params, load.params);
+      max_expert_params = std::max(max_expert_params, load.expert_params);
       const StageTime t = stage_time(c, costs, load);
       if (t.total() > slowest.total()) slowest = t, slowest_load = load;
     }
     const DpCost dp = dp_cost(cluster, job, c, max_params, slowest, m, 0, &report.dp_traffic);
-    time.dp_comm_s = dp.exposed_s;
-    time.optimizer_s = optimizer_step_s(device, dp.optimizer_params);
+    const DpCost edp = expert_dp_cost(cluster, job, c, max_expert_params, slowest, m, 0, &report.dp_traffic);
+    time.dp_comm_s = dp.exposed_s + edp.exposed_s;
+    time.optimizer_s = optimizer_step_s(device, dp.optimizer_params + edp.optimizer_params);
   } else {
     // Stages differ (their node groups' fabrics, or an arbitrary split):
     // every stage on its own; the step waits for the slowest pipeline stage
@@ -107,17 +112,20 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
       if (t.total() > slowest.total()) slowest = t, slowest_load = load;
       TierTraffic traffic;
       const DpCost dp = dp_cost(cluster, job, c, load.params, t, m, stage, &traffic);
-      if (stage == 0 || dp.exposed_s > time.dp_comm_s)
-        time.dp_comm_s = dp.exposed_s, report.dp_traffic = traffic;
-      time.optimizer_s = std::max(time.optimizer_s, optimizer_step_s(device, dp.optimizer_params));
+      const DpCost edp = expert_dp_cost(cluster, job, c, load.expert_params, t, m, stage, &traffic);
+      if (stage == 0 || dp.exposed_s + edp.exposed_s > time.dp_comm_s)
+        time.dp_comm_s = dp.exposed_s + edp.exposed_s, report.dp_traffic = traffic;
+      time.optimizer_s =
+          std::max(time.optimizer_s, optimizer_step_s(device, dp.optimizer_params + edp.optimizer_params));
     }
   }
   time.compute_s = m * slowest.compute_s;
   time.tp_comm_s = m * slowest.tp_s;
   time.cp_comm_s = m * slowest.cp_s;
   time.pp_comm_s = m * slowest.pp_s;
+  time.ep_comm_s = m * slowest.ep_s;
   time.bubble_s = pipeline_bubble_s(c.pp, c.vp, slowest.total());
-  time.exposed_comm_s = time.tp_comm_s + time.cp_comm_s + time.pp_comm_s + time.dp_comm_s;
+  time.exposed_comm_s = time.tp_comm_s + time.cp_comm_s + time.pp_comm_s + time.dp_comm_s + time.ep_comm_s;
   time.step_s = time.compute_s + time.bubble_s + time.exposed_comm_s + time.optimizer_s;
 
   report.memory = memory_breakdown(model, cluster, job, c);
@@ -138,14 +146,14 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
   tput.mfu = tput.model_tflops_per_gpu * 1e12 / peak;
   tput.hfu = tput.hardware_tflops_per_gpu * 1e12 / peak;
 
-  const double parts[6] = {time.compute_s, time.bubble_s,  time.tp_comm_s,
-                           time.cp_comm_s, time.pp_comm_s, time.dp_comm_s};
-  const Limiter names[6] = {Limiter::kCompute, Limiter::kBubble, Limiter::kTpComm,
-                            Limiter::kCpComm,  Limiter::kPpComm, Limiter::kDpComm};
+  const double parts[7] = {time.compute_s, time.bubble_s,  time.tp_comm_s, time.cp_comm_s,
+                           time.pp_comm_s, time.dp_comm_s, time.ep_comm_s};
+  const Limiter names[7] = {Limiter::kCompute, Limiter::kBubble, Limiter::kTpComm, Limiter::kCpComm,
+                            Limiter::kPpComm,  Limiter::kDpComm, Limiter::kEpComm};
   // The limiter is the largest cost beside compute, if it takes at least a
   // tenth of the step; otherwise compute.
   int worst = 1;
-  for (int i = 2; i < 6; ++i) worst = parts[i] > parts[worst] ? i : worst;
+  for (int i = 2; i < 7; ++i) worst = parts[i] > parts[worst] ? i : worst;
   if (parts[worst] < 0.1 * time.step_s) worst = 0;
   report.limiter = report.memory.fits ? names[worst] : Limiter::kMemory;
   return report;

@@ -6,6 +6,7 @@
 #include "cost/collectives.h"
 #include "cost/compute_time.h"
 #include "cost/memory.h"
+#include "cost/moe.h"
 #include "cost/spec/cluster_spec.h"
 #include "cost/spec/job_spec.h"
 #include "cost/spec/model_spec.h"
@@ -34,7 +35,14 @@ int level_ranks(const ClusterSpec& cluster, const GroupSpan& span, PartitionLeve
 struct StageLoad {
   int layers = 0;
   double moe_layers = 0;
-  double params = 0;  // before ZeRO sharding
+  double params = 0;  // before ZeRO sharding; without the routed experts
+  // Routed-expert parameters on this rank (split over etp x ep), sharded
+  // by ZeRO over the expert-data-parallel group.
+  double expert_params = 0;
+  // Multi-token-prediction modules on this stage (the last), and whether
+  // their layer is an MoE layer.
+  int mtp = 0;
+  bool mtp_moe = false;
   bool first = false;
   bool last = false;
 };
@@ -44,6 +52,8 @@ StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelC
                      int layers);
 StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage);
 ActivationShape activation_shape(const JobSpec& job, const ParallelConfig& c);
+/// The MoE block of one micro-batch on one rank under config `c`.
+MoeShape moe_shape(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c);
 /// Layers of a stage that full recomputation recomputes.
 int recomputed_layers(const ParallelConfig& c, int stage_layer_count);
 
@@ -89,9 +99,10 @@ struct StageTime {
   double tp_s = 0;
   double cp_s = 0;
   double pp_s = 0;
+  double ep_s = 0;             // MoE dispatch/combine left after overlap
   double backward_last_s = 0;  // backward of one micro-batch (overlap window)
   double forward_s = 0;
-  double total() const { return compute_s + tp_s + cp_s + pp_s; }
+  double total() const { return compute_s + tp_s + cp_s + pp_s + ep_s; }
 };
 
 /// One micro-batch through all chunks of a stage.
@@ -113,5 +124,11 @@ struct DpCost {
 // the stage; `window` gives the compute that the traffic may hide behind.
 DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelConfig& c, double params,
                const StageTime& window, int m, int stage, TierTraffic* traffic);
+
+/// The same for the stage's routed-expert parameters over the
+/// expert-data-parallel group (edp ranks, stride etp * ep: MoE parallel
+/// folding); zero when the model has no experts on the stage.
+DpCost expert_dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelConfig& c,
+                      double expert_params, const StageTime& window, int m, int stage, TierTraffic* traffic);
 
 }  // namespace parplan::detail

@@ -135,8 +135,8 @@ const RuleCase kCases[] = {
      },
      "hidden size (12300) must be divisible by the heads"},
     {"NeedsShapeAndSequence", kM, megatron_base, [](Plan& p) { p.job.seq = 0; }, "a sequence length"},
-    {"NoMultiLatentAttention", kTT, torchtitan_base, [](Plan& p) { p.model.kv_lora_rank = 512; },
-     "multi-latent attention"},
+    {"NoMultiLatentAttention", kMDS, megatron_deepspeed_base, [](Plan& p) { p.model.kv_lora_rank = 512; },
+     "multi-latent attention has no Megatron-DeepSpeed"},
     // Megatron-LM.
     {"MegatronLayersDivisibleByPp", kM, megatron_base, [](Plan& p) { p.model.layers = 90; },
      "num-layers (90) must be divisible by pipeline-model-parallel-size (8)"},
@@ -203,6 +203,26 @@ const RuleCase kCases[] = {
      [](Plan& p) { p.job.precision = Precision::kFp16; }, "not supported with fp16"},
     {"MegatronExpertAndTensorParallelNeedSp", kM, megatron_moe_base, [](Plan& p) { p.config.sp = false; },
      "need sequence-parallel"},
+    // transformer_config.py __post_init__, overlap_moe_expert_parallel_comm.
+    {"MegatronEpOverlapNeedsVirtualStages", kM, megatron_moe_base,
+     [](Plan& p) {
+       p.config.ep_overlap = true;
+       p.config.vp = 1;
+       p.config.pp = 2;
+     },
+     "needs virtual stages"},
+    {"MegatronEpOverlapNoFullRecompute", kM, megatron_moe_base,
+     [](Plan& p) {
+       p.config.ep_overlap = true;
+       p.config.recompute = Recompute::kFull;
+     },
+     "no full recomputation"},
+    {"MegatronRouterGroupsDivideExperts", kM, megatron_moe_base,
+     [](Plan& p) {
+       p.model.route_groups = 3;
+       p.model.route_group_topk = 2;
+     },
+     "must be divisible by moe-router-num-groups (3)"},
     {"MegatronExpertGridTilesWorld", kM, megatron_moe_base, [](Plan& p) { p.config.etp = 3; },
      "expert-tensor*expert-model*pipeline sizes (24)"},
     {"MegatronFsdpWithoutPipeline", kM, megatron_base, [](Plan& p) { p.config.zero = 3; },
@@ -228,12 +248,27 @@ const RuleCase kCases[] = {
     {"DeepSpeedHierarchicalNeedsHpz", kMDS, megatron_deepspeed_base, [](Plan& p) { p.config.hpz_ranks = 1; },
      "it needs hpz_ranks > 1"},
     {"DeepSpeedNoFp8", kDS, deepspeed_base, [](Plan& p) { p.job.precision = Precision::kFp8; }, "fp8 only"},
-    {"DeepSpeedNoMoe", kMDS, megatron_deepspeed_base,
+    {"DeepSpeedNoMoe", kDS, deepspeed_base,
      [](Plan& p) {
        p.model.experts = 8;
        p.model.top_k = 2;
      },
-     "MoE models only"},
+     "a plain DeepSpeed script has no MoE layers"},
+    // deepspeed/utils/groups.py _create_expert_and_data_parallel.
+    {"MegatronDeepSpeedEpDividesDp", kMDS, megatron_deepspeed_base,
+     [](Plan& p) {
+       p.model.experts = 16;
+       p.model.top_k = 2;
+       p.config.ep = 16;
+     },
+     "must divide the data-parallel size"},
+    {"MegatronDeepSpeedNoSharedExperts", kMDS, megatron_deepspeed_base,
+     [](Plan& p) {
+       p.model.experts = 8;
+       p.model.top_k = 2;
+       p.model.shared_experts = 1;
+     },
+     "no shared experts"},
     {"DeepSpeedNoContextParallel", kMDS, megatron_deepspeed_base,
      [](Plan& p) {
        set_mesh(p, 64, 8, 1, 2, 1);

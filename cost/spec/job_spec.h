@@ -16,6 +16,8 @@ struct SearchPins {
   int flash_attention = -1;  // -1 the cluster's default
   int zeropp = -1;
   int hierarchical_partition = -1;
+  /// Expert-parallel and expert tensor-parallel sizes (MoE).
+  int ep = 0, etp = 0;
 };
 
 struct JobSpec {
@@ -27,6 +29,13 @@ struct JobSpec {
   Precision precision = Precision::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
   SearchPins pins;
+  /// MoE: load of the busiest expert-parallel rank over the mean (max/mean,
+  /// from routing statistics); 0 = the cost model's default for the
+  /// model's balancing scheme (cost/moe.h).
+  double moe_imbalance = 0.0;
+  /// MoE: expert capacity factor (tokens an expert takes over its fair
+  /// share before dropping); 0 = dropless routing.
+  double capacity_factor = 0.0;
 
   /// Bytes of optimizer state per parameter beyond the 16-bit weights and
   /// gradients (ZeRO's K): fp32 master copy + Adam momentum + variance = 12.

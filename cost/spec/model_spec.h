@@ -51,6 +51,19 @@ struct ModelSpec {
   int shared_experts = 0;
   /// Leading layers that stay dense (DeepSeek's first_k_dense_replace).
   int first_dense_layers = 0;
+  /// Multi-token-prediction modules (DeepSeek-V3 num_nextn_predict_layers):
+  /// each one transformer layer plus a 2h -> h projection, sharing the
+  /// embedding and the output head with the main model; counted apart.
+  int mtp_layers = 0;
+  /// Group-limited routing (DeepSeek n_group / topk_group): experts in
+  /// route_groups groups, each token sent to experts of at most
+  /// route_group_topk groups. With one group per node this is DeepSeek-V3's
+  /// node-limited routing (each token to at most M = 4 nodes). 0 = off.
+  int route_groups = 0;
+  int route_group_topk = 0;
+  /// Sigmoid router with a per-expert bias instead of an auxiliary loss
+  /// (DeepSeek-V3's auxiliary-loss-free balancing).
+  bool aux_loss_free = false;
 
   // Multi-head latent attention (DeepSeek-V2/V3); 0 means plain attention.
   int q_lora_rank = 0;

@@ -55,8 +55,20 @@ struct ParallelConfig {
   /// Data-parallel size: world / (tp * cp * pp).
   int dp = 1;
   /// Expert-parallel size and expert tensor-parallel size (MoE only).
+  /// Megatron's MoE parallel folding: inside a pipeline stage the expert
+  /// grid etp x ep x edp spans the same ranks as tp x cp x dp, so
+  /// edp = tp * cp * dp / (etp * ep) (--expert-model-parallel-size,
+  /// --expert-tensor-parallel-size).
   int ep = 1;
   int etp = 1;
+  /// Token dispatch and combine intra-node first, then one copy per
+  /// destination node over the network (DeepEP's normal kernels, Megatron
+  /// --moe-token-dispatcher-type flex); false: a flat all-to-all.
+  bool a2a_hierarchical = false;
+  /// The dispatch/combine all-to-all of one micro-batch runs beside another
+  /// micro-batch's compute (Megatron --overlap-moe-expert-parallel-comm:
+  /// needs ep > 1, pp == 1 or vp > 1, no full recomputation).
+  bool ep_overlap = false;
   /// ZeRO stage over the data-parallel group: 0 none, 1 optimizer states,
   /// 2 + gradients, 3 + parameters (Megatron: 1 = --use-distributed-optimizer).
   int zero = 0;
@@ -109,6 +121,8 @@ struct ParallelConfig {
   /// partition); hierarchical partitioning is reported on its own.
   bool zeropp() const { return !hierarchical_partition && (hpz_ranks > 1 || qwz || qgz); }
   bool custom_split() const { return stage_split[0] > 0; }
+  /// Expert data-parallel size (MoE parallel folding).
+  int edp() const { return tp * cp * dp / (etp * ep > 0 ? etp * ep : 1); }
 };
 
 }  // namespace parplan

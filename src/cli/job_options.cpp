@@ -1,6 +1,7 @@
 #include "src/cli/job_options.h"
 
 #include "cost/config_rules.h"
+#include "cost/moe_dispatch.h"
 #include "cost/step_cost.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"
@@ -28,6 +29,14 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
       ->check(CLI::PositiveNumber);
   app.add_option("--cp", f.cp, std::string("context-parallel size") + what)->check(CLI::PositiveNumber);
   app.add_option("--mbs", f.mbs, std::string("micro-batch size") + what)->check(CLI::PositiveNumber);
+  app.add_option("--ep", f.ep, std::string("expert-parallel size (MoE)") + what)->check(CLI::PositiveNumber);
+  app.add_option("--etp", f.etp, std::string("expert tensor-parallel size (MoE; 1 or tp)") + what)
+      ->check(CLI::PositiveNumber);
+  app.add_option(
+         "--moe-imbalance", f.moe_imbalance,
+         "MoE: load of the busiest expert-parallel rank over the mean (>= 1; default from the model's "
+         "balancing scheme, see docs/cost-model.md)")
+      ->check(CLI::Range(1.0, 1000.0));
   app.add_option("--zero", f.zero, std::string("ZeRO stage 0..3") + what)->check(CLI::Range(0, 3));
   app.add_option("--recompute", f.recompute, std::string("none | selective | full") + what);
   app.add_option("--recompute-layers", f.recompute_layers,
@@ -68,6 +77,7 @@ ResolvedJob resolve_job(const JobFlags& f) {
   if (f.nodes) request.nodes = *f.nodes;
   if (f.gbs) request.job.gbs = *f.gbs;
   if (f.seq) request.job.seq = *f.seq;
+  if (f.moe_imbalance) request.job.moe_imbalance = *f.moe_imbalance;
   if (!f.precision.empty()) request.job.precision = parse_precision(f.precision, "--precision");
   if (!f.optimizer.empty()) {
     if (f.optimizer != "adam" && f.optimizer != "sgd") throw InputError("--optimizer must be adam or sgd");
@@ -119,19 +129,23 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
   if (f.vp) c.vp = *f.vp;
   if (f.cp) c.cp = *f.cp;
   if (f.mbs) c.mbs = *f.mbs;
+  if (f.ep) c.ep = *f.ep;
+  if (f.etp) c.etp = *f.etp;
   if (f.zero) c.zero = *f.zero;
   if (f.recompute) c.recompute = parse_recompute(*f.recompute, "--recompute");
   if (f.recompute_layers) c.recompute_layers = *f.recompute_layers;
   if (f.attention) c.flash_attention = parse_attention(*f.attention);
   if (f.sp) c.sp = true;
-  if (f.no_overlap) c.overlap_grad_reduce = c.overlap_p2p = false;
   c.gbs = r.job.gbs;
   // The same per-dimension rules, in the same order, as plan's pins.
   JobSpec as_pins = r.job;
   as_pins.pins.tp = c.tp, as_pins.pins.pp = c.pp, as_pins.pins.cp = c.cp, as_pins.pins.mbs = c.mbs;
-  if (const ConfigViolation v = validate_pins(r.model, as_pins)) throw InputError("config rejected: " + describe(v));
+  if (const ConfigViolation v = validate_pins(r.model, as_pins))
+    throw InputError("config rejected: " + describe(v));
   const int model_ranks = c.tp * c.pp * c.cp;
   c.dp = r.job.gpus / model_ranks;
+  apply_moe_defaults(r.model, r.cluster, c);
+  if (f.no_overlap) c.overlap_grad_reduce = c.overlap_p2p = c.ep_overlap = false;
   if (f.zeropp && f.hierarchical_partition)
     throw InputError("--zeropp and --hierarchical-partition are alternatives; give one of them");
   if (f.zeropp || f.hierarchical_partition) {
@@ -169,6 +183,8 @@ void apply_pins(const JobFlags& f, JobSpec& job) {
   if (f.vp) p.vp = *f.vp;
   if (f.cp) p.cp = *f.cp;
   if (f.mbs) p.mbs = *f.mbs;
+  if (f.ep) p.ep = *f.ep;
+  if (f.etp) p.etp = *f.etp;
   if (f.zero) p.zero = *f.zero;
   if (f.recompute) p.recompute = static_cast<int>(parse_recompute(*f.recompute, "--recompute"));
   if (f.recompute_layers) p.recompute_layers = *f.recompute_layers;

@@ -19,6 +19,10 @@ struct JobFlags {
   std::optional<int> gpus, nodes, gbs, seq;
   // Parallel sizes: required by estimate, pins for plan.
   std::optional<int> tp, pp, vp, cp, mbs, zero, recompute_layers;
+  /// Expert-parallel and expert tensor-parallel sizes (MoE models).
+  std::optional<int> ep, etp;
+  /// MoE: max/mean load of the busiest expert-parallel rank (routing statistics).
+  std::optional<double> moe_imbalance;
   std::optional<std::string> recompute, attention;
   bool sp = false, no_sp = false, no_overlap = false;
   /// ZeRO-3 with ZeRO++ as DeepSpeed ships it (hpZ over a node, qwZ, qgZ),

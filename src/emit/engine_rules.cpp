@@ -70,7 +70,6 @@ void common_rules(const Plan& p, Rules& r) {
               ") when the model gives no head_dim (Megatron validate_args, kv_channels).");
   r.check(m.layers <= 0 || m.hidden <= 0 || p.job.seq <= 0,
           "the model needs layers and hidden size and the job a sequence length.");
-  r.check(m.uses_mla(), "parplan does not write launch files for multi-latent attention models yet.");
 }
 
 // Megatron's pipeline split: validate_args (even split) and
@@ -131,6 +130,41 @@ void megatron_layer_rules(const Plan& p, Rules& r) {
               ") (Megatron TransformerConfig, uneven PP).");
 }
 
+// TransformerConfig.__post_init__ MoE checks (megatron/core/transformer/transformer_config.py).
+void megatron_moe_rules(const Plan& p, Rules& r) {
+  const ParallelConfig& c = p.config;
+  const ModelSpec& m = p.model;
+  // "overlap_moe_expert_parallel_comm is only supported with expert model
+  // parallelism"; "virtual_pipeline_model_parallel_size must be specified
+  // when pipeline_model_parallel_size > 1"; "disable full recomputation";
+  // "MTP supports at most one layer".
+  if (c.ep_overlap) {
+    r.check(c.ep <= 1,
+            "--overlap-moe-expert-parallel-comm needs expert-model-parallel-size > 1 (Megatron "
+            "TransformerConfig).");
+    r.check(c.pp > 1 && c.vp <= 1,
+            "--overlap-moe-expert-parallel-comm with pipeline parallelism needs virtual "
+            "stages (Megatron TransformerConfig).");
+    r.check(c.recompute == Recompute::kFull,
+            "--overlap-moe-expert-parallel-comm needs no full recomputation (Megatron TransformerConfig).");
+    r.check(m.mtp_layers > 1,
+            "--overlap-moe-expert-parallel-comm supports at most one MTP layer (Megatron "
+            "TransformerConfig).");
+  }
+  // Group-limited routing: num_moe_experts % moe_router_num_groups == 0 and
+  // moe_router_group_topk <= moe_router_num_groups.
+  if (m.is_moe() && m.route_groups > 0 && m.route_group_topk > 0) {
+    r.check(m.experts % m.route_groups != 0, "num-experts (" + s(m.experts) +
+                                                 ") must be divisible by moe-router-num-groups (" +
+                                                 s(m.route_groups) + ") (Megatron TransformerConfig).");
+    r.check(m.route_group_topk > m.route_groups,
+            "moe-router-group-topk must not exceed moe-router-num-groups (Megatron TransformerConfig).");
+  }
+  // validate_args: "Group query attention is mutually exclusive with multi latent attention."
+  r.check(m.uses_mla() && kv_groups(m) != m.heads,
+          "multi-latent-attention cannot run with group-query-attention (Megatron validate_args).");
+}
+
 void megatron_rules(const Plan& p, Rules& r) {
   const ParallelConfig& c = p.config;
   const ModelSpec& m = p.model;
@@ -184,6 +218,7 @@ void megatron_rules(const Plan& p, Rules& r) {
                 ") must be divisible by expert-tensor*expert-model*pipeline sizes (" + s(grid) +
                 ") (Megatron parallel_state.initialize_model_parallel).");
   }
+  megatron_moe_rules(p, r);
   // Megatron has no ZeRO-2/3 of its own; parplan maps them to Megatron-FSDP
   // (--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads[_params]),
   // which Megatron's docs only show without pipeline parallelism
@@ -254,7 +289,35 @@ void deepspeed_rules(const Plan& p, Engine engine, Rules& r) {
           "of more than one data-parallel rank per package or node).");
   r.check(p.job.precision == Precision::kFp8,
           "parplan writes fp8 only for Megatron-LM (Transformer Engine).");
-  r.check(m.is_moe() || c.ep > 1, "parplan writes MoE models only for megatron and torchtitan.");
+  r.check(m.uses_mla(),
+          "multi-latent attention has no Megatron-DeepSpeed or DeepSpeed model; use --emit megatron.");
+  if (engine == Engine::kDeepSpeed) {
+    r.check(m.is_moe() || c.ep > 1,
+            "a plain DeepSpeed script has no MoE layers; use --emit megatron-deepspeed (DeepSpeed-MoE) or "
+            "megatron.");
+  } else if (m.is_moe()) {
+    // Megatron-DeepSpeed's GPT MoE (megatron/model/transformer.py with
+    // deepspeed.moe.layer.MoE): every expert_interval-th layer, no shared
+    // experts, no leading dense layers.
+    r.check(m.shared_experts > 0 || m.first_dense_layers > 0,
+            "Megatron-DeepSpeed's MoE layers have no shared experts and no leading dense layers; use --emit "
+            "megatron.");
+    // deepspeed/utils/groups.py _create_expert_and_data_parallel: the data
+    // parallel world must be divisible by the expert parallel size.
+    r.check(c.ep > 1 && c.dp % c.ep != 0, "moe-expert-parallel-size (" + s(c.ep) +
+                                              ") must divide the data-parallel size (" + s(c.dp) +
+                                              ") (DeepSpeed utils/groups.py).");
+    r.check(m.experts % c.ep != 0, "num-experts (" + s(m.experts) +
+                                       ") must be divisible by moe-expert-parallel-size (" + s(c.ep) +
+                                       ") (DeepSpeed moe/layer.py).");
+    r.check(c.etp != 1 && c.etp != c.tp,
+            "expert tensor parallelism is all or nothing in Megatron-DeepSpeed "
+            "(--enable-expert-tensor-parallelism "
+            "uses tp); etp must be 1 or tp.");
+    r.check(c.a2a_hierarchical || c.ep_overlap,
+            "DeepSpeed-MoE has neither the hierarchical (DeepEP) all-to-all nor the overlapped one the plan "
+            "costs.");
+  }
   r.check(c.cp > 1, "context parallelism (cp " + s(c.cp) +
                         ") has no DeepSpeed equivalent parplan can write (Ulysses is a different split).");
   r.check(c.vp > 1, "DeepSpeed's pipeline engine has no interleaved schedule (vp " + s(c.vp) + ").");

@@ -1,6 +1,7 @@
 // The pretrain_gpt.py command lines of Megatron-LM (main) and Megatron-DeepSpeed.
 // Flag names as megatron/training/arguments.py (Megatron-LM) and
 // megatron/arguments.py (deepspeedai/Megatron-DeepSpeed) spell them.
+#include <cstdio>
 #include <sstream>
 
 #include "src/emit/emit_internal.h"
@@ -63,6 +64,49 @@ bool megatron_needs_single_connection(const Plan& plan) {
   return (c.tp > 1 || c.cp > 1) && !megatron_uses_fsdp(plan);
 }
 
+namespace {
+// MoE dispatch, routing and balancing (TransformerConfig fields, generated
+// into arguments.py by ArgumentGroupFactory; --moe-router-load-balancing-type
+// and --moe-aux-loss-coeff in _add_moe_args).
+void megatron_moe_args(const Plan& plan, Args& a) {
+  const ModelSpec& m = plan.model;
+  const ParallelConfig& c = plan.config;
+  // One kernel over the local experts (what cost/moe.h models).
+  a.flag("--moe-grouped-gemm");
+  if (c.ep > 1 || c.etp > 1) {
+    // arguments.py: "We recommend using 'alltoall' when applying expert
+    // parallelism"; the hierarchical all-to-all is the flex dispatcher on
+    // DeepEP (TransformerConfig moe_flex_dispatcher_backend).
+    a.opt("--moe-token-dispatcher-type", c.a2a_hierarchical ? "flex" : "alltoall");
+    if (c.a2a_hierarchical) a.opt("--moe-flex-dispatcher-backend", "deepep");
+  }
+  if (c.ep_overlap) a.flag("--overlap-moe-expert-parallel-comm");
+  if (m.aux_loss_free) {
+    // DeepSeek-V3 (report sec. 2.1.2 and 4.2): sigmoid scores, a per-expert
+    // bias instead of the auxiliary loss, a sequence-wise balance loss with
+    // alpha = 0.0001.
+    a.opt("--moe-router-score-function", "sigmoid");
+    a.flag("--moe-router-enable-expert-bias");
+    a.opt("--moe-router-load-balancing-type", "seq_aux_loss");
+    a.opt("--moe-aux-loss-coeff", "1e-4");
+  } else {
+    // arguments.py --moe-aux-loss-coeff help: "a starting value of 1e-2 is recommended".
+    a.opt("--moe-router-load-balancing-type", "aux_loss");
+    a.opt("--moe-aux-loss-coeff", "1e-2");
+  }
+  if (m.route_groups > 0 && m.route_group_topk > 0) {
+    a.opt("--moe-router-num-groups", m.route_groups);
+    a.opt("--moe-router-group-topk", m.route_group_topk);
+  }
+  if (m.mtp_layers > 0) a.opt("--mtp-num-layers", m.mtp_layers);
+  if (plan.job.capacity_factor > 0) {
+    char factor[32];
+    std::snprintf(factor, sizeof factor, "%g", plan.job.capacity_factor);
+    a.opt("--moe-expert-capacity-factor", factor);
+  }
+}
+}  // namespace
+
 std::vector<std::string> megatron_args(const Plan& plan) {
   const ModelSpec& m = plan.model;
   const ParallelConfig& c = plan.config;
@@ -76,7 +120,7 @@ std::vector<std::string> megatron_args(const Plan& plan) {
     a.flag("--group-query-attention");
     a.opt("--num-query-groups", kv_groups(m));
   }
-  if (const int d = explicit_head_dim(m); d > 0) a.opt("--kv-channels", d);
+  if (const int d = explicit_head_dim(m); d > 0 && !m.uses_mla()) a.opt("--kv-channels", d);
   a.opt("--seq-length", plan.job.seq);
   a.opt("--max-position-embeddings", max_positions(plan));
   a.opt("--position-embedding-type", m.position == PositionKind::kRope ? "rope" : "learned_absolute");
@@ -93,8 +137,17 @@ std::vector<std::string> megatron_args(const Plan& plan) {
       a.opt("--moe-shared-expert-intermediate-size", static_cast<long long>(m.shared_experts) * width);
     }
     if (m.moe_layer_freq > 1 || m.first_dense_layers > 0) a.opt("--moe-layer-freq", moe_layer_pattern(m));
-    // arguments.py: "We recommend using 'alltoall' when applying expert parallelism."
-    if (c.ep > 1) a.opt("--moe-token-dispatcher-type", "alltoall");
+    megatron_moe_args(plan, a);
+  }
+  if (m.uses_mla()) {
+    // TransformerConfig / MLATransformerConfig fields (arguments.py _add_mla_args):
+    // --qk-head-dim is the non-rotary part of a query/key head.
+    a.flag("--multi-latent-attention");
+    if (m.q_lora_rank > 0) a.opt("--q-lora-rank", m.q_lora_rank);
+    a.opt("--kv-lora-rank", m.kv_lora_rank);
+    a.opt("--qk-head-dim", m.head_dim - m.qk_rope_head_dim);
+    a.opt("--qk-pos-emb-head-dim", m.qk_rope_head_dim);
+    a.opt("--v-head-dim", m.v_head_dim);
   }
   // Parallelism.
   a.opt("--tensor-model-parallel-size", c.tp);
@@ -176,7 +229,7 @@ std::vector<std::string> megatron_deepspeed_args(const Plan& plan) {
   a.opt("--ffn-hidden-size", m.ffn_hidden > 0 ? m.ffn_hidden : 4 * m.hidden);
   a.opt("--num-attention-heads", m.heads);
   if (kv_groups(m) != m.heads) a.opt("--num-key-value-heads", kv_groups(m));
-  if (const int d = explicit_head_dim(m); d > 0) a.opt("--kv-channels", d);
+  if (const int d = explicit_head_dim(m); d > 0 && !m.uses_mla()) a.opt("--kv-channels", d);
   a.opt("--seq-length", plan.job.seq);
   a.opt("--max-position-embeddings", max_positions(plan));
   if (m.position == PositionKind::kRope) a.flag("--use-rotary-position-embeddings");
@@ -184,6 +237,23 @@ std::vector<std::string> megatron_deepspeed_args(const Plan& plan) {
   if (m.gated_ffn) a.flag("--swiglu");
   if (!m.linear_bias) a.flag("--disable-bias-linear");
   if (!m.tied_embeddings) a.flag("--untie-embeddings-and-output-weights");
+  if (m.is_moe()) {
+    // DeepSpeed-MoE as Megatron-DeepSpeed's megatron/arguments.py spells it
+    // (the MoE lives in the model code, not in ds_config.json).
+    a.opt("--num-experts", m.experts);
+    a.opt("--topk", m.top_k);
+    a.opt("--moe-expert-parallel-size", c.ep);
+    if (c.etp > 1) a.flag("--enable-expert-tensor-parallelism");
+    if (m.moe_layer_freq > 1) a.opt("--expert-interval", m.moe_layer_freq);
+    a.opt("--moe-loss-coeff", "0.01");
+    if (plan.job.capacity_factor > 0) {
+      char factor[32];
+      std::snprintf(factor, sizeof factor, "%g", plan.job.capacity_factor);
+      a.opt("--moe-train-capacity-factor", factor);
+    } else {
+      a.flag("--disable-moe-token-dropping");
+    }
+  }
   a.opt("--tensor-model-parallel-size", c.tp);
   a.opt("--pipeline-model-parallel-size", c.pp);
   // pp 1: run the plain GPT model under DeepSpeed's engine, not the pipeline

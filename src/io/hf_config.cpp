@@ -146,7 +146,7 @@ constexpr HfType kHfTypes[] = {
     {"qwen3", Family::kLlama, false, ""},
     {"qwen3_moe", Family::kLlama, false, ""},
     {"deepseek_v2", Family::kLlama, false, ""},
-    {"deepseek_v3", Family::kLlama, false, "multi-token prediction module"},
+    {"deepseek_v3", Family::kLlama, false, ""},
     {"phi3", Family::kLlama, false, ""},
     {"gemma2", Family::kLlama, true, "GeGLU (tanh) activation, sliding-window attention, logit soft-capping"},
     {"gemma3_text", Family::kLlama, true, "GeGLU (tanh) activation, sliding-window attention"},
@@ -247,6 +247,10 @@ ModelSpec model_from_hf(const Json& root, const std::string& origin) {
       m.shared_experts = hf.optional_int({"n_shared_experts"}, 0, 0);
       m.first_dense_layers = hf.optional_int({"first_k_dense_replace"}, 0, 0, &names.first_dense_layers);
       m.moe_layer_freq = hf.optional_int({"moe_layer_freq"}, 1, 1);
+      m.mtp_layers = hf.optional_int({"num_nextn_predict_layers"}, 0, 0);
+      m.route_groups = hf.optional_int({"n_group"}, 0, 0);
+      m.route_group_topk = hf.optional_int({"topk_group"}, 0, 0);
+      m.aux_loss_free = hf.string("scoring_func").value_or("softmax") == "sigmoid";
     } else if (experts_key == "num_experts") {
       m.expert_ffn_hidden = hf.required_int({"moe_intermediate_size"});
       // Qwen2-MoE: one shared expert of shared_expert_intermediate_size,

@@ -47,13 +47,17 @@ namespace {
 ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
   f.allow_only({"tp", "pp", "vp", "cp", "dp", "sp", "mbs", "zero", "recompute", "recompute_layers",
                 "attention", "overlap_grad_reduce", "overlap_p2p", "first_stage_layers", "last_stage_layers",
-                "zeropp", "hierarchical_partition", "ep"});
+                "zeropp", "hierarchical_partition", "ep", "etp"});
   ParallelConfig c;
   c.tp = f.positive_int("tp", 1);
   c.pp = f.positive_int("pp", 1);
   c.vp = f.positive_int("vp", 1);
   c.cp = f.positive_int("cp", 1);
   c.ep = f.positive_int("ep", 1);
+  c.etp = f.positive_int("etp", 1);
+  // `plan` searches the other sizes around the expert sizes the file gives.
+  if (f.has("ep")) request.job.pins.ep = c.ep;
+  if (f.has("etp")) request.job.pins.etp = c.etp;
   c.mbs = f.positive_int("mbs", 1);
   c.zero = static_cast<int>(f.integer("zero", 0, 3).value_or(0));
   c.sp = f.boolean("sp", false);
@@ -96,7 +100,7 @@ JobRequest load_job_file(const std::string& path) {
     r.job.optimizer = optimizer == "adam" ? Optimizer::kAdam : Optimizer::kSgd;
     if (f.has("constraints")) {
       const YamlFields c = f.child("constraints");
-      c.allow_only({"tp", "pp", "vp", "cp", "dp", "mbs", "zero", "recompute"});
+      c.allow_only({"tp", "pp", "vp", "cp", "dp", "mbs", "zero", "recompute", "ep", "etp"});
       SearchPins& pins = r.job.pins;
       pins.tp = c.positive_int("tp", 0);
       pins.pp = c.positive_int("pp", 0);
@@ -104,6 +108,8 @@ JobRequest load_job_file(const std::string& path) {
       pins.cp = c.positive_int("cp", 0);
       pins.dp = c.positive_int("dp", 0);
       pins.mbs = c.positive_int("mbs", 0);
+      pins.ep = c.positive_int("ep", 0);
+      pins.etp = c.positive_int("etp", 0);
       pins.zero = static_cast<int>(c.integer("zero", 0, 3).value_or(-1));
       if (c.has("recompute"))
         pins.recompute = static_cast<int>(

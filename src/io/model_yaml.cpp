@@ -18,12 +18,15 @@ const std::vector<std::string> kTopKeys = {
     "kv_groups", "head_dim", "vocab",           "max_positions", "gated_ffn",  "linear_bias",
     "norm",      "position", "tied_embeddings", "moe",           "mla"};
 const std::vector<std::string> kMoeKeys = {"experts",        "top_k",          "expert_ffn_hidden",
-                                           "moe_layer_freq", "shared_experts", "first_dense_layers"};
+                                           "moe_layer_freq", "shared_experts", "first_dense_layers",
+                                           "mtp_layers",     "route_groups",   "route_group_topk",
+                                           "aux_loss_free"};
 const std::vector<std::string> kMlaKeys = {"q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "v_head_dim",
                                            "qk_nope_head_dim"};
 
 int required_int(const YamlFields& f, const char* key, const std::string& what) {
-  if (f.node(key).IsDefined() && f.node(key).IsNull()) f.fail(key, "must be a positive integer (got nothing)");
+  if (f.node(key).IsDefined() && f.node(key).IsNull())
+    f.fail(key, "must be a positive integer (got nothing)");
   if (!f.has(key)) f.fail(key, "is missing: give " + what);
   return static_cast<int>(*f.integer(key, 1, kModelIntMax));
 }
@@ -72,6 +75,10 @@ ModelSpec model_from_yaml(const YAML::Node& root, const std::string& origin,
     m.moe_layer_freq = int_field(*moe, "moe_layer_freq", 1, 1);
     m.shared_experts = int_field(*moe, "shared_experts", 0, 0);
     m.first_dense_layers = int_field(*moe, "first_dense_layers", 0, 0);
+    m.mtp_layers = int_field(*moe, "mtp_layers", 0, 0);
+    m.route_groups = int_field(*moe, "route_groups", 0, 0);
+    m.route_group_topk = int_field(*moe, "route_group_topk", 0, 0);
+    m.aux_loss_free = moe->boolean("aux_loss_free", false);
   }
   if (const auto mla = top.block("mla")) {
     mla->allow_only(kMlaKeys);

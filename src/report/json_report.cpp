@@ -26,6 +26,9 @@ nlohmann::ordered_json config_json(const ParallelConfig& c) {
   j["dp"] = c.dp;
   j["cp"] = c.cp;
   j["ep"] = c.ep;
+  j["etp"] = c.etp;
+  j["a2a"] = c.a2a_hierarchical ? "hierarchical" : "flat";
+  j["ep_overlap"] = c.ep_overlap;
   j["sp"] = c.sp;
   j["zero"] = c.zero;
   j["mbs"] = c.mbs;
@@ -62,10 +65,11 @@ nlohmann::ordered_json cost_json(const ModelSpec& model, const ParallelConfig& c
                 {"layers", model.layers},
                 {"hidden", model.hidden}};
   const TimeBreakdown& t = cost.time;
-  j["time"] = {{"step_s", t.step_s},         {"compute_s", t.compute_s},   {"bubble_s", t.bubble_s},
-               {"tp_comm_s", t.tp_comm_s},   {"cp_comm_s", t.cp_comm_s},   {"pp_comm_s", t.pp_comm_s},
-               {"dp_comm_s", t.dp_comm_s},   {"exposed_comm_s", t.exposed_comm_s},
-               {"optimizer_s", t.optimizer_s}};
+  j["time"] = {
+      {"step_s", t.step_s},          {"compute_s", t.compute_s}, {"bubble_s", t.bubble_s},
+      {"tp_comm_s", t.tp_comm_s},    {"cp_comm_s", t.cp_comm_s}, {"pp_comm_s", t.pp_comm_s},
+      {"ep_comm_s", t.ep_comm_s},    {"dp_comm_s", t.dp_comm_s}, {"exposed_comm_s", t.exposed_comm_s},
+      {"optimizer_s", t.optimizer_s}};
   const Throughput& p = cost.throughput;
   j["throughput"] = {{"tokens_per_s", p.tokens_per_s},
                      {"model_tflops_per_gpu", p.model_tflops_per_gpu},

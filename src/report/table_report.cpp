@@ -39,6 +39,9 @@ std::string config_line(const ParallelConfig& c) {
         << partition_level_name(c.partition.params_secondary) << ", gradients "
         << partition_level_name(c.partition.grads) << ", optimizer " << partition_level_name(c.partition.optimizer)
         << ")";
+  if (c.ep > 1 || c.etp > 1)
+    out << "  ep " << c.ep << "  etp " << c.etp << "  a2a " << (c.a2a_hierarchical ? "hierarchical" : "flat")
+        << (c.ep_overlap ? " (overlapped)" : "");
   out << "  attention " << (c.flash_attention ? "flash" : "unfused");
   return out.str();
 }
@@ -57,7 +60,8 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
   out << "  compute            " << share(t.compute_s) << "\n";
   out << "  pipeline bubble    " << share(t.bubble_s) << "\n";
   out << "  tp communication   " << share(t.tp_comm_s) << "\n";
-  out << "  cp/ep communication" << share(t.cp_comm_s) << "\n";
+  out << "  cp communication   " << share(t.cp_comm_s) << "\n";
+  if (t.ep_comm_s > 0) out << "  ep all-to-all      " << share(t.ep_comm_s) << "\n";
   out << "  pp communication   " << share(t.pp_comm_s) << "\n";
   out << "  dp communication   " << share(t.dp_comm_s) << "\n";
   out << "  optimizer step     " << share(t.optimizer_s) << "\n\n";

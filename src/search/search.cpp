@@ -11,6 +11,7 @@
 
 #include "cost/collectives.h"
 #include "cost/config_rules.h"
+#include "cost/moe_dispatch.h"
 #include "cost/step_cost.h"
 #include "solvers/stage_split.h"
 
@@ -107,6 +108,42 @@ int sharding_choices(const ClusterSpec& cluster, const SearchPins& pins, const P
     h.hierarchical = true;
     h.placement = p;
     out[n++] = h;
+  }
+  return n;
+}
+
+// One expert layout of a mesh: ep, etp and the all-to-all variant.
+struct ExpertChoice {
+  int ep = 1;
+  int etp = 1;
+  bool hierarchical = false;
+};
+constexpr int kMaxExpertChoices = 96;
+
+// The expert layouts worth trying (pins respected): etp 1 or tp (the two
+// Megatron and torchtitan both run), every ep dividing the experts whose
+// expert grid folds into the stage (etp * ep divides tp * cp * dp), flat
+// all-to-all, and hierarchical when the group spans nodes.
+int expert_choices(const ModelSpec& model, const ClusterSpec& cluster, const SearchPins& pins,
+                   const ParallelConfig& base, ExpertChoice out[kMaxExpertChoices]) {
+  if (!model.is_moe()) {
+    out[0] = ExpertChoice{};
+    return 1;
+  }
+  const int stage_ranks = base.tp * base.cp * base.dp;
+  int n = 0;
+  const int etps[2] = {1, base.tp};
+  for (int i = 0; i < (base.tp > 1 ? 2 : 1); ++i) {
+    const int etp = etps[i];
+    if (!pinned_ok(pins.etp, etp) || model.expert_ffn_hidden % etp != 0) continue;
+    for (int ep = 1; ep <= model.experts && n + 2 <= kMaxExpertChoices; ++ep) {
+      if (model.experts % ep != 0 || stage_ranks % (etp * ep) != 0 || !pinned_ok(pins.ep, ep)) continue;
+      ParallelConfig probe = base;
+      probe.ep = ep;
+      probe.etp = etp;
+      out[n++] = ExpertChoice{ep, etp, false};
+      if (ep > 1 && ep_spans_nodes(cluster, probe)) out[n++] = ExpertChoice{ep, etp, true};
+    }
   }
   return n;
 }
@@ -309,47 +346,69 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
         base.gbs = job.gbs;
         base.sp = pins.sp >= 0 ? pins.sp == 1 : mesh.tp > 1;
         base.flash_attention = flash;
-        // Layouts: the even split when Megatron accepts it, and the optimal
-        // uneven first/last split (stage-split formulation, exact fast path).
-        ParallelConfig uneven = base;
-        const bool has_uneven = cluster.heterogeneous()
-                                    ? apply_heterogeneous_split(model, cluster, job, uneven)
-                                    : apply_uneven_split(model, cluster, job, uneven);
-        for (int layout = 0; layout < 2; ++layout) {
-          if (layout == 1 && !has_uneven) break;
-          if (layout == 1) base = uneven;
-          if (config_problem(model, job, base) != nullptr) continue;
-          ++local.structural_ok;
-          // Lower bound for every zero/recompute variant of this shape: no
-          // recomputation, no data-parallel communication and no optimizer
-          // step (whose cost falls with the ZeRO stage).
-          const CostReport bound = estimate_cost(model, cluster, job, base);
-          ++local.stats.evaluated;
-          const double bound_s = bound.time.step_s - bound.time.dp_comm_s - bound.time.optimizer_s;
-          const int zero_max = mesh.pp > 1 ? 1 : 3;
-          const bool sharded_pin = pins.zeropp == 1 || pins.hierarchical_partition == 1;
-          for (int zero = sharded_pin ? 3 : 0; zero <= zero_max; ++zero) {
-            if (pins.zero >= 0 && pins.zero != zero) continue;
-            if (zero > 0 && mesh.dp * mesh.cp == 1) continue;  // nothing to shard over
-            ShardingChoice shardings[8];
-            const int sharding_count = zero == 3 ? sharding_choices(cluster, pins, base, shardings) : 1;
-            for (int variant = 0; variant < sharding_count; ++variant) {
-              for (Recompute recompute : recomputes) {
-                ++local.stats.candidates;
-                if (bound_s >= local.top.threshold()) continue;
-                ParallelConfig config = base;
-                config.zero = zero;
-                if (zero == 3 && shardings[variant].zeropp) apply_zeropp(cluster, config);
-                if (zero == 3 && shardings[variant].hierarchical)
-                  apply_hierarchical_partition(config, shardings[variant].placement);
-                config.recompute = recompute;
-                if (recompute == Recompute::kFull) {
-                  if (pins.recompute_layers >= 0) {
-                    config.recompute_layers = pins.recompute_layers;
-                  } else {
-                    const int k = min_recompute_layers(model, cluster, job, config);
-                    config.recompute_layers = k < 0 ? model.layers / (mesh.pp * vp) : k;
+        // Expert sizes (MoE parallel folding) and the all-to-all variant.
+        ExpertChoice experts[kMaxExpertChoices];
+        const int expert_count = expert_choices(model, cluster, pins, base, experts);
+        for (int e = 0; e < expert_count; ++e) {
+          ParallelConfig shape = base;
+          shape.ep = experts[e].ep;
+          shape.etp = experts[e].etp;
+          shape.a2a_hierarchical = experts[e].hierarchical;
+          // Allowed overlap for the bound; each recompute choice sets its own.
+          shape.ep_overlap = shape.ep > 1 && (shape.pp == 1 || shape.vp > 1);
+          // Layouts: the even split when Megatron accepts it, and the optimal
+          // uneven first/last split (stage-split formulation, exact fast path).
+          ParallelConfig uneven = shape;
+          const bool has_uneven = cluster.heterogeneous()
+                                      ? apply_heterogeneous_split(model, cluster, job, uneven)
+                                      : apply_uneven_split(model, cluster, job, uneven);
+          for (int layout = 0; layout < 2; ++layout) {
+            if (layout == 1 && !has_uneven) break;
+            if (layout == 1) shape = uneven;
+            if (config_problem(model, job, shape) != nullptr) continue;
+            ++local.structural_ok;
+            // Lower bound for every zero/recompute variant of this shape: no
+            // recomputation, no data-parallel communication and no optimizer
+            // step (whose cost falls with the ZeRO stage).
+            const CostReport bound = estimate_cost(model, cluster, job, shape);
+            ++local.stats.evaluated;
+            const double bound_s = bound.time.step_s - bound.time.dp_comm_s - bound.time.optimizer_s;
+            const int zero_max = mesh.pp > 1 ? 1 : 3;
+            const bool sharded_pin = pins.zeropp == 1 || pins.hierarchical_partition == 1;
+            for (int zero = sharded_pin ? 3 : 0; zero <= zero_max; ++zero) {
+              if (pins.zero >= 0 && pins.zero != zero) continue;
+              if (zero > 0 && mesh.dp * mesh.cp == 1) continue;  // nothing to shard over
+              ShardingChoice shardings[8];
+              const int sharding_count = zero == 3 ? sharding_choices(cluster, pins, shape, shardings) : 1;
+              for (int variant = 0; variant < sharding_count; ++variant) {
+                for (Recompute recompute : recomputes) {
+                  ++local.stats.candidates;
+                  if (bound_s >= local.top.threshold()) continue;
+                  ParallelConfig config = shape;
+                  config.zero = zero;
+                  if (zero == 3 && shardings[variant].zeropp) apply_zeropp(cluster, config);
+                  if (zero == 3 && shardings[variant].hierarchical)
+                    apply_hierarchical_partition(config, shardings[variant].placement);
+                  config.recompute = recompute;
+                  config.ep_overlap = shape.ep_overlap && recompute != Recompute::kFull;
+                  if (recompute == Recompute::kFull) {
+                    if (pins.recompute_layers >= 0) {
+                      config.recompute_layers = pins.recompute_layers;
+                    } else {
+                      const int k = min_recompute_layers(model, cluster, job, config);
+                      config.recompute_layers = k < 0 ? model.layers / (mesh.pp * vp) : k;
+                    }
                   }
+                  const MemoryBreakdown memory = estimate_memory(model, cluster, job, config);
+                  if (memory.peak_bytes < local.least_peak_bytes) {
+                    local.least_peak_bytes = memory.peak_bytes;
+                    local.least_peak_config = config;
+                  }
+                  if (!memory.fits) continue;
+                  const CostReport cost = estimate_cost(model, cluster, job, config);
+                  ++local.stats.evaluated;
+                  ++local.stats.feasible;
+                  local.top.offer(config, cost);
                 }
                 const MemoryBreakdown memory = estimate_memory(model, cluster, job, config);
                 if (memory.peak_bytes < local.least_peak_bytes) {

@@ -300,6 +300,25 @@ inline const std::set<std::string>& megatron_known_flags() {
                                               "--moe-shared-expert-intermediate-size",
                                               "--moe-layer-freq",
                                               "--moe-token-dispatcher-type",
+                                              // TransformerConfig fields generated into arguments.py
+                                              // (ArgumentGroupFactory) and _add_moe_args / _add_mla_args.
+                                              "--moe-grouped-gemm",
+                                              "--moe-flex-dispatcher-backend",
+                                              "--overlap-moe-expert-parallel-comm",
+                                              "--moe-router-score-function",
+                                              "--moe-router-enable-expert-bias",
+                                              "--moe-router-load-balancing-type",
+                                              "--moe-aux-loss-coeff",
+                                              "--moe-router-num-groups",
+                                              "--moe-router-group-topk",
+                                              "--moe-expert-capacity-factor",
+                                              "--mtp-num-layers",
+                                              "--multi-latent-attention",
+                                              "--q-lora-rank",
+                                              "--kv-lora-rank",
+                                              "--qk-head-dim",
+                                              "--qk-pos-emb-head-dim",
+                                              "--v-head-dim",
                                               "--tensor-model-parallel-size",
                                               "--pipeline-model-parallel-size",
                                               "--context-parallel-size",
@@ -438,6 +457,38 @@ inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
     fail(a.num("--num-experts", 1) % ep != 0, "Number of experts should be a multiple of ep");
     fail(a.has("--fp16"), "Expert parallelism is not supported with fp16 training");
   }
+  // MoE rules of Megatron-LM main (megatron/core/transformer/transformer_config.py
+  // __post_init__ and megatron/training/arguments.py validate_args).
+  const long long ep = a.num("--expert-model-parallel-size", 1);
+  const long long etp = a.num("--expert-tensor-parallel-size", tp);
+  // parallel_state.initialize_model_parallel (MoE parallel folding): the expert
+  // grid etp * ep * pp must tile the world.
+  fail(a.has("--num-experts") && world % (etp * ep * pp) != 0, "world size not divisible by etp * ep * pp");
+  // model_parallel_config.py: expert and tensor parallelism need sequence parallelism.
+  fail(ep > 1 && tp > 1 && !a.has("--sequence-parallel"),
+       "When using expert parallelism and tensor parallelism, sequence parallelism must be used");
+  const std::string dispatcher = a.has("--moe-token-dispatcher-type") ? a.value("--moe-token-dispatcher-type") : "allgather";
+  // TransformerConfig: moe_flex_dispatcher_backend 'deepep' is the flex dispatcher's.
+  fail(a.has("--moe-flex-dispatcher-backend") && dispatcher != "flex",
+       "DeepEP backend is only supported with flex token dispatcher");
+  if (a.has("--overlap-moe-expert-parallel-comm")) {
+    fail(pp > 1 && vp <= 1, "If enabling EP A2A overlap, virtual_pipeline_model_parallel_size must be specified");
+    fail(ep <= 1, "overlap_moe_expert_parallel_comm is only supported with expert model parallelism");
+    fail(dispatcher != "alltoall" && dispatcher != "flex",
+         "overlap_moe_expert_parallel_comm is supported with alltoall/flex token dispatcher");
+    fail(gran == "full", "disable full recomputation when enabling overlap_moe_expert_parallel_comm");
+    fail(a.num("--mtp-num-layers", 0) > 1, "MTP supports at most one layer when enabling overlap");
+  }
+  if (a.has("--moe-router-group-topk")) {
+    fail(!a.has("--moe-router-num-groups"), "When using group limited routing, moe_router_num_groups must be specified");
+    fail(a.num("--num-experts", 1) % a.num("--moe-router-num-groups", 1) != 0,
+         "num_moe_experts should be divisible by moe_router_num_groups");
+    fail(a.num("--moe-router-group-topk", 1) > a.num("--moe-router-num-groups", 1),
+         "moe_router_group_topk should be smaller than moe_router_num_groups");
+  }
+  // validate_args: "Group query attention is mutually exclusive with multi latent attention."
+  fail(a.has("--multi-latent-attention") && a.has("--group-query-attention"),
+       "Group query attention is mutually exclusive with multi latent attention");
   // Choices.
   auto choice = [&](const char* flag, std::set<std::string> ok) {
     if (a.has(flag)) fail(!ok.count(a.value(flag)), std::string("invalid choice for ") + flag);
@@ -447,6 +498,11 @@ inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
   choice("--attention-backend", {"flash", "fused", "unfused", "local", "auto"});
   choice("--optimizer", {"adam", "sgd", "muon", "dist_muon"});
   choice("--recompute-granularity", {"full", "selective"});
+  choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "flex"});
+  choice("--moe-flex-dispatcher-backend", {"deepep", "hybridep", "ncclep"});
+  choice("--moe-router-score-function", {"softmax", "sigmoid", "sqrtsoftplus"});
+  choice("--moe-router-load-balancing-type",
+         {"aux_loss", "seq_aux_loss", "global_aux_loss", "sinkhorn", "quantile_balancing", "none"});
   choice("--data-parallel-sharding-strategy", {"no_shard", "optim", "optim_grads", "optim_grads_params"});
   choice("--tokenizer-type",
          {"BertWordPieceLowerCase", "BertWordPieceCase", "GPT2BPETokenizer", "SentencePieceTokenizer",

@@ -1,0 +1,150 @@
+#include "cost/moe.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cost/compute_time.h"
+#include "cost/flops.h"
+#include "cost/parameters.h"
+
+namespace parplan {
+
+namespace {
+constexpr double kActivationBytes = 2.0;  // 16-bit activations
+
+double matrices(const ModelSpec& m) { return m.gated_ffn ? 3.0 : 2.0; }
+
+double memory_bound_s(const DeviceSpec& device, double bytes) {
+  return bytes / (device.hbm_bytes_per_s * device.memory_bound_efficiency);
+}
+
+// `groups` GEMMs of rows x n x k in one kernel (Megatron's grouped GEMM).
+// The device's GEMM shape curve applies to each expert's thin GEMM (few rows
+// fill few tiles); the small-kernel penalty to the whole launch; and when
+// every expert sees few tokens, reading the experts' weights bounds it.
+double grouped_gemm_s(const DeviceSpec& device, double peak, double groups, double rows, double n, double k) {
+  if (groups <= 0 || rows <= 0 || n <= 0 || k <= 0) return 0;
+  const double flops = 2.0 * groups * rows * n * k;
+  const double smallest = std::min(rows, std::min(n, k));
+  const double efficiency = device.gemm_efficiency_max * smallest / (smallest + device.gemm_half_dim) *
+                            flops / (flops + device.gemm_half_flops);
+  const double compute_s = flops / (peak * efficiency);
+  const double traffic_s = memory_bound_s(device, kActivationBytes * groups * (rows * k + k * n + rows * n));
+  return std::max(compute_s, traffic_s);
+}
+
+double moe_layer_params(const ModelSpec& m) {
+  return attention_params(m) + layer_norm_params(m) +
+         (m.is_moe() ? router_params(m) + routed_expert_params(m) + shared_expert_params(m)
+                     : dense_ffn_params(m));
+}
+}  // namespace
+
+double router_params(const ModelSpec& m) {
+  return static_cast<double>(m.hidden) * m.experts + (m.aux_loss_free ? m.experts : 0.0);
+}
+
+double routed_expert_params(const ModelSpec& m) {
+  return static_cast<double>(m.experts) * matrices(m) * m.hidden * m.expert_ffn_hidden;
+}
+
+double shared_expert_params(const ModelSpec& m) {
+  return static_cast<double>(m.shared_experts) * matrices(m) * m.hidden * m.expert_ffn_hidden;
+}
+
+double mtp_params(const ModelSpec& m) {
+  const double h = m.hidden;
+  // eh_proj (2h -> h), enorm and hnorm on its two inputs, the module's own
+  // final norm before the shared head (DeepSeek-V3 config: model.layers.61).
+  return m.mtp_layers * (moe_layer_params(m) + 2.0 * h * h + 3.0 * h);
+}
+
+double router_forward_flops(const ModelSpec& m, double tokens) {
+  return 2.0 * tokens * m.hidden * static_cast<double>(m.experts);
+}
+
+double mtp_forward_flops(const ModelSpec& m, double tokens, int seq) {
+  if (m.mtp_layers <= 0) return 0;
+  const double layer = layer_forward_flops(m, tokens, seq, m.is_moe()).total();
+  const double projection = 2.0 * tokens * 2.0 * m.hidden * static_cast<double>(m.hidden);
+  return m.mtp_layers * (layer + projection + head_forward_flops(m, tokens));
+}
+
+double default_moe_imbalance(const ModelSpec& m, int ep) {
+  if (!m.is_moe() || ep <= 1) return 1.0;
+  const double per_rank = static_cast<double>(m.experts) / ep;
+  const double max_vio = m.aux_loss_free ? kLossFreeMaxVio : kAuxLossMaxVio;
+  return 1.0 + max_vio / std::sqrt(std::max(1.0, per_rank));
+}
+
+double moe_imbalance(const ModelSpec& m, const JobSpec& job, const ParallelConfig& c) {
+  if (c.ep <= 1) return 1.0;
+  return job.moe_imbalance > 0 ? std::max(1.0, job.moe_imbalance) : default_moe_imbalance(m, c.ep);
+}
+
+double moe_load_factor(const ModelSpec& m, const JobSpec& job, const ParallelConfig& c) {
+  const double imbalance = moe_imbalance(m, job, c);
+  return job.capacity_factor > 0 ? std::min(imbalance, std::max(1.0, job.capacity_factor)) : imbalance;
+}
+
+MoeBlockTimes moe_block_times(const ModelSpec& m, const DeviceSpec& device, double peak, const MoeShape& s) {
+  MoeBlockTimes times;
+  const double h = m.hidden;
+  const double t = s.tp;
+  // Megatron runs MoE with tp > 1 only under sequence parallelism: each tp
+  // rank routes its own 1/tp of the tokens.
+  const double own_tokens = s.tokens / t;
+  const double local_experts = static_cast<double>(m.experts) / s.ep;
+  // Rows the busiest rank's experts see: its share of tokens x top-k copies,
+  // gathered over the etp group, scaled by the load factor.
+  const double rows = own_tokens * m.top_k * s.etp * s.load_factor;
+  const double rows_per_expert = rows / local_experts;
+  const double f = m.expert_ffn_hidden;
+  const double f_in = f * (m.gated_ffn ? 2.0 : 1.0);
+  const double routed_gemm_s = grouped_gemm_s(device, peak, local_experts, rows_per_expert, f_in / s.etp, h) +
+                               grouped_gemm_s(device, peak, local_experts, rows_per_expert, h, f / s.etp);
+  // Activation function on the expert intermediate, and the permute before
+  // and the unpermute after the experts (a read and a write of each row).
+  const double routed_elementwise_s = memory_bound_s(
+      device, kActivationBytes * (rows * f / s.etp * (m.gated_ffn ? 3.0 : 2.0) + 4.0 * rows * h));
+  // Router: a thin GEMM to E logits, then fp32 softmax/sigmoid and top-k.
+  const double router_s = gemm_time_s(device, peak, own_tokens, m.experts, h) +
+                          memory_bound_s(device, 4.0 * 3.0 * own_tokens * m.experts);
+  double shared_gemm_s = 0;
+  double shared_elementwise_s = 0;
+  if (m.shared_experts > 0) {
+    const double fs = f * m.shared_experts;
+    shared_gemm_s = gemm_time_s(device, peak, s.tokens, fs * (m.gated_ffn ? 2.0 : 1.0) / t, h) +
+                    gemm_time_s(device, peak, s.tokens, h, fs / t);
+    shared_elementwise_s =
+        memory_bound_s(device, kActivationBytes * s.tokens * fs / t * (m.gated_ffn ? 3.0 : 2.0));
+  }
+  times.routed_forward_s = routed_gemm_s + routed_elementwise_s;
+  times.forward_s = times.routed_forward_s + router_s + shared_gemm_s + shared_elementwise_s;
+  times.backward_s =
+      2.0 * (routed_gemm_s + router_s + shared_gemm_s) + 2.0 * (routed_elementwise_s + shared_elementwise_s);
+  return times;
+}
+
+double moe_layer_activation_bytes(const ModelSpec& m, const ActivationShape& shape, const MoeShape& moe) {
+  const double base = layer_activation_bytes(m, shape);
+  if (shape.recompute == Recompute::kFull) return base;
+  const double t = shape.tp;
+  const double local_tokens = shape.seq * shape.micro_batch / shape.cp;
+  const double ffn_bytes_per_width = m.gated_ffn ? 6.0 : 4.0;
+  // The dense FFN part of layer_activation_bytes does not exist in an MoE layer.
+  const double dense_ffn = local_tokens * ffn_bytes_per_width * m.ffn_hidden / t;
+  const double own_tokens = local_tokens / t;
+  // fp32 router logits and scores (softmax/sigmoid and top-k backward).
+  const double router = own_tokens * 8.0 * m.experts;
+  // Each routed copy: the permuted input, the expert intermediate and the
+  // expert output the combine weights by its routing score.
+  const double rows = own_tokens * m.top_k * moe.etp * moe.load_factor;
+  const double routed =
+      rows * (2.0 * kActivationBytes * m.hidden + ffn_bytes_per_width * m.expert_ffn_hidden / moe.etp);
+  const double shared =
+      local_tokens * ffn_bytes_per_width * static_cast<double>(m.expert_ffn_hidden) * m.shared_experts / t;
+  return base - dense_ffn + router + routed + shared;
+}
+
+}  // namespace parplan

@@ -1,0 +1,81 @@
+// Mixture-of-experts layers: what one rank holds and computes in an MoE
+// layer (router, routed experts as a grouped GEMM, shared experts), the
+// activations it keeps, the load imbalance that sets the pace of the
+// expert-parallel group, and DeepSeek-V3's multi-token-prediction module.
+#pragma once
+
+#include "cost/memory.h"
+#include "cost/spec/cluster_spec.h"
+#include "cost/spec/job_spec.h"
+#include "cost/spec/model_spec.h"
+#include "cost/spec/parallel_config.h"
+
+namespace parplan {
+
+/// Router weights of one MoE layer (h x E; plus the per-expert bias of
+/// auxiliary-loss-free balancing).
+double router_params(const ModelSpec& model);
+/// The routed experts of one MoE layer (all of them).
+double routed_expert_params(const ModelSpec& model);
+/// The shared experts of one MoE layer.
+double shared_expert_params(const ModelSpec& model);
+/// All multi-token-prediction modules (DeepSeek-V3 sec. 2.2): per module one
+/// transformer layer (an MoE layer when the model has experts), the 2h -> h
+/// projection and two RMSNorms; the embedding and the output head are the
+/// main model's, shared, and not counted again.
+double mtp_params(const ModelSpec& model);
+/// Forward FLOPs of one MoE layer's router for `tokens` tokens.
+double router_forward_flops(const ModelSpec& model, double tokens);
+/// Forward FLOPs of the multi-token-prediction modules for `tokens` tokens
+/// in sequences of `seq`: their layers, projections and their own pass
+/// through the shared output head.
+double mtp_forward_flops(const ModelSpec& model, double tokens, int seq);
+
+/// Excess of the busiest expert's load over the mean (MaxVio), per expert.
+/// Auxiliary-loss routing: Fedus et al. 2022 (Switch Transformer, JMLR,
+/// sec. 2.2 and Table 1) train with the balancing loss at capacity factor
+/// 1.25 while dropping under 1 % of tokens, so the busiest expert stays
+/// within 1.25x the mean. Loss-free routing (sigmoid scores + expert bias):
+/// Wang et al. 2024 (arXiv 2408.15664) report MaxVio_global 0.04 for
+/// Loss-Free Balancing (as read in its Table 2; check when calibrating).
+inline constexpr double kAuxLossMaxVio = 0.25;
+inline constexpr double kLossFreeMaxVio = 0.04;
+
+/// Default load of the busiest expert-parallel rank over the mean when no
+/// routing statistics are given: 1 + MaxVio / sqrt(experts per rank). A rank
+/// sums the loads of its E / ep experts; with independent deviations the
+/// excess of the sum shrinks as the square root of their number (an
+/// assumption, stated in docs/cost-model.md). 1 with ep == 1.
+double default_moe_imbalance(const ModelSpec& model, int ep);
+/// The imbalance a config runs at: the job's (from routing statistics) or
+/// the default.
+double moe_imbalance(const ModelSpec& model, const JobSpec& job, const ParallelConfig& config);
+/// Tokens the busiest rank's experts process over the mean: the imbalance
+/// when dropless; capped at the capacity factor when tokens are dropped.
+double moe_load_factor(const ModelSpec& model, const JobSpec& job, const ParallelConfig& config);
+
+/// One MoE layer's expert block on one rank, one micro-batch.
+struct MoeShape {
+  double tokens = 0;  ///< b * s / cp: tokens of this rank's tp group
+  int tp = 1;
+  int etp = 1;
+  int ep = 1;
+  double load_factor = 1.0;  ///< from moe_load_factor
+};
+struct MoeBlockTimes {
+  double forward_s = 0;
+  double backward_s = 0;
+  double routed_forward_s = 0;  ///< of forward_s: the routed experts alone
+};
+/// Router, routed experts (Megatron's grouped GEMM: one kernel over the
+/// E / ep local experts, each seeing rows / (E / ep) rows) and shared
+/// experts (split over tp like a dense FFN).
+MoeBlockTimes moe_block_times(const ModelSpec& model, const DeviceSpec& device, double peak_flops_per_s,
+                              const MoeShape& shape);
+
+/// Activation bytes one MoE layer keeps for one micro-batch: the attention
+/// part of layer_activation_bytes plus the router's fp32 scores, the
+/// dispatched token copies and the routed and shared experts' inputs.
+double moe_layer_activation_bytes(const ModelSpec& model, const ActivationShape& shape, const MoeShape& moe);
+
+}  // namespace parplan

@@ -1,0 +1,114 @@
+#include "cost/moe_dispatch.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cost/overlap.h"
+
+namespace parplan {
+
+double dispatch_bytes(const ModelSpec& m, double tokens, double element_bytes, int ep) {
+  if (ep <= 1) return 0;
+  return tokens * m.top_k * static_cast<double>(m.hidden) * element_bytes * (ep - 1.0) / ep;
+}
+
+double expected_destination_nodes(int nodes, int top_k, int node_limit) {
+  if (nodes <= 1) return 1.0;
+  const double n = nodes;
+  const double distinct = n * (1.0 - std::pow(1.0 - 1.0 / n, top_k));
+  return node_limit > 0 ? std::min(distinct, static_cast<double>(node_limit)) : distinct;
+}
+
+namespace {
+// The tier index whose domain is one node (-1 if none among the span's).
+int node_tier(const ClusterSpec& cluster, const GroupSpan& span) {
+  for (int i = 0; i < span.tiers; ++i)
+    if (cluster.tiers[i].ranks == cluster.ranks_per_node) return i;
+  return -1;
+}
+
+const NetworkTier& tier_at(const ClusterSpec& cluster, const GroupSpan& span, int i) {
+  return (span.outer != nullptr && i == span.tiers - 1) ? *span.outer : cluster.tiers[i];
+}
+}  // namespace
+
+double dispatch_s(const ClusterSpec& cluster, const GroupSpan& span, const ModelSpec& m,
+                  const DispatchShape& s) {
+  if (span.tiers == 0) return 0;
+  const int ep = span.members[span.tiers - 1];
+  if (ep <= 1) return 0;
+  // What the rank holds before the exchange: all_to_all_s sends the
+  // (ep - 1) / ep of it that is bound elsewhere, tier by tier.
+  const double held = s.tokens * m.top_k * static_cast<double>(m.hidden) * s.element_bytes * s.load_factor;
+  const int node = node_tier(cluster, span);
+  if (!s.hierarchical || node < 0 || node + 1 >= span.tiers || span.members[node] >= ep)
+    return all_to_all_s(cluster, span, held);
+  // Hierarchical: ranks of the group per node and nodes of the group.
+  const int per_node = span.members[node];
+  const int nodes = ep / std::max(1, per_node);
+  const int node_limit = m.route_groups > 0 && m.route_group_topk > 0 ? m.route_group_topk : 0;
+  const double remote_nodes = expected_destination_nodes(nodes, m.top_k, node_limit) * (nodes - 1.0) / nodes;
+  const double per_copy = static_cast<double>(m.hidden) * s.element_bytes * s.load_factor;
+  const NetworkTier& outer = tier_at(cluster, span, span.tiers - 1);
+  const NetworkTier& inner = tier_at(cluster, span, node);
+  // Across nodes each rank's NIC carries its tokens' remote node copies.
+  const double network_s =
+      s.tokens * remote_nodes * per_copy / outer.effective_bytes_per_s() + (nodes - 1) * outer.latency_s;
+  // Inside the node every copy is forwarded to its expert's GPU.
+  const double nvlink_s =
+      s.tokens * m.top_k * per_copy * (per_node - 1.0) / per_node / inner.effective_bytes_per_s() +
+      (per_node - 1) * inner.latency_s;
+  return std::max(network_s, nvlink_s);
+}
+
+EpLayerComm moe_layer_comm(const ModelSpec& m, const ClusterSpec& cluster, const JobSpec& job,
+                           const ParallelConfig& c, double layer_forward_s, double layer_backward_s,
+                           int first_rank) {
+  EpLayerComm out;
+  if (!m.is_moe() || c.ep * c.etp <= 1) return out;
+  DispatchShape shape;
+  shape.tokens = static_cast<double>(c.mbs) * job.seq / (c.cp * c.tp);
+  shape.load_factor = moe_load_factor(m, job, c);
+  shape.hierarchical = c.a2a_hierarchical;
+  // Expert grid order: etp innermost, then ep (Megatron's expert rank
+  // generator, MoE parallel folding).
+  const GroupSpan ep_span = group_span_at(cluster, c.ep, c.etp, first_rank);
+  double forward = 0, backward = 0;
+  if (c.ep > 1) {
+    DispatchShape bf16 = shape;
+    bf16.element_bytes = 2.0;
+    DispatchShape payload = shape;
+    payload.element_bytes = job.precision == Precision::kFp8 ? 1.0 : 2.0;
+    const double combine_s = dispatch_s(cluster, ep_span, m, bf16);
+    forward = dispatch_s(cluster, ep_span, m, payload) + combine_s;
+    backward = 2.0 * combine_s;
+  }
+  if (c.etp > 1) {
+    const GroupSpan etp_span = group_span_at(cluster, c.etp, 1, first_rank);
+    const double rows_bytes = 2.0 * shape.tokens * m.top_k * m.hidden * shape.load_factor * c.etp;
+    const double gather_s = all_gather_s(cluster, etp_span, rows_bytes);
+    forward += 2.0 * gather_s;
+    backward += 2.0 * gather_s;
+  }
+  if (c.ep_overlap) {
+    const double slowdown = cluster.device.overlap_compute_slowdown;
+    out.forward_s = exposed_after_overlap_s(forward, layer_backward_s, slowdown);
+    out.backward_s = exposed_after_overlap_s(backward, layer_forward_s, slowdown);
+  } else {
+    out.forward_s = forward;
+    out.backward_s = backward;
+  }
+  return out;
+}
+
+bool ep_spans_nodes(const ClusterSpec& cluster, const ParallelConfig& c) {
+  return c.ep * c.etp > std::max(1, cluster.ranks_per_node);
+}
+
+void apply_moe_defaults(const ModelSpec& model, const ClusterSpec& cluster, ParallelConfig& c) {
+  if (!model.is_moe()) return;
+  c.a2a_hierarchical = c.ep > 1 && ep_spans_nodes(cluster, c);
+  c.ep_overlap = c.ep > 1 && (c.pp == 1 || c.vp > 1) && c.recompute != Recompute::kFull;
+}
+
+}  // namespace parplan

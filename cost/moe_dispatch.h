@@ -1,0 +1,64 @@
+// MoE token dispatch and combine: the all-to-all volume of one MoE layer
+// and its time over the tiers the expert-parallel group spans, flat or
+// hierarchical (intra-node first, one copy per destination node across
+// nodes, as DeepEP's normal kernels and DeepSeek-V3 do).
+#pragma once
+
+#include "cost/collectives.h"
+#include "cost/moe.h"
+#include "cost/spec/cluster_spec.h"
+#include "cost/spec/job_spec.h"
+#include "cost/spec/model_spec.h"
+#include "cost/spec/parallel_config.h"
+
+namespace parplan {
+
+/// Bytes one rank sends in one dispatch (or combine) of a flat all-to-all:
+/// its `tokens` x top_k copies of h elements of `element_bytes`, of which
+/// the (ep - 1) / ep bound for other ranks leave it (the formula of
+/// Megatron's alltoall dispatcher; Rajbhandari et al. 2022, DeepSpeed-MoE).
+double dispatch_bytes(const ModelSpec& model, double tokens, double element_bytes, int ep);
+
+/// Expected number of distinct nodes, out of `nodes`, the top-k experts of
+/// one token land on when experts are spread evenly: nodes (1 - (1 - 1/nodes)^k),
+/// capped at `node_limit` (node-limited routing; 0 = no limit).
+double expected_destination_nodes(int nodes, int top_k, int node_limit);
+
+struct DispatchShape {
+  double tokens = 0;          ///< tokens this rank routes (b s / (cp tp))
+  double element_bytes = 2;   ///< dispatch payload: 1 for fp8 (DeepSeek-V3), else 2
+  double load_factor = 1.0;   ///< the busiest rank receives this much over the mean
+  bool hierarchical = false;  ///< intra-node first (DeepEP) instead of flat
+};
+
+/// Time of one dispatch of the group `span` (ep ranks). Flat: every copy
+/// crosses the tier between its source and destination (all_to_all_s).
+/// Hierarchical: across nodes one copy per distinct remote destination node,
+/// then NVLink forwarding of the top-k copies; the two run pipelined
+/// (DeepEP), so the slower one sets the time.
+double dispatch_s(const ClusterSpec& cluster, const GroupSpan& span, const ModelSpec& model,
+                  const DispatchShape& shape);
+
+/// Exposed expert-parallel communication of one MoE layer for one
+/// micro-batch on the pipeline stage starting at `first_rank`: dispatch and
+/// combine forward (dispatch in fp8 under fp8 training, as DeepSeek-V3; the
+/// combine in bf16), their gradients backward (bf16), plus the etp group's
+/// all-gather / reduce-scatter of the dispatched rows. With ep_overlap each
+/// direction's traffic runs beside the other micro-batch's compute of the
+/// layer (cost/overlap.h).
+struct EpLayerComm {
+  double forward_s = 0;
+  double backward_s = 0;
+};
+EpLayerComm moe_layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                           const ParallelConfig& config, double layer_forward_s, double layer_backward_s,
+                           int first_rank);
+
+/// Whether the expert-parallel group of `config` spans more than one node.
+bool ep_spans_nodes(const ClusterSpec& cluster, const ParallelConfig& config);
+/// The dispatch options of a given config (estimate, check): hierarchical
+/// all-to-all when the ep group spans nodes (DeepEP's internode kernels),
+/// and the overlapped all-to-all wherever Megatron's rules allow it.
+void apply_moe_defaults(const ModelSpec& model, const ClusterSpec& cluster, ParallelConfig& config);
+
+}  // namespace parplan
