@@ -38,7 +38,13 @@ enum class ConfigRule : std::uint8_t {
   kPartitionNesting,     //
   kEpDense,              // a = ep
   kEpExperts,            // a = ep, b = experts
-  kEpShard,              // a = ep, b = dp * cp
+  kEpShard,              // a = etp * ep, b = tp * cp * dp
+  kEtpDense,             // a = etp
+  kEtpFfn,               // a = etp, b = expert FFN width
+  kEpTpNeedsSp,          //
+  kEpFp16,               //
+  kEpOverlap,            //
+  kRouteGroups,          // a = routing groups, b = experts
   kRecomputeLayers,      // a = recompute layers per chunk, b = layers per chunk
 };
 

@@ -410,16 +410,6 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                   ++local.stats.feasible;
                   local.top.offer(config, cost);
                 }
-                const MemoryBreakdown memory = estimate_memory(model, cluster, job, config);
-                if (memory.peak_bytes < local.least_peak_bytes) {
-                  local.least_peak_bytes = memory.peak_bytes;
-                  local.least_peak_config = config;
-                }
-                if (!memory.fits) continue;
-                const CostReport cost = estimate_cost(model, cluster, job, config);
-                ++local.stats.evaluated;
-                ++local.stats.feasible;
-                local.top.offer(config, cost);
               }
             }
           }
