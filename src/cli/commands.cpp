@@ -50,6 +50,8 @@ void register_commands(CLI::App& app, Commands& c) {
   c.sweep->add_option("--array-parallel", sf.array_parallel, "array tasks running at once (default 4)")->check(CLI::Range(1, 1000000));
   c.sweep->add_option("--engine", sf.engine, "engine of --emit-slurm-array: megatron | deepspeed | megatron-deepspeed | torchtitan");
   c.sweep->add_option("--solver", sf.solver, "cbc | glpk | exhaustive (default cbc)");
+
+  c.experts = register_experts(app, c.experts_flags);
 }
 
 int run_selected(CLI::App& /*app*/, Commands& c) {
@@ -57,6 +59,7 @@ int run_selected(CLI::App& /*app*/, Commands& c) {
   if (c.plan->parsed()) return run_plan(c.plan_flags);
   if (c.check->parsed()) return run_check(c.check_flags);
   if (c.sweep->parsed()) return run_sweep(c.sweep_flags);
+  if (c.experts->parsed()) return run_experts(c.experts_flags);
   return 2;
 }
 

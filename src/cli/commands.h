@@ -29,6 +29,14 @@ struct SweepFlags {
   int array_parallel = 4;
 };
 
+/// `parplan experts` (numbers kept as text: parsed as decimal, see
+/// experts_command.cpp).
+struct ExpertsFlags {
+  std::string loads, gpus, nodes, groups, redundant, job_file, model, cluster, solver = "cbc";
+  std::string time_limit, solver_time_limit, format = "table", out;
+  bool no_timings = false;
+};
+
 struct Commands {
   CLI::App* estimate = nullptr;
   CLI::App* plan = nullptr;
@@ -38,6 +46,8 @@ struct Commands {
   CheckFlags check_flags;
   CLI::App* sweep = nullptr;
   SweepFlags sweep_flags;
+  CLI::App* experts = nullptr;
+  ExpertsFlags experts_flags;
 };
 
 void register_commands(CLI::App& app, Commands& commands);
@@ -48,5 +58,7 @@ int run_estimate(const JobFlags& flags);
 int run_plan(const PlanFlags& flags);
 int run_check(const CheckFlags& flags);
 int run_sweep(const SweepFlags& flags);
+CLI::App* register_experts(CLI::App& app, ExpertsFlags& flags);
+int run_experts(const ExpertsFlags& flags);
 
 }  // namespace parplan

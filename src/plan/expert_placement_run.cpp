@@ -1,0 +1,60 @@
+// Heuristic phase in parallel, MILP phase on the worst gaps, baselines.
+#include "src/plan/expert_placement_run.h"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace parplan {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Clock::time_point after(Clock::time_point t, double seconds) {
+  return t + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(0.0, seconds)));
+}
+
+}  // namespace
+
+ExpertPlacementRun run_expert_placement(const std::vector<std::vector<double>>& loads,
+                                        const ExpertPlacementRequest& request) {
+  const int layers = static_cast<int>(loads.size());
+  ExpertPlacementRun run;
+  run.layers.resize(layers);
+  run.baselines.resize(layers);
+  run.total_load.resize(layers);
+
+  PlacementOptions options;
+  options.backend = request.backend;
+  options.deadline = after(request.start, request.time_limit_s - request.reserve_s);
+  options.solver_time_limit_s =
+      request.solver_time_limit_s > 0 ? request.solver_time_limit_s : std::max(request.time_limit_s, 1e-3);
+
+  const auto heuristic_start = Clock::now();
+  tbb::parallel_for(0, layers, [&](int l) {
+    run.layers[l] = place_layer_heuristic(loads[l], request.shape, options);
+    run.baselines[l].greedy_max_load = run.layers[l].greedy_max_load;
+    run.baselines[l].static_max_load = static_placement(loads[l], request.shape.gpus).max_load;
+    run.total_load[l] = std::accumulate(loads[l].begin(), loads[l].end(), 0.0);
+  });
+  run.heuristic_s = std::chrono::duration<double>(Clock::now() - heuristic_start).count();
+
+  if (request.use_milp) {
+    // The backends run one solve at a time, so the MILP phase is sequential:
+    // the widest gaps first, each as long as the budget allows.
+    std::vector<int> order(layers);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return run.layers[a].certificate.gap > run.layers[b].certificate.gap; });
+    for (int l : order) {
+      if (Clock::now() >= options.deadline) break;
+      improve_layer_with_milp(loads[l], request.shape, options, run.layers[l]);
+    }
+  }
+  run.time_s = std::chrono::duration<double>(Clock::now() - request.start).count();
+  return run;
+}
+
+}  // namespace parplan
