@@ -67,9 +67,10 @@ struct PlacementOptions {
   double solver_time_limit_s = 1;
   /// No MILP starts after this instant; one that runs stops by it.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
-  /// A (sub)problem with at most this many expert x GPU pairs is solved
-  /// whole; larger ones by windows of GPUs around the busiest GPU.
-  int full_milp_max_pairs = 600;
+  /// A (sub)problem whose MILP has at most this many binaries (experts x
+  /// possible counts x GPUs) is solved whole; larger ones by windows of GPUs
+  /// around the busiest GPU.
+  long full_milp_max_binaries = 4000;
   /// GPUs in one improvement window (the busiest and the lightest others).
   int window_gpus = 6;
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <numeric>
 #include <queue>
 #include <utility>
 
@@ -31,16 +32,41 @@ std::vector<char> holding(const FlatProblem& p, const FlatPlacement& placement) 
 /// One swap or transfer that lowers the busiest GPU.
 struct Move {
   double new_max = 0;
-  int kind = 0;  // 1 swap, 2 transfer
+  int kind = 0;  // 1 swap, 2 transfer, 3 pair repartition, 4 relief
   int slot = 0, other_gpu = 0, other_slot = 0, to_expert = 0;
+  unsigned mask = 0;  ///< pair repartition: which of the 2S items go to the busiest GPU
 };
+
+/// Pair repartition enumerates C(2S, S) splits; above this it is skipped
+/// (S <= 6) and single swaps remain.
+constexpr long kMaxPairSplits = 1000;
+
+long binomial(int n, int k) {
+  long r = 1;
+  for (int i = 1; i <= k; ++i) r = r * (n - k + i) / i;
+  return r;
+}
 
 class Improver {
  public:
   Improver(const FlatProblem& p, FlatPlacement& placement)
-      : p_(p), pl_(placement), holds_(holding(p, placement)), load_(flat_gpu_loads(p, placement)) {}
+      : p_(p),
+        pl_(placement),
+        holds_(holding(p, placement)),
+        load_(flat_gpu_loads(p, placement)),
+        pair_splits_(p.slots <= 15 && binomial(2 * p.slots, p.slots) <= kMaxPairSplits) {}
 
   void run() {
+    // Descend on the busiest GPU; when stuck, balance pairs of other GPUs
+    // (which changes what the busiest GPU can trade with) and descend again.
+    for (int round = 0; round < 50; ++round) {
+      descend();
+      if (!pair_splits_ || !balance_pairs()) return;
+    }
+  }
+
+ private:
+  void descend() {
     // Every accepted move lowers the sorted load vector lexicographically,
     // so this ends; the cap only guards against floating-point cycling.
     const int max_moves = 20 * p_.gpus * p_.slots + 100;
@@ -49,17 +75,87 @@ class Improver {
       const double limit = load_[g] * (1 - kRelativeStep);
       Move best;
       best.new_max = limit;
-      find_swap(g, best);
+      if (pair_splits_) {
+        find_pair(g, best, -1);
+      } else {
+        find_swap(g, best);
+      }
       find_transfer(g, best);
+      find_relief(g, best);
       if (best.kind == 0) return;
       apply(g, best);
     }
   }
 
- private:
+  /// Re-splits pairs of GPUs (the busiest few against all others) so that
+  /// the heavier of the two drops; true when something changed. The global
+  /// maximum never rises: a pair's new loads stay below its old maximum.
+  bool balance_pairs() {
+    const long splits = binomial(2 * p_.slots, p_.slots);
+    const int heads = std::max(1, std::min(p_.gpus, static_cast<int>(200000 / (splits * p_.gpus + 1))));
+    std::vector<int> order(p_.gpus);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return load_[a] > load_[b]; });
+    bool changed = false;
+    for (int i = 0; i < heads; ++i) {
+      const int g = order[i];
+      Move best;
+      best.new_max = load_[g] * (1 - 1e-9);
+      find_pair(g, best, g);
+      if (best.kind == 0) continue;
+      apply(g, best);
+      changed = true;
+    }
+    return changed;
+  }
+
   double share(int e) const { return p_.loads[e] / pl_.replicas[e]; }
   bool holds(int e, int g) const { return holds_[static_cast<size_t>(e) * p_.gpus + g] != 0; }
   void set_holds(int e, int g, bool on) { holds_[static_cast<size_t>(e) * p_.gpus + g] = on ? 1 : 0; }
+
+  /// The 2S replicas of the busiest GPU g and another GPU h split anew into
+  /// two sets of S (distinct experts on each side).
+  /// `lighter_than` >= 0: only partners lighter than that GPU.
+  void find_pair(int g, Move& best, int lighter_than) const {
+    const int S = p_.slots;
+    std::vector<int> item(2 * S);
+    std::vector<double> load(2 * S);
+    for (int h = 0; h < p_.gpus; ++h) {
+      if (h == g || (lighter_than >= 0 && load_[h] >= load_[lighter_than])) continue;
+      for (int s = 0; s < S; ++s) {
+        item[s] = pl_.gpu_experts[g][s];
+        item[S + s] = pl_.gpu_experts[h][s];
+      }
+      for (int i = 0; i < 2 * S; ++i) load[i] = share(item[i]);
+      const double both = load_[g] + load_[h];
+      // Gosper's hack: every mask of 2S bits with S set.
+      const unsigned full = (1u << (2 * S)) - 1;
+      for (unsigned mask = (1u << S) - 1; mask <= full;) {
+        double mine = 0;
+        for (int i = 0; i < 2 * S; ++i) {
+          if (mask >> i & 1u) mine += load[i];
+        }
+        const double worst = std::max(mine, both - mine);
+        if (worst < best.new_max && distinct_split(item, mask)) {
+          best = Move{worst, 3, 0, h, 0, 0, mask};
+        }
+        const unsigned low = mask & -mask;
+        const unsigned ripple = mask + low;
+        mask = (((ripple ^ mask) >> 2) / low) | ripple;
+      }
+    }
+  }
+
+  /// No side of the split holds one expert twice.
+  bool distinct_split(const std::vector<int>& item, unsigned mask) const {
+    const int n = static_cast<int>(item.size());
+    for (int i = 0; i < n; ++i) {
+      for (int j = i + 1; j < n; ++j) {
+        if (item[i] == item[j] && ((mask >> i & 1u) == (mask >> j & 1u))) return false;
+      }
+    }
+    return true;
+  }
 
   void find_swap(int g, Move& best) const {
     const std::vector<int>& mine = pl_.gpu_experts[g];
@@ -73,7 +169,7 @@ class Improver {
           const double lb = share(b);
           if (lb >= la || holds(b, g)) continue;
           const double worst = std::max(load_[g] - la + lb, load_[h] - lb + la);
-          if (worst < best.new_max) best = Move{worst, 1, s, h, t, 0};
+          if (worst < best.new_max) best = Move{worst, 1, s, h, t, 0, 0u};
         }
       }
     }
@@ -103,11 +199,73 @@ class Improver {
       for (int h = 0; h < p_.gpus && worst < best.new_max; ++h) {
         if (h != g && holds(a, h)) worst = std::max(worst, load_[h] + rise);
       }
-      if (worst < best.new_max) best = Move{worst, 2, s, 0, 0, cheapest};
+      if (worst < best.new_max) best = Move{worst, 2, s, 0, 0, cheapest, 0u};
+    }
+  }
+
+  /// An expert b of the busiest GPU g gets one more replica, on a GPU x that
+  /// gives up a replica of another expert a (which keeps one elsewhere):
+  /// every holder of b gets lighter, every other holder of a heavier.
+  void find_relief(int g, Move& best) const {
+    const int experts = static_cast<int>(p_.loads.size());
+    std::vector<std::vector<int>> holders(experts);
+    for (int h = 0; h < p_.gpus; ++h) {
+      for (int e : pl_.gpu_experts[h]) holders[e].push_back(h);
+    }
+    for (int b : pl_.gpu_experts[g]) {
+      const int cb = pl_.replicas[b];
+      if (cb >= p_.gpus) continue;
+      const double drop = p_.loads[b] / cb - p_.loads[b] / (cb + 1);
+      for (int x = 0; x < p_.gpus; ++x) {
+        if (holds(b, x)) continue;
+        for (int t = 0; t < p_.slots; ++t) {
+          const int a = pl_.gpu_experts[x][t];
+          const int ca = pl_.replicas[a];
+          if (ca < 2) continue;
+          const double rise = p_.loads[a] / (ca - 1) - p_.loads[a] / ca;
+          double worst = load_[x] - share(a) + p_.loads[b] / (cb + 1);
+          worst = std::max(worst, load_[g] - drop + (holds(a, g) ? rise : 0.0));
+          for (int h : holders[a]) {
+            if (h == x || h == g) continue;
+            worst = std::max(worst, load_[h] + rise - (holds(b, h) ? drop : 0.0));
+            if (worst >= best.new_max) break;
+          }
+          if (worst < best.new_max) best = Move{worst, 4, 0, x, t, b, 0u};
+        }
+      }
     }
   }
 
   void apply(int g, const Move& m) {
+    if (m.kind == 4) {
+      int& slot = pl_.gpu_experts[m.other_gpu][m.other_slot];
+      set_holds(slot, m.other_gpu, false);
+      --pl_.replicas[slot];
+      ++pl_.replicas[m.to_expert];
+      slot = m.to_expert;
+      set_holds(slot, m.other_gpu, true);
+      load_ = flat_gpu_loads(p_, pl_);
+      return;
+    }
+    if (m.kind == 3) {
+      const int h = m.other_gpu;
+      std::vector<int> item = pl_.gpu_experts[g];
+      item.insert(item.end(), pl_.gpu_experts[h].begin(), pl_.gpu_experts[h].end());
+      for (int e : pl_.gpu_experts[g]) set_holds(e, g, false);
+      for (int e : pl_.gpu_experts[h]) set_holds(e, h, false);
+      pl_.gpu_experts[g].clear();
+      pl_.gpu_experts[h].clear();
+      for (size_t i = 0; i < item.size(); ++i) {
+        const int to = (m.mask >> i & 1u) ? g : h;
+        pl_.gpu_experts[to].push_back(item[i]);
+        set_holds(item[i], to, true);
+      }
+      load_[g] = 0;
+      load_[h] = 0;
+      for (int e : pl_.gpu_experts[g]) load_[g] += share(e);
+      for (int e : pl_.gpu_experts[h]) load_[h] += share(e);
+      return;
+    }
     if (m.kind == 1) {
       int& a = pl_.gpu_experts[g][m.slot];
       int& b = pl_.gpu_experts[m.other_gpu][m.other_slot];
@@ -136,6 +294,7 @@ class Improver {
   FlatPlacement& pl_;
   std::vector<char> holds_;
   std::vector<double> load_;
+  bool pair_splits_;
 };
 
 }  // namespace

@@ -17,6 +17,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr double kOptimalGap = 1e-6;
 constexpr double kImprovement = 1e-9;
+/// Restarts only for few experts (at most 16 x 15 restarts, a few ms).
+constexpr int kMaxRestartExperts = 16;
 
 /// GPUs [gpu_begin, gpu_begin + gpus) and the experts that live only there.
 struct Block {
@@ -232,6 +234,33 @@ bool window_milps(const FlatProblem& p, const PlacementOptions& o, FlatPlacement
   return improved;
 }
 
+/// Improves the greedy start, then, while the problem is small, restarts
+/// from every count vector one replica away from the greedy counts (one
+/// expert gives a replica to another) and keeps the best.
+void improve_from_restarts(const FlatProblem& p, FlatPlacement& flat) {
+  improve_placement(p, flat);
+  const int n = static_cast<int>(p.loads.size());
+  if (n > kMaxRestartExperts) return;
+  double best = flat_max_load(p, flat);
+  const std::vector<int> start = greedy_replicas(p);
+  for (int from = 0; from < n; ++from) {
+    if (start[from] < 2) continue;
+    for (int to = 0; to < n; ++to) {
+      if (to == from || start[to] >= p.gpus) continue;
+      std::vector<int> counts = start;
+      --counts[from];
+      ++counts[to];
+      FlatPlacement candidate = pack_replicas(p, counts);
+      improve_placement(p, candidate);
+      const double value = flat_max_load(p, candidate);
+      if (value < best * (1 - kImprovement)) {
+        best = value;
+        flat = std::move(candidate);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 LayerResult place_layer_heuristic(const std::vector<double>& loads, const ExpertPlacementShape& shape,
@@ -244,7 +273,7 @@ LayerResult place_layer_heuristic(const std::vector<double>& loads, const Expert
     const FlatProblem p = flat_of(loads, block, shape.slots_per_gpu());
     FlatPlacement flat = pack_replicas(p, greedy_replicas(p));
     write_block(block, flat, greedy);
-    if (options.improve) improve_placement(p, flat);
+    if (options.improve) improve_from_restarts(p, flat);
     write_block(block, flat, improved);
   }
   if (shape.groups == 0) {
@@ -294,7 +323,9 @@ void improve_layer_with_milp(const std::vector<double>& loads, const ExpertPlace
   const auto start = Clock::now();
   SolverCertificate proof;
   bool improved = false;
-  bool whole = static_cast<long long>(p.loads.size()) * p.gpus <= options.full_milp_max_pairs;
+  const long experts = static_cast<long>(p.loads.size());
+  const long counts = std::min<long>(p.gpus, 1 + static_cast<long>(p.gpus) * p.slots - experts);
+  const bool whole = experts * counts * p.gpus <= options.full_milp_max_binaries;
   double solve_s = 0;
   if (whole) {
     improved = full_milp(p, options, flat, proof);

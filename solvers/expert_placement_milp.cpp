@@ -22,83 +22,72 @@ PlacementMilp build_placement_milp(const PlacementWindow& w) {
   for (const WindowExpert& e : w.experts) scale = std::max(scale, e.load);
   out.scale = scale > 0 ? scale : 1;
 
-  std::vector<int> x(static_cast<size_t>(n) * G);
-  for (int i = 0; i < n; ++i) {
-    for (int g = 0; g < G; ++g) x[i * G + g] = m.add_binary("x_" + std::to_string(i) + "_" + std::to_string(g));
-  }
-  // y[i] holds the count indicators of expert i (empty when its count is fixed).
-  std::vector<std::vector<int>> y(n);
+  // u[i][k - min_count][g]
+  std::vector<std::vector<std::vector<int>>> u(n);
   for (int i = 0; i < n; ++i) {
     const WindowExpert& e = w.experts[i];
-    if (e.min_count == e.max_count) continue;
     for (int k = e.min_count; k <= e.max_count; ++k) {
-      y[i].push_back(m.add_binary("y_" + std::to_string(i) + "_" + std::to_string(k)));
+      std::vector<int> per_gpu(G);
+      for (int g = 0; g < G; ++g) {
+        per_gpu[g] = m.add_binary("u_" + std::to_string(i) + "_" + std::to_string(k) + "_" + std::to_string(g));
+      }
+      u[i].push_back(per_gpu);
     }
-  }
-  std::vector<int> l(static_cast<size_t>(n) * G);
-  for (int i = 0; i < n; ++i) {
-    for (int g = 0; g < G; ++g) l[i * G + g] = m.add_continuous("l_" + std::to_string(i) + "_" + std::to_string(g), 0, kInfinity);
   }
   const double upper = std::isfinite(w.upper_bound) ? w.upper_bound / out.scale : kInfinity;
   const int makespan = m.add_continuous("max_gpu_load", 0, upper, 1.0);
 
-  for (int g = 0; g < G; ++g) {
-    std::vector<MilpTerm> slots;
-    std::vector<MilpTerm> busiest{{makespan, 1.0}};
-    for (int i = 0; i < n; ++i) {
-      slots.push_back({x[i * G + g], 1.0});
-      busiest.push_back({l[i * G + g], -1.0});
-    }
-    m.add_equal("slots_" + std::to_string(g), slots, w.slots);
-    m.add_greater_equal("busiest_" + std::to_string(g), busiest, 0);
-  }
   for (int i = 0; i < n; ++i) {
     const WindowExpert& e = w.experts[i];
     const std::string id = std::to_string(i);
-    const double big = share(e, e.min_count) / out.scale;
-    std::vector<MilpTerm> count;
-    std::vector<MilpTerm> tokens;
-    for (int g = 0; g < G; ++g) {
-      count.push_back({x[i * G + g], 1.0});
-      tokens.push_back({l[i * G + g], 1.0});
-    }
-    if (y[i].empty()) {
-      m.add_equal("count_" + id, count, e.min_count);
-      m.add_greater_equal("tokens_" + id, tokens, e.min_count * share(e, e.min_count) / out.scale);
-      for (int g = 0; g < G; ++g) {
-        // Fixed share: l >= share * x, no big-M needed.
-        m.add_greater_equal("share_" + id + "_" + std::to_string(g),
-                            {{l[i * G + g], 1.0}, {x[i * G + g], -share(e, e.min_count) / out.scale}}, 0);
-      }
-      continue;
-    }
+    const bool fixed = e.min_count == e.max_count;
     std::vector<MilpTerm> pick;
-    std::vector<MilpTerm> share_terms;
     for (int k = e.min_count; k <= e.max_count; ++k) {
-      const int v = y[i][k - e.min_count];
-      pick.push_back({v, 1.0});
-      count.push_back({v, -static_cast<double>(k)});
-      tokens.push_back({v, -k * share(e, k) / out.scale});
-      share_terms.push_back({v, -share(e, k) / out.scale});
+      std::vector<MilpTerm> count;
+      for (int g = 0; g < G; ++g) count.push_back({u[i][k - e.min_count][g], 1.0});
+      if (fixed) {
+        m.add_equal("count_" + id, count, k);
+        continue;
+      }
+      const int y = m.add_binary("y_" + id + "_" + std::to_string(k));
+      pick.push_back({y, 1.0});
+      count.push_back({y, -static_cast<double>(k)});
+      m.add_equal("count_" + id + "_" + std::to_string(k), count, 0);
     }
+    if (fixed) continue;
     m.add_equal("pick_" + id, pick, 1);
-    m.add_equal("count_" + id, count, 0);
-    m.add_greater_equal("tokens_" + id, tokens, 0);
     for (int g = 0; g < G; ++g) {
-      // l >= share(count) - big * (1 - x)
-      std::vector<MilpTerm> row = share_terms;
-      row.push_back({l[i * G + g], 1.0});
-      row.push_back({x[i * G + g], -big});
-      m.add_greater_equal("share_" + id + "_" + std::to_string(g), row, -big);
+      std::vector<MilpTerm> once;
+      for (const auto& per_gpu : u[i]) once.push_back({per_gpu[g], 1.0});
+      m.add_less_equal("once_" + id + "_" + std::to_string(g), once, 1);
     }
   }
-  // The GPUs of a window are interchangeable: GPU 0 holds the heaviest expert.
-  int heaviest = -1;
-  for (int i = 0; i < n; ++i) {
-    if (w.experts[i].min_count < 1) continue;
-    if (heaviest < 0 || share(w.experts[i], w.experts[i].min_count) > share(w.experts[heaviest], w.experts[heaviest].min_count)) heaviest = i;
+  auto gpu_load = [&](int g, double sign) {
+    std::vector<MilpTerm> terms;
+    for (int i = 0; i < n; ++i) {
+      const WindowExpert& e = w.experts[i];
+      for (int k = e.min_count; k <= e.max_count; ++k) {
+        terms.push_back({u[i][k - e.min_count][g], sign * share(e, k) / out.scale});
+      }
+    }
+    return terms;
+  };
+  for (int g = 0; g < G; ++g) {
+    std::vector<MilpTerm> slots;
+    for (int i = 0; i < n; ++i) {
+      for (const auto& per_gpu : u[i]) slots.push_back({per_gpu[g], 1.0});
+    }
+    m.add_equal("slots_" + std::to_string(g), slots, w.slots);
+    std::vector<MilpTerm> busiest = gpu_load(g, -1.0);
+    busiest.push_back({makespan, 1.0});
+    m.add_greater_equal("busiest_" + std::to_string(g), busiest, 0);
+    if (g + 1 < G) {
+      std::vector<MilpTerm> order = gpu_load(g, 1.0);
+      const std::vector<MilpTerm> next = gpu_load(g + 1, -1.0);
+      order.insert(order.end(), next.begin(), next.end());
+      m.add_greater_equal("order_" + std::to_string(g), order, 0);
+    }
   }
-  if (heaviest >= 0 && G > 0) m.add_equal("symmetry", {{x[heaviest * G], 1.0}}, 1);
   return out;
 }
 
@@ -116,11 +105,14 @@ WindowSolve solve_placement_window(const PlacementWindow& window, SolverBackend 
   WindowSolution sol;
   sol.counts.assign(n, 0);
   sol.gpu_experts.assign(G, {});
+  int var = 0;  // u variables come first, in build order
   for (int i = 0; i < n; ++i) {
-    for (int g = 0; g < G; ++g) {
-      if (solved.values[i * G + g] > 0.5) {
-        ++sol.counts[i];
-        sol.gpu_experts[g].push_back(i);
+    for (int k = window.experts[i].min_count; k <= window.experts[i].max_count; ++k) {
+      for (int g = 0; g < G; ++g, ++var) {
+        if (solved.values[var] > 0.5) {
+          ++sol.counts[i];
+          sol.gpu_experts[g].push_back(i);
+        }
       }
     }
   }

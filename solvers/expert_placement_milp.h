@@ -29,12 +29,13 @@ struct PlacementWindow {
   double upper_bound = kInfinity;
 };
 
-/// Variables: x[i][g] (binary: expert i on GPU g), y[i][k] (binary: i has
-/// min_count + k replicas in the window, only when min_count < max_count),
-/// l[i][g] >= 0 (tokens of i on g), M (busiest GPU). Rows: S slots per GPU,
-/// sum_g x = count, l >= share(count) - load * (1 - x), sum_g l >= tokens in
-/// the window, M >= sum_i l, M <= upper_bound; the heaviest expert is put on
-/// GPU 0 (the GPUs are interchangeable). Tokens are divided by `scale`.
+/// Variables: u[i][k][g] (binary: expert i has k replicas in the window and
+/// one of them on GPU g), y[i][k] (binary: i has k replicas; only when
+/// min_count < max_count), M (busiest GPU). Rows: sum_g u[i][k][g] = k y[i][k],
+/// sum_k y[i][k] = 1, at most one replica of i per GPU, S slots per GPU,
+/// M >= load(g) = sum (load_i / (outside_i + k)) u[i][k][g], M <= upper_bound,
+/// and load(g) >= load(g+1) (the GPUs are interchangeable). No big-M: a
+/// GPU's load is linear in u. Tokens are divided by `scale`.
 struct PlacementMilp {
   MilpModel model;
   double scale = 1;
