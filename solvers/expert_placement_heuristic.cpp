@@ -3,6 +3,8 @@
 #include "solvers/expert_placement_heuristic.h"
 
 #include <algorithm>
+#include <bit>
+#include <chrono>
 #include <numeric>
 #include <numeric>
 #include <queue>
@@ -49,28 +51,43 @@ long binomial(int n, int k) {
 
 class Improver {
  public:
-  Improver(const FlatProblem& p, FlatPlacement& placement)
-      : p_(p),
+  Improver(const FlatProblem& p, FlatPlacement& placement, Deadline deadline)
+      : deadline_(deadline),
+        p_(p),
         pl_(placement),
         holds_(holding(p, placement)),
         load_(flat_gpu_loads(p, placement)),
-        pair_splits_(p.slots <= 15 && binomial(2 * p.slots, p.slots) <= kMaxPairSplits) {}
+        pair_splits_(p.slots <= 15 && binomial(2 * p.slots, p.slots) <= kMaxPairSplits) {
+    if (!pair_splits_) return;
+    by_size_.resize(p.slots + 1);
+    for (unsigned mask = 0; mask < (1u << p.slots); ++mask) by_size_[std::popcount(mask)].push_back(mask);
+  }
 
   void run() {
     // Descend on the busiest GPU; when stuck, balance pairs of other GPUs
-    // (which changes what the busiest GPU can trade with) and descend again.
-    for (int round = 0; round < 50; ++round) {
-      descend();
-      if (!pair_splits_ || !balance_pairs()) return;
+    // (which changes what the busiest GPU can trade with) and descend again,
+    // until two rounds in a row gain nothing, the bound is reached or time
+    // is up.
+    const double bound = flat_lower_bound(p_) * (1 + 1e-9);
+    int stalled = 0;
+    for (int round = 0; round < 50 && stalled < 2; ++round) {
+      const double before = max_load();
+      descend(bound);
+      if (!pair_splits_ || max_load() <= bound || out_of_time()) return;
+      stalled = max_load() < before * (1 - kRelativeStep) ? 0 : stalled + 1;
+      if (!balance_pairs()) return;
     }
   }
 
  private:
-  void descend() {
+  double max_load() const { return *std::max_element(load_.begin(), load_.end()); }
+  bool out_of_time() const { return deadline_ != Deadline::max() && std::chrono::steady_clock::now() >= deadline_; }
+
+  void descend(double bound) {
     // Every accepted move lowers the sorted load vector lexicographically,
     // so this ends; the cap only guards against floating-point cycling.
     const int max_moves = 20 * p_.gpus * p_.slots + 100;
-    for (int moves = 0; moves < max_moves; ++moves) {
+    for (int moves = 0; moves < max_moves && max_load() > bound && !out_of_time(); ++moves) {
       const int g = static_cast<int>(std::max_element(load_.begin(), load_.end()) - load_.begin());
       const double limit = load_[g] * (1 - kRelativeStep);
       Move best;
@@ -114,47 +131,47 @@ class Improver {
   void set_holds(int e, int g, bool on) { holds_[static_cast<size_t>(e) * p_.gpus + g] = on ? 1 : 0; }
 
   /// The 2S replicas of the busiest GPU g and another GPU h split anew into
-  /// two sets of S (distinct experts on each side).
-  /// `lighter_than` >= 0: only partners lighter than that GPU.
+  /// two sets of S (distinct experts on each side). A split keeps subset A
+  /// of g's replicas and takes subset B of h's, |A| + |B| = S; subset sums
+  /// are tabulated once per GPU. `lighter_than` >= 0: only partners lighter
+  /// than that GPU.
   void find_pair(int g, Move& best, int lighter_than) const {
     const int S = p_.slots;
-    std::vector<int> item(2 * S);
-    std::vector<double> load(2 * S);
+    const unsigned subsets = 1u << S;
+    std::vector<double> mine(subsets), theirs(subsets);
+    sums(g, mine);
+    std::vector<std::pair<int, int>> common;
     for (int h = 0; h < p_.gpus; ++h) {
       if (h == g || (lighter_than >= 0 && load_[h] >= load_[lighter_than])) continue;
-      for (int s = 0; s < S; ++s) {
-        item[s] = pl_.gpu_experts[g][s];
-        item[S + s] = pl_.gpu_experts[h][s];
-      }
-      for (int i = 0; i < 2 * S; ++i) load[i] = share(item[i]);
       const double both = load_[g] + load_[h];
-      // Gosper's hack: every mask of 2S bits with S set.
-      const unsigned full = (1u << (2 * S)) - 1;
-      for (unsigned mask = (1u << S) - 1; mask <= full;) {
-        double mine = 0;
-        for (int i = 0; i < 2 * S; ++i) {
-          if (mask >> i & 1u) mine += load[i];
+      if (both / 2 >= best.new_max) continue;
+      sums(h, theirs);
+      common.clear();
+      for (int i = 0; i < S; ++i) {
+        for (int j = 0; j < S; ++j) {
+          if (pl_.gpu_experts[g][i] == pl_.gpu_experts[h][j]) common.emplace_back(i, j);
         }
-        const double worst = std::max(mine, both - mine);
-        if (worst < best.new_max && distinct_split(item, mask)) {
-          best = Move{worst, 3, 0, h, 0, 0, mask};
+      }
+      for (unsigned keep = 0; keep < subsets; ++keep) {
+        for (unsigned take : by_size_[S - std::popcount(keep)]) {
+          const double load = mine[keep] + theirs[take];
+          const double worst = std::max(load, both - load);
+          if (worst >= best.new_max) continue;
+          bool distinct = true;
+          for (const auto& [i, j] : common) distinct = distinct && ((keep >> i & 1u) != (take >> j & 1u));
+          if (distinct) best = Move{worst, 3, 0, h, 0, 0, keep | take << S};
         }
-        const unsigned low = mask & -mask;
-        const unsigned ripple = mask + low;
-        mask = (((ripple ^ mask) >> 2) / low) | ripple;
       }
     }
   }
 
-  /// No side of the split holds one expert twice.
-  bool distinct_split(const std::vector<int>& item, unsigned mask) const {
-    const int n = static_cast<int>(item.size());
-    for (int i = 0; i < n; ++i) {
-      for (int j = i + 1; j < n; ++j) {
-        if (item[i] == item[j] && ((mask >> i & 1u) == (mask >> j & 1u))) return false;
-      }
+  /// out[mask] = summed shares of GPU g's replicas in mask.
+  void sums(int g, std::vector<double>& out) const {
+    out[0] = 0;
+    for (unsigned mask = 1; mask < out.size(); ++mask) {
+      const int low = std::countr_zero(mask);
+      out[mask] = out[mask & (mask - 1)] + share(pl_.gpu_experts[g][low]);
     }
-    return true;
   }
 
   void find_swap(int g, Move& best) const {
@@ -290,11 +307,14 @@ class Improver {
     load_ = flat_gpu_loads(p_, pl_);
   }
 
+  Deadline deadline_;
   const FlatProblem& p_;
   FlatPlacement& pl_;
   std::vector<char> holds_;
   std::vector<double> load_;
   bool pair_splits_;
+  /// Masks of `slots` bits grouped by how many bits are set.
+  std::vector<std::vector<unsigned>> by_size_;
 };
 
 }  // namespace
@@ -373,8 +393,8 @@ FlatPlacement pack_replicas(const FlatProblem& p, const std::vector<int>& replic
   return out;
 }
 
-void improve_placement(const FlatProblem& problem, FlatPlacement& placement) {
-  Improver(problem, placement).run();
+void improve_placement(const FlatProblem& problem, FlatPlacement& placement, Deadline deadline) {
+  Improver(problem, placement, deadline).run();
 }
 
 std::vector<double> flat_gpu_loads(const FlatProblem& p, const FlatPlacement& placement) {

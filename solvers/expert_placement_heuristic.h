@@ -3,9 +3,12 @@
 // distinct replicas per GPU, then swap and replica-transfer improvement.
 #pragma once
 
+#include <chrono>
 #include <vector>
 
 namespace parplan {
+
+using Deadline = std::chrono::steady_clock::time_point;
 
 /// Local view: expert i has `loads[i]` tokens, GPUs hold `slots` replicas
 /// each, gpus * slots >= loads.size() and <= loads.size() * gpus.
@@ -38,8 +41,9 @@ FlatPlacement pack_replicas(const FlatProblem& problem, const std::vector<int>& 
 
 /// Improves in place until no move helps the busiest GPU: swaps of two
 /// replicas between the busiest GPU and another, and transfers of a replica
-/// from one expert to another (changing both experts' counts).
-void improve_placement(const FlatProblem& problem, FlatPlacement& placement);
+/// from one expert to another (changing both experts' counts); stops at
+/// the lower bound or at `deadline` with the best placement so far.
+void improve_placement(const FlatProblem& problem, FlatPlacement& placement, Deadline deadline = Deadline::max());
 
 std::vector<double> flat_gpu_loads(const FlatProblem& problem, const FlatPlacement& placement);
 double flat_max_load(const FlatProblem& problem, const FlatPlacement& placement);

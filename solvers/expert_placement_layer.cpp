@@ -220,7 +220,7 @@ bool window_milps(const FlatProblem& p, const PlacementOptions& o, FlatPlacement
       slots.clear();
       for (int i : solved.solution->gpu_experts[k]) slots.push_back(experts[i]);
     }
-    improve_placement(p, candidate);
+    improve_placement(p, candidate, o.deadline);
     const std::vector<double> after = flat_gpu_loads(p, candidate);
     // Better when the busiest GPU dropped or fewer GPUs sit at the old peak.
     const double peak = load[window[0]];
@@ -237,8 +237,8 @@ bool window_milps(const FlatProblem& p, const PlacementOptions& o, FlatPlacement
 /// Improves the greedy start, then, while the problem is small, restarts
 /// from every count vector one replica away from the greedy counts (one
 /// expert gives a replica to another) and keeps the best.
-void improve_from_restarts(const FlatProblem& p, FlatPlacement& flat) {
-  improve_placement(p, flat);
+void improve_from_restarts(const FlatProblem& p, FlatPlacement& flat, Deadline deadline) {
+  improve_placement(p, flat, deadline);
   const int n = static_cast<int>(p.loads.size());
   if (n > kMaxRestartExperts) return;
   double best = flat_max_load(p, flat);
@@ -250,8 +250,9 @@ void improve_from_restarts(const FlatProblem& p, FlatPlacement& flat) {
       std::vector<int> counts = start;
       --counts[from];
       ++counts[to];
+      if (Clock::now() >= deadline) return;
       FlatPlacement candidate = pack_replicas(p, counts);
-      improve_placement(p, candidate);
+      improve_placement(p, candidate, deadline);
       const double value = flat_max_load(p, candidate);
       if (value < best * (1 - kImprovement)) {
         best = value;
@@ -273,7 +274,7 @@ LayerResult place_layer_heuristic(const std::vector<double>& loads, const Expert
     const FlatProblem p = flat_of(loads, block, shape.slots_per_gpu());
     FlatPlacement flat = pack_replicas(p, greedy_replicas(p));
     write_block(block, flat, greedy);
-    if (options.improve) improve_from_restarts(p, flat);
+    if (options.improve) improve_from_restarts(p, flat, options.deadline);
     write_block(block, flat, improved);
   }
   if (shape.groups == 0) {

@@ -2,6 +2,7 @@
 #include "src/plan/expert_placement_run.h"
 
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <numeric>
@@ -11,6 +12,9 @@ namespace parplan {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// Fraction of --time-limit for the heuristic phase.
+constexpr double kHeuristicShare = 0.7;
 
 Clock::time_point after(Clock::time_point t, double seconds) {
   return t + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(0.0, seconds)));
@@ -33,8 +37,14 @@ ExpertPlacementRun run_expert_placement(const std::vector<std::vector<double>>& 
       request.solver_time_limit_s > 0 ? request.solver_time_limit_s : std::max(request.time_limit_s, 1e-3);
 
   const auto heuristic_start = Clock::now();
+  // Each layer's improvement gets an equal share of most of the budget, so
+  // that no layer is left with the bare greedy start; the MILP gets the rest.
+  const int threads = std::max(1, tbb::this_task_arena::max_concurrency());
+  const double per_layer_s = kHeuristicShare * request.time_limit_s * std::min(threads, layers) / std::max(1, layers);
   tbb::parallel_for(0, layers, [&](int l) {
-    run.layers[l] = place_layer_heuristic(loads[l], request.shape, options);
+    PlacementOptions mine = options;
+    mine.deadline = std::min(options.deadline, after(Clock::now(), per_layer_s));
+    run.layers[l] = place_layer_heuristic(loads[l], request.shape, mine);
     run.baselines[l].greedy_max_load = run.layers[l].greedy_max_load;
     run.baselines[l].static_max_load = static_placement(loads[l], request.shape.gpus).max_load;
     run.total_load[l] = std::accumulate(loads[l].begin(), loads[l].end(), 0.0);
