@@ -54,12 +54,17 @@ int main() {
     total_s.push_back(last.time_s);
   }
 
-  std::printf("experts_bench: 58 layers x 256 experts, 64 GPUs / 8 nodes, 64 redundant (5 slots per GPU), 2 threads\n");
-  std::printf("  greedy balancer (replicate + balanced packing, 1 thread): median %.4f s\n", median(greedy_s));
+  std::printf(
+      "experts_bench: 58 layers x 256 experts, 64 GPUs / 8 nodes, 64 redundant (5 slots per GPU), 2 "
+      "threads\n");
+  std::printf("  greedy balancer (replicate + balanced packing, 1 thread): median %.4f s\n",
+              median(greedy_s));
   std::printf("  parplan heuristic phase (greedy + swaps/transfers, TBB): median %.4f s (%.1fx greedy)\n",
               median(heuristic_s), median(heuristic_s) / median(greedy_s));
-  std::printf("  parplan whole placement, --time-limit 1 (heuristic + cbc MILP windows): median %.4f s (target <= 1 s)\n",
-              median(total_s));
+  std::printf(
+      "  parplan whole placement, --time-limit 1 (heuristic + cbc MILP windows): median %.4f s (target <= 1 "
+      "s)\n",
+      median(total_s));
 
   double mean_imb = 0, mean_greedy = 0, mean_bound = 0, worst_gap = 0;
   int optimal = 0, improved = 0;
@@ -80,8 +85,9 @@ int main() {
                 r.milp_improved ? "  MILP improved" : "");
   }
   const double n = static_cast<double>(last.layers.size());
-  std::printf("  mean imbalance %.4f (greedy %.4f, lower bound %.4f); largest gap %.2f%%; %d layers proven optimal, "
-              "%d improved by the MILP\n",
-              mean_imb / n, mean_greedy / n, mean_bound / n, 100 * worst_gap, optimal, improved);
+  std::printf(
+      "  mean imbalance %.4f (greedy %.4f, lower bound %.4f); largest gap %.2f%%; %d layers proven optimal, "
+      "%d improved by the MILP\n",
+      mean_imb / n, mean_greedy / n, mean_bound / n, 100 * worst_gap, optimal, improved);
   return 0;
 }

@@ -23,12 +23,13 @@ std::string validate_shape(const ExpertPlacementShape& s) {
   if (s.redundant < 0) return "--redundant must be >= 0 (got " + str(s.redundant) + ")";
   if (s.groups < 0) return "--groups must be >= 1 (got " + str(s.groups) + ")";
   if (s.gpus % s.nodes != 0) {
-    return "--gpus " + str(s.gpus) + " is not a multiple of --nodes " + str(s.nodes) + ": each node needs the same number of GPUs";
+    return "--gpus " + str(s.gpus) + " is not a multiple of --nodes " + str(s.nodes) +
+           ": each node needs the same number of GPUs";
   }
   const long long physical = static_cast<long long>(s.experts) + s.redundant;
   if (physical < s.gpus) {
-    return "--gpus " + str(s.gpus) + " exceeds the " + str(physical) + " physical slots (experts " + str(s.experts) +
-           " + --redundant " + str(s.redundant) + "): every GPU needs at least one slot";
+    return "--gpus " + str(s.gpus) + " exceeds the " + str(physical) + " physical slots (experts " +
+           str(s.experts) + " + --redundant " + str(s.redundant) + "): every GPU needs at least one slot";
   }
   if (physical % s.gpus != 0) {
     return "experts + --redundant = " + str(physical) + " is not a multiple of --gpus " + str(s.gpus) +
@@ -36,8 +37,10 @@ std::string validate_shape(const ExpertPlacementShape& s) {
            str((s.gpus - physical % s.gpus) % s.gpus + s.redundant) + ")";
   }
   if (physical > static_cast<long long>(s.experts) * s.gpus) {
-    return "--redundant " + str(s.redundant) + " is too large: replicas of one expert sit on distinct GPUs, so at most " +
-           str(static_cast<long long>(s.experts) * (s.gpus - 1)) + " redundant slots fit on " + str(s.gpus) + " GPUs";
+    return "--redundant " + str(s.redundant) +
+           " is too large: replicas of one expert sit on distinct GPUs, so at most " +
+           str(static_cast<long long>(s.experts) * (s.gpus - 1)) + " redundant slots fit on " + str(s.gpus) +
+           " GPUs";
   }
   if (s.groups > 0) {
     if (s.experts % s.groups != 0) {
@@ -57,7 +60,8 @@ std::string validate_shape(const ExpertPlacementShape& s) {
   return "";
 }
 
-LayerPlacement make_placement(const std::vector<double>& loads, const std::vector<std::vector<int>>& gpu_experts) {
+LayerPlacement make_placement(const std::vector<double>& loads,
+                              const std::vector<std::vector<int>>& gpu_experts) {
   LayerPlacement p;
   p.replicas.assign(loads.size(), 0);
   for (const auto& slots : gpu_experts) {
@@ -78,7 +82,8 @@ std::string check_placement(const std::vector<double>& loads, const ExpertPlacem
                             const LayerPlacement& p) {
   const int S = shape.slots_per_gpu();
   const int E = shape.experts;
-  if (static_cast<int>(p.physical_to_logical.size()) != shape.physical()) return "wrong number of physical slots";
+  if (static_cast<int>(p.physical_to_logical.size()) != shape.physical())
+    return "wrong number of physical slots";
   if (static_cast<int>(p.replicas.size()) != E) return "wrong number of replica counts";
   std::vector<int> count(E, 0);
   for (int g = 0; g < shape.gpus; ++g) {
@@ -115,7 +120,8 @@ std::string check_placement(const std::vector<double>& loads, const ExpertPlacem
       const int e = p.physical_to_logical[g * S + s];
       load += loads[e] / count[e];
     }
-    if (std::abs(load - p.gpu_load[g]) > 1e-9 * std::max(1.0, load)) return "GPU " + str(g) + " load is inconsistent";
+    if (std::abs(load - p.gpu_load[g]) > 1e-9 * std::max(1.0, load))
+      return "GPU " + str(g) + " load is inconsistent";
   }
   return "";
 }

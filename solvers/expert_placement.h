@@ -44,7 +44,8 @@ struct LayerPlacement {
 
 /// Builds the placement from the experts on each GPU (gpu_experts[g] has S
 /// logical ids); replicas and loads are derived.
-LayerPlacement make_placement(const std::vector<double>& loads, const std::vector<std::vector<int>>& gpu_experts);
+LayerPlacement make_placement(const std::vector<double>& loads,
+                              const std::vector<std::vector<int>>& gpu_experts);
 
 /// Empty when `placement` obeys every rule of `shape` (slot count, every
 /// expert at least once, replicas of one expert on distinct GPUs, groups

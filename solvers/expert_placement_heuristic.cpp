@@ -6,7 +6,6 @@
 #include <bit>
 #include <chrono>
 #include <numeric>
-#include <numeric>
 #include <queue>
 #include <utility>
 
@@ -81,7 +80,9 @@ class Improver {
 
  private:
   double max_load() const { return *std::max_element(load_.begin(), load_.end()); }
-  bool out_of_time() const { return deadline_ != Deadline::max() && std::chrono::steady_clock::now() >= deadline_; }
+  bool out_of_time() const {
+    return deadline_ != Deadline::max() && std::chrono::steady_clock::now() >= deadline_;
+  }
 
   void descend(double bound) {
     // Every accepted move lowers the sorted load vector lexicographically,
@@ -351,7 +352,8 @@ FlatPlacement pack_replicas(const FlatProblem& p, const std::vector<int>& replic
   for (int e = 0; e < experts; ++e) {
     for (int k = 0; k < replicas[e]; ++k) items.push_back({e, p.loads[e] / replicas[e]});
   }
-  std::stable_sort(items.begin(), items.end(), [](const Replica& a, const Replica& b) { return a.load > b.load; });
+  std::stable_sort(items.begin(), items.end(),
+                   [](const Replica& a, const Replica& b) { return a.load > b.load; });
 
   FlatPlacement out;
   out.replicas = replicas;

@@ -43,7 +43,8 @@ FlatPlacement pack_replicas(const FlatProblem& problem, const std::vector<int>& 
 /// replicas between the busiest GPU and another, and transfers of a replica
 /// from one expert to another (changing both experts' counts); stops at
 /// the lower bound or at `deadline` with the best placement so far.
-void improve_placement(const FlatProblem& problem, FlatPlacement& placement, Deadline deadline = Deadline::max());
+void improve_placement(const FlatProblem& problem, FlatPlacement& placement,
+                       Deadline deadline = Deadline::max());
 
 std::vector<double> flat_gpu_loads(const FlatProblem& problem, const FlatPlacement& placement);
 double flat_max_load(const FlatProblem& problem, const FlatPlacement& placement);

@@ -81,7 +81,8 @@ std::vector<Block> blocks_of(const std::vector<double>& loads, const ExpertPlace
   for (int e = 0; e < shape.experts; ++e) group_load[e / group_size] += loads[e];
   const std::vector<int> node = balanced_bins(group_load, shape.nodes);
   std::vector<Block> blocks(shape.nodes);
-  for (int n = 0; n < shape.nodes; ++n) blocks[n] = Block{n * shape.gpus_per_node(), shape.gpus_per_node(), {}};
+  for (int n = 0; n < shape.nodes; ++n)
+    blocks[n] = Block{n * shape.gpus_per_node(), shape.gpus_per_node(), {}};
   for (int e = 0; e < shape.experts; ++e) blocks[node[e / group_size]].experts.push_back(e);
   return blocks;
 }
@@ -128,7 +129,8 @@ double layer_lower_bound(const std::vector<double>& loads, const ExpertPlacement
   if (shape.groups > 0) {
     const int group_size = shape.experts / shape.groups;
     for (int g = 0; g < shape.groups; ++g) {
-      const double group = std::accumulate(loads.begin() + g * group_size, loads.begin() + (g + 1) * group_size, 0.0);
+      const double group =
+          std::accumulate(loads.begin() + g * group_size, loads.begin() + (g + 1) * group_size, 0.0);
       bound = std::max(bound, group / shape.gpus_per_node());
     }
   }
@@ -156,7 +158,8 @@ SolveOptions solve_options(const PlacementOptions& o) {
 }
 
 /// The whole flat problem as one MILP; fills `certificate` with its proof.
-bool full_milp(const FlatProblem& p, const PlacementOptions& o, FlatPlacement& flat, SolverCertificate& certificate) {
+bool full_milp(const FlatProblem& p, const PlacementOptions& o, FlatPlacement& flat,
+               SolverCertificate& certificate) {
   PlacementWindow w;
   w.gpus = p.gpus;
   w.slots = p.slots;
@@ -296,10 +299,12 @@ void improve_layer_with_milp(const std::vector<double>& loads, const ExpertPlace
                              const PlacementOptions& options, LayerResult& r) {
   if (r.certificate.status == SolveStatus::kOptimal || seconds_left(options) <= 1e-3) return;
   const int S = shape.slots_per_gpu();
-  const int busiest = static_cast<int>(std::max_element(r.placement.gpu_load.begin(), r.placement.gpu_load.end()) -
-                                       r.placement.gpu_load.begin());
+  const int busiest =
+      static_cast<int>(std::max_element(r.placement.gpu_load.begin(), r.placement.gpu_load.end()) -
+                       r.placement.gpu_load.begin());
   Block block{0, shape.gpus, {}};
-  if (shape.groups > 0) block = Block{busiest / shape.gpus_per_node() * shape.gpus_per_node(), shape.gpus_per_node(), {}};
+  if (shape.groups > 0)
+    block = Block{busiest / shape.gpus_per_node() * shape.gpus_per_node(), shape.gpus_per_node(), {}};
   std::vector<int> local(shape.experts, -1);
   std::vector<std::vector<int>> gpu_experts(shape.gpus);
   for (int g = 0; g < shape.gpus; ++g) {
@@ -343,7 +348,8 @@ void improve_layer_with_milp(const std::vector<double>& loads, const ExpertPlace
   }
   // A whole-layer MILP's bound holds for every placement; with groups it
   // holds only for this group-to-node assignment, so it is not used.
-  if (whole && shape.groups == 0 && has_solution(proof.status) && std::isfinite(proof.best_bound)) {
+  const bool bound_proven = has_solution(proof.status) || proof.status == SolveStatus::kTimeLimitNoSolution;
+  if (whole && shape.groups == 0 && bound_proven && std::isfinite(proof.best_bound)) {
     r.lower_bound_load = std::max(r.lower_bound_load, std::min(proof.best_bound, r.placement.max_load));
   }
   certify(r);

@@ -29,7 +29,8 @@ PlacementMilp build_placement_milp(const PlacementWindow& w) {
     for (int k = e.min_count; k <= e.max_count; ++k) {
       std::vector<int> per_gpu(G);
       for (int g = 0; g < G; ++g) {
-        per_gpu[g] = m.add_binary("u_" + std::to_string(i) + "_" + std::to_string(k) + "_" + std::to_string(g));
+        per_gpu[g] =
+            m.add_binary("u_" + std::to_string(i) + "_" + std::to_string(k) + "_" + std::to_string(g));
       }
       u[i].push_back(per_gpu);
     }

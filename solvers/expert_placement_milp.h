@@ -43,7 +43,7 @@ struct PlacementMilp {
 PlacementMilp build_placement_milp(const PlacementWindow& window);
 
 struct WindowSolution {
-  std::vector<int> counts;                   ///< inside replicas per expert
+  std::vector<int> counts;                    ///< inside replicas per expert
   std::vector<std::vector<int>> gpu_experts;  ///< window expert per slot
 };
 

@@ -15,7 +15,8 @@ using test::CliRun;
 using test::run_cli;
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "parplan_experts_" + std::to_string(::getpid()) + "_" + name;
+  const std::string path =
+      ::testing::TempDir() + "parplan_experts_" + std::to_string(::getpid()) + "_" + name;
   std::ofstream(path) << text;
   return path;
 }
@@ -40,15 +41,17 @@ TEST(ExpertsCli, BadLoadFilesExitTwoWithOneLine) {
   expect_bad_input("--loads " + write_temp("zero.csv", "0,0,0,0\n") + " --gpus 2", "no tokens");
   expect_bad_input("--loads " + write_temp("bad.json", "{\"loads\": [[1,2],[3,\"x\"]]}") + " --gpus 2",
                    "layer 1, expert 1");
-  expect_bad_input("--loads " + write_temp("ragged.json", "{\"loads\": [[1,2],[3]]}") + " --gpus 2", "layer 1 has 1");
+  expect_bad_input("--loads " + write_temp("ragged.json", "{\"loads\": [[1,2],[3]]}") + " --gpus 2",
+                   "layer 1 has 1");
   expect_bad_input("--loads " + write_temp("nokey.json", "{\"load\": []}") + " --gpus 2", "'loads'");
-  expect_bad_input("--loads " + write_temp("broken.json", "{\"loads\": [[1,2]") + " --gpus 2", "not valid JSON");
+  expect_bad_input("--loads " + write_temp("broken.json", "{\"loads\": [[1,2]") + " --gpus 2",
+                   "not valid JSON");
   expect_bad_input("--loads /nonexistent/loads.csv --gpus 2", "cannot open");
 }
 
 TEST(ExpertsCli, BadShapesExitTwoWithOneLine) {
   const std::string loads = "--loads " + write_temp("ok.csv", "10,20,30,40\n5,5,5,5\n");
-  expect_bad_input(loads + " --gpus 3", "not a multiple of --gpus 3");             // (4+0) % 3
+  expect_bad_input(loads + " --gpus 3", "not a multiple of --gpus 3");               // (4+0) % 3
   expect_bad_input(loads + " --gpus 2 --redundant -2", "--redundant must be >= 0");  // R < 0
   expect_bad_input(loads + " --gpus 8", "exceeds the 4 physical slots");             // G > slots
   expect_bad_input(loads + " --gpus 2 --redundant 6", "distinct GPUs");              // 5 per GPU > 4 experts
@@ -71,21 +74,27 @@ TEST(ExpertsCli, LeadingZeroIsDecimal) {
 }
 
 TEST(ExpertsCli, JsonSchemaAndEplbOutFile) {
-  const std::string loads = write_temp("mx.json", "{\"loads\": [[90,132,40,61,104,165,39,4,73,56,45,79],"
-                                                   "[20,107,104,64,19,197,187,157,172,86,16,27]]}");
-  const std::string out = ::testing::TempDir() + "parplan_experts_out_" + std::to_string(::getpid()) + ".json";
-  const CliRun run = run_cli("experts --loads " + loads + " --gpus 8 --nodes 2 --groups 4 --redundant 4 --format json --out " + out);
+  const std::string loads = write_temp("mx.json",
+                                       "{\"loads\": [[90,132,40,61,104,165,39,4,73,56,45,79],"
+                                       "[20,107,104,64,19,197,187,157,172,86,16,27]]}");
+  const std::string out =
+      ::testing::TempDir() + "parplan_experts_out_" + std::to_string(::getpid()) + ".json";
+  const CliRun run = run_cli("experts --loads " + loads +
+                             " --gpus 8 --nodes 2 --groups 4 --redundant 4 --format json --out " + out);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto j = nlohmann::json::parse(run.out);
-  for (const char* key : {"problem", "layers", "summary", "baseline", "milp_improvements"}) EXPECT_TRUE(j.contains(key)) << key;
-  for (const char* key : {"imbalance_mean", "imbalance_max", "time_s"}) EXPECT_TRUE(j["summary"].contains(key)) << key;
+  for (const char* key : {"problem", "layers", "summary", "baseline", "milp_improvements"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  for (const char* key : {"imbalance_mean", "imbalance_max", "time_s"})
+    EXPECT_TRUE(j["summary"].contains(key)) << key;
   EXPECT_TRUE(j["baseline"].contains("static"));
   EXPECT_TRUE(j["baseline"].contains("greedy"));
   ASSERT_EQ(j["layers"].size(), 2u);
   const auto eplb = nlohmann::json::parse(test::slurp(out));
   for (int l = 0; l < 2; ++l) {
     const auto& layer = j["layers"][l];
-    for (const char* key : {"physical_to_logical", "replicas", "gpu_load", "imbalance", "lower_bound_imbalance"})
+    for (const char* key :
+         {"physical_to_logical", "replicas", "gpu_load", "imbalance", "lower_bound_imbalance"})
       EXPECT_TRUE(layer.contains(key)) << key;
     for (const char* key : {"status", "objective", "bound", "gap", "backend", "time_s"})
       EXPECT_TRUE(layer["certificate"].contains(key)) << key;
@@ -108,7 +117,8 @@ TEST(ExpertsCli, JsonSchemaAndEplbOutFile) {
     }
     // 12 + 4 slots on 8 GPUs; imbalance is busiest GPU / mean.
     double total = 0, busiest = 0;
-    for (const auto& x : layer["gpu_load"]) total += x.get<double>(), busiest = std::max(busiest, x.get<double>());
+    for (const auto& x : layer["gpu_load"])
+      total += x.get<double>(), busiest = std::max(busiest, x.get<double>());
     EXPECT_NEAR(layer["imbalance"].get<double>(), busiest / (total / 8), 1e-12);
     EXPECT_LE(layer["lower_bound_imbalance"].get<double>(), layer["imbalance"].get<double>() + 1e-12);
   }
@@ -116,9 +126,11 @@ TEST(ExpertsCli, JsonSchemaAndEplbOutFile) {
 }
 
 TEST(ExpertsCli, NoTimingsGivesIdenticalBytes) {
-  const std::string loads = "--loads " + write_temp("nt.csv", "expert_a,expert_b,c,d,e,f\n9,1,3,7,2,8\n4,4,9,1,1,3\n");
+  const std::string loads =
+      "--loads " + write_temp("nt.csv", "expert_a,expert_b,c,d,e,f\n9,1,3,7,2,8\n4,4,9,1,1,3\n");
   // A budget the tiny MILPs always finish in: the answer cannot depend on the clock.
-  const std::string args = "experts " + loads + " --gpus 3 --redundant 3 --time-limit 60 --no-timings --format json";
+  const std::string args =
+      "experts " + loads + " --gpus 3 --redundant 3 --time-limit 60 --no-timings --format json";
   const CliRun a = run_cli(args);
   const CliRun b = run_cli(args);
   ASSERT_EQ(a.exit_code, 0) << a.err;
@@ -131,8 +143,8 @@ TEST(ExpertsCli, NoTimingsGivesIdenticalBytes) {
 
 TEST(ExpertsCli, StepTimeHookSaysItIsNotPredicted) {
   const std::string loads = "--loads " + write_temp("st.csv", "9,1,3,7\n");
-  const CliRun run =
-      run_cli("experts " + loads + " --gpus 2 --model mixtral-8x7b --cluster dgx-h100 --format json --no-timings");
+  const CliRun run = run_cli("experts " + loads +
+                             " --gpus 2 --model mixtral-8x7b --cluster dgx-h100 --format json --no-timings");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_FALSE(nlohmann::json::parse(run.out)["step_time"]["available"].get<bool>());
 }

@@ -12,7 +12,8 @@ namespace parplan::test {
 
 /// n items into `packs` packs of n / packs items each: heaviest first onto
 /// the lightest pack that still has room (EPLB balanced_packing).
-inline std::vector<int> eplb_balanced_packing(const std::vector<double>& weight, int packs, std::vector<int>& rank) {
+inline std::vector<int> eplb_balanced_packing(const std::vector<double>& weight, int packs,
+                                              std::vector<int>& rank) {
   const int n = static_cast<int>(weight.size());
   const int per = n / packs;
   std::vector<int> pack(n);
@@ -60,8 +61,8 @@ inline std::vector<int> eplb_replicate(const std::vector<double>& weight, int nu
 
 /// EPLB rebalance_experts_hierarchical for one layer: phy2log (physical
 /// expert p on GPU p / (num_phy / gpus)).
-inline std::vector<int> eplb_hierarchical(const std::vector<double>& weight, int num_phy, int groups, int nodes,
-                                          int gpus) {
+inline std::vector<int> eplb_hierarchical(const std::vector<double>& weight, int num_phy, int groups,
+                                          int nodes, int gpus) {
   const int num_log = static_cast<int>(weight.size());
   const int group_size = num_log / groups;
   const int groups_per_node = groups / nodes;

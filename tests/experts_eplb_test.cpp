@@ -41,8 +41,8 @@ Loads zipf_loads(unsigned seed, int layers, int experts, double s) {
 
 struct Comparison {
   double ours = 0, eplb = 0, greedy = 0;
-  int worse_layers = 0;           ///< layers where parplan is above EPLB
-  int worse_without_excuse = 0;   ///< ... and EPLB has no duplicate on a GPU
+  int worse_layers = 0;          ///< layers where parplan is above EPLB
+  int worse_without_excuse = 0;  ///< ... and EPLB has no duplicate on a GPU
 };
 
 /// Mean imbalance over layers; `hierarchical` compares with EPLB's
@@ -79,8 +79,8 @@ void expect_no_worse(const Comparison& c, const char* what) {
   EXPECT_LE(c.ours, c.eplb) << what;
   EXPECT_LE(c.ours, c.greedy) << what;
   EXPECT_EQ(c.worse_without_excuse, 0) << what;
-  std::printf("%-44s parplan %.4f  EPLB %.4f  greedy %.4f  layers above EPLB %d\n", what, c.ours, c.eplb, c.greedy,
-              c.worse_layers);
+  std::printf("%-44s parplan %.4f  EPLB %.4f  greedy %.4f  layers above EPLB %d\n", what, c.ours, c.eplb,
+              c.greedy, c.worse_layers);
 }
 
 TEST(ExpertsVsEplb, DeepSeekV3LikeGlobalPolicy) {
@@ -94,8 +94,10 @@ TEST(ExpertsVsEplb, DeepSeekV3LikeGlobalPolicy) {
 TEST(ExpertsVsEplb, DeepSeekV3LikeHierarchicalPolicy) {
   // DeepSeek-V3 routes within n_group = 8 expert groups.
   const Loads loads = lognormal_loads(2, 58, 256, 0.5);
-  expect_no_worse(compare(loads, {256, 64, 8, 8, 64}, true), "DeepSeek-V3-like, 8 groups, 8 nodes, hierarchical");
-  expect_no_worse(compare(loads, {256, 32, 4, 8, 32}, true), "DeepSeek-V3-like, 8 groups, 4 nodes, hierarchical");
+  expect_no_worse(compare(loads, {256, 64, 8, 8, 64}, true),
+                  "DeepSeek-V3-like, 8 groups, 8 nodes, hierarchical");
+  expect_no_worse(compare(loads, {256, 32, 4, 8, 32}, true),
+                  "DeepSeek-V3-like, 8 groups, 4 nodes, hierarchical");
 }
 
 TEST(ExpertsVsEplb, MixtralLike) {

@@ -141,13 +141,15 @@ TEST(ExpertsSolver, ConstraintsHoldOnRandomInstances) {
     if (round % 3 == 0 && shape.experts % shape.nodes == 0) shape.groups = shape.nodes;
     if (!validate_shape(shape).empty()) continue;
     std::vector<double> loads(shape.experts);
-    for (double& x : loads) x = round % 5 == 0 ? std::round(1000 * lognormal(rng)) + 1 : 1000 * lognormal(rng);
+    for (double& x : loads)
+      x = round % 5 == 0 ? std::round(1000 * lognormal(rng)) + 1 : 1000 * lognormal(rng);
     const LayerResult r = place_layer_heuristic(loads, shape, PlacementOptions{});
     EXPECT_EQ(check_placement(loads, shape, r.placement), "") << "round " << round;
     EXPECT_LE(r.placement.max_load, r.greedy_max_load * (1 + 1e-12));
     EXPECT_GE(r.placement.max_load, r.lower_bound_load * (1 - 1e-12));
     const double total = std::accumulate(loads.begin(), loads.end(), 0.0);
-    EXPECT_NEAR(std::accumulate(r.placement.gpu_load.begin(), r.placement.gpu_load.end(), 0.0), total, 1e-9 * total);
+    EXPECT_NEAR(std::accumulate(r.placement.gpu_load.begin(), r.placement.gpu_load.end(), 0.0), total,
+                1e-9 * total);
     EXPECT_EQ(check_placement(loads, shape, greedy_layer_placement(loads, shape)), "");
   }
 }

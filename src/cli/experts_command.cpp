@@ -25,14 +25,16 @@ int parse_count(const std::string& flag, const std::string& text, int minimum) {
   if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) {
     throw InputError(flag + " '" + text + "' is not a whole decimal number");
   }
-  if (value < minimum) throw InputError(flag + " must be >= " + std::to_string(minimum) + " (got " + text + ")");
+  if (value < minimum)
+    throw InputError(flag + " must be >= " + std::to_string(minimum) + " (got " + text + ")");
   return value;
 }
 
 double parse_seconds(const std::string& flag, const std::string& text) {
   double value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(value) || value <= 0 || value > 1e6) {
+  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(value) || value <= 0 ||
+      value > 1e6) {
     throw InputError(flag + " '" + text + "' must be a number of seconds in (0, 1e6]");
   }
   return value;
@@ -41,11 +43,13 @@ double parse_seconds(const std::string& flag, const std::string& text) {
 }  // namespace
 
 CLI::App* register_experts(CLI::App& app, ExpertsFlags& f) {
-  CLI::App* cmd = app.add_subcommand("experts", "Place MoE experts (with redundant replicas) on GPUs from routing statistics");
+  CLI::App* cmd = app.add_subcommand(
+      "experts", "Place MoE experts (with redundant replicas) on GPUs from routing statistics");
   cmd->footer(
       "Loads: JSON {\"loads\": [[tokens per expert] per layer]} or CSV, one row per MoE layer.\n"
       "See docs/experts.md.\n"
-      "Example:\n  parplan experts --loads examples/experts/deepseek-v3-like.csv --gpus 64 --nodes 8 --redundant 64\n"
+      "Example:\n  parplan experts --loads examples/experts/deepseek-v3-like.csv --gpus 64 --nodes 8 "
+      "--redundant 64\n"
       "  parplan experts --loads examples/experts/mixtral-like.json --gpus 8 --redundant 8 --solver glpk \\\n"
       "                  --time-limit 5 --format json --out placement.json");
   cmd->add_option("--loads", f.loads, "routing statistics: JSON or CSV file")->required();
@@ -60,14 +64,16 @@ CLI::App* register_experts(CLI::App& app, ExpertsFlags& f) {
   cmd->add_option("--time-limit", f.time_limit, "seconds for the whole command (default 1)");
   cmd->add_option("--solver-time-limit", f.solver_time_limit, "seconds for one MILP (default: what is left)");
   cmd->add_option("--format", f.format, "table | json (default table)");
-  cmd->add_option("--out", f.out, "write the placement in EPLB's convention (phy2log, log2phy, logcnt) to FILE");
+  cmd->add_option("--out", f.out,
+                  "write the placement in EPLB's convention (phy2log, log2phy, logcnt) to FILE");
   cmd->add_flag("--no-timings", f.no_timings, "omit wall-clock times (identical input, identical output)");
   return cmd;
 }
 
 int run_experts(const ExpertsFlags& f) {
   const auto start = std::chrono::steady_clock::now();
-  if (f.format != "table" && f.format != "json") throw InputError("--format must be table or json (got '" + f.format + "')");
+  if (f.format != "table" && f.format != "json")
+    throw InputError("--format must be table or json (got '" + f.format + "')");
   ExpertPlacementRequest request;
   request.start = start;
   if (f.solver == "cbc") {
@@ -78,12 +84,14 @@ int run_experts(const ExpertsFlags& f) {
     throw InputError("--solver must be cbc or glpk (got '" + f.solver + "')");
   }
   request.time_limit_s = f.time_limit.empty() ? 1.0 : parse_seconds("--time-limit", f.time_limit);
-  if (!f.solver_time_limit.empty()) request.solver_time_limit_s = parse_seconds("--solver-time-limit", f.solver_time_limit);
+  if (!f.solver_time_limit.empty())
+    request.solver_time_limit_s = parse_seconds("--solver-time-limit", f.solver_time_limit);
   request.shape.gpus = parse_count("--gpus", f.gpus, 1);
   request.shape.nodes = f.nodes.empty() ? 1 : parse_count("--nodes", f.nodes, 1);
   request.shape.groups = f.groups.empty() ? 0 : parse_count("--groups", f.groups, 1);
   request.shape.redundant = f.redundant.empty() ? 0 : parse_count("--redundant", f.redundant, 0);
-  if ((!f.model.empty()) != (!f.cluster.empty())) throw InputError("--model and --cluster go together (or give --job)");
+  if ((!f.model.empty()) != (!f.cluster.empty()))
+    throw InputError("--model and --cluster go together (or give --job)");
   if (!f.out.empty()) check_output_path(f.out, "--out");
 
   const ExpertLoads loads = read_expert_loads(f.loads);

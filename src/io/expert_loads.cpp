@@ -39,7 +39,8 @@ std::string where(const std::string& source, int layer, int expert) {
 
 void check_value(double v, const std::string& source, int layer, int expert) {
   if (std::isnan(v) || std::isinf(v)) {
-    throw InputError(where(source, layer, expert) + ": load is not a finite number; give tokens routed (>= 0)");
+    throw InputError(where(source, layer, expert) +
+                     ": load is not a finite number; give tokens routed (>= 0)");
   }
   if (v < 0) {
     throw InputError(where(source, layer, expert) + ": load is negative; give tokens routed (>= 0)");
@@ -59,16 +60,19 @@ bool parse_number(const std::string& field, double& value) {
 }
 
 void check_shape(const ExpertLoads& out, const std::string& source) {
-  if (out.loads.empty()) throw InputError(source + ": no MoE layer found; give one row of expert loads per layer");
+  if (out.loads.empty())
+    throw InputError(source + ": no MoE layer found; give one row of expert loads per layer");
   for (size_t l = 0; l < out.loads.size(); ++l) {
-    if (out.loads[l].empty()) throw InputError(source + ": layer " + std::to_string(l) + " has no expert loads");
+    if (out.loads[l].empty())
+      throw InputError(source + ": layer " + std::to_string(l) + " has no expert loads");
     if (out.loads[l].size() != out.loads.front().size()) {
-      throw InputError(source + ": layer " + std::to_string(l) + " has " + std::to_string(out.loads[l].size()) +
-                       " expert loads but layer 0 has " + std::to_string(out.loads.front().size()) +
-                       "; every layer needs one load per expert");
+      throw InputError(source + ": layer " + std::to_string(l) + " has " +
+                       std::to_string(out.loads[l].size()) + " expert loads but layer 0 has " +
+                       std::to_string(out.loads.front().size()) + "; every layer needs one load per expert");
     }
     if (std::accumulate(out.loads[l].begin(), out.loads[l].end(), 0.0) <= 0) {
-      throw InputError(source + ": layer " + std::to_string(l) + " routes no tokens (all loads are 0); drop the layer");
+      throw InputError(source + ": layer " + std::to_string(l) +
+                       " routes no tokens (all loads are 0); drop the layer");
     }
   }
 }
@@ -82,13 +86,16 @@ ExpertLoads parse_json(const std::string& text, const std::string& source) {
                      "); expected {\"loads\": [[tokens per expert] per layer]}");
   }
   if (!doc.is_object() || !doc.contains("loads") || !doc["loads"].is_array()) {
-    throw InputError(source + ": field 'loads' missing or not a list; expected {\"loads\": [[tokens per expert] per layer]}");
+    throw InputError(
+        source +
+        ": field 'loads' missing or not a list; expected {\"loads\": [[tokens per expert] per layer]}");
   }
   ExpertLoads out;
   const auto& layers = doc["loads"];
   for (size_t l = 0; l < layers.size(); ++l) {
     if (!layers[l].is_array()) {
-      throw InputError(source + ": loads[" + std::to_string(l) + "] is not a list of numbers (one per expert)");
+      throw InputError(source + ": loads[" + std::to_string(l) +
+                       "] is not a list of numbers (one per expert)");
     }
     std::vector<double> row;
     for (size_t e = 0; e < layers[l].size(); ++e) {
@@ -143,13 +150,15 @@ ExpertLoads parse_csv(const std::string& text, const std::string& source) {
 
 ExpertLoads parse_expert_loads(const std::string& text, const std::string& source) {
   const std::string body = trim(text);
-  if (body.empty()) throw InputError(source + ": file is empty; give {\"loads\": [[...], ...]} or CSV rows of loads");
+  if (body.empty())
+    throw InputError(source + ": file is empty; give {\"loads\": [[...], ...]} or CSV rows of loads");
   if (body.front() == '{') return parse_json(body, source);
   return parse_csv(text, source);
 }
 
 ExpertLoads read_expert_loads(const std::string& path) {
-  if (std::filesystem::is_directory(path)) throw InputError("--loads " + path + ": is a directory; give a JSON or CSV file");
+  if (std::filesystem::is_directory(path))
+    throw InputError("--loads " + path + ": is a directory; give a JSON or CSV file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("--loads " + path + ": cannot open the file; check the path");
   std::stringstream text;

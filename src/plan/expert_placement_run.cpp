@@ -17,7 +17,8 @@ using Clock = std::chrono::steady_clock;
 constexpr double kHeuristicShare = 0.7;
 
 Clock::time_point after(Clock::time_point t, double seconds) {
-  return t + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(0.0, seconds)));
+  return t +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(0.0, seconds)));
 }
 
 }  // namespace
@@ -40,7 +41,8 @@ ExpertPlacementRun run_expert_placement(const std::vector<std::vector<double>>& 
   // Each layer's improvement gets an equal share of most of the budget, so
   // that no layer is left with the bare greedy start; the MILP gets the rest.
   const int threads = std::max(1, tbb::this_task_arena::max_concurrency());
-  const double per_layer_s = kHeuristicShare * request.time_limit_s * std::min(threads, layers) / std::max(1, layers);
+  const double per_layer_s =
+      kHeuristicShare * request.time_limit_s * std::min(threads, layers) / std::max(1, layers);
   tbb::parallel_for(0, layers, [&](int l) {
     PlacementOptions mine = options;
     mine.deadline = std::min(options.deadline, after(Clock::now(), per_layer_s));
@@ -56,8 +58,9 @@ ExpertPlacementRun run_expert_placement(const std::vector<std::vector<double>>& 
     // the widest gaps first, each as long as the budget allows.
     std::vector<int> order(layers);
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int a, int b) { return run.layers[a].certificate.gap > run.layers[b].certificate.gap; });
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return run.layers[a].certificate.gap > run.layers[b].certificate.gap;
+    });
     for (int l : order) {
       if (Clock::now() >= options.deadline) break;
       improve_layer_with_milp(loads[l], request.shape, options, run.layers[l]);

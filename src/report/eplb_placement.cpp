@@ -5,9 +5,11 @@
 
 namespace parplan {
 
-nlohmann::ordered_json eplb_json(const ExpertPlacementShape& shape, const std::vector<LayerPlacement>& layers) {
+nlohmann::ordered_json eplb_json(const ExpertPlacementShape& shape,
+                                 const std::vector<LayerPlacement>& layers) {
   int widest = 1;
-  for (const LayerPlacement& p : layers) widest = std::max(widest, *std::max_element(p.replicas.begin(), p.replicas.end()));
+  for (const LayerPlacement& p : layers)
+    widest = std::max(widest, *std::max_element(p.replicas.begin(), p.replicas.end()));
   nlohmann::ordered_json phy2log = nlohmann::ordered_json::array();
   nlohmann::ordered_json log2phy = nlohmann::ordered_json::array();
   nlohmann::ordered_json logcnt = nlohmann::ordered_json::array();

@@ -13,6 +13,7 @@ namespace parplan {
 ///   num_nodes, num_groups, phy2log: [[logical id per physical expert]],
 ///   log2phy: [[[physical ids of each logical expert, padded with -1 to the
 ///   largest count of any layer]]], logcnt: [[replicas per logical expert]] }
-nlohmann::ordered_json eplb_json(const ExpertPlacementShape& shape, const std::vector<LayerPlacement>& layers);
+nlohmann::ordered_json eplb_json(const ExpertPlacementShape& shape,
+                                 const std::vector<LayerPlacement>& layers);
 
 }  // namespace parplan

@@ -94,8 +94,10 @@ Json experts_json(const ExpertsReportContext& c, const ExpertPlacementRun& run) 
     }
   }
   out["layers"] = all;
-  const Stats placed = stats(layers, [&](int l) { return layer_imbalance(c, run, l, run.layers[l].placement.max_load); });
-  const Stats bound = stats(layers, [&](int l) { return layer_imbalance(c, run, l, run.layers[l].lower_bound_load); });
+  const Stats placed =
+      stats(layers, [&](int l) { return layer_imbalance(c, run, l, run.layers[l].placement.max_load); });
+  const Stats bound =
+      stats(layers, [&](int l) { return layer_imbalance(c, run, l, run.layers[l].lower_bound_load); });
   const Stats nodes = stats(layers, [&](int l) { return run.layers[l].node_imbalance; });
   Json summary = {{"imbalance_mean", placed.mean},
                   {"imbalance_max", placed.max},
@@ -135,19 +137,20 @@ std::string experts_table(const ExpertsReportContext& c, const ExpertPlacementRu
   o << ", " << s.redundant << " redundant slots, " << s.slots_per_gpu() << " slots per GPU\n";
   o << "imbalance = busiest GPU / mean GPU load (1.000 is perfect)\n\n";
   char line[256];
-  std::snprintf(line, sizeof line, "%5s  %9s  %7s  %6s  %-9s  %-9s  %7s  %7s%s\n", "layer", "imbalance", "bound",
-                "gap%", "status", "backend", "static", "greedy", s.nodes > 1 ? "  node" : "");
+  std::snprintf(line, sizeof line, "%5s  %9s  %7s  %6s  %-9s  %-9s  %7s  %7s%s\n", "layer", "imbalance",
+                "bound", "gap%", "status", "backend", "static", "greedy", s.nodes > 1 ? "  node" : "");
   o << line;
   for (int l = 0; l < layers; ++l) {
     const LayerResult& r = run.layers[l];
     const auto imb = [&](double load) { return imbalance(load, run.total_load[l], s.gpus); };
-    std::snprintf(line, sizeof line, "%5d  %9.4f  %7.4f  %6.2f  %-9s  %-9s  %7.3f  %7.3f", l, imb(r.placement.max_load),
-                  imb(r.lower_bound_load), 100 * r.certificate.gap, status_name(r.certificate.status),
-                  r.certificate.backend.c_str(), imb(run.baselines[l].static_max_load),
-                  imb(run.baselines[l].greedy_max_load));
+    std::snprintf(line, sizeof line, "%5d  %9.4f  %7.4f  %6.2f  %-9s  %-9s  %7.3f  %7.3f", l,
+                  imb(r.placement.max_load), imb(r.lower_bound_load), 100 * r.certificate.gap,
+                  status_name(r.certificate.status), r.certificate.backend.c_str(),
+                  imb(run.baselines[l].static_max_load), imb(run.baselines[l].greedy_max_load));
     o << line;
     if (s.nodes > 1) o << "  " << fixed(r.node_imbalance, 3);
-    if (r.milp_improved) o << "  MILP -" << fixed(100 * (1 - r.placement.max_load / r.heuristic_max_load), 2) << "%";
+    if (r.milp_improved)
+      o << "  MILP -" << fixed(100 * (1 - r.placement.max_load / r.heuristic_max_load), 2) << "%";
     o << "\n";
   }
   const Json j = experts_json(c, run);
@@ -155,10 +158,13 @@ std::string experts_table(const ExpertsReportContext& c, const ExpertPlacementRu
   o << "\nimbalance: mean " << fixed(sum["imbalance_mean"].get<double>(), 4) << ", max "
     << fixed(sum["imbalance_max"].get<double>(), 4) << " (lower bound mean "
     << fixed(sum["lower_bound_imbalance_mean"].get<double>(), 4) << ")\n";
-  o << "baselines: static (contiguous, no redundancy) mean " << fixed(j["baseline"]["static"]["imbalance_mean"].get<double>(), 4)
-    << ", greedy (replicate + balanced packing) mean " << fixed(j["baseline"]["greedy"]["imbalance_mean"].get<double>(), 4)
-    << "\n";
-  if (s.nodes > 1) o << "node imbalance: mean " << fixed(sum["node_imbalance_mean"].get<double>(), 4) << ", max " << fixed(sum["node_imbalance_max"].get<double>(), 4) << "\n";
+  o << "baselines: static (contiguous, no redundancy) mean "
+    << fixed(j["baseline"]["static"]["imbalance_mean"].get<double>(), 4)
+    << ", greedy (replicate + balanced packing) mean "
+    << fixed(j["baseline"]["greedy"]["imbalance_mean"].get<double>(), 4) << "\n";
+  if (s.nodes > 1)
+    o << "node imbalance: mean " << fixed(sum["node_imbalance_mean"].get<double>(), 4) << ", max "
+      << fixed(sum["node_imbalance_max"].get<double>(), 4) << "\n";
   o << "layers proven optimal: " << sum["layers_optimal"].get<int>() << " of " << layers;
   o << "; improved by the MILP: " << j["milp_improvements"].size() << "\n";
   if (!c.step_time_note.empty()) o << "predicted MoE step time: " << c.step_time_note << "\n";
