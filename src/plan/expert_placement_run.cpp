@@ -61,9 +61,17 @@ ExpertPlacementRun run_expert_placement(const std::vector<std::vector<double>>& 
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
       return run.layers[a].certificate.gap > run.layers[b].certificate.gap;
     });
-    for (int l : order) {
-      if (Clock::now() >= options.deadline) break;
-      improve_layer_with_milp(loads[l], request.shape, options, run.layers[l]);
+    // Each layer left gets an equal share of what remains, so one hard
+    // layer cannot take the whole budget.
+    for (size_t i = 0; i < order.size(); ++i) {
+      const auto now = Clock::now();
+      if (now >= options.deadline) break;
+      const double left_s = std::chrono::duration<double>(options.deadline - now).count();
+      const double share_s = left_s / static_cast<double>(order.size() - i);
+      PlacementOptions mine = options;
+      mine.deadline = std::min(options.deadline, after(now, share_s));
+      if (request.solver_time_limit_s <= 0) mine.solver_time_limit_s = share_s;
+      improve_layer_with_milp(loads[order[i]], request.shape, mine, run.layers[order[i]]);
     }
   }
   run.time_s = std::chrono::duration<double>(Clock::now() - request.start).count();
