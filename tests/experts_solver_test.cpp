@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <numeric>
 #include <random>
@@ -151,6 +152,30 @@ TEST(ExpertsSolver, ConstraintsHoldOnRandomInstances) {
     EXPECT_NEAR(std::accumulate(r.placement.gpu_load.begin(), r.placement.gpu_load.end(), 0.0), total,
                 1e-9 * total);
     EXPECT_EQ(check_placement(loads, shape, greedy_layer_placement(loads, shape)), "");
+  }
+}
+
+TEST(ExpertsSolver, WindowMilpsAndNodeMilpsKeepEveryRuleAndNeverWorsen) {
+  std::mt19937 rng(5);
+  std::lognormal_distribution<double> lognormal(0.0, 0.8);
+  for (int round = 0; round < 6; ++round) {
+    ExpertPlacementShape shape{24, 8, 2, round % 2 == 0 ? 0 : 4, 8};
+    std::vector<double> loads(shape.experts);
+    for (double& x : loads) x = std::round(1000 * lognormal(rng)) + 1;
+    PlacementOptions options;
+    options.improve = false;
+    options.solver_time_limit_s = 2;
+    options.backend = round < 3 ? SolverBackend::kCbc : SolverBackend::kGlpk;
+    // Force the window path on the whole layer (no group) or the node MILP.
+    if (shape.groups == 0) options.full_milp_max_binaries = 0;
+    options.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    LayerResult r = place_layer_heuristic(loads, shape, options);
+    const double start = r.placement.max_load;
+    improve_layer_with_milp(loads, shape, options, r);
+    EXPECT_EQ(check_placement(loads, shape, r.placement), "") << round;
+    EXPECT_LE(r.placement.max_load, start * (1 + 1e-12));
+    EXPECT_GE(r.placement.max_load, r.lower_bound_load * (1 - 1e-12));
+    EXPECT_EQ(r.milp_improved, r.placement.max_load < start * (1 - 1e-9));
   }
 }
 
