@@ -14,6 +14,10 @@ namespace {
 
 std::string str(long long v) { return std::to_string(v); }
 
+constexpr long long kMaxPlacementGpus = 1 << 20;
+constexpr long long kMaxPlacementSlots = 1 << 24;
+constexpr long long kMaxPlacementPairs = 1LL << 28;
+
 }  // namespace
 
 std::string validate_shape(const ExpertPlacementShape& s) {
@@ -22,6 +26,17 @@ std::string validate_shape(const ExpertPlacementShape& s) {
   if (s.nodes < 1) return "--nodes must be at least 1 (got " + str(s.nodes) + ")";
   if (s.redundant < 0) return "--redundant must be >= 0 (got " + str(s.redundant) + ")";
   if (s.groups < 0) return "--groups must be >= 1 (got " + str(s.groups) + ")";
+  // Beyond these the per-layer tables (experts x GPUs) would not fit in memory.
+  if (s.gpus > kMaxPlacementGpus)
+    return "--gpus " + str(s.gpus) + " is larger than " + str(kMaxPlacementGpus);
+  if (static_cast<long long>(s.experts) + s.redundant > kMaxPlacementSlots) {
+    return "experts + --redundant exceeds " + str(kMaxPlacementSlots) +
+           " physical slots; give a smaller --redundant";
+  }
+  if (static_cast<long long>(s.experts) * s.gpus > kMaxPlacementPairs) {
+    return str(s.experts) + " experts x --gpus " + str(s.gpus) + " is too large to place (at most " +
+           str(kMaxPlacementPairs) + " pairs)";
+  }
   if (s.gpus % s.nodes != 0) {
     return "--gpus " + str(s.gpus) + " is not a multiple of --nodes " + str(s.nodes) +
            ": each node needs the same number of GPUs";

@@ -63,6 +63,9 @@ TEST(ExpertsCli, BadShapesExitTwoWithOneLine) {
   expect_bad_input(loads + " --gpus two", "--gpus");
   expect_bad_input(loads + " --gpus 99999999999", "--gpus");
   expect_bad_input(loads + " --gpus 2 --out /nonexistent/dir/p.json", "--out");
+  expect_bad_input(loads + " --gpus 2 --redundant 2000000000", "--redundant");
+  expect_bad_input("--loads " + write_temp("huge.csv", "1e308,1e308,1e308,1e308\n") + " --gpus 2",
+                   "sum beyond");
 }
 
 TEST(ExpertsCli, LeadingZeroIsDecimal) {

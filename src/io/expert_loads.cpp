@@ -70,7 +70,12 @@ void check_shape(const ExpertLoads& out, const std::string& source) {
                        std::to_string(out.loads[l].size()) + " expert loads but layer 0 has " +
                        std::to_string(out.loads.front().size()) + "; every layer needs one load per expert");
     }
-    if (std::accumulate(out.loads[l].begin(), out.loads[l].end(), 0.0) <= 0) {
+    const double total = std::accumulate(out.loads[l].begin(), out.loads[l].end(), 0.0);
+    if (!std::isfinite(total)) {
+      throw InputError(source + ": layer " + std::to_string(l) +
+                       " loads sum beyond the largest number; scale them down");
+    }
+    if (total <= 0) {
       throw InputError(source + ": layer " + std::to_string(l) +
                        " routes no tokens (all loads are 0); drop the layer");
     }
