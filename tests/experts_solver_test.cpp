@@ -12,55 +12,10 @@
 
 #include "solvers/expert_placement.h"
 #include "solvers/expert_placement_heuristic.h"
+#include "tests/experts_brute_force.h"
 
 namespace parplan {
 namespace {
-
-/// Optimum by enumeration: every GPU picks S distinct experts (GPUs are
-/// interchangeable, so the picks are non-decreasing in combination order);
-/// the counts follow from the picks.
-double brute_force(const std::vector<double>& loads, int gpus, int slots) {
-  const int E = static_cast<int>(loads.size());
-  std::vector<std::vector<int>> subsets;
-  std::vector<int> pick;
-  std::function<void(int)> choose = [&](int from) {
-    if (static_cast<int>(pick.size()) == slots) {
-      subsets.push_back(pick);
-      return;
-    }
-    for (int e = from; e < E; ++e) {
-      pick.push_back(e);
-      choose(e + 1);
-      pick.pop_back();
-    }
-  };
-  choose(0);
-  double best = 1e300;
-  std::vector<int> chosen(gpus);
-  std::function<void(int, int)> place = [&](int g, int first) {
-    if (g == gpus) {
-      std::vector<int> count(E, 0);
-      for (int c : chosen) {
-        for (int e : subsets[c]) ++count[e];
-      }
-      if (std::count(count.begin(), count.end(), 0) > 0) return;
-      double worst = 0;
-      for (int c : chosen) {
-        double load = 0;
-        for (int e : subsets[c]) load += loads[e] / count[e];
-        worst = std::max(worst, load);
-      }
-      best = std::min(best, worst);
-      return;
-    }
-    for (int c = first; c < static_cast<int>(subsets.size()); ++c) {
-      chosen[g] = c;
-      place(g + 1, c);
-    }
-  };
-  place(0, 0);
-  return best;
-}
 
 struct Small {
   int experts, gpus, slots;
@@ -91,7 +46,7 @@ TEST(ExpertsSolver, MilpEqualsBruteForceOnBothBackendsIncludingWhereGreedyIsSubo
       const std::vector<double> loads = random_loads(rng, s.experts, round % 2 == 0 ? 30 : 200);
       const ExpertPlacementShape shape = shape_of(s);
       ASSERT_EQ(validate_shape(shape), "");
-      const double optimum = brute_force(loads, s.gpus, s.slots);
+      const double optimum = test::brute_force(loads, s.gpus, s.slots);
       PlacementOptions greedy_only;
       greedy_only.improve = false;
       const LayerResult start = place_layer_heuristic(loads, shape, greedy_only);
@@ -126,7 +81,7 @@ TEST(ExpertsSolver, ImprovedHeuristicNeverBeatsTheOptimum) {
     const Small s = round % 2 == 0 ? Small{5, 3, 2} : Small{6, 3, 3};
     const std::vector<double> loads = random_loads(rng, s.experts, 100);
     const LayerResult r = place_layer_heuristic(loads, shape_of(s), PlacementOptions{});
-    EXPECT_GE(r.placement.max_load, brute_force(loads, s.gpus, s.slots) * (1 - 1e-12));
+    EXPECT_GE(r.placement.max_load, test::brute_force(loads, s.gpus, s.slots) * (1 - 1e-12));
   }
 }
 
