@@ -145,7 +145,12 @@ TEST(ExpertsCli, NoTimingsGivesIdenticalBytes) {
 }
 
 TEST(ExpertsCli, StepTimeHookSaysItIsNotPredicted) {
-  const std::string loads = "--loads " + write_temp("st.csv", "9,1,3,7\n");
+  const std::string loads = "--loads " + write_temp("st.csv", "9,1,3,7,2,8,4,4\n");
+  // Mixtral 8x7B has 8 routed experts; 4 loads per layer do not match it.
+  expect_bad_input(
+      "--loads " + write_temp("st4.csv", "9,1,3,7\n") + " --gpus 2 --model mixtral-8x7b --cluster dgx-h100",
+      "8 routed experts");
+  expect_bad_input(loads + " --gpus 2 --model no-such-model --cluster dgx-h100", "no-such-model");
   const CliRun run = run_cli("experts " + loads +
                              " --gpus 2 --model mixtral-8x7b --cluster dgx-h100 --format json --no-timings");
   ASSERT_EQ(run.exit_code, 0) << run.err;

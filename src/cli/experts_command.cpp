@@ -5,8 +5,11 @@
 #include <iostream>
 
 #include "src/cli/commands.h"
+#include "src/io/cluster_loader.h"
 #include "src/io/expert_loads.h"
 #include "src/io/input_error.h"
+#include "src/io/job_loader.h"
+#include "src/io/model_loader.h"
 #include "src/plan/expert_placement_run.h"
 #include "src/report/eplb_placement.h"
 #include "src/report/experts_report.h"
@@ -109,8 +112,22 @@ int run_experts(const ExpertsFlags& f) {
   context.request = request;
   context.timings = !f.no_timings;
   if (!f.job_file.empty() || !f.model.empty()) {
-    // Hook for the MoE cost model: until parplan costs MoE layers, say so
-    // rather than print a number it cannot back.
+    // The model and cluster are checked now; the step time is a hook for the
+    // MoE cost model: until parplan costs MoE layers, say so rather than
+    // print a number it cannot back.
+    std::string model_name = f.model;
+    std::string cluster_name = f.cluster;
+    if (!f.job_file.empty()) {
+      const JobRequest job = load_job_file(f.job_file);
+      model_name = job.model;
+      cluster_name = job.cluster;
+    }
+    const ModelSpec model = load_model(model_name);
+    (void)load_cluster(cluster_name);
+    if (model.experts > 0 && model.experts != loads.experts()) {
+      throw InputError("--loads has " + std::to_string(loads.experts()) + " experts per layer but model " +
+                       model_name + " has " + std::to_string(model.experts) + " routed experts");
+    }
     context.step_time_note =
         "not predicted: this parplan has no MoE cost model yet; the placement itself does not depend on it";
   }
