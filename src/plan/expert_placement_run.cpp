@@ -62,15 +62,18 @@ ExpertPlacementRun run_expert_placement(const std::vector<std::vector<double>>& 
       return run.layers[a].certificate.gap > run.layers[b].certificate.gap;
     });
     // Each layer left gets an equal share of what remains, so one hard
-    // layer cannot take the whole budget.
+    // layer cannot take the whole budget (unless --solver-time-limit says
+    // how long one MILP may run).
     for (size_t i = 0; i < order.size(); ++i) {
       const auto now = Clock::now();
       if (now >= options.deadline) break;
       const double left_s = std::chrono::duration<double>(options.deadline - now).count();
       const double share_s = left_s / static_cast<double>(order.size() - i);
       PlacementOptions mine = options;
-      mine.deadline = std::min(options.deadline, after(now, share_s));
-      if (request.solver_time_limit_s <= 0) mine.solver_time_limit_s = share_s;
+      if (request.solver_time_limit_s <= 0) {
+        mine.deadline = std::min(options.deadline, after(now, share_s));
+        mine.solver_time_limit_s = share_s;
+      }
       improve_layer_with_milp(loads[order[i]], request.shape, mine, run.layers[order[i]]);
     }
   }

@@ -15,7 +15,8 @@ struct ExpertPlacementRequest {
   SolverBackend backend = SolverBackend::kCbc;
   /// Whole placement (heuristic + MILP), from `start`.
   double time_limit_s = 1;
-  /// One MILP solve; <= 0 means whatever is left of time_limit_s.
+  /// One MILP solve; <= 0: each layer left gets an equal share of what is
+  /// left of time_limit_s.
   double solver_time_limit_s = 0;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   /// Reserved at the end of the budget for writing the output.
