@@ -20,7 +20,7 @@ struct ExpertPlacementRequest {
   double solver_time_limit_s = 0;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   /// Reserved at the end of the budget for writing the output.
-  double reserve_s = 0.05;
+  double reserve_s = 0.1;
   bool use_milp = true;
 };
 
