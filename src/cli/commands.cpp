@@ -55,6 +55,7 @@ void register_commands(CLI::App& app, Commands& c) {
   c.scatter = register_scatter(app, c.scatter_flags);
   register_calibrate(app, c);
   register_tune(app, c);
+  c.experts = register_experts(app, c.experts_flags);
 }
 
 int run_selected(CLI::App& /*app*/, Commands& c) {
@@ -66,6 +67,7 @@ int run_selected(CLI::App& /*app*/, Commands& c) {
   if (c.skip_paths->parsed()) return run_skip_paths(c.skip_paths_flags);
   if (c.calibrate->parsed()) return run_calibrate(c.calibrate_flags);
   if (c.tune->parsed()) return run_tune(c.tune_flags);
+  if (c.experts->parsed()) return run_experts(c.experts_flags);
   return 2;
 }
 

@@ -48,6 +48,14 @@ struct TuneFlags {
   int trials = 6, train_iters = 30;
 };
 
+/// `parplan experts` (numbers kept as text: parsed as decimal, see
+/// experts_command.cpp).
+struct ExpertsFlags {
+  std::string loads, gpus, nodes, groups, redundant, job_file, model, cluster, solver = "cbc";
+  std::string time_limit, solver_time_limit, format = "table", out;
+  bool no_timings = false;
+};
+
 struct Commands {
   CLI::App* estimate = nullptr;
   CLI::App* plan = nullptr;
@@ -65,6 +73,8 @@ struct Commands {
   CalibrateFlags calibrate_flags;
   CLI::App* tune = nullptr;
   TuneFlags tune_flags;
+  CLI::App* experts = nullptr;
+  ExpertsFlags experts_flags;
 };
 
 void register_commands(CLI::App& app, Commands& commands);
@@ -81,5 +91,7 @@ void register_calibrate(CLI::App& app, Commands& commands);
 int run_calibrate(const CalibrateFlags& flags);
 void register_tune(CLI::App& app, Commands& commands);
 int run_tune(const TuneFlags& flags);
+CLI::App* register_experts(CLI::App& app, ExpertsFlags& flags);
+int run_experts(const ExpertsFlags& flags);
 
 }  // namespace parplan

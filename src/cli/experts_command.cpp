@@ -1,0 +1,147 @@
+// `parplan experts`: places MoE experts from routing statistics (reads the
+// loads, calls run_expert_placement, prints the table or JSON, writes --out).
+#include <charconv>
+#include <cmath>
+#include <iostream>
+
+#include "src/cli/commands.h"
+#include "src/io/cluster_loader.h"
+#include "src/io/expert_loads.h"
+#include "src/io/input_error.h"
+#include "src/io/job_loader.h"
+#include "src/io/model_loader.h"
+#include "src/plan/expert_placement_run.h"
+#include "src/report/eplb_placement.h"
+#include "src/report/experts_report.h"
+#include "src/report/sweep_report.h"
+
+namespace parplan {
+
+namespace {
+
+/// Decimal integer (a leading zero is not octal); InputError naming `flag`.
+int parse_count(const std::string& flag, const std::string& text, int minimum) {
+  int value = 0;
+  const char* begin = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
+  const auto [ptr, ec] = std::from_chars(begin, text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range) throw InputError(flag + " " + text + " is too large");
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) {
+    throw InputError(flag + " '" + text + "' is not a whole decimal number");
+  }
+  if (value < minimum)
+    throw InputError(flag + " must be >= " + std::to_string(minimum) + " (got " + text + ")");
+  return value;
+}
+
+double parse_seconds(const std::string& flag, const std::string& text) {
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(value) || value <= 0 ||
+      value > 1e6) {
+    throw InputError(flag + " '" + text + "' must be a number of seconds in (0, 1e6]");
+  }
+  return value;
+}
+
+}  // namespace
+
+CLI::App* register_experts(CLI::App& app, ExpertsFlags& f) {
+  CLI::App* cmd = app.add_subcommand(
+      "experts", "Place MoE experts (with redundant replicas) on GPUs from routing statistics");
+  cmd->footer(
+      "Loads: JSON {\"loads\": [[tokens per expert] per layer]} or CSV, one row per MoE layer.\n"
+      "See docs/experts.md.\n"
+      "Example:\n  parplan experts --loads examples/experts/deepseek-v3-like.csv --gpus 64 --nodes 8 "
+      "--redundant 64\n"
+      "  parplan experts --loads examples/experts/mixtral-like.json --gpus 8 --redundant 8 --solver glpk \\\n"
+      "                  --time-limit 5 --format json --out placement.json");
+  cmd->add_option("--loads", f.loads, "routing statistics: JSON or CSV file")->required();
+  cmd->add_option("--gpus", f.gpus, "GPUs of the expert-parallel group")->required();
+  cmd->add_option("--nodes", f.nodes, "nodes the GPUs span (default 1); balances nodes second");
+  cmd->add_option("--groups", f.groups, "expert groups kept inside one node each (EPLB hierarchical)");
+  cmd->add_option("--redundant", f.redundant, "extra physical expert slots (default 0)");
+  cmd->add_option("--job", f.job_file, "job file (for the predicted MoE step time)");
+  cmd->add_option("--model", f.model, "model (for the predicted MoE step time)");
+  cmd->add_option("--cluster", f.cluster, "hardware profile (for the predicted MoE step time)");
+  cmd->add_option("--solver", f.solver, "cbc | glpk (default cbc)");
+  cmd->add_option("--time-limit", f.time_limit, "seconds for the whole command (default 1)");
+  cmd->add_option("--solver-time-limit", f.solver_time_limit, "seconds for one MILP (default: what is left)");
+  cmd->add_option("--format", f.format, "table | json (default table)");
+  cmd->add_option("--out", f.out,
+                  "write the placement in EPLB's convention (phy2log, log2phy, logcnt) to FILE");
+  cmd->add_flag("--no-timings", f.no_timings, "omit wall-clock times (identical input, identical output)");
+  return cmd;
+}
+
+int run_experts(const ExpertsFlags& f) {
+  const auto start = std::chrono::steady_clock::now();
+  if (f.format != "table" && f.format != "json")
+    throw InputError("--format must be table or json (got '" + f.format + "')");
+  ExpertPlacementRequest request;
+  request.start = start;
+  if (f.solver == "cbc") {
+    request.backend = SolverBackend::kCbc;
+  } else if (f.solver == "glpk") {
+    request.backend = SolverBackend::kGlpk;
+  } else {
+    throw InputError("--solver must be cbc or glpk (got '" + f.solver + "')");
+  }
+  request.time_limit_s = f.time_limit.empty() ? 1.0 : parse_seconds("--time-limit", f.time_limit);
+  if (!f.solver_time_limit.empty())
+    request.solver_time_limit_s = parse_seconds("--solver-time-limit", f.solver_time_limit);
+  request.shape.gpus = parse_count("--gpus", f.gpus, 1);
+  request.shape.nodes = f.nodes.empty() ? 1 : parse_count("--nodes", f.nodes, 1);
+  request.shape.groups = f.groups.empty() ? 0 : parse_count("--groups", f.groups, 1);
+  request.shape.redundant = f.redundant.empty() ? 0 : parse_count("--redundant", f.redundant, 0);
+  if ((!f.model.empty()) != (!f.cluster.empty()))
+    throw InputError("--model and --cluster go together (or give --job)");
+  if (!f.out.empty()) check_output_path(f.out, "--out");
+
+  const ExpertLoads loads = read_expert_loads(f.loads);
+  request.shape.experts = loads.experts();
+  if (const std::string problem = validate_shape(request.shape); !problem.empty()) throw InputError(problem);
+
+  if (request.time_limit_s >= 2) {
+    std::cerr << "parplan experts: placing " << loads.layers() << " layers (heuristic, then " << f.solver
+              << " MILP on the widest gaps for up to " << request.time_limit_s << " s)\n";
+  }
+  const ExpertPlacementRun run = run_expert_placement(loads.loads, request);
+
+  ExpertsReportContext context;
+  context.loads = &loads;
+  context.request = request;
+  context.timings = !f.no_timings;
+  if (!f.job_file.empty() || !f.model.empty()) {
+    // The model and cluster are checked now; the step time is a hook for the
+    // MoE cost model: until parplan costs MoE layers, say so rather than
+    // print a number it cannot back.
+    std::string model_name = f.model;
+    std::string cluster_name = f.cluster;
+    if (!f.job_file.empty()) {
+      const JobRequest job = load_job_file(f.job_file);
+      model_name = job.model;
+      cluster_name = job.cluster;
+    }
+    const ModelSpec model = load_model(model_name);
+    (void)load_cluster(cluster_name);
+    if (model.experts > 0 && model.experts != loads.experts()) {
+      throw InputError("--loads has " + std::to_string(loads.experts()) + " experts per layer but model " +
+                       model_name + " has " + std::to_string(model.experts) + " routed experts");
+    }
+    context.step_time_note =
+        "not predicted: this parplan has no MoE cost model yet; the placement itself does not depend on it";
+  }
+  if (!f.out.empty()) {
+    std::vector<LayerPlacement> placements;
+    for (const LayerResult& r : run.layers) placements.push_back(r.placement);
+    write_file_atomically(f.out, eplb_json(request.shape, placements).dump() + "\n", "--out");
+  }
+  if (f.format == "json") {
+    std::cout << experts_json(context, run).dump(2) << "\n";
+  } else {
+    std::cout << experts_table(context, run);
+  }
+  return 0;
+}
+
+}  // namespace parplan

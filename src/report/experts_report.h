@@ -1,0 +1,25 @@
+// Output of `parplan experts`: the terminal table and the JSON document
+// (schema in docs/experts.md).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "src/io/expert_loads.h"
+#include "src/plan/expert_placement_run.h"
+
+namespace parplan {
+
+struct ExpertsReportContext {
+  const ExpertLoads* loads = nullptr;
+  ExpertPlacementRequest request;
+  /// Omit every wall-clock field (identical input, identical bytes).
+  bool timings = true;
+  /// Why no predicted MoE step time is shown (empty: none was asked for).
+  std::string step_time_note;
+};
+
+nlohmann::ordered_json experts_json(const ExpertsReportContext& context, const ExpertPlacementRun& run);
+std::string experts_table(const ExpertsReportContext& context, const ExpertPlacementRun& run);
+
+}  // namespace parplan

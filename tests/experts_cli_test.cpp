@@ -1,0 +1,161 @@
+// `parplan experts`: bad input exits 2 with one line; the JSON schema; the
+// EPLB-convention --out file; --no-timings gives identical bytes.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_support.h"
+
+namespace parplan {
+namespace {
+
+using test::CliRun;
+using test::run_cli;
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path =
+      ::testing::TempDir() + "parplan_experts_" + std::to_string(::getpid()) + "_" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+void expect_bad_input(const std::string& args, const std::string& needle) {
+  const CliRun run = run_cli("experts " + args);
+  EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.err;
+  EXPECT_EQ(test::line_count(run.err), 1) << run.err;
+  EXPECT_NE(run.err.find(needle), std::string::npos) << run.err;
+  EXPECT_TRUE(run.out.empty()) << run.out;
+}
+
+TEST(ExpertsCli, BadLoadFilesExitTwoWithOneLine) {
+  expect_bad_input("--loads " + write_temp("empty.csv", "") + " --gpus 2", "empty");
+  expect_bad_input("--loads " + write_temp("ragged.csv", "1,2,3,4\n1,2,3\n") + " --gpus 2", "layer 1 has 3");
+  expect_bad_input("--loads " + write_temp("neg.csv", "1,-2,3,4\n") + " --gpus 2", "negative");
+  expect_bad_input("--loads " + write_temp("nan.csv", "1,nan,3,4\n") + " --gpus 2", "not a finite number");
+  expect_bad_input("--loads " + write_temp("inf.csv", "1,2,1e999,4\n") + " --gpus 2", "not a finite number");
+  expect_bad_input("--loads " + write_temp("text.csv", "1,2,3,4\n1,two,3,4\n") + " --gpus 2", "'two'");
+  expect_bad_input("--loads " + write_temp("hex.csv", "1,0x10,3,4\n") + " --gpus 2", "'0x10'");
+  expect_bad_input("--loads " + write_temp("header_only.csv", "a,b,c,d\n") + " --gpus 2", "no MoE layer");
+  expect_bad_input("--loads " + write_temp("zero.csv", "0,0,0,0\n") + " --gpus 2", "no tokens");
+  expect_bad_input("--loads " + write_temp("bad.json", "{\"loads\": [[1,2],[3,\"x\"]]}") + " --gpus 2",
+                   "layer 1, expert 1");
+  expect_bad_input("--loads " + write_temp("ragged.json", "{\"loads\": [[1,2],[3]]}") + " --gpus 2",
+                   "layer 1 has 1");
+  expect_bad_input("--loads " + write_temp("nokey.json", "{\"load\": []}") + " --gpus 2", "'loads'");
+  expect_bad_input("--loads " + write_temp("broken.json", "{\"loads\": [[1,2]") + " --gpus 2",
+                   "not valid JSON");
+  expect_bad_input("--loads /nonexistent/loads.csv --gpus 2", "cannot open");
+}
+
+TEST(ExpertsCli, BadShapesExitTwoWithOneLine) {
+  const std::string loads = "--loads " + write_temp("ok.csv", "10,20,30,40\n5,5,5,5\n");
+  expect_bad_input(loads + " --gpus 3", "not a multiple of --gpus 3");               // (4+0) % 3
+  expect_bad_input(loads + " --gpus 2 --redundant -2", "--redundant must be >= 0");  // R < 0
+  expect_bad_input(loads + " --gpus 8", "exceeds the 4 physical slots");             // G > slots
+  expect_bad_input(loads + " --gpus 2 --redundant 6", "distinct GPUs");              // 5 per GPU > 4 experts
+  expect_bad_input(loads + " --gpus 4 --nodes 3", "--nodes 3");
+  expect_bad_input(loads + " --gpus 2 --groups 3", "--groups 3");
+  expect_bad_input(loads + " --gpus 2 --solver gurobi", "--solver");
+  expect_bad_input(loads + " --gpus 2 --format xml", "--format");
+  expect_bad_input(loads + " --gpus 2 --time-limit 0", "--time-limit");
+  expect_bad_input(loads + " --gpus two", "--gpus");
+  expect_bad_input(loads + " --gpus 99999999999", "--gpus");
+  expect_bad_input(loads + " --gpus 2 --out /nonexistent/dir/p.json", "--out");
+  expect_bad_input(loads + " --gpus 2 --redundant 2000000000", "--redundant");
+  expect_bad_input("--loads " + write_temp("huge.csv", "1e308,1e308,1e308,1e308\n") + " --gpus 2",
+                   "sum beyond");
+}
+
+TEST(ExpertsCli, LeadingZeroIsDecimal) {
+  const std::string loads = "--loads " + write_temp("dec.csv", "10,20,30,40,50,60,70,80,90,100\n");
+  // 010 is ten GPUs, not octal eight: 10 slots on 10 GPUs.
+  const CliRun run = run_cli("experts " + loads + " --gpus 010 --format json --no-timings");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["problem"]["gpus"], 10);
+}
+
+TEST(ExpertsCli, JsonSchemaAndEplbOutFile) {
+  const std::string loads = write_temp("mx.json",
+                                       "{\"loads\": [[90,132,40,61,104,165,39,4,73,56,45,79],"
+                                       "[20,107,104,64,19,197,187,157,172,86,16,27]]}");
+  const std::string out =
+      ::testing::TempDir() + "parplan_experts_out_" + std::to_string(::getpid()) + ".json";
+  const CliRun run = run_cli("experts --loads " + loads +
+                             " --gpus 8 --nodes 2 --groups 4 --redundant 4 --format json --out " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  for (const char* key : {"problem", "layers", "summary", "baseline", "milp_improvements"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  for (const char* key : {"imbalance_mean", "imbalance_max", "time_s"})
+    EXPECT_TRUE(j["summary"].contains(key)) << key;
+  EXPECT_TRUE(j["baseline"].contains("static"));
+  EXPECT_TRUE(j["baseline"].contains("greedy"));
+  ASSERT_EQ(j["layers"].size(), 2u);
+  const auto eplb = nlohmann::json::parse(test::slurp(out));
+  for (int l = 0; l < 2; ++l) {
+    const auto& layer = j["layers"][l];
+    for (const char* key :
+         {"physical_to_logical", "replicas", "gpu_load", "imbalance", "lower_bound_imbalance"})
+      EXPECT_TRUE(layer.contains(key)) << key;
+    for (const char* key : {"status", "objective", "bound", "gap", "backend", "time_s"})
+      EXPECT_TRUE(layer["certificate"].contains(key)) << key;
+    ASSERT_EQ(layer["physical_to_logical"].size(), 8u);
+    // phy2log is physical_to_logical flattened row-major; logcnt is replicas.
+    std::vector<int> flat;
+    for (const auto& gpu : layer["physical_to_logical"])
+      for (const auto& e : gpu) flat.push_back(e.get<int>());
+    EXPECT_EQ(eplb["phy2log"][l].get<std::vector<int>>(), flat);
+    EXPECT_EQ(eplb["logcnt"][l], layer["replicas"]);
+    // log2phy inverts phy2log.
+    for (int e = 0; e < 12; ++e) {
+      int found = 0;
+      for (const auto& p : eplb["log2phy"][l][e]) {
+        if (p.get<int>() < 0) continue;
+        EXPECT_EQ(flat[p.get<int>()], e);
+        ++found;
+      }
+      EXPECT_EQ(found, eplb["logcnt"][l][e].get<int>());
+    }
+    // 12 + 4 slots on 8 GPUs; imbalance is busiest GPU / mean.
+    double total = 0, busiest = 0;
+    for (const auto& x : layer["gpu_load"])
+      total += x.get<double>(), busiest = std::max(busiest, x.get<double>());
+    EXPECT_NEAR(layer["imbalance"].get<double>(), busiest / (total / 8), 1e-12);
+    EXPECT_LE(layer["lower_bound_imbalance"].get<double>(), layer["imbalance"].get<double>() + 1e-12);
+  }
+  std::remove(out.c_str());
+}
+
+TEST(ExpertsCli, NoTimingsGivesIdenticalBytes) {
+  const std::string loads =
+      "--loads " + write_temp("nt.csv", "expert_a,expert_b,c,d,e,f\n9,1,3,7,2,8\n4,4,9,1,1,3\n");
+  // A budget the tiny MILPs always finish in: the answer cannot depend on the clock.
+  const std::string args =
+      "experts " + loads + " --gpus 3 --redundant 3 --time-limit 60 --no-timings --format json";
+  const CliRun a = run_cli(args);
+  const CliRun b = run_cli(args);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_EQ(a.out.find("time_s"), std::string::npos);
+  const CliRun table = run_cli("experts " + loads + " --gpus 3 --redundant 3 --no-timings");
+  EXPECT_EQ(table.out.find("time:"), std::string::npos);
+  EXPECT_NE(table.out.find("imbalance"), std::string::npos);
+}
+
+TEST(ExpertsCli, StepTimeHookSaysItIsNotPredicted) {
+  const std::string loads = "--loads " + write_temp("st.csv", "9,1,3,7,2,8,4,4\n");
+  // Mixtral 8x7B has 8 routed experts; 4 loads per layer do not match it.
+  expect_bad_input(
+      "--loads " + write_temp("st4.csv", "9,1,3,7\n") + " --gpus 2 --model mixtral-8x7b --cluster dgx-h100",
+      "8 routed experts");
+  expect_bad_input(loads + " --gpus 2 --model no-such-model --cluster dgx-h100", "no-such-model");
+  const CliRun run = run_cli("experts " + loads +
+                             " --gpus 2 --model mixtral-8x7b --cluster dgx-h100 --format json --no-timings");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_FALSE(nlohmann::json::parse(run.out)["step_time"]["available"].get<bool>());
+}
+
+}  // namespace
+}  // namespace parplan
