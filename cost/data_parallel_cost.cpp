@@ -9,6 +9,7 @@
 #include "cost/overlap.h"
 #include "cost/step_cost.h"
 #include "cost/step_internal.h"
+#include "cost/zero_buckets.h"
 
 namespace parplan::detail {
 
@@ -76,8 +77,8 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
     // DeepSpeed issues one collective per bucket (stage3_prefetch_bucket_size
     // 5e7 and reduce_bucket_size 5e8 elements, the values parplan emits);
     // only ring collectives make the count matter.
-    const double gather_calls = std::ceil(params / 5e7);
-    const double reduce_calls = std::ceil(params / 5e8);
+    const double gather_calls = std::ceil(params / kZeroPrefetchBucketElements);
+    const double reduce_calls = std::ceil(params / kZeroReduceBucketElements);
     const double gather_forward =
         bucketed_all_gather_s(cluster, sub(g.forward, 1), weight_bytes, gather_calls, traffic, m);
     const bool secondary = c.hierarchical_partition ? g.backward != g.forward : c.hpz_ranks > 1;
@@ -99,14 +100,14 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
     double step_gather = 0;
     if (g.optimizer > g.grads)
       step_reduce += bucketed_all_gather_s(cluster, sub(g.optimizer / g.grads, g.grads), grad_bytes / g.grads,
-                                           std::ceil(params / g.grads / 5e8), traffic, 1);
+                                           std::ceil(params / g.grads / kZeroReduceBucketElements), traffic, 1);
     if (shard > g.optimizer)
       step_reduce +=
           all_reduce_s(cluster, sub(shard / g.optimizer, g.optimizer), grad_bytes / g.optimizer, traffic, 1);
     if (g.optimizer > g.params)
       step_gather +=
           bucketed_all_gather_s(cluster, sub(g.optimizer / g.params, g.params), 2.0 * params / g.params,
-                                std::ceil(params / g.params / 5e8), traffic, 1);
+                                std::ceil(params / g.params / kZeroReduceBucketElements), traffic, 1);
     const double hidden = c.overlap_grad_reduce ? window.compute_s : 0.0;
     // The step's exchanges can use what the micro-batch's own traffic leaves
     // idle of the last backward (the reduction) and of the first forward

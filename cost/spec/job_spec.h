@@ -8,15 +8,40 @@ namespace parplan {
 
 enum class Optimizer { kAdam, kSgd };
 
-/// A dimension of the search the user fixed (0 / kUnset = free).
+/// The dimensions of the search the user fixed (flags such as --tp, or the
+/// `constraints:` block of a job file); every other dimension is searched.
+/// Sizes use 0 for "free", switches and stages -1.
 struct SearchPins {
-  int tp = 0, pp = 0, vp = 0, cp = 0, dp = 0, mbs = 0, zero = -1, recompute = -1;
+  /// Tensor-parallel size (--tp); 0 = searched over the divisors of a node.
+  int tp = 0;
+  /// Pipeline-parallel size (--pp); 0 = searched.
+  int pp = 0;
+  /// Virtual stages per pipeline rank (--vp); 0 = searched.
+  int vp = 0;
+  /// Context-parallel size (--cp); 0 = searched (up to 64).
+  int cp = 0;
+  /// Data-parallel size (constraints: dp); 0 = whatever the others leave.
+  int dp = 0;
+  /// Micro-batch size (--mbs); 0 = searched.
+  int mbs = 0;
+  /// ZeRO stage 0..3 (--zero); -1 = searched (0..1 with pp > 1, else 0..3).
+  int zero = -1;
+  /// Recompute mode as Recompute's value (--recompute); -1 = searched.
+  int recompute = -1;
+  /// Layers per chunk that full recomputation recomputes
+  /// (--recompute-layers); -1 = the fewest that fit.
   int recompute_layers = -1;
-  int sp = -1;               // -1 free, 0 off, 1 on
-  int flash_attention = -1;  // -1 the cluster's default
+  /// Megatron sequence parallelism (--sp / --no-sp): 1 on, 0 off, -1 on
+  /// whenever tp > 1.
+  int sp = -1;
+  /// Fused attention (--attention): 1 flash, 0 unfused, -1 the cluster's.
+  int flash_attention = -1;
+  /// ZeRO++ (--zeropp): 1 only ZeRO++, 0 never, -1 searched.
   int zeropp = -1;
+  /// Hierarchical partitioning (--hierarchical-partition): as zeropp.
   int hierarchical_partition = -1;
-  /// Expert-parallel and expert tensor-parallel sizes (MoE).
+  /// Expert-parallel and expert tensor-parallel sizes (--ep, --etp; MoE);
+  /// 0 = searched.
   int ep = 0, etp = 0;
 };
 

@@ -1,6 +1,7 @@
 // ds_config.json and the DeepSpeed hostfile. Keys as DeepSpeed spells them:
 // runtime/config.py (batch), runtime/zero/config.py DeepSpeedZeroConfig
 // (zero_optimization, which forbids unknown keys), runtime/precision_config.
+#include "cost/zero_buckets.h"
 #include "cost/step_cost.h"
 #include "src/emit/emit_internal.h"
 
@@ -73,13 +74,13 @@ nlohmann::json deepspeed_config(const Plan& plan, Engine engine) {
   zero["stage"] = c.zero;
   zero["overlap_comm"] = c.overlap_grad_reduce;
   zero["contiguous_gradients"] = true;
-  zero["reduce_bucket_size"] = 500000000;
+  zero["reduce_bucket_size"] = kZeroReduceBucketElements;
   if (c.zero == 3) {
-    zero["stage3_prefetch_bucket_size"] = 50000000;
+    zero["stage3_prefetch_bucket_size"] = kZeroPrefetchBucketElements;
     zero["stage3_param_persistence_threshold"] = 100000;
     zero["stage3_max_live_parameters"] = 1000000000;
   } else if (c.zero >= 1) {
-    zero["allgather_bucket_size"] = 500000000;
+    zero["allgather_bucket_size"] = kZeroAllgatherBucketElements;
   }
   // ZeRO++ (docs/_tutorials/zeropp.md): hpZ, qwZ, qgZ.
   // Hierarchical partitioning: the part DeepSpeed's keys express is hpZ over
