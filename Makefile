@@ -1,13 +1,13 @@
 # parplan: `make run` installs, builds and runs a real plan; `make test` installs,
 # builds and runs the test suite. Debian 12 packages only.
 PACKAGES := cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev coinor-libcbc-dev \
-            libglpk-dev libtbb-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
+            libglpk-dev libtbb-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev clang-format
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release -DPARPLAN_WERROR=ON
 
-.PHONY: deps build run test bench clean
+.PHONY: deps build run test bench clean format format-check
 
 deps:
 	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
@@ -32,3 +32,9 @@ bench: build
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+format:
+	git ls-files '*.cpp' '*.h' | xargs clang-format -i
+
+format-check: deps
+	bash .ci/check-format
