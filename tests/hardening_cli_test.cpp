@@ -177,6 +177,11 @@ TEST(Hardening, SweepOutputsAreSafeAndAtomicAsASet) {
   ASSERT_EQ(::stat("/dev/full", &st), 0);
   EXPECT_TRUE(S_ISCHR(st.st_mode));
 
+  // /proc accepts no new file, even from root.
+  const CliRun proc = run_cli(sweep + "--json " + dir + "/b.json --plot /proc/parplan.svg");
+  EXPECT_EQ(proc.exit_code, 2) << proc.err;
+  EXPECT_NE(proc.err.find("--plot"), std::string::npos) << proc.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/b.json"));
   if (::geteuid() != 0) {
     const std::string locked = dir + "/locked";
     std::filesystem::create_directories(locked);

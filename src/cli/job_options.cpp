@@ -164,6 +164,10 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
     throw InputError("tp * pp * cp = " + std::to_string(ranks) + " does not divide the job's " +
                      std::to_string(r.job.gpus) + " GPUs");
   c.dp = static_cast<int>(r.job.gpus / ranks);
+  // The cost model forms mbs * dp in int: refuse before it could overflow.
+  if (static_cast<std::int64_t>(c.mbs) * c.dp > c.gbs)
+    throw InputError("mbs " + std::to_string(c.mbs) + " x dp " + std::to_string(c.dp) + " exceeds the global batch " +
+                     std::to_string(c.gbs) + "; every data-parallel rank needs at least one micro-batch");
   if (r.file_dp && *r.file_dp != c.dp)
     throw InputError("config: dp " + std::to_string(*r.file_dp) + " disagrees with the job: " +
                      std::to_string(r.job.gpus) + " GPUs / (tp * pp * cp = " + std::to_string(ranks) +
