@@ -35,7 +35,7 @@ int run_check(const CheckFlags& flags) {
   const bool pass = fits && (!flags.max_gap_percent || gap_percent <= *flags.max_gap_percent + 1e-9);
 
   if (const std::string note = time_limit_note(best.search); !note.empty())
-    std::cerr << "parplan: " << note << "\n";
+    std::cerr << "parplan: " << note << "; the gap is measured against it, so the true gap may be larger\n";
   for (const std::string& warning : certificate_warnings(best.certificates))
     std::cerr << "parplan: " << warning << "\n";
   if (flags.job.common.json()) {

@@ -111,7 +111,8 @@ int run_sweep(const SweepFlags& flags) {
     time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (tty) std::fprintf(stderr, "\r%*s\r", 40, "");
   if (options.deadline && std::chrono::steady_clock::now() >= *options.deadline)
-    std::cerr << "parplan: --time-limit reached: points not planned in time say so in their row\n";
+    std::cerr << "parplan: --time-limit reached: points not started in time say so in their row; points being "
+                 "planned then report the best plan found so far\n";
 
   // The files are written as a set: all staged before any replaces its target.
   OutputFiles files;
