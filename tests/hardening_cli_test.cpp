@@ -174,6 +174,8 @@ TEST(Hardening, SweepOutputsAreSafeAndAtomicAsASet) {
   EXPECT_EQ(full.exit_code, 2) << full.err;
   EXPECT_EQ(test::line_count(full.err), 1) << full.err;
   EXPECT_NE(full.err.find("/dev/full"), std::string::npos) << full.err;
+  EXPECT_TRUE(full.out.empty()) << full.out;  // no table as if the sweep had succeeded
+  EXPECT_FALSE(std::filesystem::exists(dir + "/a.csv"));
   ASSERT_EQ(::stat("/dev/full", &st), 0);
   EXPECT_TRUE(S_ISCHR(st.st_mode));
 

@@ -104,21 +104,32 @@ int run_sweep(const SweepFlags& flags) {
       return violations.empty() ? std::string() : violations.front();
     };
   }
-  const std::vector<SweepOutcome> outcomes =
-      evaluate_sweep(grid, points, options, progress, reject);
+  const std::vector<SweepOutcome> outcomes = evaluate_sweep(grid, points, options, progress, reject);
   std::optional<double> time_s;
   if (flags.common.timings())
     time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (tty) std::fprintf(stderr, "\r%*s\r", 40, "");
   if (options.deadline && std::chrono::steady_clock::now() >= *options.deadline)
-    std::cerr << "parplan: --time-limit reached: points not started in time say so in their row; points being "
-                 "planned then report the best plan found so far\n";
+    std::cerr
+        << "parplan: --time-limit reached: points not started in time say so in their row; points being "
+           "planned then report the best plan found so far\n";
 
   // The files are written as a set: all staged before any replaces its target.
   OutputFiles files;
   if (!flags.csv.empty()) files.stage(flags.csv, sweep_csv(grid, outcomes), "--csv");
-  if (!flags.json.empty()) files.stage(flags.json, sweep_json(grid, outcomes, time_s).dump(2) + "\n", "--json");
+  if (!flags.json.empty())
+    files.stage(flags.json, sweep_json(grid, outcomes, time_s).dump(2) + "\n", "--json");
   if (!flags.plot.empty()) files.stage(flags.plot, sweep_svg(grid, outcomes), "--plot");
+
+  // Files first: when one cannot be written, nothing is printed as if the
+  // sweep had succeeded.
+  SlurmArrayResult array_result;
+  if (!flags.emit_slurm_array.empty()) {
+    array_result = emit_slurm_array(grid, outcomes, array);
+    for (const std::string& line : array_result.skipped)
+      std::cerr << "parplan: --emit-slurm-array: skipped " << line << "\n";
+  }
+  files.commit();
 
   if (flags.common.json()) {
     std::cout << sweep_json(grid, outcomes, time_s).dump(2) << "\n";
@@ -126,22 +137,16 @@ int run_sweep(const SweepFlags& flags) {
     std::cout << sweep_table(grid, outcomes, time_s);
   }
   std::cout.flush();
-
-  if (flags.emit_slurm_array.empty()) {
-    files.commit();
-  } else {
-    const SlurmArrayResult result = emit_slurm_array(grid, outcomes, array);
-    for (const std::string& line : result.skipped)
-      std::cerr << "parplan: --emit-slurm-array: skipped " << line << "\n";
-    files.commit();
-    if (result.tasks.empty()) {
+  if (!flags.emit_slurm_array.empty()) {
+    if (array_result.tasks.empty()) {
       std::cerr << "parplan: --emit-slurm-array: no point has a plan the engine accepts; nothing written to "
-                << result.dir.string() << "\n";
+                << array_result.dir.string() << "\n";
       return 1;
     }
-    (flags.common.json() ? std::cerr : std::cout) << "wrote " << result.tasks.size() << " launch directories, "
-              << (result.dir / "array.sbatch").string() << " and " << (result.dir / "submit_all.sh").string()
-              << "\n";
+    (flags.common.json() ? std::cerr : std::cout)
+        << "wrote " << array_result.tasks.size() << " launch directories, "
+        << (array_result.dir / "array.sbatch").string() << " and "
+        << (array_result.dir / "submit_all.sh").string() << "\n";
   }
   return 0;
 }

@@ -134,7 +134,10 @@ void OutputFiles::stage(const fs::path& requested, const std::string& text, cons
 }
 
 void OutputFiles::commit() {
-  // Regular files first (renames hardly fail once written), streams last.
+  // Pipes and devices first: they cannot be undone, and when one fails (a
+  // full device, a pipe nobody reads) no regular file has been replaced yet.
+  for (const Entry& e : entries_)
+    if (e.temp.empty() && !e.text.empty()) write_stream(e.target, e.text, e.flag);
   for (Entry& e : entries_) {
     if (e.temp.empty()) continue;
     // The target may have become something else since stage(): never rename
@@ -146,8 +149,6 @@ void OutputFiles::commit() {
       throw WriteError(e.flag + ": cannot move the file into " + e.target.string() + ": " + errno_text());
     e.temp.clear();
   }
-  for (Entry& e : entries_)
-    if (e.temp.empty() && !e.text.empty()) write_stream(e.target, e.text, e.flag);
   entries_.clear();
 }
 

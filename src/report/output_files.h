@@ -20,7 +20,8 @@ void check_output_path(const std::filesystem::path& path, const std::string& fla
 /// Files written as a set: stage() writes each to a temporary beside its
 /// target; commit() renames them all into place. Destroyed uncommitted, it
 /// removes its temporaries and leaves every target untouched. Pipes and
-/// devices are written at commit(), after every regular file is staged.
+/// devices are written at commit(), before any regular file is renamed into
+/// place (so a failing device leaves the regular files untouched).
 /// Failures throw WriteError naming the flag and the target, with errno text.
 class OutputFiles {
  public:
