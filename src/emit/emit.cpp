@@ -3,17 +3,17 @@
 #include "src/emit/emit.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string_view>
 
 #include "src/emit/emit_internal.h"
-#include "src/io/write_error.h"
 #include "src/io/input_error.h"
+#include "src/io/write_error.h"
 
 namespace parplan {
 
