@@ -83,9 +83,11 @@ ResolvedJob resolve_job(const JobFlags& f) {
   const std::int64_t gpus = request.gpus > 0 ? request.gpus : node_gpus;
   if (gpus <= 0) throw InputError("--gpus or --nodes is required and must be positive");
   if (gpus > kMaxGpus)
-    throw InputError("the job has " + std::to_string(gpus) + " GPUs (" + std::to_string(request.nodes) +
-                     " nodes x " + std::to_string(out.cluster.ranks_per_node) +
-                     " GPUs per node); parplan accepts at most " + std::to_string(kMaxGpus));
+    throw InputError("the job has " + std::to_string(gpus) + " GPUs" +
+                     (request.gpus > 0 ? std::string()
+                                       : " (" + std::to_string(request.nodes) + " nodes x " +
+                                             std::to_string(out.cluster.ranks_per_node) + " GPUs per node)") +
+                     "; parplan accepts at most " + std::to_string(kMaxGpus));
   out.job.gpus = static_cast<int>(gpus);
   const std::int64_t capacity = static_cast<std::int64_t>(out.cluster.nodes) * out.cluster.ranks_per_node;
   if (out.cluster.nodes > 0 && out.job.gpus > capacity)
