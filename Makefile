@@ -51,14 +51,15 @@ fuzz-deps:
 
 # Each libFuzzer target for FUZZ_SECONDS, from the seed corpus in
 # tests/fuzz/corpus/<name> (new inputs go to $(FUZZ_DIR)/corpus, not the repo).
+# Paths are absolute: cli_fuzz runs in a scratch directory.
 fuzz: fuzz-deps
 	cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DPARPLAN_FUZZ=ON
 	cmake --build $(FUZZ_DIR) -j $(JOBS) --target $(FUZZ_TARGETS)
 	@set -e; for t in $(FUZZ_TARGETS); do \
-	  seeds=tests/fuzz/corpus/$${t%_fuzz}; mkdir -p $(FUZZ_DIR)/corpus/$$t; \
+	  seeds=$(CURDIR)/tests/fuzz/corpus/$${t%_fuzz}; out=$(abspath $(FUZZ_DIR)); mkdir -p $$out/corpus/$$t; \
 	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
-	  $(SANITIZER_ENV) ./$(FUZZ_DIR)/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=4096 \
-	    -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/$$t- $(FUZZ_DIR)/corpus/$$t $$seeds; \
+	  $(SANITIZER_ENV) $$out/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=4096 \
+	    -print_final_stats=1 -artifact_prefix=$$out/$$t- $$out/corpus/$$t $$seeds; \
 	done
 
 clean:
