@@ -75,7 +75,7 @@ int run_sweep(const SweepFlags& flags) {
 
   // Progress on stderr: a counter redrawn in place on a terminal; otherwise
   // (a log, CI) one line every kProgressEveryS seconds of a long sweep.
-  constexpr double kProgressEveryS = 10;
+  constexpr double kProgressEveryS = 30;
   const bool tty = ::isatty(::fileno(stderr)) != 0;
   std::mutex progress_mutex;
   int shown = 0;
