@@ -2,12 +2,22 @@
 # builds and runs the test suite. Debian 12 packages only.
 PACKAGES := cmake g++ make pkg-config libcli11-dev libyaml-cpp-dev coinor-libcbc-dev \
             libglpk-dev libtbb-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev clang-format
+# For `make fuzz` only: clang 14 with libFuzzer and the sanitizer runtimes.
+FUZZ_PACKAGES := clang libclang-rt-14-dev
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release -DPARPLAN_WERROR=ON
 
-.PHONY: deps build run test bench clean format format-check
+SANITIZE_DIR ?= build-sanitize
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := model_yaml_fuzz hf_config_fuzz cluster_fuzz job_fuzz cli_fuzz
+SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(CURDIR)/tests/sanitizers/ubsan.supp
+
+.PHONY: deps fuzz-deps build run test bench clean sanitize-test fuzz format format-check
 
 deps:
 	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
@@ -30,8 +40,30 @@ bench: build
 	./$(BUILD_DIR)/calibration_bench
 	./$(BUILD_DIR)/plan_speed_bench
 
+# ctest under AddressSanitizer + UndefinedBehaviorSanitizer (docs/errors.md).
+sanitize-test: deps
+	cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPARPLAN_WERROR=ON -DPARPLAN_SANITIZE=ON
+	cmake --build $(SANITIZE_DIR) -j $(JOBS) --target parplan parplan_tests
+	cd $(SANITIZE_DIR) && $(SANITIZER_ENV) ctest --output-on-failure -j $(JOBS)
+
+fuzz-deps:
+	@$(MAKE) --no-print-directory deps PACKAGES="$(PACKAGES) $(FUZZ_PACKAGES)"
+
+# Each libFuzzer target for FUZZ_SECONDS, from the seed corpus in
+# tests/fuzz/corpus/<name> (new inputs go to $(FUZZ_DIR)/corpus, not the repo).
+# Paths are absolute: cli_fuzz runs in a scratch directory.
+fuzz: fuzz-deps
+	cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DPARPLAN_FUZZ=ON
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target $(FUZZ_TARGETS)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  seeds=$(CURDIR)/tests/fuzz/corpus/$${t%_fuzz}; out=$(abspath $(FUZZ_DIR)); mkdir -p $$out/corpus/$$t; \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  $(SANITIZER_ENV) $$out/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=4096 \
+	    -print_final_stats=1 -artifact_prefix=$$out/$$t- $$out/corpus/$$t $$seeds; \
+	done
+
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR)
 
 format:
 	git ls-files '*.cpp' '*.h' | xargs clang-format -i

@@ -2,11 +2,13 @@
 #include <algorithm>
 #include <cmath>
 #include <coin/CbcModel.hpp>
+#include <coin/CoinError.hpp>
 #include <coin/CoinPackedMatrix.hpp>
 #include <coin/CoinPackedVector.hpp>
 #include <coin/OsiClpSolverInterface.hpp>
 #include <limits>
 #include <mutex>
+#include <stdexcept>
 
 #include "solvers/backend_internal.h"
 
@@ -140,12 +142,18 @@ BackendOutcome solve_mip(OsiClpSolverInterface& lp, const SolveOptions& options)
 
 BackendOutcome solve_cbc(const PreparedModel& model, const SolveOptions& options) {
   std::lock_guard<std::mutex> lock(cbc_mutex());
-  OsiClpSolverInterface lp;
-  silence(lp);
-  load(model, lp);
-  silence(lp);
-  if (model.pure_lp()) return solve_lp(lp, options);
-  return solve_mip(lp, options);
+  try {
+    OsiClpSolverInterface lp;
+    silence(lp);
+    load(model, lp);
+    silence(lp);
+    if (model.pure_lp()) return solve_lp(lp, options);
+    return solve_mip(lp, options);
+  } catch (const CoinError& e) {
+    // COIN-OR's exception is not a std::exception: name it here, so solve()
+    // needs no catch-all that would also hide our own bugs.
+    throw std::runtime_error("CBC: " + e.className() + "::" + e.methodName() + ": " + e.message());
+  }
 }
 
 }  // namespace parplan::detail

@@ -196,11 +196,19 @@ BackendOutcome solve_mip(glp_prob* lp, int n, const SolveOptions& options) {
 
 BackendOutcome solve_glpk(const PreparedModel& model, const SolveOptions& options) {
   std::lock_guard<std::mutex> lock(glpk_mutex());
-  glp_term_out(GLP_OFF);
-  Problem problem;
-  load(model, problem.lp);
-  if (model.pure_lp()) return solve_lp(problem.lp, model.num_variables(), options);
-  return solve_mip(problem.lp, model.num_variables(), options);
+  BackendOutcome outcome;
+  {
+    glp_term_out(GLP_OFF);
+    Problem problem;
+    load(model, problem.lp);
+    outcome = model.pure_lp() ? solve_lp(problem.lp, model.num_variables(), options)
+                              : solve_mip(problem.lp, model.num_variables(), options);
+  }
+  // GLPK keeps an environment per thread (Debian builds it thread-local);
+  // free it, or every solving thread leaks it (LeakSanitizer). The next call
+  // makes a new one.
+  glp_free_env();
+  return outcome;
 }
 
 }  // namespace parplan::detail

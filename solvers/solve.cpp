@@ -205,9 +205,6 @@ SolveResult solve(const MilpModel& model, SolverBackend backend, const SolveOpti
     }
   } catch (const std::exception& e) {
     return fail(SolveStatus::kError, std::string("solver failure: ") + e.what());
-  } catch (...) {
-    // COIN-OR throws CoinError, which is not a std::exception.
-    return fail(SolveStatus::kError, "solver failure (exception from the backend)");
   }
   return stamp(finish(model, outcome, prepared.integer, options));
 }

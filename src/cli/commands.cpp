@@ -1,5 +1,7 @@
 #include "src/cli/commands.h"
 
+#include "src/io/input_limits.h"
+
 namespace parplan {
 
 void register_commands(CLI::App& app, Commands& c) {
@@ -14,7 +16,7 @@ void register_commands(CLI::App& app, Commands& c) {
       "Example:\n  parplan plan --model llama3-70b --cluster dgx-h100 --gpus 64 --gbs 512 --seq 8192 --top 5\n"
       "  parplan plan --job examples/gpt3-175b-a100.yaml --format json");
   add_job_flags(*c.plan, c.plan_flags.job, false);
-  c.plan->add_option("--top", c.plan_flags.top, "runners-up to show (default 5)")->check(CLI::Range(1, 1000));
+  add_int_option(*c.plan, "--top", c.plan_flags.top, "runners-up to show (default 5)", 1, 1000);
   c.plan->add_option("--solver", c.plan_flags.solver, "cbc | glpk | exhaustive (default cbc)");
   c.plan->add_option("--emit", c.plan_flags.emit, "write launch files: megatron | deepspeed | megatron-deepspeed | torchtitan");
   c.plan->add_option("--out", c.plan_flags.out, "directory for --emit");
@@ -25,9 +27,9 @@ void register_commands(CLI::App& app, Commands& c) {
       "Example:\n  parplan check --model gpt3-175b --cluster dgx-a100 --gpus 1024 --gbs 1536 --seq 2048 \\\n"
       "                --tp 8 --pp 8 --max-gap 5\n  parplan check --job job.yaml --max-gap 3 --format json");
   add_job_flags(*c.check, c.check_flags.job, true);
-  c.check->add_option("--max-gap", c.check_flags.max_gap_percent, "exit 1 when the config is slower than the optimum "
-                                                                  "by more than PCT percent (or does not fit)")
-      ->check(CLI::NonNegativeNumber);
+  add_number_option(*c.check, "--max-gap", c.check_flags.max_gap_percent,
+                    "exit 1 when the config is slower than the optimum by more than PCT percent (or does not fit)",
+                    0, 1e6);
   c.check->add_option("--solver", c.check_flags.solver, "cbc | glpk | exhaustive (default cbc)");
 
   c.sweep = app.add_subcommand("sweep", "Plan every (model, GPUs, batch) point of a grid; table, CSV, JSON, SVG, Slurm array");
@@ -37,17 +39,19 @@ void register_commands(CLI::App& app, Commands& c) {
       "Example:\n  parplan sweep --models ladder:narayanan --cluster dgx-a100 --gpus 64:1024:x2 --gbs 512,1024 \\\n"
       "                --seq 2048 --csv sweep.csv --plot sweep.svg --emit-slurm-array runs/");
   SweepFlags& sf = c.sweep_flags;
+  add_common_flags(*c.sweep, sf.common);
   c.sweep->add_option("--models", sf.models, "models: catalog names, files, ladder:NAME (comma-separated)")->required();
   c.sweep->add_option("--cluster", sf.cluster, "hardware profile name or YAML path")->required();
   c.sweep->add_option("--gpus", sf.gpus, "GPU counts: list or range (64:1024:x2)")->required();
   c.sweep->add_option("--gbs", sf.gbs, "global batch sizes: list or range (512:2048:+512)")->required();
-  c.sweep->add_option("--seq", sf.seq, "sequence length in tokens")->required();
+  add_int_option(*c.sweep, "--seq", sf.seq, "sequence length in tokens", 1, kMaxSeq)->required();
   c.sweep->add_option("--precision", sf.precision, "bf16 | fp16 | fp8 (default bf16)");
   c.sweep->add_option("--csv", sf.csv, "write one CSV row per point to FILE");
   c.sweep->add_option("--json", sf.json, "write one JSON object per point to FILE");
   c.sweep->add_option("--plot", sf.plot, "write an SVG plot (MFU and step time) to FILE.svg");
   c.sweep->add_option("--emit-slurm-array", sf.emit_slurm_array, "write launch files of every feasible point and a Slurm job array to DIR");
-  c.sweep->add_option("--array-parallel", sf.array_parallel, "array tasks running at once (default 4)")->check(CLI::Range(1, 1000000));
+  add_int_option(*c.sweep, "--array-parallel", sf.array_parallel, "array tasks running at once (default 4)", 1,
+                 1000000);
   c.sweep->add_option("--engine", sf.engine, "engine of --emit-slurm-array: megatron | deepspeed | megatron-deepspeed | torchtitan");
   c.sweep->add_option("--solver", sf.solver, "cbc | glpk | exhaustive (default cbc)");
 

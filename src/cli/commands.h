@@ -25,6 +25,7 @@ struct CheckFlags {
 };
 
 struct SweepFlags {
+  CommonFlags common;
   std::string models, cluster, gpus, gbs, precision = "bf16";
   int seq = 0;
   std::string csv, json, plot, emit_slurm_array, engine = "megatron", solver = "cbc";

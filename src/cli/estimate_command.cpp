@@ -12,7 +12,7 @@ int run_estimate(const JobFlags& flags) {
   const ResolvedJob r = resolve_job(flags);
   const ParallelConfig config = config_from_flags(flags, r);
   const CostReport cost = estimate_cost(r.model, r.cluster, r.job, config);
-  if (flags.format == "json") {
+  if (flags.common.json()) {
     nlohmann::ordered_json j = cost_json(r.model, config, cost, r.job.seq);
     j["traffic"] = traffic_json(r.cluster, cost);
     std::cout << j.dump(2) << "\n";

@@ -5,6 +5,7 @@
 #include "cost/step_cost.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"
+#include "src/io/input_limits.h"
 #include "src/io/job_loader.h"
 #include "src/io/model_loader.h"
 #include "src/search/search.h"
@@ -12,38 +13,34 @@
 namespace parplan {
 
 void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
+  add_common_flags(app, f.common);
   app.add_option("--job", f.job_file, "job.yaml with model, cluster, gpus, gbs, seq (flags override it)");
   app.add_option("--model", f.model, "catalog name (see models/), model YAML or Hugging Face config.json");
   app.add_option("--cluster", f.cluster, "hardware profile name (see hardware-profiles/) or YAML path");
-  app.add_option("--gpus", f.gpus, "number of GPUs (ranks)")->check(CLI::PositiveNumber);
-  app.add_option("--nodes", f.nodes, "number of nodes (instead of --gpus)")->check(CLI::PositiveNumber);
-  app.add_option("--gbs", f.gbs, "global batch size in sequences")->check(CLI::PositiveNumber);
-  app.add_option("--seq", f.seq, "sequence length in tokens")->check(CLI::PositiveNumber);
+  add_int_option(app, "--gpus", f.gpus, "number of GPUs (ranks)", 1, kMaxGpus);
+  add_int_option(app, "--nodes", f.nodes, "number of nodes (instead of --gpus)", 1, kMaxNodes);
+  add_int_option(app, "--gbs", f.gbs, "global batch size in sequences", 1, kMaxGbs);
+  add_int_option(app, "--seq", f.seq, "sequence length in tokens", 1, kMaxSeq);
   app.add_option("--precision", f.precision, "bf16 | fp16 | fp8 (default bf16)");
   app.add_option("--optimizer", f.optimizer, "adam | sgd (default adam)");
-  app.add_option("--format", f.format, "table | json (default table)");
   const char* what = config_flags ? "" : " (pins the search)";
-  app.add_option("--tp", f.tp, std::string("tensor-parallel size") + what)->check(CLI::PositiveNumber);
-  app.add_option("--pp", f.pp, std::string("pipeline-parallel size") + what)->check(CLI::PositiveNumber);
-  app.add_option("--vp", f.vp, std::string("virtual stages per pipeline rank") + what)
-      ->check(CLI::PositiveNumber);
-  app.add_option("--cp", f.cp, std::string("context-parallel size") + what)->check(CLI::PositiveNumber);
-  app.add_option("--mbs", f.mbs, std::string("micro-batch size") + what)->check(CLI::PositiveNumber);
-  app.add_option("--ep", f.ep, std::string("expert-parallel size (MoE)") + what)->check(CLI::PositiveNumber);
-  app.add_option("--etp", f.etp, std::string("expert tensor-parallel size (MoE; 1 or tp)") + what)
-      ->check(CLI::PositiveNumber);
-  app.add_option(
-         "--moe-imbalance", f.moe_imbalance,
-         "MoE: load of the busiest expert-parallel rank over the mean (>= 1; default from the model's "
-         "balancing scheme, see docs/cost-model.md)")
+  add_int_option(app, "--tp", f.tp, std::string("tensor-parallel size") + what, 1, kMaxGpus);
+  add_int_option(app, "--pp", f.pp, std::string("pipeline-parallel size") + what, 1, kMaxLayers);
+  add_int_option(app, "--vp", f.vp, std::string("virtual stages per pipeline rank") + what, 1, kMaxLayers);
+  add_int_option(app, "--cp", f.cp, std::string("context-parallel size") + what, 1, kMaxGpus);
+  add_int_option(app, "--mbs", f.mbs, std::string("micro-batch size") + what, 1, kMaxGbs);
+  add_int_option(app, "--zero", f.zero, std::string("ZeRO stage 0..3") + what, 0, 3);
+  add_int_option(app, "--ep", f.ep, std::string("expert-parallel size (MoE)") + what, 1, kMaxGpus);
+  add_int_option(app, "--etp", f.etp, std::string("expert tensor-parallel size (MoE; 1 or tp)") + what, 1, kMaxGpus);
+  app.add_option("--moe-imbalance", f.moe_imbalance,
+                 "MoE: load of the busiest expert-parallel rank over the mean (>= 1; default from the model's "
+                 "balancing scheme, see docs/cost-model.md)")
       ->check(CLI::Range(1.0, 1000.0));
-  app.add_option("--zero", f.zero, std::string("ZeRO stage 0..3") + what)->check(CLI::Range(0, 3));
   app.add_option("--recompute", f.recompute, std::string("none | selective | full") + what);
-  app.add_option("--recompute-layers", f.recompute_layers,
-                 "layers per model chunk fully recomputed (with full)")
-      ->check(CLI::NonNegativeNumber);
+  add_int_option(app, "--recompute-layers", f.recompute_layers,
+                 "layers per model chunk fully recomputed (with full)", 0, kMaxLayers);
   app.add_option("--attention", f.attention, "flash | unfused (default: the cluster profile's)");
-  app.add_flag("--sp", f.sp, "Megatron sequence parallelism");
+  auto* sp = app.add_flag("--sp", f.sp, "Megatron sequence parallelism");
   app.add_flag("--zeropp", f.zeropp,
                std::string("ZeRO-3 with ZeRO++ as DeepSpeed ships it: hpZ over a node, qwZ, qgZ") + what);
   app.add_flag(
@@ -51,7 +48,7 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
       std::string("ZeRO-3 with 3-level hierarchical partitioning (weights per package, gradients per "
                   "node, optimizer over the job; quantized collectives)") +
           what);
-  if (!config_flags) app.add_flag("--no-sp", f.no_sp, "forbid sequence parallelism");
+  if (!config_flags) app.add_flag("--no-sp", f.no_sp, "forbid sequence parallelism")->excludes(sp);
   if (!config_flags)
     app.add_flag("--no-quantized-comm", f.no_quantized_comm,
                  "never plan quantized collectives (ZeRO++ int8 weights / int4 gradients, also used by the "
@@ -61,15 +58,12 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                  "overlap neither data-parallel nor pipeline point-to-point communication with compute");
 }
 
-void check_format(const std::string& format) {
-  if (format != "table" && format != "json")
-    throw InputError("--format must be table or json (got '" + format + "')");
-}
-
 ResolvedJob resolve_job(const JobFlags& f) {
-  check_format(f.format);
   JobRequest request;
-  if (!f.job_file.empty()) request = load_job_file(f.job_file);
+  if (f.job_file) {
+    if (f.job_file->empty()) throw InputError("--job is empty: give the path of a job.yaml");
+    request = load_job_file(*f.job_file);
+  }
   if (!f.model.empty()) request.model = f.model;
   if (!f.cluster.empty()) request.cluster = f.cluster;
   if (f.gpus || f.nodes) request.gpus = 0, request.nodes = 0;
@@ -90,14 +84,24 @@ ResolvedJob resolve_job(const JobFlags& f) {
   out.model = load_model(request.model);
   out.cluster = load_cluster(request.cluster);
   out.job = request.job;
-  if (request.gpus > 0 && request.nodes > 0 && request.gpus != request.nodes * out.cluster.ranks_per_node)
+  // 64-bit products, bounded before they become an int.
+  const std::int64_t node_gpus = static_cast<std::int64_t>(request.nodes) * out.cluster.ranks_per_node;
+  if (request.gpus > 0 && request.nodes > 0 && request.gpus != node_gpus)
     throw InputError("--gpus and --nodes disagree: " + std::to_string(request.nodes) + " nodes hold " +
-                     std::to_string(request.nodes * out.cluster.ranks_per_node) + " GPUs; give one of them");
-  out.job.gpus = request.gpus > 0 ? request.gpus : request.nodes * out.cluster.ranks_per_node;
-  if (out.job.gpus <= 0) throw InputError("--gpus or --nodes is required and must be positive");
-  if (out.cluster.nodes > 0 && out.job.gpus > out.cluster.nodes * out.cluster.ranks_per_node)
+                     std::to_string(node_gpus) + " GPUs; give one of them");
+  const std::int64_t gpus = request.gpus > 0 ? request.gpus : node_gpus;
+  if (gpus <= 0) throw InputError("--gpus or --nodes is required and must be positive");
+  if (gpus > kMaxGpus)
+    throw InputError("the job has " + std::to_string(gpus) + " GPUs" +
+                     (request.gpus > 0 ? std::string()
+                                       : " (" + std::to_string(request.nodes) + " nodes x " +
+                                             std::to_string(out.cluster.ranks_per_node) + " GPUs per node)") +
+                     "; parplan accepts at most " + std::to_string(kMaxGpus));
+  out.job.gpus = static_cast<int>(gpus);
+  const std::int64_t capacity = static_cast<std::int64_t>(out.cluster.nodes) * out.cluster.ranks_per_node;
+  if (out.cluster.nodes > 0 && out.job.gpus > capacity)
     throw InputError("--gpus " + std::to_string(out.job.gpus) + " exceeds cluster " + out.cluster.name +
-                     " (" + std::to_string(out.cluster.nodes * out.cluster.ranks_per_node) + " GPUs)");
+                     " (" + std::to_string(capacity) + " GPUs)");
   if (out.job.gbs <= 0)
     throw InputError("--gbs (global batch in sequences) is required and must be positive");
   if (out.job.seq <= 0) throw InputError("--seq (sequence length) is required and must be positive");
@@ -105,9 +109,11 @@ ResolvedJob resolve_job(const JobFlags& f) {
       out.job.seq > out.model.max_positions)
     throw InputError("--seq " + std::to_string(out.job.seq) + " exceeds the model's learned positions (" +
                      std::to_string(out.model.max_positions) + "); use a shorter sequence");
+  check_input_limits(out.model, out.cluster, out.job);
   out.file_config = request.config;
   out.file_sp_given = request.config_sp_given;
   out.file_attention_given = request.config_attention_given;
+  out.file_dp = request.config_dp;
   return out;
 }
 
@@ -116,6 +122,33 @@ bool parse_attention(const std::string& text) {
   if (text != "flash" && text != "unfused")
     throw InputError("--attention must be flash or unfused (got '" + text + "')");
   return text == "flash";
+}
+
+// Sizes from the job file's `config:` have no flag bound; and flags that
+// contradict each other are refused rather than one silently winning.
+void check_config_flags(const JobFlags& f, const ResolvedJob& r, const ParallelConfig& c) {
+  const auto bounded = [](int value, std::int64_t min, std::int64_t max, const char* name) {
+    if (value < min || value > max)
+      throw InputError(std::string(name) + " must be an integer from " + std::to_string(min) + " to " +
+                       std::to_string(max) + " (got " + std::to_string(value) + ")");
+  };
+  bounded(c.tp, 1, kMaxGpus, "tp");
+  bounded(c.pp, 1, kMaxLayers, "pp");
+  bounded(c.cp, 1, kMaxGpus, "cp");
+  bounded(c.vp, 1, kMaxLayers, "vp");
+  bounded(c.mbs, 1, kMaxGbs, "mbs");
+  if (f.recompute_layers && *f.recompute_layers > 0 && c.recompute != Recompute::kFull)
+    throw InputError("--recompute-layers " + std::to_string(*f.recompute_layers) +
+                     " applies only with --recompute full (the config recomputes " +
+                     recompute_name(c.recompute) + ")");
+  if (c.recompute == Recompute::kFull) {
+    const std::int64_t chunk_layers = r.model.layers / (static_cast<std::int64_t>(c.pp) * c.vp);
+    if (c.recompute_layers > chunk_layers)
+      throw InputError("--recompute-layers " + std::to_string(c.recompute_layers) +
+                       " exceeds the layers of a model chunk (" + std::to_string(r.model.layers) +
+                       " layers / (pp " + std::to_string(c.pp) + " x vp " + std::to_string(c.vp) +
+                       ") = " + std::to_string(chunk_layers) + ")");
+  }
 }
 }  // namespace
 
@@ -137,13 +170,28 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
   if (f.attention) c.flash_attention = parse_attention(*f.attention);
   if (f.sp) c.sp = true;
   c.gbs = r.job.gbs;
+  check_config_flags(f, r, c);
   // The same per-dimension rules, in the same order, as plan's pins.
   JobSpec as_pins = r.job;
   as_pins.pins.tp = c.tp, as_pins.pins.pp = c.pp, as_pins.pins.cp = c.cp, as_pins.pins.mbs = c.mbs;
   if (const ConfigViolation v = validate_pins(r.model, as_pins))
     throw InputError("config rejected: " + describe(v));
-  const int model_ranks = c.tp * c.pp * c.cp;
-  c.dp = r.job.gpus / model_ranks;
+  const std::int64_t ranks = model_ranks(c.tp, c.pp, c.cp);
+  if (r.job.gpus % ranks != 0)
+    throw InputError("tp * pp * cp = " + std::to_string(ranks) + " does not divide the job's " +
+                     std::to_string(r.job.gpus) + " GPUs");
+  c.dp = static_cast<int>(r.job.gpus / ranks);
+  // The cost model forms mbs * dp in int: refuse before it could overflow.
+  if (static_cast<std::int64_t>(c.mbs) * c.dp > c.gbs)
+    throw InputError("mbs " + std::to_string(c.mbs) + " x dp " + std::to_string(c.dp) + " exceeds the global batch " +
+                     std::to_string(c.gbs) + "; every data-parallel rank needs at least one micro-batch");
+  if (r.file_dp && *r.file_dp != c.dp)
+    throw InputError("config: dp " + std::to_string(*r.file_dp) + " disagrees with the job: " +
+                     std::to_string(r.job.gpus) + " GPUs / (tp * pp * cp = " + std::to_string(ranks) +
+                     ") = " + std::to_string(c.dp) + "; drop dp or fix it");
+  if (c.ep > 1 && r.model.experts == 0)
+    throw InputError("ep " + std::to_string(c.ep) + ": model " + r.model.name +
+                     " is dense (no experts); expert parallelism needs a mixture-of-experts model");
   apply_moe_defaults(r.model, r.cluster, c);
   if (f.no_overlap) c.overlap_grad_reduce = c.overlap_p2p = c.ep_overlap = false;
   if (f.zeropp && f.hierarchical_partition)

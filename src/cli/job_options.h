@@ -11,11 +11,15 @@
 #include "cost/spec/job_spec.h"
 #include "cost/spec/model_spec.h"
 #include "cost/spec/parallel_config.h"
+#include "src/cli/common_flags.h"
 
 namespace parplan {
 
 struct JobFlags {
-  std::string job_file, model, cluster, precision, optimizer, format = "table";
+  CommonFlags common;
+  /// --job: unset, or the path given (an empty path is an error).
+  std::optional<std::string> job_file;
+  std::string model, cluster, precision, optimizer;
   std::optional<int> gpus, nodes, gbs, seq;
   // Parallel sizes: required by estimate, pins for plan.
   std::optional<int> tp, pp, vp, cp, mbs, zero, recompute_layers;
@@ -43,6 +47,8 @@ struct ResolvedJob {
   /// From `config:` in the job file, overridden by flags.
   std::optional<ParallelConfig> file_config;
   bool file_sp_given = false, file_attention_given = false;
+  /// `config: dp` from the job file, when given.
+  std::optional<int> file_dp;
 };
 
 /// Loads and checks everything; throws InputError naming the flag or field.
@@ -55,7 +61,5 @@ ParallelConfig config_from_flags(const JobFlags& flags, const ResolvedJob& resol
 /// Applies the parallel flags as search pins.
 void apply_pins(const JobFlags& flags, JobSpec& job);
 
-/// Throws InputError unless `format` is table or json.
-void check_format(const std::string& format);
 
 }  // namespace parplan

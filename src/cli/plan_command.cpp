@@ -34,6 +34,8 @@ int run_plan(const PlanFlags& flags) {
     if (pins.sp < 0) pins.sp = 0;
   }
   PlannerOptions options;
+  options.solver_time_limit_s = flags.job.common.solver_time_limit_s;
+  options.deadline = flags.job.common.deadline();
   // Emitting keeps only configs the engine accepts: search deeper, then filter.
   options.top_k = emitting ? std::max(flags.top, 512) : flags.top;
   options.solver = flags.solver;
@@ -61,7 +63,7 @@ int run_plan(const PlanFlags& flags) {
     if (accepted.front().config.tp != result.ranked.front().config.tp ||
         accepted.front().cost.time.step_s != result.ranked.front().cost.time.step_s) {
       result.certificates = certify(r.model, r.cluster, r.job, accepted.front().config,
-                                    parse_backend(flags.solver), options.solver_time_limit_s);
+                                    parse_backend(flags.solver), solve_time_limit_s(options));
     }
     result.ranked = std::move(accepted);
     const Plan plan{r.model, r.cluster, r.job, result.ranked.front().config, result.ranked.front().cost};
@@ -75,7 +77,14 @@ int run_plan(const PlanFlags& flags) {
   for (const std::string& note :
        deepspeed_extension_notes(Plan{r.model, r.cluster, r.job, best.config, best.cost}))
     result.notes.push_back(note);
-  if (flags.job.format == "json") {
+  if (const std::string note = time_limit_note(result.search); !note.empty()) {
+    result.notes.push_back(note);
+    std::cerr << "parplan: " << note << "\n";
+  }
+  for (const std::string& warning : certificate_warnings(result.certificates))
+    std::cerr << "parplan: " << warning << "\n";
+  const bool timings = flags.job.common.timings();
+  if (flags.job.common.json()) {
     nlohmann::ordered_json j = cost_json(r.model, best.config, best.cost, r.job.seq);
     j["traffic"] = traffic_json(r.cluster, best.cost);
     j["placement"] = placement_json(place_groups(r.cluster, best.config));
@@ -83,8 +92,9 @@ int run_plan(const PlanFlags& flags) {
     j["search"] = {{"candidates", result.search.stats.candidates},
                    {"evaluated", result.search.stats.evaluated},
                    {"feasible", result.search.stats.feasible},
-                   {"time_s", result.search.stats.time_s}};
-    j["solver"] = certificates_json(result.certificates);
+                   {"stopped_at_time_limit", result.search.stopped_at_deadline}};
+    if (timings) j["search"]["time_s"] = result.search.stats.time_s;
+    j["solver"] = certificates_json(result.certificates, timings);
     j["alternatives"] = nlohmann::ordered_json::array();
     for (std::size_t i = 1; i < result.ranked.size(); ++i)
       j["alternatives"].push_back(cost_json(r.model, result.ranked[i].config, result.ranked[i].cost, r.job.seq));
@@ -92,10 +102,10 @@ int run_plan(const PlanFlags& flags) {
   } else {
     std::cout << "best plan\n" << cost_table(r.model, r.cluster, best.config, best.cost) << "\n";
     std::cout << "top " << result.ranked.size() << " of " << result.search.stats.feasible << " feasible configs ("
-              << result.search.stats.candidates << " candidates, searched in " << result.search.stats.time_s
-              << " s)\n"
-              << alternatives_table(result.ranked);
-    if (!result.certificates.empty()) std::cout << "\n" << certificates_table(result.certificates);
+              << result.search.stats.candidates << " candidates";
+    if (timings) std::cout << ", searched in " << result.search.stats.time_s << " s";
+    std::cout << ")\n" << alternatives_table(result.ranked);
+    if (!result.certificates.empty()) std::cout << "\n" << certificates_table(result.certificates, timings);
     if (!result.notes.empty()) {
       std::cout << "\nwhy this plan\n";
       for (const std::string& note : result.notes) std::cout << "  - " << note << "\n";

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 
 #include "solvers/solve.h"
@@ -15,6 +16,7 @@
 #include "src/io/input_error.h"
 #include "src/io/job_loader.h"
 #include "src/plan/sweep.h"
+#include "src/report/output_files.h"
 #include "src/report/sweep_plot.h"
 #include "src/report/sweep_report.h"
 #include "src/report/sweep_slurm_array.h"
@@ -68,19 +70,31 @@ int run_sweep(const SweepFlags& flags) {
   PlannerOptions options;
   options.top_k = 1;
   options.solver = flags.solver;
+  options.solver_time_limit_s = flags.common.solver_time_limit_s;
+  options.deadline = flags.common.deadline();
 
-  // Progress on stderr, only for a person watching a terminal.
+  // Progress on stderr: a counter redrawn in place on a terminal; otherwise
+  // (a log, CI) one line every kProgressEveryS seconds of a long sweep.
+  constexpr double kProgressEveryS = 30;
   const bool tty = ::isatty(::fileno(stderr)) != 0;
   std::mutex progress_mutex;
   int shown = 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto last_line = start;
   const SweepProgress progress = [&](int done, int total) {
     std::lock_guard<std::mutex> lock(progress_mutex);
     if (done <= shown) return;
     shown = done;
-    std::fprintf(stderr, "\r[%d/%d] points", done, total);
+    if (tty) {
+      std::fprintf(stderr, "\r[%d/%d] points", done, total);
+    } else {
+      const auto now = std::chrono::steady_clock::now();
+      if (std::chrono::duration<double>(now - last_line).count() < kProgressEveryS || done == total) return;
+      last_line = now;
+      std::fprintf(stderr, "parplan: sweep: %d of %d points planned\n", done, total);
+    }
     std::fflush(stderr);
   };
-  const auto start = std::chrono::steady_clock::now();
   // Launch files only for plans the engine accepts: each point gets the
   // fastest of those (as plan --emit does).
   PlanRejection reject;
@@ -90,31 +104,49 @@ int run_sweep(const SweepFlags& flags) {
       return violations.empty() ? std::string() : violations.front();
     };
   }
-  const std::vector<SweepOutcome> outcomes =
-      evaluate_sweep(grid, points, options, tty ? progress : SweepProgress{}, reject);
-  const double time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::vector<SweepOutcome> outcomes = evaluate_sweep(grid, points, options, progress, reject);
+  std::optional<double> time_s;
+  if (flags.common.timings())
+    time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (tty) std::fprintf(stderr, "\r%*s\r", 40, "");
+  if (options.deadline && std::chrono::steady_clock::now() >= *options.deadline)
+    std::cerr
+        << "parplan: --time-limit reached: points not started in time say so in their row; points being "
+           "planned then report the best plan found so far\n";
 
-  std::cout << sweep_table(grid, outcomes, time_s);
-  std::cout.flush();
-
-  if (!flags.csv.empty()) write_file_atomically(flags.csv, sweep_csv(grid, outcomes), "--csv");
+  // The files are written as a set: all staged before any replaces its target.
+  OutputFiles files;
+  if (!flags.csv.empty()) files.stage(flags.csv, sweep_csv(grid, outcomes), "--csv");
   if (!flags.json.empty())
-    write_file_atomically(flags.json, sweep_json(grid, outcomes, time_s).dump(2) + "\n", "--json");
-  if (!flags.plot.empty()) write_file_atomically(flags.plot, sweep_svg(grid, outcomes), "--plot");
+    files.stage(flags.json, sweep_json(grid, outcomes, time_s).dump(2) + "\n", "--json");
+  if (!flags.plot.empty()) files.stage(flags.plot, sweep_svg(grid, outcomes), "--plot");
 
+  // Files first: when one cannot be written, nothing is printed as if the
+  // sweep had succeeded.
+  SlurmArrayResult array_result;
   if (!flags.emit_slurm_array.empty()) {
-    const SlurmArrayResult result = emit_slurm_array(grid, outcomes, array);
-    for (const std::string& line : result.skipped)
+    array_result = emit_slurm_array(grid, outcomes, array);
+    for (const std::string& line : array_result.skipped)
       std::cerr << "parplan: --emit-slurm-array: skipped " << line << "\n";
-    if (result.tasks.empty()) {
+  }
+  files.commit();
+
+  if (flags.common.json()) {
+    std::cout << sweep_json(grid, outcomes, time_s).dump(2) << "\n";
+  } else {
+    std::cout << sweep_table(grid, outcomes, time_s);
+  }
+  std::cout.flush();
+  if (!flags.emit_slurm_array.empty()) {
+    if (array_result.tasks.empty()) {
       std::cerr << "parplan: --emit-slurm-array: no point has a plan the engine accepts; nothing written to "
-                << result.dir.string() << "\n";
+                << array_result.dir.string() << "\n";
       return 1;
     }
-    std::cout << "wrote " << result.tasks.size() << " launch directories, "
-              << (result.dir / "array.sbatch").string() << " and " << (result.dir / "submit_all.sh").string()
-              << "\n";
+    (flags.common.json() ? std::cerr : std::cout)
+        << "wrote " << array_result.tasks.size() << " launch directories, "
+        << (array_result.dir / "array.sbatch").string() << " and "
+        << (array_result.dir / "submit_all.sh").string() << "\n";
   }
   return 0;
 }

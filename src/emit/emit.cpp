@@ -4,13 +4,16 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string_view>
 
 #include "src/emit/emit_internal.h"
 #include "src/io/input_error.h"
+#include "src/io/write_error.h"
 
 namespace parplan {
 
@@ -115,11 +118,16 @@ struct TempDir {
   }
 };
 
-void write_file(const fs::path& path, const std::string& text, bool exec) {
+// `shown` is the file's final name: the user never sees the hidden
+// temporary directory.
+void write_file(const fs::path& path, const fs::path& shown, const std::string& text, bool exec) {
+  errno = 0;
   std::ofstream out(path, std::ios::binary);
   out << text;
   out.close();
-  if (!out) throw InputError("--out: cannot write " + path.string() + ".");
+  if (!out)
+    throw WriteError("--out: cannot write " + shown.string() + ": " +
+                     (errno != 0 ? std::strerror(errno) : "write failed") + ".");
   if (exec) {
     fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                     fs::perm_options::add);
@@ -142,7 +150,7 @@ fs::path checked_out_dir(const fs::path& requested) {
     }
   }
   fs::create_directories(out.parent_path(), ec);
-  if (ec) throw InputError("--out: cannot create " + out.parent_path().string() + ": " + ec.message() + ".");
+  if (ec) throw WriteError("--out: cannot create " + out.parent_path().string() + ": " + ec.message() + ".");
   return out;
 }
 
@@ -185,20 +193,20 @@ std::vector<fs::path> emit_launch_files(const Plan& plan, const EmitOptions& opt
   TempDir temp;
   std::string pattern = (out.parent_path() / ("." + out.filename().string() + ".parplan-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
-    throw InputError("--out: cannot create a temporary directory next to " + out.string() + ".");
+    throw WriteError("--out: cannot create " + out.string() + ": " + std::strerror(errno) + ".");
   }
   temp.path = pattern;
   fs::permissions(temp.path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                  fs::perms::others_read | fs::perms::others_exec);
   std::vector<fs::path> written;
   for (const auto& file : files.files) {
-    write_file(temp.path / file.name, file.text, file.exec);
+    write_file(temp.path / file.name, out / file.name, file.text, file.exec);
     written.push_back(out / file.name);
   }
   std::error_code ec;
   fs::rename(temp.path, out, ec);
   if (ec)
-    throw InputError("--out: cannot move the launch files into " + out.string() + ": " + ec.message() + ".");
+    throw WriteError("--out: cannot move the launch files into " + out.string() + ": " + ec.message() + ".");
   temp.path.clear();
   return written;
 }

@@ -1,6 +1,13 @@
 #include "src/io/job_loader.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
 #include "src/io/input_error.h"
+#include "src/io/input_limits.h"
 #include "src/io/yaml_fields.h"
 
 namespace parplan {
@@ -44,6 +51,13 @@ const char* precision_name(Precision precision) {
 }
 
 namespace {
+// A ZeRO stage: 0..3 and a whole number (1.5 is refused, not truncated).
+int zero_stage(const YamlFields& f, int fallback) {
+  const double stage = f.number_in("zero", 0, 3, fallback);
+  if (stage != std::floor(stage)) f.fail("zero", "must be 0, 1, 2 or 3");
+  return static_cast<int>(stage);
+}
+
 ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
   f.allow_only({"tp", "pp", "vp", "cp", "dp", "sp", "mbs", "zero", "recompute", "recompute_layers",
                 "attention", "overlap_grad_reduce", "overlap_p2p", "first_stage_layers", "last_stage_layers",
@@ -59,7 +73,9 @@ ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
   if (f.has("ep")) request.job.pins.ep = c.ep;
   if (f.has("etp")) request.job.pins.etp = c.etp;
   c.mbs = f.positive_int("mbs", 1);
-  c.zero = static_cast<int>(f.integer("zero", 0, 3).value_or(0));
+  c.zero = zero_stage(f, 0);
+  // dp follows from the GPUs and tp * pp * cp; when given, it is checked.
+  if (f.has("dp")) request.config_dp = f.positive_int("dp");
   c.sp = f.boolean("sp", false);
   request.config_sp_given = f.has("sp");
   c.recompute =
@@ -82,6 +98,18 @@ ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
 }  // namespace
 
 JobRequest load_job_file(const std::string& path) {
+  // Only a regular file: a FIFO would block the read forever and a directory
+  // fails deep inside the stream library.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw InputError("--job " + path + ": cannot be read: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    throw InputError("--job " + path + ": is not a regular file (" +
+                     (S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a pipe" : "a special file") +
+                     "); give a job.yaml");
+  if (st.st_size > kMaxInputFileBytes)
+    throw InputError("--job " + path + ": is " + std::to_string(st.st_size) + " bytes; a job file has at most " +
+                     std::to_string(kMaxInputFileBytes));
   const YAML::Node root = load_yaml_file(path);
   try {
     YamlFields f(root, path);
@@ -110,7 +138,7 @@ JobRequest load_job_file(const std::string& path) {
       pins.mbs = c.positive_int("mbs", 0);
       pins.ep = c.positive_int("ep", 0);
       pins.etp = c.positive_int("etp", 0);
-      pins.zero = static_cast<int>(c.integer("zero", 0, 3).value_or(-1));
+      pins.zero = zero_stage(c, -1);
       if (c.has("recompute"))
         pins.recompute = static_cast<int>(
             parse_recompute(c.text("recompute"), c.where() + ": field '" + c.full("recompute") + "'"));

@@ -20,6 +20,8 @@ struct JobRequest {
   std::optional<ParallelConfig> config;
   bool config_sp_given = false;
   bool config_attention_given = false;
+  /// `config: dp`, when given (it must equal gpus / (tp * pp * cp)).
+  std::optional<int> config_dp;
 };
 
 /// Reads job.yaml; every problem is an InputError naming the field.

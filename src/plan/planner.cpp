@@ -1,5 +1,7 @@
 #include "src/plan/planner.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -10,17 +12,74 @@
 #include "solvers/solve.h"
 #include "solvers/stage_split.h"
 #include "src/io/input_error.h"
+#include "src/io/input_limits.h"
 #include "src/plan/placement.h"
 #include "src/search/search.h"
 
 namespace parplan {
 
 namespace {
+// Pins come from flags (--tp) or a job file's `constraints:` (tp): the
+// messages name both.
+std::string pin(const char* name, int value) {
+  return std::string("the pinned ") + name + " " + std::to_string(value) + " (--" + name + " or constraints: " +
+         name + ")";
+}
+
 void check_pins(const ModelSpec& model, const JobSpec& job) {
   if (const ConfigViolation v = validate_pins(model, job))
     throw InputError("config rejected: " + describe(v));
+  const SearchPins& p = job.pins;
+  const auto need = [&](bool ok, const std::string& text) {
+    if (!ok) throw InputError(text);
+  };
+  need(p.dp <= 0 || job.gpus % p.dp == 0,
+       pin("dp", p.dp) + " does not divide the job's " + std::to_string(job.gpus) + " GPUs");
+  need(p.vp <= 0 || p.vp <= model.layers,
+       pin("vp", p.vp) + " exceeds the model's " + std::to_string(model.layers) + " layers");
+  need(p.recompute_layers <= model.layers,
+       "--recompute-layers " + std::to_string(p.recompute_layers) + " exceeds the model's " +
+           std::to_string(model.layers) + " layers");
+  need(p.recompute_layers <= 0 || p.recompute < 0 || p.recompute == static_cast<int>(Recompute::kFull),
+       "--recompute-layers " + std::to_string(p.recompute_layers) + " applies only with --recompute full");
 }
 }  // namespace
+
+double solve_time_limit_s(const PlannerOptions& options) {
+  double limit_s = options.solver_time_limit_s;
+  if (options.deadline) {
+    const double left_s =
+        std::chrono::duration<double>(*options.deadline - std::chrono::steady_clock::now()).count();
+    limit_s = std::min(limit_s, left_s);
+  }
+  return std::max(0.01, limit_s);
+}
+
+std::string time_limit_note(const SearchResult& search) {
+  if (!search.stopped_at_deadline) return "";
+  return "--time-limit reached: this is the best plan of the " + std::to_string(search.stats.meshes_searched) +
+         " of " + std::to_string(search.stats.meshes) +
+         " mesh shapes searched, not proven best (gap to the optimum unknown)";
+}
+
+std::vector<std::string> certificate_warnings(const std::vector<SolverCertificate>& certificates) {
+  std::vector<std::string> lines;
+  for (const SolverCertificate& c : certificates) {
+    if (c.status == SolveStatus::kOptimal) continue;
+    char text[400];
+    if (c.status == SolveStatus::kFeasible) {
+      std::snprintf(text, sizeof text,
+                    "warning: %s is not proven optimal (%s stopped at its time limit with a gap of %.2f %%); "
+                    "raise --solver-time-limit to close it",
+                    c.name.c_str(), c.backend.c_str(), 100.0 * c.gap);
+    } else {
+      std::snprintf(text, sizeof text, "warning: %s was not certified (%s: %s%s%s)", c.name.c_str(),
+                    c.backend.c_str(), status_name(c.status), c.message.empty() ? "" : ": ", c.message.c_str());
+    }
+    lines.push_back(text);
+  }
+  return lines;
+}
 
 std::vector<SolverCertificate> certify(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                        const ParallelConfig& config, SolverBackend backend,
@@ -170,15 +229,17 @@ PlannerResult plan_job(const ModelSpec& model, const ClusterSpec& cluster, const
   } catch (const std::invalid_argument&) {
     throw InputError("--solver must be cbc, glpk or exhaustive (got '" + options.solver + "')");
   }
+  check_input_limits(model, cluster, job);
   check_pins(model, job);
   PlannerResult result;
   SearchOptions search;
   search.top_k = options.top_k;
+  search.deadline = options.deadline;
   result.search = search_configs(model, cluster, job, search);
   result.ranked = result.search.best;
   if (!result.ranked.empty()) {
     result.certificates =
-        certify(model, cluster, job, result.ranked.front().config, backend, options.solver_time_limit_s);
+        certify(model, cluster, job, result.ranked.front().config, backend, solve_time_limit_s(options));
     result.notes = plan_notes(model, cluster, job, result.ranked.front().config, result.ranked.front().cost);
   }
   return result;

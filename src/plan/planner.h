@@ -2,6 +2,8 @@
 // recomputation per stage) on the chosen plan, with their certificates.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,7 +17,11 @@ struct PlannerOptions {
   int top_k = 5;
   /// cbc | glpk | exhaustive: the backend of the certifying MILPs.
   std::string solver = "cbc";
+  /// Bound on each MILP solve (--solver-time-limit).
   double solver_time_limit_s = 10;
+  /// Bound on the whole planning (--time-limit): the search stops starting
+  /// mesh shapes and each solve gets at most the time left.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 struct PlannerResult {
@@ -33,6 +39,18 @@ struct PlannerResult {
 /// The notes of a plan (see PlannerResult::notes).
 std::vector<std::string> plan_notes(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                     const ParallelConfig& config, const CostReport& cost);
+
+/// The time limit of a solve: `solver_time_limit_s`, cut to what is left
+/// before the deadline (at least 10 ms, so a solve always runs).
+double solve_time_limit_s(const PlannerOptions& options);
+
+/// One line per certificate that is not optimal (a solve stopped by its time
+/// limit with a gap, or one that failed), for stderr.
+std::vector<std::string> certificate_warnings(const std::vector<SolverCertificate>& certificates);
+
+/// When the deadline stopped the search: one sentence saying the plan is the
+/// best found so far and how much was searched; empty otherwise.
+std::string time_limit_note(const SearchResult& search);
 
 /// Solves the plan's formulations (stage split when pp > 1 and vp == 1,
 /// recomputation per stage with full recompute) with `backend`.

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <climits>
 
 #include "cost/parameters.h"
 #include "src/io/input_error.h"
+#include "src/io/input_limits.h"
 #include "src/io/model_loader.h"
 
 namespace parplan {
@@ -171,6 +173,27 @@ std::vector<SweepPoint> sweep_points(const SweepGrid& grid) {
   if (grid.gpus.empty()) throw InputError("--gpus: no GPU count to sweep");
   if (grid.gbs.empty()) throw InputError("--gbs: no global batch size to sweep");
   if (grid.seq <= 0) throw InputError("--seq (sequence length) is required and must be positive");
+  if (grid.seq > kMaxSeq)
+    throw InputError("--seq must be an integer from 1 to " + std::to_string(kMaxSeq) + " (got " +
+                     std::to_string(grid.seq) + ")");
+  if (grid.gpus.back() > kMaxGpus)
+    throw InputError("--gpus: " + std::to_string(grid.gpus.back()) + " GPUs; parplan accepts at most " +
+                     std::to_string(kMaxGpus));
+  if (grid.gbs.back() > kMaxGbs)
+    throw InputError("--gbs: " + std::to_string(grid.gbs.back()) + " sequences; parplan accepts at most " +
+                     std::to_string(kMaxGbs));
+  JobSpec largest;
+  largest.gpus = grid.gpus.back();
+  largest.gbs = grid.gbs.back();
+  largest.seq = grid.seq;
+  for (const ModelSpec& model : grid.models) check_input_limits(model, grid.cluster, largest);
+  const std::int64_t count = static_cast<std::int64_t>(grid.models.size()) *
+                             static_cast<std::int64_t>(grid.gpus.size()) * static_cast<std::int64_t>(grid.gbs.size());
+  if (count > kMaxSweepPoints)
+    throw InputError("the sweep has " + std::to_string(count) + " points (" + std::to_string(grid.models.size()) +
+                     " models x " + std::to_string(grid.gpus.size()) + " GPU counts x " +
+                     std::to_string(grid.gbs.size()) + " batch sizes); parplan plans at most " +
+                     std::to_string(kMaxSweepPoints) + " per run: narrow the ranges or split the sweep");
   const ClusterSpec& cluster = grid.cluster;
   if (cluster.nodes > 0) {
     const long capacity = static_cast<long>(cluster.nodes) * cluster.ranks_per_node;
@@ -218,6 +241,13 @@ std::vector<SweepOutcome> evaluate_sweep(const SweepGrid& grid, const std::vecto
     out.point = points[i];
     const ModelSpec& model = grid.models.at(static_cast<std::size_t>(out.point.model_index));
     out.params = total_params(model, grid.seq);
+    if (options.deadline && std::chrono::steady_clock::now() >= *options.deadline) {
+      out.feasible = false;
+      out.reason = "not planned: --time-limit reached";
+      const int now = done.fetch_add(1) + 1;
+      if (progress) progress(now, total);
+      return;
+    }
     // Isolated: a thread waiting inside plan_job's own parallel loops does not
     // pick up another point meanwhile.
     const PlannerResult result =

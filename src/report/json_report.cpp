@@ -104,16 +104,18 @@ nlohmann::ordered_json number_or_null(double value) {
 }
 }  // namespace
 
-nlohmann::ordered_json certificates_json(const std::vector<SolverCertificate>& certificates) {
+nlohmann::ordered_json certificates_json(const std::vector<SolverCertificate>& certificates, bool timings) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& c : certificates) {
-    list.push_back({{"name", c.name},
-                    {"status", status_name(c.status)},
-                    {"objective", number_or_null(c.objective)},
-                    {"bound", number_or_null(c.best_bound)},
-                    {"gap", number_or_null(c.gap)},
-                    {"backend", c.backend},
-                    {"time_s", c.time_s}});
+    nlohmann::ordered_json entry = {{"name", c.name},
+                                    {"status", status_name(c.status)},
+                                    {"objective", number_or_null(c.objective)},
+                                    {"bound", number_or_null(c.best_bound)},
+                                    {"gap", number_or_null(c.gap)},
+                                    {"backend", c.backend}};
+    if (timings) entry["time_s"] = c.time_s;
+    if (!c.message.empty()) entry["message"] = c.message;
+    list.push_back(std::move(entry));
   }
   return list;
 }

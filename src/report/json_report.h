@@ -38,5 +38,6 @@ nlohmann::ordered_json placement_json(const Placement& placement);
 
 namespace parplan {
 /// [{ name, status, objective, bound, gap, backend, time_s }]
-nlohmann::ordered_json certificates_json(const std::vector<SolverCertificate>& certificates);
+/// `timings`: include each solve's wall-clock time_s (--no-timings omits it).
+nlohmann::ordered_json certificates_json(const std::vector<SolverCertificate>& certificates, bool timings = true);
 }  // namespace parplan

@@ -65,7 +65,8 @@ const std::vector<std::string>& sweep_columns() {
   return columns;
 }
 
-std::string sweep_table(const SweepGrid& grid, const std::vector<SweepOutcome>& outcomes, double time_s) {
+std::string sweep_table(const SweepGrid& grid, const std::vector<SweepOutcome>& outcomes,
+                        std::optional<double> time_s) {
   std::size_t name_width = 5;
   for (const ModelSpec& m : grid.models) name_width = std::max(name_width, m.name.size());
   const int w = static_cast<int>(name_width);
@@ -90,8 +91,9 @@ std::string sweep_table(const SweepGrid& grid, const std::vector<SweepOutcome>& 
     out << line;
   }
   out << outcomes.size() << " points (" << feasible << " with a plan) on " << grid.cluster.name << ", seq "
-      << grid.seq << ", " << precision_name(grid.precision) << "; planned in " << format("%.2f", time_s)
-      << " s\n";
+      << grid.seq << ", " << precision_name(grid.precision);
+  if (time_s) out << "; planned in " << format("%.2f", *time_s) << " s";
+  out << "\n";
   return out.str();
 }
 
@@ -118,7 +120,7 @@ std::string sweep_csv(const SweepGrid& grid, const std::vector<SweepOutcome>& ou
 }
 
 nlohmann::ordered_json sweep_json(const SweepGrid& grid, const std::vector<SweepOutcome>& outcomes,
-                                  double time_s) {
+                                  std::optional<double> time_s) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   int feasible = 0;
   for (const SweepOutcome& o : outcomes) {
@@ -158,65 +160,10 @@ nlohmann::ordered_json sweep_json(const SweepGrid& grid, const std::vector<Sweep
   nlohmann::ordered_json out;
   out["sweep"] = {
       {"cluster", grid.cluster.name}, {"seq", grid.seq},      {"precision", precision_name(grid.precision)},
-      {"points", outcomes.size()},    {"feasible", feasible}, {"time_s", time_s}};
+      {"points", outcomes.size()},    {"feasible", feasible}};
+  if (time_s) out["sweep"]["time_s"] = *time_s;
   out["points"] = std::move(rows);
   return out;
-}
-
-void check_output_path(const fs::path& path, const std::string& flag) {
-  if (path.empty()) throw InputError(flag + ": give a file name");
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw InputError(flag + ": " + path.string() + " is a directory; give a file name");
-  fs::path dir = path.parent_path();
-  if (dir.empty()) dir = ".";
-  if (!fs::is_directory(dir, ec))
-    throw InputError(flag + ": cannot write " + path.string() + ": directory " + dir.string() +
-                     " does not exist");
-  if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    throw InputError(flag + ": cannot write " + path.string() + ": directory " + dir.string() +
-                     " is not writable");
-}
-
-void write_file_atomically(const fs::path& path, const std::string& text, const std::string& flag,
-                           bool executable) {
-  check_output_path(path, flag);
-  fs::path dir = path.parent_path();
-  if (dir.empty()) dir = ".";
-  std::string pattern = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
-  const int fd = ::mkstemp(pattern.data());
-  if (fd < 0) throw InputError(flag + ": cannot write " + path.string() + ": " + std::strerror(errno));
-  const auto fail = [&](const std::string& what) {
-    const std::string reason = std::strerror(errno);
-    ::close(fd);
-    ::unlink(pattern.c_str());
-    throw InputError(flag + ": cannot " + what + " " + path.string() + ": " + reason);
-  };
-  std::size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail("write");
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  // mkstemp creates 0600; give the file the mode a plain create would.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  const mode_t mode = (executable ? 0777 : 0666) & ~mask;
-  if (::fchmod(fd, mode) != 0) fail("set the mode of");
-  if (::fsync(fd) != 0 && errno != EINVAL) fail("write");
-  if (::close(fd) != 0) {
-    const std::string reason = std::strerror(errno);
-    ::unlink(pattern.c_str());
-    throw InputError(flag + ": cannot write " + path.string() + ": " + reason);
-  }
-  if (::rename(pattern.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    ::unlink(pattern.c_str());
-    throw InputError(flag + ": cannot move the file into " + path.string() + ": " + reason);
-  }
 }
 
 }  // namespace parplan

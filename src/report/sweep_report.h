@@ -4,10 +4,12 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "src/plan/sweep.h"
+#include "src/report/output_files.h"
 
 namespace parplan {
 
@@ -16,23 +18,17 @@ const std::vector<std::string>& sweep_columns();
 
 /// One row per point: the best config, step time, throughput, MFU and peak
 /// memory, or "no plan: <reason>"; then a one-line summary.
-std::string sweep_table(const SweepGrid& grid, const std::vector<SweepOutcome>& outcomes, double time_s);
+/// `time_s`: the wall-clock time of the sweep, omitted when nullopt (--no-timings).
+std::string sweep_table(const SweepGrid& grid, const std::vector<SweepOutcome>& outcomes,
+                        std::optional<double> time_s);
 
 /// RFC 4180 CSV: the header of sweep_columns(), then one row per point.
 std::string sweep_csv(const SweepGrid& grid, const std::vector<SweepOutcome>& outcomes);
 
 /// { "sweep": { cluster, seq, precision, points, feasible, time_s }, "points": [ one object per point ] }
 /// with the columns of sweep_columns() as keys (null where a point has no plan).
+/// time_s is left out when nullopt (--no-timings).
 nlohmann::ordered_json sweep_json(const SweepGrid& grid, const std::vector<SweepOutcome>& outcomes,
-                                  double time_s);
-
-/// Throws InputError naming `flag` unless `path` can be created or replaced
-/// (its directory exists and is writable, and it is not a directory).
-void check_output_path(const std::filesystem::path& path, const std::string& flag);
-
-/// Writes `text` to a temporary file next to `path`, then renames it over
-/// `path`: a failure leaves no partial file. Throws InputError naming `flag`.
-void write_file_atomically(const std::filesystem::path& path, const std::string& text,
-                           const std::string& flag, bool executable = false);
+                                  std::optional<double> time_s);
 
 }  // namespace parplan

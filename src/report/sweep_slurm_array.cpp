@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "src/io/input_error.h"
+#include "src/io/write_error.h"
 #include "src/report/sweep_report.h"
 
 namespace parplan {
@@ -335,6 +336,9 @@ SlurmArrayResult emit_slurm_array(const SweepGrid& grid, const std::vector<Sweep
     std::vector<fs::path> files;
     try {
       files = emit_launch_files(plan_of(grid, *o), {options.engine, Launcher::kSlurm, point_dir});
+    } catch (const WriteError& e) {
+      // A write failure is not a refused plan: stop, do not skip the point.
+      throw WriteError(kFlag + ": " + one_line(e.what()));
     } catch (const InputError& e) {
       // The emitter refuses (e.g. the ranks do not fill whole nodes); it wrote nothing.
       if (fs::exists(point_dir, ec)) throw InputError(kFlag + ": " + one_line(e.what()));

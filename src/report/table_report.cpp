@@ -1,5 +1,6 @@
 #include "src/report/table_report.h"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -126,14 +127,27 @@ std::string alternatives_table(const std::vector<RankedConfig>& ranked) {
 
 namespace parplan {
 
-std::string certificates_table(const std::vector<SolverCertificate>& certificates) {
+namespace {
+std::string number_or_na(double value, const char* format) {
+  if (!std::isfinite(value)) return "n/a";
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+}  // namespace
+
+std::string certificates_table(const std::vector<SolverCertificate>& certificates, bool timings) {
   std::ostringstream out;
   out << "solver certificates\n";
   for (const auto& c : certificates) {
-    char line[256];
-    std::snprintf(line, sizeof line, "  %-22s %-10s objective %.6g  bound %.6g  gap %.3g%%  (%s, %.3f s)\n",
-                  c.name.c_str(), status_name(c.status), c.objective, c.best_bound, 100 * c.gap, c.backend.c_str(),
-                  c.time_s);
+    char line[512];
+    const std::string gap = std::isfinite(c.gap) ? number_or_na(100 * c.gap, "%.3g") + "%" : "n/a";
+    char time_text[32] = "";
+    if (timings) std::snprintf(time_text, sizeof time_text, ", %.3f s", c.time_s);
+    std::snprintf(line, sizeof line, "  %-22s %-10s objective %s  bound %s  gap %s  (%s%s)%s%s\n", c.name.c_str(),
+                  status_name(c.status), number_or_na(c.objective, "%.6g").c_str(),
+                  number_or_na(c.best_bound, "%.6g").c_str(), gap.c_str(), c.backend.c_str(), time_text,
+                  c.message.empty() ? "" : ": ", c.message.substr(0, 200).c_str());
     out << line;
   }
   return out.str();

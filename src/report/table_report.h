@@ -26,5 +26,7 @@ std::string alternatives_table(const std::vector<RankedConfig>& ranked);
 
 namespace parplan {
 /// The solver certificates of a plan, one line each.
-std::string certificates_table(const std::vector<SolverCertificate>& certificates);
+/// One line per certificate; unknown numbers print as n/a (never nan);
+/// `timings` adds each solve's wall-clock time.
+std::string certificates_table(const std::vector<SolverCertificate>& certificates, bool timings = true);
 }  // namespace parplan

@@ -1,10 +1,10 @@
 #include "src/search/search.h"
 
-#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -14,6 +14,7 @@
 #include "cost/moe_dispatch.h"
 #include "cost/step_cost.h"
 #include "solvers/stage_split.h"
+#include "src/io/input_limits.h"
 
 namespace parplan {
 
@@ -57,6 +58,7 @@ struct Local {
   double least_peak_bytes = std::numeric_limits<double>::infinity();
   ParallelConfig least_peak_config;
   int structural_ok = 0;
+  bool searched = false;
 };
 
 constexpr int kPlacements = 4;
@@ -317,23 +319,29 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
     }
   }
 
-  tbb::enumerable_thread_specific<Local> locals([&] {
-    Local l;
-    l.top.k = options.top_k;
-    return l;
-  });
+  // One result per mesh shape, merged in mesh order: the pruning threshold
+  // and the counters never depend on which thread finished first.
+  std::vector<Local> locals(meshes.size());
+  for (Local& l : locals) l.top.k = options.top_k;
+  std::atomic<bool> stopped{false};
   const bool flash = pins.flash_attention >= 0 ? pins.flash_attention == 1 : cluster.default_flash_attention;
   const auto recomputes = recompute_choices(job);
 
   tbb::parallel_for(std::size_t{0}, meshes.size(), [&](std::size_t index) {
-    Local& local = locals.local();
+    if (options.deadline && std::chrono::steady_clock::now() >= *options.deadline) {
+      stopped = true;
+      return;
+    }
+    Local& local = locals[index];
+    local.searched = true;
     const Mesh& mesh = meshes[index];
     const int per_replica = job.gbs / mesh.dp;
     for (int mbs : divisors(per_replica, pins.mbs > 0 ? pins.mbs : options.max_mbs)) {
       if (!pinned_ok(pins.mbs, mbs)) continue;
       const int m = per_replica / mbs;
       const int stage_layers = model.layers / mesh.pp;
-      for (int vp = 1; vp <= std::max(1, stage_layers); ++vp) {
+      const int vp_max = std::max(1, std::min(stage_layers, pins.vp > 0 ? pins.vp : kMaxSearchVp));
+      for (int vp = 1; vp <= vp_max; ++vp) {
         if (!pinned_ok(pins.vp, vp)) continue;
         if (vp > 1 && (mesh.pp < 2 || stage_layers % vp != 0 || m % mesh.pp != 0)) continue;
         ParallelConfig base;
@@ -430,11 +438,18 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
     result.stats.evaluated += local.stats.evaluated;
     result.stats.feasible += local.stats.feasible;
     structural += local.structural_ok;
+    result.stats.meshes_searched += local.searched ? 1 : 0;
     if (local.least_peak_bytes < least_peak)
       least_peak = local.least_peak_bytes, least_config = local.least_peak_config;
   }
   result.best = std::move(merged.items);
-  if (result.best.empty()) {
+  result.stats.meshes = static_cast<long>(meshes.size());
+  result.stopped_at_deadline = stopped;
+  if (result.best.empty() && result.stopped_at_deadline) {
+    result.infeasible_reason = "the time limit was reached before any config that fits was found (" +
+                               std::to_string(result.stats.meshes_searched) + " of " +
+                               std::to_string(result.stats.meshes) + " mesh shapes searched)";
+  } else if (result.best.empty()) {
     char text[400];
     result.no_valid_split = structural == 0;
     if (structural == 0) {

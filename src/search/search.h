@@ -4,6 +4,8 @@
 #pragma once
 
 #include <array>
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,10 +23,19 @@ struct RankedConfig {
   CostReport cost;
 };
 
+/// Counters of a search. They depend only on the input (the pruning bound of
+/// a mesh shape comes from that shape's own candidates, never from what other
+/// threads found first), so identical runs report identical numbers.
 struct SearchStats {
   long candidates = 0;  ///< configurations the space holds
-  long evaluated = 0;   ///< configurations whose cost was computed
-  long feasible = 0;    ///< evaluated configurations that fit in memory
+  long evaluated = 0;   ///< cost evaluations (lower bounds included)
+  /// Configurations found to fit in memory among those not skipped by the
+  /// lower bound (not every configuration that fits: a pruned one may too).
+  long feasible = 0;
+  /// Mesh shapes (tp, cp, pp, dp) searched, and in all; fewer when the
+  /// deadline stopped the search.
+  long meshes_searched = 0;
+  long meshes = 0;
   double time_s = 0;
 };
 
@@ -36,12 +47,16 @@ struct SearchResult {
   std::string infeasible_reason;
   /// No config even divides the job (bad input rather than too little memory).
   bool no_valid_split = false;
+  /// The deadline stopped the search: `best` is the best found so far.
+  bool stopped_at_deadline = false;
 };
 
 struct SearchOptions {
   int top_k = 5;
   /// Largest micro-batch size tried.
   int max_mbs = 16;
+  /// Mesh shapes not started by then are skipped (stopped_at_deadline).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,

@@ -1,0 +1,84 @@
+#include "src/cli/cli_main.h"
+
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+#include <new>
+#include <string>
+
+#include "src/cli/commands.h"
+#include "src/io/input_error.h"
+
+namespace parplan {
+
+namespace {
+
+// CLI11 prefixes a validator's message with the option name; our validators
+// already start with it ("--gbs must be ..."), so drop the repeat.
+std::string without_repeated_name(const std::string& message) {
+  const std::size_t colon = message.find(": ");
+  if (colon == std::string::npos) return message;
+  const std::string name = message.substr(0, colon);
+  const std::string rest = message.substr(colon + 2);
+  return rest.rfind(name, 0) == 0 ? rest : message;
+}
+
+// The first word that is not an option, when it names no subcommand.
+std::string unknown_command(const CLI::App& app, int argc, const char* const* argv) {
+  if (argc < 2) return "";
+  const std::string first = argv[1];
+  if (first.empty() || first[0] == '-') return "";
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->check_name(first)) return "";
+  }
+  return first;
+}
+
+}  // namespace
+
+int cli_main(int argc, const char* const* argv) {
+  CLI::App app{"parplan: parallelism planner for training large language models on GPU clusters"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("parplan 0.1.0"));
+  Commands commands;
+  register_commands(app, commands);
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
+  if (const std::string word = unknown_command(app, argc, argv); !word.empty()) {
+    std::cerr << "parplan: unknown command '" << word.substr(0, 60) << "' (commands: " << names
+              << "; run 'parplan --help')\n";
+    return 2;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string where = "parplan";
+    for (const auto* sub : app.get_subcommands()) where += " " + sub->get_name();
+    if (where == "parplan" && dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+      std::cerr << "parplan: give a command (" << names << "; run 'parplan --help')\n";
+      return 2;
+    }
+    std::cerr << where << ": " << without_repeated_name(e.what()) << " (run '" << where << " --help')\n";
+    return 2;
+  }
+  try {
+    return run_selected(app, commands);
+  } catch (const InputError& e) {
+    std::cerr << "parplan: " << e.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "parplan: out of memory; the input is too large for this machine (see docs/errors.md)\n";
+    return 3;
+  } catch (const std::exception& e) {
+    std::cerr << "parplan: internal error (please report it): " << e.what() << "\n";
+    return 3;
+  }
+}
+
+}  // namespace parplan

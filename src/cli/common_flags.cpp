@@ -1,0 +1,121 @@
+#include "src/cli/common_flags.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "src/io/input_limits.h"
+
+namespace parplan {
+
+namespace {
+
+std::string number_text(double x) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.15g", x);
+  return text;
+}
+
+// The value as given, shortened so that a 5,000-character argument does not
+// make a 5,000-character error line.
+std::string shown(const std::string& text) { return text.size() <= 40 ? text : text.substr(0, 37) + "..."; }
+
+bool all_digits(const std::string& text, std::size_t from) {
+  if (from >= text.size()) return false;
+  for (std::size_t i = from; i < text.size(); ++i)
+    if (text[i] < '0' || text[i] > '9') return false;
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::chrono::steady_clock::time_point> CommonFlags::deadline() const {
+  if (!time_limit_s) return std::nullopt;
+  return start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                     std::chrono::duration<double>(*time_limit_s));
+}
+
+void add_common_flags(CLI::App& app, CommonFlags& f) {
+  app.add_option("--format", f.format, "table | json (default table)")
+      ->check(CLI::IsMember({"table", "json"}));
+  add_number_option(app, "--time-limit", f.time_limit_s,
+                    "bound the whole command to S seconds: the best answer so far is reported, with a note",
+                    kMinTimeLimitS, kMaxTimeLimitS);
+  add_number_option(app, "--solver-time-limit", f.solver_time_limit_s,
+                    "bound each MILP solve to S seconds (default 10); a solve stopped early reports its gap",
+                    kMinTimeLimitS, kMaxTimeLimitS);
+  app.add_flag("--no-timings", f.no_timings,
+               "omit every wall-clock field, so identical input gives byte-identical output");
+}
+
+std::int64_t parse_decimal_int(const std::string& text, const std::string& flag, std::int64_t min,
+                               std::int64_t max) {
+  const std::string range = " must be an integer from " + std::to_string(min) + " to " + std::to_string(max);
+  const bool negative = !text.empty() && text[0] == '-';
+  const std::size_t first = negative || (!text.empty() && text[0] == '+') ? 1 : 0;
+  if (!all_digits(text, first)) throw CLI::ValidationError(flag + range + " (got '" + shown(text) + "')");
+  // Leading zeros are decimal digits, not an octal prefix.
+  std::size_t nonzero = first;
+  while (nonzero + 1 < text.size() && text[nonzero] == '0') ++nonzero;
+  const std::string digits = text.substr(nonzero);
+  // More than 18 digits is out of every range this program accepts.
+  if (digits.size() > 18) throw CLI::ValidationError(flag + range + " (got " + shown(text) + ")");
+  std::int64_t value = std::strtoll(digits.c_str(), nullptr, 10);
+  if (negative) value = -value;
+  if (value < min || value > max) throw CLI::ValidationError(flag + range + " (got " + shown(text) + ")");
+  return value;
+}
+
+double parse_decimal_number(const std::string& text, const std::string& flag, double min, double max) {
+  const std::string range = " must be a number from " + number_text(min) + " to " + number_text(max);
+  // Only [sign] digits [. digits] [e [sign] digits]: strtod alone would also
+  // take nan, inf and hexadecimal.
+  std::size_t i = 0;
+  const auto digits_from = [&](std::size_t at) {
+    std::size_t j = at;
+    while (j < text.size() && text[j] >= '0' && text[j] <= '9') ++j;
+    return j;
+  };
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+  std::size_t j = digits_from(i);
+  bool any = j > i;
+  i = j;
+  if (i < text.size() && text[i] == '.') {
+    j = digits_from(i + 1);
+    any = any || j > i + 1;
+    i = j;
+  }
+  if (any && i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    std::size_t k = i + 1;
+    if (k < text.size() && (text[k] == '-' || text[k] == '+')) ++k;
+    j = digits_from(k);
+    if (j == k) any = false;
+    i = j;
+  }
+  if (!any || i != text.size()) throw CLI::ValidationError(flag + range + " (got '" + shown(text) + "')");
+  errno = 0;
+  const double value = std::strtod(text.c_str(), nullptr);
+  if (!std::isfinite(value) || value < min || value > max)
+    throw CLI::ValidationError(flag + range + " (got " + shown(text) + ")");
+  return value;
+}
+
+CLI::Validator decimal_int(const std::string& flag, std::int64_t min, std::int64_t max) {
+  return CLI::Validator(
+      [flag, min, max](std::string& text) {
+        text = std::to_string(parse_decimal_int(text, flag, min, max));
+        return std::string();
+      },
+      "INT", "decimal_int");
+}
+
+CLI::Validator decimal_number(const std::string& flag, double min, double max) {
+  return CLI::Validator(
+      [flag, min, max](std::string& text) {
+        (void)parse_decimal_number(text, flag, min, max);
+        return std::string();
+      },
+      "NUMBER", "decimal_number");
+}
+
+}  // namespace parplan

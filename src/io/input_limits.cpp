@@ -1,0 +1,59 @@
+#include "src/io/input_limits.h"
+
+#include <cmath>
+#include <string>
+
+#include "src/io/input_error.h"
+
+namespace parplan {
+
+namespace {
+
+void at_most(std::int64_t value, std::int64_t limit, const std::string& what) {
+  if (value > limit)
+    throw InputError(what + " is " + std::to_string(value) + "; parplan accepts at most " +
+                     std::to_string(limit));
+}
+
+// A positive finite number; a profile value scaled to infinity (1e308 GB)
+// would make every capacity check pass.
+void finite_positive(double value, const std::string& cluster, const std::string& field) {
+  if (!std::isfinite(value) || value <= 0)
+    throw InputError("cluster " + cluster + ": " + field +
+                     " must be a positive finite number (after scaling to bytes and FLOP/s it is " +
+                     std::to_string(value) + ")");
+}
+
+}  // namespace
+
+void check_input_limits(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job) {
+  const std::string m = "model " + model.name + ": ";
+  at_most(model.layers, kMaxLayers, m + "layers");
+  at_most(model.hidden, kMaxWidth, m + "hidden");
+  at_most(model.ffn_hidden, kMaxWidth, m + "ffn_hidden");
+  at_most(model.heads, kMaxWidth, m + "heads");
+  at_most(model.kv_groups, kMaxWidth, m + "kv_groups");
+  at_most(model.head_dim, kMaxWidth, m + "head_dim");
+  at_most(model.experts, kMaxWidth, m + "experts");
+  at_most(model.expert_ffn_hidden, kMaxWidth, m + "expert_ffn_hidden");
+  at_most(model.vocab, std::int64_t{1} << 30, m + "vocab");
+
+  at_most(cluster.nodes, kMaxNodes, "cluster " + cluster.name + ": nodes");
+  at_most(cluster.ranks_per_node, kMaxGpus, "cluster " + cluster.name + ": GPUs per node");
+  at_most(static_cast<std::int64_t>(cluster.nodes) * cluster.ranks_per_node, kMaxGpus,
+          "cluster " + cluster.name + ": nodes x GPUs per node");
+  const DeviceSpec& d = cluster.device;
+  finite_positive(d.hbm_bytes, cluster.name, "HBM capacity");
+  finite_positive(d.hbm_bytes_per_s, cluster.name, "HBM bandwidth");
+  finite_positive(d.peak_bf16_flops_per_s, cluster.name, "peak bf16 FLOP/s");
+  if (!std::isfinite(d.peak_fp16_flops_per_s) || !std::isfinite(d.peak_fp8_flops_per_s))
+    finite_positive(INFINITY, cluster.name, "peak fp16/fp8 FLOP/s");
+  for (const NetworkTier& tier : cluster.tiers)
+    finite_positive(tier.bandwidth_bytes_per_s, cluster.name, "bandwidth of tier " + tier.name);
+
+  at_most(job.gpus, kMaxGpus, "the job's GPU count");
+  at_most(job.gbs, kMaxGbs, "the global batch (gbs)");
+  at_most(job.seq, kMaxSeq, "the sequence length (seq)");
+}
+
+}  // namespace parplan

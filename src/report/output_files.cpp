@@ -1,0 +1,162 @@
+#include "src/report/output_files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "src/io/input_error.h"
+#include "src/io/write_error.h"
+
+namespace parplan {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+enum class Kind { kMissing, kRegular, kStream, kOther };
+
+// What `path` is, following symlinks.
+Kind kind_of(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return Kind::kMissing;
+  if (S_ISREG(st.st_mode)) return Kind::kRegular;
+  if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) return Kind::kStream;
+  return Kind::kOther;
+}
+
+// A symlink to a regular file is replaced through the link: the link stays.
+fs::path resolved(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_symlink(path, ec)) return path;
+  const fs::path target = fs::canonical(path, ec);
+  return ec ? path : target;
+}
+
+fs::path directory_of(const fs::path& path) {
+  const fs::path dir = path.parent_path();
+  return dir.empty() ? fs::path(".") : dir;
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+void write_all(int fd, const std::string& text, const std::string& flag, const fs::path& shown) {
+  std::size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const std::string reason = errno_text();
+      ::close(fd);
+      throw WriteError(flag + ": cannot write " + shown.string() + ": " + reason);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+}
+
+// A pipe or device: opened without blocking (a FIFO nobody reads fails with
+// ENXIO instead of waiting forever), then written in blocking mode.
+void write_stream(const fs::path& path, const std::string& text, const std::string& flag) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const std::string reason = errno == ENXIO ? "no process is reading the pipe" : errno_text();
+    throw WriteError(flag + ": cannot write " + path.string() + ": " + reason);
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  write_all(fd, text, flag, path);
+  if (::close(fd) != 0) throw WriteError(flag + ": cannot write " + path.string() + ": " + errno_text());
+}
+
+}  // namespace
+
+void check_output_path(const fs::path& requested, const std::string& flag) {
+  if (requested.empty()) throw InputError(flag + ": give a file name");
+  const fs::path path = resolved(requested);
+  switch (kind_of(path)) {
+    case Kind::kStream:
+      return;
+    case Kind::kOther:
+      throw InputError(flag + ": " + requested.string() +
+                       " is not a regular file, a pipe or a character device; give a file name");
+    case Kind::kMissing:
+    case Kind::kRegular:
+      break;
+  }
+  const fs::path dir = directory_of(path);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw InputError(flag + ": cannot write " + requested.string() + ": directory " + dir.string() +
+                     " does not exist");
+  std::string probe = (dir / ".parplan-probe-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0)
+    throw InputError(flag + ": cannot write " + requested.string() + ": directory " + dir.string() +
+                     " does not accept new files (" + errno_text() + ")");
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+OutputFiles::~OutputFiles() {
+  for (const Entry& e : entries_)
+    if (!e.temp.empty()) ::unlink(e.temp.c_str());
+}
+
+void OutputFiles::stage(const fs::path& requested, const std::string& text, const std::string& flag,
+                        bool executable) {
+  check_output_path(requested, flag);
+  const fs::path path = resolved(requested);
+  Entry entry{requested, {}, {}, flag};
+  if (kind_of(path) == Kind::kStream) {
+    entry.text = text;
+    entries_.push_back(std::move(entry));
+    return;
+  }
+  entry.target = path;
+  std::string pattern = (directory_of(path) / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
+  const int fd = ::mkstemp(pattern.data());
+  if (fd < 0) throw WriteError(flag + ": cannot write " + requested.string() + ": " + errno_text());
+  entry.temp = pattern;
+  entries_.push_back(entry);  // the destructor removes the temporary from here on
+  write_all(fd, text, flag, requested);
+  // mkstemp creates 0600; give the file the mode a plain create would.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  const mode_t mode = (executable ? 0777 : 0666) & ~mask;
+  if (::fchmod(fd, mode) != 0 || (::fsync(fd) != 0 && errno != EINVAL)) {
+    const std::string reason = errno_text();
+    ::close(fd);
+    throw WriteError(flag + ": cannot write " + requested.string() + ": " + reason);
+  }
+  if (::close(fd) != 0) throw WriteError(flag + ": cannot write " + requested.string() + ": " + errno_text());
+}
+
+void OutputFiles::commit() {
+  // Pipes and devices first: they cannot be undone, and when one fails (a
+  // full device, a pipe nobody reads) no regular file has been replaced yet.
+  for (const Entry& e : entries_)
+    if (e.temp.empty() && !e.text.empty()) write_stream(e.target, e.text, e.flag);
+  for (Entry& e : entries_) {
+    if (e.temp.empty()) continue;
+    // The target may have become something else since stage(): never rename
+    // over a non-regular file.
+    const Kind now = kind_of(e.target);
+    if (now != Kind::kMissing && now != Kind::kRegular)
+      throw WriteError(e.flag + ": " + e.target.string() + " is no longer a regular file; not replaced");
+    if (::rename(e.temp.c_str(), e.target.c_str()) != 0)
+      throw WriteError(e.flag + ": cannot move the file into " + e.target.string() + ": " + errno_text());
+    e.temp.clear();
+  }
+  entries_.clear();
+}
+
+void write_file_atomically(const fs::path& path, const std::string& text, const std::string& flag,
+                           bool executable) {
+  OutputFiles files;
+  files.stage(path, text, flag, executable);
+  files.commit();
+}
+
+}  // namespace parplan

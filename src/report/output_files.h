@@ -1,0 +1,51 @@
+// Writing output files safely: a regular file is replaced atomically (a
+// temporary beside it, then rename), several files as a set (all written
+// before any is renamed into place); a pipe or character device (/dev/stdout,
+// /dev/null, a FIFO) is written directly and never replaced; anything else
+// (a directory, a socket, a block device) is refused.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace parplan {
+
+/// Throws InputError naming `flag` unless `path` can be written: a pipe or
+/// character device, or a regular file (new or not) whose directory accepts
+/// a new file (probed by creating and removing one, which also catches a
+/// read-only file system and works as root).
+void check_output_path(const std::filesystem::path& path, const std::string& flag);
+
+/// Files written as a set: stage() writes each to a temporary beside its
+/// target; commit() renames them all into place. Destroyed uncommitted, it
+/// removes its temporaries and leaves every target untouched. Pipes and
+/// devices are written at commit(), before any regular file is renamed into
+/// place (so a failing device leaves the regular files untouched).
+/// Failures throw WriteError naming the flag and the target, with errno text.
+class OutputFiles {
+ public:
+  OutputFiles() = default;
+  OutputFiles(const OutputFiles&) = delete;
+  OutputFiles& operator=(const OutputFiles&) = delete;
+  ~OutputFiles();
+
+  void stage(const std::filesystem::path& path, const std::string& text, const std::string& flag,
+             bool executable = false);
+  void commit();
+
+ private:
+  struct Entry {
+    std::filesystem::path target;
+    std::filesystem::path temp;  ///< empty for a pipe or device
+    std::string text;            ///< kept for a pipe or device only
+    std::string flag;
+  };
+  std::vector<Entry> entries_;
+};
+
+/// One file: OutputFiles with one stage() and commit().
+void write_file_atomically(const std::filesystem::path& path, const std::string& text,
+                           const std::string& flag, bool executable = false);
+
+}  // namespace parplan

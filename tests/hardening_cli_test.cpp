@@ -1,0 +1,277 @@
+// Issue 17's reproductions, one CLI run each: bad or extreme input gets one
+// line on stderr and exit 2 (or a correct answer), never a crash, a hang, an
+// impossible plan or a silently altered input.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_support.h"
+
+namespace parplan {
+namespace {
+
+using test::CliRun;
+using test::run_cli;
+
+const std::string kM = "--model gpt3-175b --cluster dgx-a100 --gpus 1024 --gbs 1536 --seq 2048";
+
+std::string temp_file(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "hardening_" + std::to_string(::getpid()) + "_" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// One line on stderr naming `mention`, exit 2, nothing on stdout.
+void expect_one_line_error(const std::string& args, const std::string& mention) {
+  const CliRun run = run_cli(args);
+  EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.err;
+  EXPECT_EQ(test::line_count(run.err), 1) << args << "\n" << run.err;
+  EXPECT_NE(run.err.find(mention), std::string::npos) << args << "\n" << run.err;
+  EXPECT_TRUE(run.out.empty()) << run.out;
+}
+
+// Item 1: tp * pp * cp overflowed int, then a modulo by zero (SIGFPE).
+TEST(Hardening, HugeParallelSizesAreRangeErrors) {
+  expect_one_line_error("estimate " + kM + " --tp 65536 --pp 65536",
+                        "--pp must be an integer from 1 to 10000");
+  expect_one_line_error("estimate " + kM + " --tp 65536 --pp 8", "does not divide");
+  const std::string job = temp_file("huge_tp.yaml",
+                                    "model: gpt3-175b\ncluster: dgx-a100\ngpus: 1024\ngbs: 1536\nseq: 2048\n"
+                                    "config: {tp: 1073741824, pp: 1}\n");
+  expect_one_line_error("estimate --job " + job, "tp must be an integer from 1 to");
+  expect_one_line_error("check --job " + job, "tp must be an integer from 1 to");
+}
+
+// Item 2: products of user numbers gave impossible plans.
+TEST(Hardening, OversizedInputsNameTheirBound) {
+  expect_one_line_error("plan " + kM.substr(0, kM.find("--gbs")) + "--gbs 1000000000 --seq 2048",
+                        "--gbs must be an integer from 1 to 16777216");
+  expect_one_line_error("plan --model gpt3-175b --cluster dgx-a100 --nodes 268435456 --gbs 1536 --seq 2048",
+                        "--nodes must be an integer from 1 to 1048576");
+  // Within the --nodes bound, but nodes x GPUs per node beyond the GPU bound.
+  expect_one_line_error("plan --model gpt3-175b --cluster dgx-a100 --nodes 1048576 --gbs 1536 --seq 2048",
+                        "at most 1048576");
+  const std::string model =
+      temp_file("deep_model.yaml",
+                "name: deep\nsource: test\nlayers: 10000000\nhidden: 1024\nffn_hidden: 4096\nheads: 16\n"
+                "vocab: 50000\nmax_positions: 2048\n");
+  const CliRun run = run_cli("plan --model " + model + " --cluster dgx-a100 --gpus 8 --gbs 8 --seq 2048");
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("layers"), std::string::npos) << run.err;
+}
+
+// Item 3: a FIFO blocked forever; a directory was an internal error.
+TEST(Hardening, JobThatIsNotARegularFileIsRefusedAtOnce) {
+  const std::string fifo = ::testing::TempDir() + "hardening_fifo_" + std::to_string(::getpid()) + ".yaml";
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_one_line_error("plan --job " + fifo, "not a regular file");
+  ::unlink(fifo.c_str());
+  expect_one_line_error("plan --job " + ::testing::TempDir(), "not a regular file");
+  expect_one_line_error("plan --job ''", "--job is empty");
+  expect_one_line_error(
+      "plan --model " + ::testing::TempDir() + " --cluster dgx-a100 --gpus 8 --gbs 8 --seq 2048",
+      "not a regular file");
+}
+
+// Item 3: a huge layer count made the vp loop run for ever; now bounded.
+TEST(Hardening, LayerCountBeyondTheLimitIsRefused) {
+  const std::string model =
+      temp_file("int_max_layers.yaml",
+                "name: deep\nsource: test\nlayers: 2147483647\nhidden: 1024\nffn_hidden: 4096\n"
+                "heads: 16\nvocab: 50000\nmax_positions: 2048\n");
+  const CliRun run = run_cli("plan --model " + model + " --cluster dgx-a100 --gpus 8 --gbs 8 --seq 2048");
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_EQ(test::line_count(run.err), 1) << run.err;
+}
+
+// Item 5: a leading zero is a decimal digit, not an octal prefix.
+TEST(Hardening, LeadingZerosAreDecimal) {
+  const CliRun octal = run_cli(
+      "estimate --model gpt3-175b --cluster dgx-a100 --gpus 01024 --gbs 0640 --seq 2048 "
+      "--tp 08 --pp 08 --format json");
+  ASSERT_EQ(octal.exit_code, 0) << octal.err;
+  const auto j = nlohmann::json::parse(octal.out);
+  EXPECT_EQ(j["config"]["gbs"], 640);
+  EXPECT_EQ(j["config"]["tp"], 8);
+  EXPECT_EQ(j["config"]["dp"], 1024 / 64);
+  expect_one_line_error("estimate " + kM + " --tp 0x8 --pp 8", "--tp must be an integer");
+}
+
+// Item 6: contradicting flags are refused, not one silently winning.
+TEST(Hardening, ConflictingFlagsExitTwo) {
+  expect_one_line_error("plan " + kM + " --sp --no-sp", "--no-sp");
+  expect_one_line_error("estimate " + kM + " --tp 8 --pp 8 --recompute none --recompute-layers 5",
+                        "--recompute-layers 5 applies only with --recompute full");
+  expect_one_line_error("plan " + kM + " --recompute none --recompute-layers 5",
+                        "applies only with --recompute full");
+  expect_one_line_error("estimate " + kM + " --tp 8 --pp 8 --recompute full --recompute-layers 1000000",
+                        "--recompute-layers must be an integer from 0 to 10000");
+  expect_one_line_error("estimate " + kM + " --tp 8 --pp 8 --recompute full --recompute-layers 50",
+                        "exceeds the layers of a model chunk");
+  expect_one_line_error("check " + kM + " --tp 8 --pp 8 --max-gap nan", "--max-gap must be a number");
+  expect_one_line_error("check " + kM + " --tp 8 --pp 8 --max-gap inf", "--max-gap must be a number");
+}
+
+// Item 6: job-file values that were silently altered or ignored.
+TEST(Hardening, JobConfigValuesAreNotAltered) {
+  const std::string head = "model: gpt3-175b\ncluster: dgx-a100\ngpus: 1024\ngbs: 1536\nseq: 2048\n";
+  expect_one_line_error(
+      "estimate --job " + temp_file("zero15.yaml", head + "config: {tp: 8, pp: 8, zero: 1.5}\n"), "zero");
+  expect_one_line_error("estimate --job " + temp_file("dp7.yaml", head + "config: {tp: 8, pp: 8, dp: 7}\n"),
+                        "dp 7");
+  const CliRun dp16 =
+      run_cli("estimate --job " + temp_file("dp16.yaml", head + "config: {tp: 8, pp: 8, dp: 16}\n"));
+  EXPECT_EQ(dp16.exit_code, 0) << dp16.err;
+  expect_one_line_error("estimate --job " + temp_file("ep3.yaml", head + "config: {tp: 8, pp: 8, ep: 3}\n"),
+                        "dense");
+  expect_one_line_error("plan --job " + temp_file("zero15c.yaml", head + "constraints: {zero: 1.5}\n"),
+                        "zero");
+}
+
+// Item 7: infinite device numbers made every capacity check pass.
+TEST(Hardening, InfiniteProfileNumbersAreRefused) {
+  const std::string source = std::string(PARPLAN_SOURCE_DIR) + "/hardware-profiles/dgx-a100.yaml";
+  std::ifstream in(source);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string profile = text.str();
+  const auto at = profile.find("hbm_gb:");
+  ASSERT_NE(at, std::string::npos);
+  const auto end = profile.find('\n', at);
+  profile.replace(at, end - at, "hbm_gb: 1e308");
+  const std::string path = temp_file("inf_hbm.yaml", profile);
+  const CliRun run = run_cli("estimate --model gpt3-175b --cluster " + path +
+                             " --gpus 1024 --gbs 1536 --seq 2048 --tp 8 --pp 8");
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+}
+
+// Item 8: a sweep of 16.7 M points ran out of memory.
+TEST(Hardening, SweepPointCountIsBounded) {
+  expect_one_line_error(
+      "sweep --models gpt3-175b --cluster dgx-a100 --gpus 1:4096:+1 --gbs 1:4096:+1 --seq 2048",
+      "at most 100000 per run");
+}
+
+// Items 4 and 10: outputs are never special files replaced, and a set of
+// outputs is written whole or not at all.
+TEST(Hardening, SweepOutputsAreSafeAndAtomicAsASet) {
+  const std::string sweep = "sweep --models llama3-8b --cluster dgx-h100 --gpus 8 --gbs 16 --seq 4096 ";
+  const CliRun null_run = run_cli(sweep + "--csv /dev/null --no-timings");
+  EXPECT_EQ(null_run.exit_code, 0) << null_run.err;
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+
+  const std::string dir = ::testing::TempDir() + "hardening_set_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const CliRun full = run_cli(sweep + "--csv " + dir + "/a.csv --json /dev/full");
+  EXPECT_EQ(full.exit_code, 2) << full.err;
+  EXPECT_EQ(test::line_count(full.err), 1) << full.err;
+  EXPECT_NE(full.err.find("/dev/full"), std::string::npos) << full.err;
+  EXPECT_TRUE(full.out.empty()) << full.out;  // no table as if the sweep had succeeded
+  EXPECT_FALSE(std::filesystem::exists(dir + "/a.csv"));
+  ASSERT_EQ(::stat("/dev/full", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+
+  // /proc accepts no new file, even from root.
+  const CliRun proc = run_cli(sweep + "--json " + dir + "/b.json --plot /proc/parplan.svg");
+  EXPECT_EQ(proc.exit_code, 2) << proc.err;
+  EXPECT_NE(proc.err.find("--plot"), std::string::npos) << proc.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/b.json"));
+  if (::geteuid() != 0) {
+    const std::string locked = dir + "/locked";
+    std::filesystem::create_directories(locked);
+    std::filesystem::permissions(locked,
+                                 std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+    const CliRun plot = run_cli(sweep + "--json " + dir + "/b.json --plot " + locked + "/p.svg");
+    EXPECT_EQ(plot.exit_code, 2) << plot.err;
+    EXPECT_NE(plot.err.find("--plot"), std::string::npos) << plot.err;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/b.json"));
+    std::filesystem::permissions(locked, std::filesystem::perms::owner_all);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// Item 9: clear messages.
+TEST(Hardening, RangeErrorsSayTheRangeInWords) {
+  const CliRun run = run_cli("plan " + kM.substr(0, kM.find("--gpus")) + "--gpus 0 --gbs 1536 --seq 2048");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("--gpus must be an integer from 1 to 1048576 (got 0)"), std::string::npos)
+      << run.err;
+  EXPECT_EQ(run.err.find("17976931348623157"), std::string::npos) << run.err;
+  expect_one_line_error("frobnicate --gpus 8", "unknown command 'frobnicate'");
+  expect_one_line_error("", "give a command");
+}
+
+TEST(Hardening, ConstraintsErrorNamesTheJobFileToo) {
+  const std::string job = temp_file("tp7.yaml",
+                                    "model: gpt3-175b\ncluster: dgx-a100\ngpus: 1024\ngbs: 1536\nseq: 2048\n"
+                                    "constraints: {tp: 7}\n");
+  expect_one_line_error("plan --job " + job, "constraints: tp");
+}
+
+// Item 12: identical input with --no-timings gives identical output, and the
+// search counters do not depend on thread timing.
+TEST(Hardening, NoTimingsGivesByteIdenticalOutput) {
+  const std::string args = "plan " + kM + " --format json --no-timings";
+  const CliRun a = run_cli(args);
+  const CliRun b = run_cli(args);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  const auto j = nlohmann::json::parse(a.out);
+  EXPECT_FALSE(j["search"].contains("time_s"));
+  for (const auto& c : j["solver"]) EXPECT_FALSE(c.contains("time_s"));
+  const CliRun table = run_cli("plan " + kM + " --no-timings");
+  EXPECT_EQ(table.out.find("searched in"), std::string::npos) << table.out;
+  const CliRun sweep = run_cli(
+      "sweep --models gpt3-175b --cluster dgx-a100 --gpus 512,1024 --gbs 1536 --seq 2048 "
+      "--no-timings --format json");
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  EXPECT_FALSE(nlohmann::json::parse(sweep.out)["sweep"].contains("time_s"));
+}
+
+// Item 13 and the shared conventions: --solver-time-limit reaches the MILPs;
+// --time-limit bounds the command and keeps the best plan found.
+TEST(Hardening, TimeLimitsAreAcceptedByEveryCommand) {
+  for (const std::string& command :
+       {"estimate " + kM + " --tp 8 --pp 8", "plan " + kM,
+        "check " + kM + " --tp 8 --pp 8 --sp --recompute selective",
+        std::string("sweep --models gpt3-175b --cluster dgx-a100 --gpus 1024 --gbs 1536 --seq 2048")}) {
+    const CliRun run =
+        run_cli(command + " --time-limit 600 --solver-time-limit 5 --no-timings --format json");
+    EXPECT_EQ(run.exit_code, 0) << command << "\n" << run.err;
+    EXPECT_TRUE(nlohmann::json::accept(run.out)) << command;
+  }
+  expect_one_line_error("plan " + kM + " --time-limit 0", "--time-limit must be a number from 0.001");
+  expect_one_line_error("plan " + kM + " --solver-time-limit -1", "--solver-time-limit must be a number");
+}
+
+TEST(Hardening, ATinyTimeLimitStillAnswersOrSaysWhy) {
+  const CliRun run = run_cli("plan " + kM + " --time-limit 0.001 --format json");
+  // Either a plan found in time (with a note) or exit 1 naming the limit.
+  if (run.exit_code == 0) {
+    const auto j = nlohmann::json::parse(run.out);
+    if (j["search"]["stopped_at_time_limit"].get<bool>()) {
+      EXPECT_NE(run.err.find("--time-limit"), std::string::npos);
+    }
+  } else {
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    EXPECT_NE(run.err.find("time limit"), std::string::npos) << run.err;
+  }
+}
+
+// Item 13: exhaustive never prints nan.
+TEST(Hardening, ExhaustiveCertificatesNeverPrintNan) {
+  const CliRun run = run_cli("plan " + kM + " --solver exhaustive --pp 8 --tp 8");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out.find("nan"), std::string::npos) << run.out;
+}
+
+}  // namespace
+}  // namespace parplan
