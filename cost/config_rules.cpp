@@ -68,6 +68,9 @@ ConfigViolation batch_rules(const ParallelConfig& c) {
 }
 
 ConfigViolation layout_rules(const ModelSpec& model, const ParallelConfig& c) {
+  const bool uneven = c.first_stage_layers > 0 || c.last_stage_layers > 0;
+  if (uneven && std::int64_t{c.first_stage_layers} + c.last_stage_layers + (c.pp - 2) > model.layers)
+    return violated(ConfigRule::kStageLayers, c.first_stage_layers, c.last_stage_layers, model.layers);
   if (!layout_is_valid(model.layers, c)) return violated(ConfigRule::kLayout, model.layers, c.pp, c.vp);
   if (c.vp > 1 && (c.pp < 2 || c.micro_batches() % c.pp != 0))
     return violated(ConfigRule::kInterleave, c.pp, c.micro_batches());
@@ -189,6 +192,9 @@ std::string describe(const ConfigViolation& v) {
     case ConfigRule::kLayout:
       return "the model's " + n(v.a) + " layers must split evenly over pp " + n(v.b) + " stages and vp " +
              n(v.c) + " chunks (or give first/last stage layers that leave whole chunks)";
+    case ConfigRule::kStageLayers:
+      return "first_stage_layers " + n(v.a) + " and last_stage_layers " + n(v.b) +
+             " leave no layer for the middle stages of the model's " + n(v.c) + " layers; give smaller values";
     case ConfigRule::kInterleave:
       return "the interleaved schedule (vp > 1) needs pp > 1 and micro-batches divisible by pp (pp " +
              n(v.a) + ", " + n(v.b) + " micro-batches)";
@@ -259,6 +265,8 @@ const char* config_problem(const ModelSpec& model, const JobSpec& job, const Par
       return "sequence parallelism needs tp > 1";
     case ConfigRule::kLayout:
       return "layers must split evenly over pp stages and vp chunks (or give first/last stage layers)";
+    case ConfigRule::kStageLayers:
+      return "first/last stage layers leave no layer for the middle stages";
     case ConfigRule::kInterleave:
       return "the interleaved schedule (vp > 1) needs pp > 1 and micro-batches divisible by pp";
     case ConfigRule::kZeroRange:

@@ -30,6 +30,7 @@ enum class ConfigRule : std::uint8_t {
   kGbsDivisible,         // a = gbs, b = mbs, c = dp
   kSpNeedsTp,            //
   kLayout,               // a = layers, b = pp, c = vp
+  kStageLayers,          // a = first stage layers, b = last stage layers, c = layers
   kInterleave,           // a = pp, b = micro-batches
   kZeroRange,            // a = zero
   kZeroWithPp,           // a = zero, b = pp

@@ -91,7 +91,7 @@ TEST(YamlReader, ClusterAndJobFilesGetSuggestionsAndRefuseDuplicatesAndSecondDoc
                                                                         "gpus: 8\ngbs: 8\nseq: 2048\n"
                                                                         "config: {zero: 1.5}\n"));
   EXPECT_EQ(fraction.exit_code, 2);
-  EXPECT_NE(fraction.err.find("'config.zero' must be an integer from 0 to 3 (got '1.5')"), std::string::npos)
+  EXPECT_NE(fraction.err.find("'config.zero' must be 0, 1, 2 or 3"), std::string::npos)
       << fraction.err;
 }
 
@@ -124,8 +124,9 @@ TEST(OneValidator, EstimateCheckAndPlanRejectTheSameConfigWithTheSameMessage) {
     const auto run = run_cli(std::string(command) + " " + job);
     EXPECT_EQ(run.exit_code, 2) << command;
     EXPECT_NE(run.err.find(expected), std::string::npos) << command << ": " << run.err;
-    if (first.empty()) first = run.err;
-    EXPECT_EQ(run.err, first) << command;
+    const std::string sentence = run.err.substr(0, run.err.find_first_of(";\n"));
+    if (first.empty()) first = sentence;
+    EXPECT_EQ(sentence, first) << command;
   }
 }
 

@@ -39,7 +39,7 @@ void expect_one_line_error(const std::string& args, const std::string& mention) 
 TEST(Hardening, HugeParallelSizesAreRangeErrors) {
   expect_one_line_error("estimate " + kM + " --tp 65536 --pp 65536",
                         "--pp must be an integer from 1 to 10000");
-  expect_one_line_error("estimate " + kM + " --tp 65536 --pp 8", "does not divide");
+  expect_one_line_error("estimate " + kM + " --tp 65536 --pp 8", "tp 65536 must divide");
   const std::string job = temp_file("huge_tp.yaml",
                                     "model: gpt3-175b\ncluster: dgx-a100\ngpus: 1024\ngbs: 1536\nseq: 2048\n"
                                     "config: {tp: 1073741824, pp: 1}\n");
@@ -141,10 +141,10 @@ TEST(Hardening, InfiniteProfileNumbersAreRefused) {
   std::stringstream text;
   text << in.rdbuf();
   std::string profile = text.str();
-  const auto at = profile.find("hbm_gb:");
+  const auto at = profile.find("hbm_gib:");
   ASSERT_NE(at, std::string::npos);
   const auto end = profile.find('\n', at);
-  profile.replace(at, end - at, "hbm_gb: 1e308");
+  profile.replace(at, end - at, "hbm_gib: 1e308");
   const std::string path = temp_file("inf_hbm.yaml", profile);
   const CliRun run = run_cli("estimate --model gpt3-175b --cluster " + path +
                              " --gpus 1024 --gbs 1536 --seq 2048 --tp 8 --pp 8");

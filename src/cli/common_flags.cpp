@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "src/io/input_error.h"
 #include "src/io/input_limits.h"
 
 namespace parplan {
@@ -116,6 +117,15 @@ CLI::Validator decimal_number(const std::string& flag, double min, double max) {
         return std::string();
       },
       "NUMBER", "decimal_number");
+}
+
+}  // namespace parplan
+
+namespace parplan {
+
+void check_format(const std::string& format) {
+  if (format != "table" && format != "json")
+    throw InputError("--format must be table or json (got '" + format + "')");
 }
 
 }  // namespace parplan

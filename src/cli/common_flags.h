@@ -31,6 +31,10 @@ struct CommonFlags {
   std::optional<std::chrono::steady_clock::time_point> deadline() const;
 };
 
+/// Throws InputError unless `format` is table or json (for commands that
+/// take --format without the other common flags).
+void check_format(const std::string& format);
+
 /// Adds --format, --time-limit, --solver-time-limit and --no-timings.
 void add_common_flags(CLI::App& app, CommonFlags& flags);
 

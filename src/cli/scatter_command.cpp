@@ -1,5 +1,6 @@
 // parplan scatter: reads the steps and the coefficients, solves every step
 // (in parallel), prints the plans and writes the --out lines.
+#include "src/cli/common_flags.h"
 #include "src/cli/scatter_command.h"
 
 #include <tbb/parallel_for.h>

@@ -33,7 +33,7 @@ void register_tune(CLI::App& app, Commands& c) {
 int run_tune(const TuneFlags& flags) {
   JobFlags job_flags;
   job_flags.job_file = flags.job_file;
-  job_flags.format = flags.format;
+  job_flags.common.format = flags.format;
   const ResolvedJob resolved = resolve_job(job_flags);
   TuneRequest r;
   r.model = resolved.model;

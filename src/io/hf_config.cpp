@@ -296,7 +296,21 @@ std::string json_message(const std::exception& e) {
 
 ModelSpec parse_hf_config(const std::string& text, const std::string& origin) {
   try {
-    const Json root = Json::parse(text);
+    // nlohmann keeps the last of duplicate keys: refuse them instead.
+    std::vector<std::vector<std::string>> keys_by_depth;
+    std::string duplicate;
+    const Json::parser_callback_t no_duplicates = [&](int depth, Json::parse_event_t event, Json& parsed) {
+      if (event == Json::parse_event_t::object_start) keys_by_depth.resize(depth + 2), keys_by_depth[depth + 1].clear();
+      if (event == Json::parse_event_t::key && duplicate.empty() && static_cast<int>(keys_by_depth.size()) > depth) {
+        auto& seen = keys_by_depth[depth];
+        const std::string key = parsed.get<std::string>();
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) duplicate = key;
+        seen.push_back(key);
+      }
+      return true;
+    };
+    const Json root = Json::parse(text, no_duplicates);
+    if (!duplicate.empty()) fail(origin, 0, "field '" + duplicate + "' is given twice; keep one");
     return model_from_hf(root, origin);
   } catch (const Json::parse_error& e) {
     fail(origin, 0, "invalid JSON (" + json_message(e) + "); fix the syntax");

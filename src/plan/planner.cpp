@@ -27,8 +27,38 @@ std::string pin(const char* name, int value) {
 }
 
 void check_pins(const ModelSpec& model, const JobSpec& job) {
-  if (const ConfigViolation v = validate_pins(model, job))
-    throw InputError("config rejected: " + describe(v));
+  if (const ConfigViolation v = validate_pins(model, job)) {
+    const char* field = nullptr;
+    switch (v.rule) {
+      case ConfigRule::kTpHeads:
+      case ConfigRule::kTpKvGroups:
+      case ConfigRule::kTpFfn:
+        field = "tp";
+        break;
+      case ConfigRule::kCpSeq:
+        field = "cp";
+        break;
+      case ConfigRule::kPpLayers:
+        field = "pp";
+        break;
+      case ConfigRule::kMbsGbs:
+        field = "mbs";
+        break;
+      case ConfigRule::kEpDense:
+      case ConfigRule::kEpExperts:
+        field = "ep";
+        break;
+      case ConfigRule::kEtpDense:
+      case ConfigRule::kEtpFfn:
+        field = "etp";
+        break;
+      default:
+        break;
+    }
+    // The same sentence estimate and check give; the source of the pin after it.
+    throw InputError("config rejected: " + describe(v) +
+                     (field ? std::string("; pinned by --") + field + " or constraints: " + field : ""));
+  }
   const SearchPins& p = job.pins;
   const auto need = [&](bool ok, const std::string& text) {
     if (!ok) throw InputError(text);
