@@ -12,6 +12,15 @@ constexpr double kActivationBytes = 2.0;  // 16-bit activations
 double memory_bound_s(const DeviceSpec& device, double bytes) {
   return bytes / (device.hbm_bytes_per_s * device.memory_bound_efficiency);
 }
+
+// fp8 training runs only the linear layers' GEMMs in fp8: Transformer
+// Engine's recipes default to fp8_dpa = False, so DotProductAttention (and
+// Megatron-LM's core attention under --fp8-format) stays in bf16. The
+// attention core therefore never runs above the bf16 peak.
+double attention_peak_flops_per_s(const DeviceSpec& device, double peak_flops_per_s) {
+  return device.peak_bf16_flops_per_s > 0 ? std::min(peak_flops_per_s, device.peak_bf16_flops_per_s)
+                                          : peak_flops_per_s;
+}
 }  // namespace
 
 double gemm_time_s(const DeviceSpec& device, double peak_flops_per_s, double m, double n, double k) {
@@ -50,6 +59,7 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
 
   // Attention core over the full s x s square as the papers count it.
   const double attention_flops = 2.0 * m * shape.seq * heads * (model.head_dim + v_dim);
+  const double attention_peak = attention_peak_flops_per_s(device, peak_flops_per_s);
   double attention_forward_s = 0;
   double attention_backward_s = 0;
   const double replicated_tokens = shape.sp ? m / t : m;
@@ -62,7 +72,7 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
   if (shape.flash_attention) {
     // A causal fused kernel skips the masked half; its backward recomputes
     // the scores: 5 GEMMs against 2 forward (Dao 2023, FlashAttention-2).
-    const double rate = peak_flops_per_s * device.flash_attention_efficiency * shape.seq /
+    const double rate = attention_peak * device.flash_attention_efficiency * shape.seq /
                         (shape.seq + device.attention_half_seq);
     attention_forward_s = 0.5 * attention_flops / rate;
     attention_backward_s = 2.5 * attention_forward_s;
@@ -70,8 +80,8 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
     // Batched GEMMs of head_dim depth over the full square, then the scaled
     // masked softmax and dropout on a * s scores per token (read, write, and
     // dropout's read, write and mask).
-    const double batched =
-        gemm_time_s(device, peak_flops_per_s, shape.seq, shape.seq, model.head_dim) * (m / shape.seq) * heads * 2.0;
+    const double batched = gemm_time_s(device, attention_peak, shape.seq, shape.seq, model.head_dim) *
+                           (m / shape.seq) * heads * 2.0;
     const double scores_s = memory_bound_s(device, kActivationBytes * 4.5 * m * heads * shape.seq);
     attention_forward_s = batched + scores_s;
     attention_backward_s = 2.0 * batched + scores_s;
