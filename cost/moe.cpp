@@ -79,7 +79,10 @@ double default_moe_imbalance(const ModelSpec& m, int ep) {
 
 double moe_imbalance(const ModelSpec& m, const JobSpec& job, const ParallelConfig& c) {
   if (c.ep <= 1) return 1.0;
-  return job.moe_imbalance > 0 ? std::max(1.0, job.moe_imbalance) : default_moe_imbalance(m, c.ep);
+  if (job.moe_imbalance > 0) return std::max(1.0, job.moe_imbalance);
+  for (const MeasuredEpImbalance& measured : job.measured_ep_imbalance)
+    if (measured.ep == c.ep) return std::max(1.0, measured.imbalance);
+  return default_moe_imbalance(m, c.ep);
 }
 
 double moe_load_factor(const ModelSpec& m, const JobSpec& job, const ParallelConfig& c) {

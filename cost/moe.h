@@ -47,8 +47,8 @@ inline constexpr double kLossFreeMaxVio = 0.04;
 /// excess of the sum shrinks as the square root of their number (an
 /// assumption, stated in docs/cost-model.md). 1 with ep == 1.
 double default_moe_imbalance(const ModelSpec& model, int ep);
-/// The imbalance a config runs at: the job's (from routing statistics) or
-/// the default.
+/// The imbalance a config runs at: the job's moe_imbalance, else the one
+/// measured at the config's ep (routing statistics), else the default.
 double moe_imbalance(const ModelSpec& model, const JobSpec& job, const ParallelConfig& config);
 /// Tokens the busiest rank's experts process over the mean: the imbalance
 /// when dropless; capped at the capacity factor when tokens are dropped.

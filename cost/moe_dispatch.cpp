@@ -39,7 +39,8 @@ double dispatch_s(const ClusterSpec& cluster, const GroupSpan& span, const Model
   if (ep <= 1) return 0;
   // What the rank holds before the exchange: all_to_all_s sends the
   // (ep - 1) / ep of it that is bound elsewhere, tier by tier.
-  const double held = s.tokens * m.top_k * static_cast<double>(m.hidden) * s.element_bytes * s.load_factor;
+  const double held =
+      s.tokens * m.top_k * static_cast<double>(m.hidden) * s.element_bytes * s.load_factor * s.compression;
   const int node = node_tier(cluster, span);
   if (!s.hierarchical || node < 0 || node + 1 >= span.tiers || span.members[node] >= ep)
     return all_to_all_s(cluster, span, held);
@@ -48,7 +49,7 @@ double dispatch_s(const ClusterSpec& cluster, const GroupSpan& span, const Model
   const int nodes = ep / std::max(1, per_node);
   const int node_limit = m.route_groups > 0 && m.route_group_topk > 0 ? m.route_group_topk : 0;
   const double remote_nodes = expected_destination_nodes(nodes, m.top_k, node_limit) * (nodes - 1.0) / nodes;
-  const double per_copy = static_cast<double>(m.hidden) * s.element_bytes * s.load_factor;
+  const double per_copy = static_cast<double>(m.hidden) * s.element_bytes * s.load_factor * s.compression;
   const NetworkTier& outer = tier_at(cluster, span, span.tiers - 1);
   const NetworkTier& inner = tier_at(cluster, span, node);
   // Across nodes each rank's NIC carries its tokens' remote node copies.
@@ -70,6 +71,7 @@ EpLayerComm moe_layer_comm(const ModelSpec& m, const ClusterSpec& cluster, const
   shape.tokens = static_cast<double>(c.mbs) * job.seq / (c.cp * c.tp);
   shape.load_factor = moe_load_factor(m, job, c);
   shape.hierarchical = c.a2a_hierarchical;
+  shape.compression = job.a2a_compression;
   // Expert grid order: etp innermost, then ep (Megatron's expert rank
   // generator, MoE parallel folding).
   const GroupSpan ep_span = group_span_at(cluster, c.ep, c.etp, first_rank);

@@ -29,6 +29,9 @@ struct DispatchShape {
   double element_bytes = 2;   ///< dispatch payload: 1 for fp8 (DeepSeek-V3), else 2
   double load_factor = 1.0;   ///< the busiest rank receives this much over the mean
   bool hierarchical = false;  ///< intra-node first (DeepEP) instead of flat
+  /// Sent bytes over the uncompressed volume: LSH-MoE (Nie et al. 2024,
+  /// NeurIPS) sends bucket centroids of similar tokens instead of the tokens.
+  double compression = 1.0;
 };
 
 /// Time of one dispatch of the group `span` (ep ranks). Flat: every copy
@@ -40,7 +43,9 @@ double dispatch_s(const ClusterSpec& cluster, const GroupSpan& span, const Model
                   const DispatchShape& shape);
 
 /// Exposed expert-parallel communication of one MoE layer for one
-/// micro-batch on the pipeline stage starting at `first_rank`: dispatch and
+/// micro-batch on the pipeline stage starting at `first_rank` (the ep
+/// all-to-alls scaled by job.a2a_compression; the experts' compute is not
+/// reduced, which keeps the estimate conservative): dispatch and
 /// combine forward (dispatch in fp8 under fp8 training, as DeepSeek-V3; the
 /// combine in bf16), their gradients backward (bf16), plus the etp group's
 /// all-gather / reduce-scatter of the dispatched rows. With ep_overlap each

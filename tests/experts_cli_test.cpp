@@ -144,17 +144,35 @@ TEST(ExpertsCli, NoTimingsGivesIdenticalBytes) {
   EXPECT_NE(table.out.find("imbalance"), std::string::npos);
 }
 
-TEST(ExpertsCli, StepTimeHookSaysItIsNotPredicted) {
-  const std::string loads = "--loads " + write_temp("st.csv", "9,1,3,7,2,8,4,4\n");
+// Every placement is priced on one config: a better-balanced placement
+// (lower mean imbalance) never predicts a slower step.
+TEST(ExpertsCli, BetterBalancedPlacementIsNeverSlower) {
+  const std::string loads = "--loads " + write_temp("st.csv", "9,1,3,7,2,8,4,4\n12,1,1,2,3,1,1,3\n");
   // Mixtral 8x7B has 8 routed experts; 4 loads per layer do not match it.
-  expect_bad_input(
-      "--loads " + write_temp("st4.csv", "9,1,3,7\n") + " --gpus 2 --model mixtral-8x7b --cluster dgx-h100",
-      "8 routed experts");
-  expect_bad_input(loads + " --gpus 2 --model no-such-model --cluster dgx-h100", "no-such-model");
-  const CliRun run = run_cli("experts " + loads +
-                             " --gpus 2 --model mixtral-8x7b --cluster dgx-h100 --format json --no-timings");
+  expect_bad_input("--loads " + write_temp("st4.csv", "9,1,3,7\n") +
+                       " --gpus 2 --model mixtral-8x7b --cluster dgx-h100 --gbs 8 --seq 4096",
+                   "8 routed experts");
+  expect_bad_input(loads + " --gpus 2 --model no-such-model --cluster dgx-h100 --gbs 8 --seq 4096",
+                   "no-such-model");
+  expect_bad_input(loads + " --gpus 2 --model mixtral-8x7b --cluster dgx-h100", "--gbs and --seq");
+  const std::string job = write_temp(
+      "mixtral.yaml", "model: mixtral-8x7b\ncluster: dgx-h100\ngpus: 64\ngbs: 256\nseq: 4096\n");
+  const CliRun run = run_cli("experts " + loads + " --gpus 8 --redundant 8 --job " + job + " --format json --no-timings");
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_FALSE(nlohmann::json::parse(run.out)["step_time"]["available"].get<bool>());
+  const nlohmann::json step = nlohmann::json::parse(run.out)["step_time"];
+  ASSERT_TRUE(step["available"].get<bool>()) << step.dump();
+  EXPECT_EQ(step["config"]["ep"].get<int>(), 8);
+  const auto& p = step["placements"];
+  for (const char* a : {"static", "greedy", "parplan"}) {
+    for (const char* b : {"static", "greedy", "parplan"}) {
+      if (p[a]["imbalance"].get<double>() <= p[b]["imbalance"].get<double>()) {
+        EXPECT_LE(p[a]["step_s"].get<double>(), p[b]["step_s"].get<double>()) << a << " vs " << b;
+      }
+    }
+  }
+  // The skewed loads leave room: the balanced placement beats static.
+  EXPECT_LT(p["parplan"]["imbalance"].get<double>(), p["static"]["imbalance"].get<double>());
+  EXPECT_LT(p["parplan"]["step_s"].get<double>(), p["static"]["step_s"].get<double>());
 }
 
 }  // namespace

@@ -2,11 +2,20 @@
 // dimensions they pin for the search.
 #pragma once
 
+#include <array>
+
 #include "cost/spec/cluster_spec.h"
 
 namespace parplan {
 
 enum class Optimizer { kAdam, kSgd };
+
+/// Measured MoE imbalance at one expert-parallel size: the busiest rank's
+/// tokens over the mean, from routing statistics (--routing-stats).
+struct MeasuredEpImbalance {
+  int ep = 0;  ///< 0: unused entry
+  double imbalance = 1.0;
+};
 
 /// The dimensions of the search the user fixed (flags such as --tp, or the
 /// `constraints:` block of a job file); every other dimension is searched.
@@ -58,9 +67,16 @@ struct JobSpec {
   /// from routing statistics); 0 = the cost model's default for the
   /// model's balancing scheme (cost/moe.h).
   double moe_imbalance = 0.0;
+  /// MoE: the same measured per expert-parallel size (every divisor of the
+  /// expert count, contiguous placement); used when moe_imbalance is 0.
+  /// A fixed array so a JobSpec copies without allocating.
+  std::array<MeasuredEpImbalance, 64> measured_ep_imbalance{};
   /// MoE: expert capacity factor (tokens an expert takes over its fair
   /// share before dropping); 0 = dropless routing.
   double capacity_factor = 0.0;
+  /// MoE: bytes of the expert-parallel all-to-all over the uncompressed
+  /// volume (LSH-MoE style token compression, lossy; 1 = none).
+  double a2a_compression = 1.0;
 
   /// Bytes of optimizer state per parameter beyond the 16-bit weights and
   /// gradients (ZeRO's K): fp32 master copy + Adam momentum + variance = 12.

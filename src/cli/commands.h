@@ -54,6 +54,9 @@ struct TuneFlags {
 struct ExpertsFlags {
   std::string loads, gpus, nodes, groups, redundant, job_file, model, cluster, solver = "cbc";
   std::string time_limit, solver_time_limit, format = "table", out;
+  /// With --model/--cluster: the batch of the predicted step (the job is the
+  /// --gpus GPUs of one expert-parallel group).
+  std::string gbs, seq;
   bool no_timings = false;
 };
 

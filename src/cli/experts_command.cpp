@@ -2,6 +2,7 @@
 // loads, calls run_expert_placement, prints the table or JSON, writes --out).
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <iostream>
 
 #include "src/cli/commands.h"
@@ -11,8 +12,10 @@
 #include "src/io/job_loader.h"
 #include "src/io/model_loader.h"
 #include "src/plan/expert_placement_run.h"
+#include "src/plan/expert_step_time.h"
 #include "src/report/eplb_placement.h"
 #include "src/report/experts_report.h"
+#include "src/report/error_band.h"
 #include "src/report/sweep_report.h"
 
 namespace parplan {
@@ -43,6 +46,52 @@ double parse_seconds(const std::string& flag, const std::string& text) {
   return value;
 }
 
+double mean_imbalance(const ExpertPlacementRun& run, int gpus, const std::function<double(int)>& max_load) {
+  double sum = 0;
+  for (std::size_t l = 0; l < run.layers.size(); ++l)
+    sum += run.total_load[l] > 0 ? max_load(static_cast<int>(l)) / (run.total_load[l] / gpus) : 1.0;
+  return run.layers.empty() ? 1.0 : sum / run.layers.size();
+}
+
+/// The step with each placement: the placement's GPUs are the plan's ep
+/// ranks, and its mean imbalance over the layers the ep group's.
+PlacementStepTimes predict_step_times(const ExpertsFlags& f, const ExpertLoads& loads,
+                                      const ExpertPlacementShape& shape, const ExpertPlacementRun& run) {
+  JobFlags job;
+  job.job_file = f.job_file;
+  job.model = f.model;
+  job.cluster = f.cluster;
+  if (f.job_file.empty()) {
+    if (f.gbs.empty() || f.seq.empty())
+      throw InputError("--model/--cluster need --gbs and --seq for the predicted step time (or give --job)");
+    job.gpus = shape.gpus;
+  }
+  if (!f.gbs.empty()) job.gbs = parse_count("--gbs", f.gbs, 1);
+  if (!f.seq.empty()) job.seq = parse_count("--seq", f.seq, 1);
+  const ResolvedJob r = resolve_job(job);
+  if (!r.model.is_moe()) throw InputError("model " + r.model.name + " has no routed experts to place");
+  if (r.model.experts != loads.experts())
+    throw InputError("--loads has " + std::to_string(loads.experts()) + " experts per layer but model " +
+                     r.model.name + " has " + std::to_string(r.model.experts) + " routed experts");
+  std::optional<ParallelConfig> config;
+  if (r.file_config) {
+    if (r.file_config->ep > 1 && r.file_config->ep != shape.gpus)
+      throw InputError("--gpus " + std::to_string(shape.gpus) + " is the expert-parallel group but the job's config "
+                       "has ep " + std::to_string(r.file_config->ep) + "; give --gpus " +
+                       std::to_string(r.file_config->ep));
+    job.ep = shape.gpus;
+    config = config_from_flags(job, r);
+  }
+  std::vector<PlacementImbalance> imbalances = {
+      {"static", mean_imbalance(run, shape.gpus, [&](int l) { return run.baselines[l].static_max_load; })},
+      {"greedy", mean_imbalance(run, shape.gpus, [&](int l) { return run.baselines[l].greedy_max_load; })},
+      {"parplan", mean_imbalance(run, shape.gpus, [&](int l) { return run.layers[l].placement.max_load; })}};
+  PlacementStepTimes times =
+      predict_placement_step_times(r.model, r.cluster, r.job, config, shape.gpus, imbalances, f.solver);
+  times.error_band = error_band_text(r.cluster);
+  return times;
+}
+
 }  // namespace
 
 CLI::App* register_experts(CLI::App& app, ExpertsFlags& f) {
@@ -54,7 +103,9 @@ CLI::App* register_experts(CLI::App& app, ExpertsFlags& f) {
       "Example:\n  parplan experts --loads examples/experts/deepseek-v3-like.csv --gpus 64 --nodes 8 "
       "--redundant 64\n"
       "  parplan experts --loads examples/experts/mixtral-like.json --gpus 8 --redundant 8 --solver glpk \\\n"
-      "                  --time-limit 5 --format json --out placement.json");
+      "                  --time-limit 5 --format json --out placement.json\n"
+      "  parplan experts --loads examples/experts/mixtral-like.json --gpus 8 --redundant 8 \\\n"
+      "                  --job examples/mixtral-8x7b-h100.yaml");
   cmd->add_option("--loads", f.loads, "routing statistics: JSON or CSV file")->required();
   cmd->add_option("--gpus", f.gpus, "GPUs of the expert-parallel group")->required();
   cmd->add_option("--nodes", f.nodes, "nodes the GPUs span (default 1); balances nodes second");
@@ -63,6 +114,8 @@ CLI::App* register_experts(CLI::App& app, ExpertsFlags& f) {
   cmd->add_option("--job", f.job_file, "job file (for the predicted MoE step time)");
   cmd->add_option("--model", f.model, "model (for the predicted MoE step time)");
   cmd->add_option("--cluster", f.cluster, "hardware profile (for the predicted MoE step time)");
+  cmd->add_option("--gbs", f.gbs, "global batch in sequences (with --model/--cluster)");
+  cmd->add_option("--seq", f.seq, "sequence length in tokens (with --model/--cluster)");
   cmd->add_option("--solver", f.solver, "cbc | glpk (default cbc)");
   cmd->add_option("--time-limit", f.time_limit, "seconds for the whole command (default 1)");
   cmd->add_option("--solver-time-limit", f.solver_time_limit, "seconds for one MILP (default: what is left)");
@@ -112,24 +165,8 @@ int run_experts(const ExpertsFlags& f) {
   context.request = request;
   context.timings = !f.no_timings;
   if (!f.job_file.empty() || !f.model.empty()) {
-    // The model and cluster are checked now; the step time is a hook for the
-    // MoE cost model: until parplan costs MoE layers, say so rather than
-    // print a number it cannot back.
-    std::string model_name = f.model;
-    std::string cluster_name = f.cluster;
-    if (!f.job_file.empty()) {
-      const JobRequest job = load_job_file(f.job_file);
-      model_name = job.model;
-      cluster_name = job.cluster;
-    }
-    const ModelSpec model = load_model(model_name);
-    (void)load_cluster(cluster_name);
-    if (model.experts > 0 && model.experts != loads.experts()) {
-      throw InputError("--loads has " + std::to_string(loads.experts()) + " experts per layer but model " +
-                       model_name + " has " + std::to_string(model.experts) + " routed experts");
-    }
-    context.step_time_note =
-        "not predicted: this parplan has no MoE cost model yet; the placement itself does not depend on it";
+    context.step_times = predict_step_times(f, loads, request.shape, run);
+    context.step_time_note = context.step_times.note;
   }
   if (!f.out.empty()) {
     std::vector<LayerPlacement> placements;

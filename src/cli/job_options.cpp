@@ -8,6 +8,7 @@
 #include "src/io/input_limits.h"
 #include "src/io/job_loader.h"
 #include "src/io/model_loader.h"
+#include "src/io/routing_stats.h"
 #include "src/search/search.h"
 
 namespace parplan {
@@ -36,6 +37,14 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                  "MoE: load of the busiest expert-parallel rank over the mean (>= 1; default from the model's "
                  "balancing scheme, see docs/cost-model.md)")
       ->check(CLI::Range(1.0, 1000.0));
+  app.add_option("--routing-stats", f.routing_stats,
+                 "MoE: measured tokens per expert per layer (JSON or CSV, as `parplan experts --loads`); "
+                 "sets the imbalance of each ep from the loads (see docs/cost-model.md)");
+  app.add_option("--a2a-compression", f.a2a_compression,
+                 "MoE: bytes of the expert all-to-all over the uncompressed volume, 0 < R <= 1 (LSH-MoE style "
+                 "token compression; lossy, needs --allow-lossy-comm)");
+  app.add_flag("--allow-lossy-comm", f.allow_lossy_comm,
+               "allow communication that changes the numerics of training (e.g. --a2a-compression)");
   app.add_option("--recompute", f.recompute, std::string("none | selective | full") + what);
   add_int_option(app, "--recompute-layers", f.recompute_layers,
                  "layers per model chunk fully recomputed (with full)", 0, kMaxLayers);
@@ -84,6 +93,20 @@ ResolvedJob resolve_job(const JobFlags& f) {
   out.model = load_model(request.model);
   out.cluster = load_cluster(request.cluster);
   out.job = request.job;
+  if (f.a2a_compression) {
+    const double r = *f.a2a_compression;
+    if (!(r > 0 && r <= 1))
+      throw InputError("--a2a-compression must be in (0, 1] (the sent bytes over the uncompressed volume)");
+    if (!f.allow_lossy_comm)
+      throw InputError("--a2a-compression is lossy (tokens merged before the all-to-all); add --allow-lossy-comm "
+                       "to accept it");
+    out.job.a2a_compression = r;
+  }
+  if (!f.routing_stats.empty()) {
+    if (f.moe_imbalance)
+      throw InputError("--routing-stats and --moe-imbalance both set the MoE imbalance; give one of them");
+    apply_routing_stats(f.routing_stats, out.model, out.job);
+  }
   // 64-bit products, bounded before they become an int.
   const std::int64_t node_gpus = static_cast<std::int64_t>(request.nodes) * out.cluster.ranks_per_node;
   if (request.gpus > 0 && request.nodes > 0 && request.gpus != node_gpus)

@@ -27,6 +27,14 @@ struct JobFlags {
   std::optional<int> ep, etp;
   /// MoE: max/mean load of the busiest expert-parallel rank (routing statistics).
   std::optional<double> moe_imbalance;
+  /// MoE: routing statistics (the file `parplan experts` reads) that set
+  /// the imbalance at each ep instead of moe_imbalance.
+  std::string routing_stats;
+  /// MoE: all-to-all compression ratio (LSH-MoE), allowed only with
+  /// allow_lossy_comm.
+  std::optional<double> a2a_compression;
+  /// Opt-in to communication that changes the numerics of training.
+  bool allow_lossy_comm = false;
   std::optional<std::string> recompute, attention;
   bool sp = false, no_sp = false, no_overlap = false;
   /// ZeRO-3 with ZeRO++ as DeepSpeed ships it (hpZ over a node, qwZ, qgZ),

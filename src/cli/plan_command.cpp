@@ -22,6 +22,8 @@ int run_plan(const PlanFlags& flags) {
     engine = parse_engine(flags.emit);
     launcher = parse_launcher(flags.launcher.empty() ? r.cluster.launcher_default : flags.launcher);
     if (flags.out.empty()) throw InputError("--emit needs --out DIR (a new or empty directory for the launch files)");
+    if (r.job.a2a_compression < 1)
+      throw InputError("--a2a-compression has no flag in the engines parplan emits for; drop it with --emit");
   } else if (!flags.out.empty() || !flags.launcher.empty()) {
     throw InputError("--out and --launcher only apply with --emit ENGINE");
   }

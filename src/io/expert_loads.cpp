@@ -161,15 +161,15 @@ ExpertLoads parse_expert_loads(const std::string& text, const std::string& sourc
   return parse_csv(text, source);
 }
 
-ExpertLoads read_expert_loads(const std::string& path) {
+ExpertLoads read_expert_loads(const std::string& path, const std::string& flag) {
   if (std::filesystem::is_directory(path))
-    throw InputError("--loads " + path + ": is a directory; give a JSON or CSV file");
+    throw InputError(flag + " " + path + ": is a directory; give a JSON or CSV file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("--loads " + path + ": cannot open the file; check the path");
+  if (!in) throw InputError(flag + " " + path + ": cannot open the file; check the path");
   std::stringstream text;
   text << in.rdbuf();
-  if (in.bad()) throw InputError("--loads " + path + ": cannot read the file");
-  return parse_expert_loads(text.str(), "--loads " + path);
+  if (in.bad()) throw InputError(flag + " " + path + ": cannot read the file");
+  return parse_expert_loads(text.str(), flag + " " + path);
 }
 
 RoutingImbalance routing_imbalance(const ExpertLoads& loads) {

@@ -19,8 +19,9 @@ struct ExpertLoads {
 /// CSV (no header, or one header line whose first field is not a number).
 /// Throws InputError naming the file, the layer/row and the field for an
 /// unreadable or empty file, ragged rows, negative, NaN, infinite or
-/// non-numeric loads, and a layer without tokens.
-ExpertLoads read_expert_loads(const std::string& path);
+/// non-numeric loads, and a layer without tokens. `flag` names the file's
+/// flag in errors.
+ExpertLoads read_expert_loads(const std::string& path, const std::string& flag = "--loads");
 
 /// The same from text already in memory; `source` names it in errors.
 ExpertLoads parse_expert_loads(const std::string& text, const std::string& source);

@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <sstream>
 
+#include "src/report/json_report.h"
+#include "src/report/table_report.h"
+
 namespace parplan {
 
 namespace {
@@ -123,7 +126,19 @@ Json experts_json(const ExpertsReportContext& c, const ExpertPlacementRun& run) 
   }
   out["baseline"] = baseline;
   out["milp_improvements"] = improvements;
-  if (!c.step_time_note.empty()) out["step_time"] = {{"available", false}, {"note", c.step_time_note}};
+  if (!c.step_time_note.empty()) {
+    const PlacementStepTimes& st = c.step_times;
+    Json step = {{"available", st.available}, {"note", c.step_time_note}};
+    if (st.available) {
+      step["config"] = config_json(st.config);
+      step["error_band"] = st.error_band;
+      Json placements;
+      for (const PlacementStepTime& p : st.placements)
+        placements[p.name] = {{"imbalance", p.imbalance}, {"step_s", p.step_s}, {"fits", p.fits}};
+      step["placements"] = placements;
+    }
+    out["step_time"] = step;
+  }
   return out;
 }
 
@@ -167,7 +182,19 @@ std::string experts_table(const ExpertsReportContext& c, const ExpertPlacementRu
       << fixed(sum["node_imbalance_max"].get<double>(), 4) << "\n";
   o << "layers proven optimal: " << sum["layers_optimal"].get<int>() << " of " << layers;
   o << "; improved by the MILP: " << j["milp_improvements"].size() << "\n";
-  if (!c.step_time_note.empty()) o << "predicted MoE step time: " << c.step_time_note << "\n";
+  if (!c.step_time_note.empty() && !c.step_times.available)
+    o << "predicted MoE step time: " << c.step_time_note << "\n";
+  if (c.step_times.available) {
+    const PlacementStepTimes& st = c.step_times;
+    o << "\npredicted training step (" << c.step_time_note << ": " << config_line(st.config) << ")\n";
+    for (const PlacementStepTime& p : st.placements) {
+      std::snprintf(line, sizeof line, "  %-8s imbalance %.4f  step %.3f s  (%+.2f%% vs static)%s\n",
+                    p.name.c_str(), p.imbalance, p.step_s,
+                    100 * (p.step_s / st.placements.front().step_s - 1), p.fits ? "" : "  does not fit");
+      o << line;
+    }
+    o << "  error band " << st.error_band << "\n";
+  }
   if (c.timings) o << "time: " << fixed(run.time_s, 3) << " s\n";
   return o.str();
 }

@@ -7,6 +7,7 @@
 
 #include "src/io/expert_loads.h"
 #include "src/plan/expert_placement_run.h"
+#include "src/plan/expert_step_time.h"
 
 namespace parplan {
 
@@ -15,8 +16,11 @@ struct ExpertsReportContext {
   ExpertPlacementRequest request;
   /// Omit every wall-clock field (identical input, identical bytes).
   bool timings = true;
-  /// Why no predicted MoE step time is shown (empty: none was asked for).
+  /// How the step's config was chosen, or why no step time is shown
+  /// (empty: none was asked for).
   std::string step_time_note;
+  /// The predicted step with each placement (--job or --model/--cluster).
+  PlacementStepTimes step_times;
 };
 
 nlohmann::ordered_json experts_json(const ExpertsReportContext& context, const ExpertPlacementRun& run);
