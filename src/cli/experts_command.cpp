@@ -58,7 +58,7 @@ double mean_imbalance(const ExpertPlacementRun& run, int gpus, const std::functi
 PlacementStepTimes predict_step_times(const ExpertsFlags& f, const ExpertLoads& loads,
                                       const ExpertPlacementShape& shape, const ExpertPlacementRun& run) {
   JobFlags job;
-  job.job_file = f.job_file;
+  if (!f.job_file.empty()) job.job_file = f.job_file;
   job.model = f.model;
   job.cluster = f.cluster;
   if (f.job_file.empty()) {
