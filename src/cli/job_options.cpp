@@ -52,10 +52,6 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                   "node, optimizer over the job; quantized collectives)") +
           what);
   if (!config_flags) app.add_flag("--no-sp", f.no_sp, "forbid sequence parallelism");
-  if (!config_flags)
-    app.add_flag("--no-quantized-comm", f.no_quantized_comm,
-                 "never plan quantized collectives (ZeRO++ int8 weights / int4 gradients, also used by the "
-                 "hierarchical partitioning): they change the numerics of training");
   if (config_flags)
     app.add_flag("--no-overlap", f.no_overlap,
                  "overlap neither data-parallel nor pipeline point-to-point communication with compute");
@@ -95,6 +91,11 @@ ResolvedJob resolve_job(const JobFlags& f) {
                      std::to_string(request.nodes * out.cluster.ranks_per_node) + " GPUs; give one of them");
   out.job.gpus = request.gpus > 0 ? request.gpus : request.nodes * out.cluster.ranks_per_node;
   if (out.job.gpus <= 0) throw InputError("--gpus or --nodes is required and must be positive");
+  // --nodes on a uniform cluster sizes the cluster too (a profile names one
+  // installation, but the same nodes come in larger ones).
+  if (request.nodes > 0 && !out.cluster.heterogeneous() && out.cluster.nodes > 0 &&
+      request.nodes > out.cluster.nodes)
+    out.cluster.nodes = request.nodes;
   if (out.cluster.nodes > 0 && out.job.gpus > out.cluster.nodes * out.cluster.ranks_per_node)
     throw InputError("--gpus " + std::to_string(out.job.gpus) + " exceeds cluster " + out.cluster.name +
                      " (" + std::to_string(out.cluster.nodes * out.cluster.ranks_per_node) + " GPUs)");
@@ -105,6 +106,7 @@ ResolvedJob resolve_job(const JobFlags& f) {
       out.job.seq > out.model.max_positions)
     throw InputError("--seq " + std::to_string(out.job.seq) + " exceeds the model's learned positions (" +
                      std::to_string(out.model.max_positions) + "); use a shorter sequence");
+  apply_memory_headroom(f.memory_headroom, out.job);
   out.file_config = request.config;
   out.file_sp_given = request.config_sp_given;
   out.file_attention_given = request.config_attention_given;
@@ -197,7 +199,6 @@ void apply_pins(const JobFlags& f, JobSpec& job) {
     throw InputError(std::string("--no-quantized-comm excludes ") +
                      (f.zeropp ? "--zeropp" : "--hierarchical-partition") +
                      " (both quantize weights and gradients); give one of them");
-  if (f.no_quantized_comm) p.zeropp = p.hierarchical_partition = 0;
   if (f.zeropp || f.hierarchical_partition) {
     const char* flag = f.zeropp ? "--zeropp" : "--hierarchical-partition";
     if (f.zero && *f.zero != 3)

@@ -11,6 +11,7 @@
 #include "cost/spec/job_spec.h"
 #include "cost/spec/model_spec.h"
 #include "cost/spec/parallel_config.h"
+#include "src/plan/planner.h"
 
 namespace parplan {
 
@@ -31,7 +32,27 @@ struct JobFlags {
   /// Plans only: never choose the lossy int8-weight / int4-gradient
   /// collectives (ZeRO++ and the hierarchical scheme).
   bool no_quantized_comm = false;
+  /// --engine: megatron | deepspeed | megatron-deepspeed | torchtitan | any.
+  std::string engine = "any";
+  /// Lossy collectives (qwZ, qgZ, int4 gradients) and unreleased schemes
+  /// (the 3-level hierarchical partition) only when asked for.
+  bool allow_lossy_comm = false, allow_unreleased = false;
+  /// --memory-headroom: GiB ("4") or percent of usable HBM ("10%").
+  std::optional<std::string> memory_headroom;
 };
+
+/// Adds --engine, --allow-lossy-comm, --allow-unreleased and
+/// --memory-headroom (plan, check, estimate).
+void add_engine_flags(CLI::App& app, JobFlags& flags);
+/// The default --memory-headroom (docs/cost-model.md, "Memory headroom").
+inline constexpr const char* kDefaultMemoryHeadroom = "2%";
+/// Sets job.memory_headroom_* from --memory-headroom ("10%", "4", "4GiB");
+/// the default when absent. Throws InputError naming the flag.
+void apply_memory_headroom(const std::optional<std::string>& text, JobSpec& job);
+
+/// The planner options of the engine and policy flags; `emit` (--emit E)
+/// implies --engine E. Throws InputError on an unknown or conflicting engine.
+PlannerOptions planner_options(const JobFlags& flags, const std::string& solver, const std::string& emit = "");
 
 /// Adds the shared flags; `config_flags` adds the parallel sizes too.
 void add_job_flags(CLI::App& app, JobFlags& flags, bool config_flags);

@@ -23,13 +23,9 @@ namespace parplan {
 
 namespace {
 
-Engine sweep_engine(const std::string& name) {
-  try {
-    return parse_engine(name);
-  } catch (const InputError&) {
-    throw InputError("--engine must be megatron, deepspeed, megatron-deepspeed or torchtitan (got '" + name +
-                     "')");
-  }
+// The engine of the launch files: --engine's, Megatron-LM under `any`.
+Engine sweep_engine(const EngineSelection& selection) {
+  return selection.any ? Engine::kMegatron : selection.engines[0];
 }
 
 }  // namespace
@@ -48,6 +44,12 @@ int run_sweep(const SweepFlags& flags) {
   grid.gbs = parse_int_list(flags.gbs, "--gbs");
   grid.seq = flags.seq;
   grid.precision = parse_precision(flags.precision, "--precision");
+  {
+    JobSpec headroom;
+    apply_memory_headroom(flags.memory_headroom, headroom);
+    grid.memory_headroom_fraction = headroom.memory_headroom_fraction;
+    grid.memory_headroom_bytes = headroom.memory_headroom_bytes;
+  }
   if (!flags.csv.empty()) check_output_path(flags.csv, "--csv");
   if (!flags.json.empty()) check_output_path(flags.json, "--json");
   if (!flags.plot.empty()) check_output_path(flags.plot, "--plot");
@@ -57,9 +59,14 @@ int run_sweep(const SweepFlags& flags) {
     throw InputError("--solver must be cbc, glpk or exhaustive (got '" + flags.solver + "')");
   }
   if (flags.array_parallel < 1) throw InputError("--array-parallel must be at least 1");
+  EngineSelection engines = parse_engine_selection(flags.engine);
   SlurmArrayOptions array;
   if (!flags.emit_slurm_array.empty()) {
-    array.engine = sweep_engine(flags.engine);
+    array.engine = sweep_engine(engines);
+    // Launch files imply their engine's space.
+    engines.any = false;
+    engines.count = 1;
+    engines.engines[0] = array.engine;
     array.dir = check_slurm_array_dir(flags.emit_slurm_array);
     array.array_parallel = flags.array_parallel;
   }
@@ -68,6 +75,9 @@ int run_sweep(const SweepFlags& flags) {
   PlannerOptions options;
   options.top_k = 1;
   options.solver = flags.solver;
+  options.engines = engines;
+  options.allow_lossy_comm = flags.allow_lossy_comm;
+  options.allow_unreleased = flags.allow_unreleased;
 
   // Progress on stderr, only for a person watching a terminal.
   const bool tty = ::isatty(::fileno(stderr)) != 0;

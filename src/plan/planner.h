@@ -16,6 +16,11 @@ struct PlannerOptions {
   /// cbc | glpk | exhaustive: the backend of the certifying MILPs.
   std::string solver = "cbc";
   double solver_time_limit_s = 10;
+  /// The engines whose space is searched, and the lossy/unreleased policy
+  /// (see SearchOptions).
+  EngineSelection engines;
+  bool allow_lossy_comm = false;
+  bool allow_unreleased = false;
 };
 
 struct PlannerResult {

@@ -13,12 +13,15 @@
 #include "cost/spec/model_spec.h"
 #include "cost/spec/parallel_config.h"
 #include "solvers/stage_split.h"
+#include "src/emit/engine_capabilities.h"
 
 namespace parplan {
 
 struct RankedConfig {
   ParallelConfig config;
   CostReport cost;
+  /// The engine (an Engine value) that runs all of the config; -1 untagged.
+  int engine = -1;
 };
 
 struct SearchStats {
@@ -42,6 +45,14 @@ struct SearchOptions {
   int top_k = 5;
   /// Largest micro-batch size tried.
   int max_mbs = 16;
+  /// The engines whose space the search keeps to (their capability tables);
+  /// each kept candidate is tagged with the first that runs it.
+  EngineSelection engines;
+  /// Lossy collectives (ZeRO++ qwZ/qgZ, the hierarchical scheme's int8/int4
+  /// collectives) and the unreleased 3-level hierarchical partition: off
+  /// unless asked for (a pin of --zeropp / --hierarchical-partition asks).
+  bool allow_lossy_comm = false;
+  bool allow_unreleased = false;
 };
 
 SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
