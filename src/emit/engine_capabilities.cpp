@@ -306,6 +306,16 @@ EngineSelection parse_engine_selection(const std::string& name, const char* flag
                    "'; choose one of megatron, deepspeed, megatron-deepspeed, torchtitan, any.");
 }
 
+ParallelConfig released_part(const ParallelConfig& config) {
+  ParallelConfig out = config;
+  if (out.hierarchical_partition) {
+    out.hierarchical_partition = false;
+    out.partition = PartitionPlacement{};
+    out.hpz_ranks = 1;
+  }
+  return out;
+}
+
 int first_engine_running(const EngineSelection& selection, const ModelSpec& model, const JobSpec& job,
                          const ParallelConfig& config) {
   for (int i = 0; i < selection.count; ++i)

@@ -84,6 +84,11 @@ struct EngineSelection {
 /// throws InputError naming `flag` and the choices.
 EngineSelection parse_engine_selection(const std::string& name, const char* flag = "--engine");
 
+/// `config` without its unreleased part: the hierarchical partition as the
+/// flat ZeRO-3 an engine would extend (--allow-unreleased plans are tagged
+/// with the engine that runs the rest).
+ParallelConfig released_part(const ParallelConfig& config);
+
 /// The first engine of `selection` that runs `config`; -1 when none does.
 int first_engine_running(const EngineSelection& selection, const ModelSpec& model, const JobSpec& job,
                          const ParallelConfig& config);

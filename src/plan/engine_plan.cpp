@@ -24,13 +24,16 @@ EnginePlanResult plan_for_engines(const ModelSpec& model, const ClusterSpec& clu
   const RankedConfig searched_best = result.ranked.front();
   std::vector<RankedConfig> accepted;
   for (RankedConfig ranked : result.ranked) {
-    const Plan candidate{model, cluster, job, ranked.config, ranked.cost};
+    // An allowed unreleased scheme is checked as the engine it extends.
+    const ParallelConfig released =
+        options.allow_unreleased && ranked.config.hierarchical_partition ? released_part(ranked.config) : ranked.config;
+    const Plan candidate{model, cluster, job, released, ranked.cost};
     // The tagged engine first, then the others of the selection.
     int engine = -1;
     std::string violation;
     for (int i = -1; i < options.engines.count && engine < 0; ++i) {
       const int e = i < 0 ? ranked.engine : static_cast<int>(options.engines.engines[i]);
-      if (e < 0 || capability_problem(engine_capabilities(static_cast<Engine>(e)), model, job, ranked.config))
+      if (e < 0 || capability_problem(engine_capabilities(static_cast<Engine>(e)), model, job, released))
         continue;
       const auto violations = engine_rule_violations(candidate, static_cast<Engine>(e));
       if (violations.empty())

@@ -417,7 +417,9 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                     }
                   }
                   // The engines' spaces: a table lookup per engine, no allocation.
-                  const int engine = first_engine_running(options.engines, model, job, config);
+                  const int engine = first_engine_running(
+                      options.engines, model, job,
+                      options.allow_unreleased && config.hierarchical_partition ? released_part(config) : config);
                   if (engine < 0) {
                     if (local.engine_reason == nullptr)
                       local.engine_reason = capability_problem(
