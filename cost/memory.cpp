@@ -25,15 +25,18 @@ double layer_activation_bytes(const ModelSpec& model, const ActivationShape& sha
   const double f = model.ffn_hidden;
   if (shape.recompute == Recompute::kFull) return layer_input_bytes(model, shape);
   // Korthikanti's 10 s b h: both norm inputs (4), the QKV and FC1 inputs (4)
-  // and two 1-byte dropout masks (2); replicated over tp unless sp.
-  const double replicated = 10.0 * h;
+  // and two 1-byte dropout masks (2, only when the model has dropout);
+  // replicated over tp unless sp.
+  const double replicated = (model.dropout > 0 ? 10.0 : 8.0) * h;
   // Split over tp: Q and K (QK^T inputs), V, the projection input, and the
   // FFN: activation input and output (gated: two inputs).
   const double split = 2.0 * (2.0 * q_width + 2.0 * kv_width) + (model.gated_ffn ? 6.0 : 4.0) * f;
   double per_token = (shape.sp ? replicated / t : replicated) + split / t;
-  // Scores, softmax and dropout of the unfused kernel: 5 a s bytes per token.
+  // Softmax output (2), dropout mask (1) and dropout output (2) of the
+  // unfused kernel: 5 a s bytes per token; the softmax output alone without
+  // dropout (Korthikanti et al. 2022, sec. 4.1).
   if (!shape.flash_attention && shape.recompute != Recompute::kSelective) {
-    per_token += 5.0 * model.heads * shape.seq / t;
+    per_token += (model.dropout > 0 ? 5.0 : 2.0) * model.heads * shape.seq / t;
   }
   return local_tokens * per_token;
 }

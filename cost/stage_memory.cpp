@@ -159,8 +159,9 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
   double activations = in_flight * ((load.layers - recomputed) * full_layer + recomputed * input_only);
   // Recomputing a layer rebuilds its full activations for one micro-batch.
   if (recomputed > 0) activations += full_layer;
-  // Embedding output and its dropout mask (Korthikanti sec. 4.3).
-  if (load.first) activations += in_flight * 3.0 * job.seq * c.mbs / c.cp * model.hidden / (c.sp ? c.tp : 1);
+  // Embedding dropout's output and mask (Korthikanti sec. 4.3); without
+  // dropout the embedding output is the first layer's input, counted there.
+  if (load.first && model.dropout > 0) activations += in_flight * 3.0 * job.seq * c.mbs / c.cp * model.hidden / (c.sp ? c.tp : 1);
   if (load.last) activations += logits_bytes(model, shape);
   // Multi-token-prediction modules: their layer and their own logits.
   if (load.mtp > 0) activations += load.mtp * (moe_layer + logits_bytes(model, shape));
@@ -173,15 +174,19 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
     buffers += 2.0 * 2.0 * layer_params * c.dp * c.cp / std::max(1, c.dp * c.cp);
   }
   memory.buffers_bytes = buffers;
+  // Allocator fragmentation applies to transient allocations (activations);
+  // the model states live in buffers allocated once (Megatron's contiguous
+  // param/grad buffers, DeepSpeed's contiguous_gradients, the optimizer's
+  // flat states) that do not fragment.
   memory.peak_bytes =
-      (memory.states.total() + activations) * (1.0 + device.allocator_headroom_fraction) + buffers;
+      memory.states.total() + activations * (1.0 + device.allocator_headroom_fraction) + buffers;
   return memory;
 }
 
 MemoryBreakdown memory_breakdown(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                  const ParallelConfig& c) {
   MemoryBreakdown out;
-  out.capacity_bytes = cluster.device.usable_hbm_bytes();
+  out.capacity_bytes = job.memory_budget_bytes(cluster.device.usable_hbm_bytes());
   ActivationShape shape = activation_shape(job, c);
   out.activations_per_layer_bytes = layer_activation_bytes(model, shape);
   // Stage 0 holds the most micro-batches; the last stage holds the logits;

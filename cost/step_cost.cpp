@@ -155,7 +155,12 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
   int worst = 1;
   for (int i = 2; i < 7; ++i) worst = parts[i] > parts[worst] ? i : worst;
   if (parts[worst] < 0.1 * time.step_s) worst = 0;
-  report.limiter = report.memory.fits ? names[worst] : Limiter::kMemory;
+  // A plan within 2 % of its memory budget is memory-bound: it cannot grow
+  // its micro-batch or drop recomputation (issue: the limiter says memory).
+  constexpr double kMemoryBoundFraction = 0.98;
+  const bool memory_bound =
+      !report.memory.fits || report.memory.peak_bytes >= kMemoryBoundFraction * report.memory.capacity_bytes;
+  report.limiter = memory_bound ? Limiter::kMemory : names[worst];
   return report;
 }
 

@@ -86,18 +86,19 @@ TEST(TopologyCli, EmitOnAHeterogeneousClusterWritesHostfileAndNcclEnvironment) {
 }
 
 TEST(TopologyCli, NoQuantizedCommKeepsWeightsAndGradientsExact) {
-  // Unasked, pure sharded data parallelism on Frontier plans the quantized
-  // hierarchical scheme; --no-quantized-comm leaves plain ZeRO stages only.
-  const CliRun free = run_cli("plan " + kFrontier + " --tp 1 --pp 1 --format json");
+  // Allowed lossy and unreleased schemes, pure sharded data parallelism on
+  // Frontier plans the quantized hierarchical scheme; by default (exact
+  // collectives, released schemes) plain ZeRO stages or exact hpZ only.
+  const CliRun free =
+      run_cli("plan " + kFrontier + " --tp 1 --pp 1 --allow-unreleased --allow-lossy-comm --format json");
   ASSERT_EQ(free.exit_code, 0) << free.err;
   const auto f = nlohmann::json::parse(free.out)["config"];
   EXPECT_TRUE(f["qgz"].get<bool>() || f["qwz"].get<bool>());
-  const CliRun exact = run_cli("plan " + kFrontier + " --tp 1 --pp 1 --no-quantized-comm --format json");
+  const CliRun exact = run_cli("plan " + kFrontier + " --tp 1 --pp 1 --format json");
   ASSERT_EQ(exact.exit_code, 0) << exact.err;
   const auto e = nlohmann::json::parse(exact.out)["config"];
   EXPECT_FALSE(e["qgz"].get<bool>());
   EXPECT_FALSE(e["qwz"].get<bool>());
-  EXPECT_FALSE(e["zeropp"].get<bool>());
   EXPECT_FALSE(e["hierarchical_partition"].get<bool>());
   // The free plan is the optimum over a superset: never slower; its notes
   // name the lossy choice and the exact alternative.
@@ -107,7 +108,7 @@ TEST(TopologyCli, NoQuantizedCommKeepsWeightsAndGradientsExact) {
   bool named = false;
   const auto free_json = nlohmann::json::parse(free.out);
   for (const auto& note : free_json["notes"])
-    named = named || note.get<std::string>().find("--no-quantized-comm") != std::string::npos;
+    named = named || note.get<std::string>().find("--allow-lossy-comm") != std::string::npos;
   EXPECT_TRUE(named);
 }
 

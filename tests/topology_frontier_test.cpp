@@ -111,10 +111,18 @@ TEST(TopologyFrontier, PlannerPicksHierarchicalPartitioningForPureShardedDataPar
   Frontier20b f;
   f.job.pins.tp = 1;
   f.job.pins.pp = 1;
-  const PlannerResult result = plan_job(f.model, f.cluster, f.job, PlannerOptions{});
+  // The scheme is unreleased and quantizes: only when both are allowed.
+  PlannerOptions allowed;
+  allowed.allow_unreleased = allowed.allow_lossy_comm = true;
+  const PlannerResult result = plan_job(f.model, f.cluster, f.job, allowed);
   ASSERT_FALSE(result.ranked.empty());
   const ParallelConfig& best = result.ranked.front().config;
   EXPECT_TRUE(best.hierarchical_partition);
+  // By default the planner keeps to released schemes and exact collectives.
+  const PlannerResult released = plan_job(f.model, f.cluster, f.job, PlannerOptions{});
+  ASSERT_FALSE(released.ranked.empty());
+  EXPECT_FALSE(released.ranked.front().config.hierarchical_partition);
+  EXPECT_FALSE(released.ranked.front().config.qwz || released.ranked.front().config.qgz);
   EXPECT_EQ(best.zero, 3);
   // The plan says why: a note naming the speed-up over ZeRO++.
   ASSERT_FALSE(result.notes.empty());

@@ -78,6 +78,15 @@ struct JobSpec {
   /// volume (LSH-MoE style token compression, lossy; 1 = none).
   double a2a_compression = 1.0;
 
+  /// HBM a plan keeps free, beyond the cost model's own reservations:
+  /// a fraction of usable HBM plus bytes (--memory-headroom).
+  double memory_headroom_fraction = 0.0;
+  double memory_headroom_bytes = 0.0;
+  /// The HBM a plan may fill: usable HBM less the headroom.
+  double memory_budget_bytes(double usable_hbm_bytes) const {
+    return usable_hbm_bytes * (1.0 - memory_headroom_fraction) - memory_headroom_bytes;
+  }
+
   /// Bytes of optimizer state per parameter beyond the 16-bit weights and
   /// gradients (ZeRO's K): fp32 master copy + Adam momentum + variance = 12.
   double optimizer_state_bytes_per_param() const { return optimizer == Optimizer::kAdam ? 12.0 : 8.0; }

@@ -37,6 +37,10 @@ struct ModelSpec {
   PositionKind position = PositionKind::kLearned;
   /// Input embedding and LM head share one matrix.
   bool tied_embeddings = true;
+  /// Dropout probability of the hidden states and attention (Megatron
+  /// --hidden-dropout/--attention-dropout, default 0.1); 0 stores no
+  /// dropout masks (the Llama family trains without dropout).
+  double dropout = 0.1;
 
   // Mixture of experts (experts == 0 means dense). Parsed now, modelled later.
   /// Routed experts per MoE layer.

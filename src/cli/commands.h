@@ -28,8 +28,10 @@ struct SweepFlags {
   CommonFlags common;
   std::string models, cluster, gpus, gbs, precision = "bf16";
   int seq = 0;
-  std::string csv, json, plot, emit_slurm_array, engine = "megatron", solver = "cbc";
+  std::string csv, json, plot, emit_slurm_array, engine = "any", solver = "cbc";
   int array_parallel = 4;
+  bool allow_lossy_comm = false, allow_unreleased = false;
+  std::optional<std::string> memory_headroom;
 };
 
 struct SkipPathsFlags {

@@ -1,8 +1,9 @@
-// parplan estimate: the cost of one given config.
+// parplan estimate: the cost of one given config, and which engines run it.
 #include <iostream>
 
 #include "cost/step_cost.h"
 #include "src/cli/commands.h"
+#include "src/plan/engine_plan.h"
 #include "src/report/json_report.h"
 #include "src/report/table_report.h"
 
@@ -12,12 +13,30 @@ int run_estimate(const JobFlags& flags) {
   const ResolvedJob r = resolve_job(flags);
   const ParallelConfig config = config_from_flags(flags, r);
   const CostReport cost = estimate_cost(r.model, r.cluster, r.job, config);
+  const EngineSelection selection = planner_options(flags, "cbc").engines;
+  std::string why_not;
+  const std::vector<Engine> engines =
+      engines_running(selection, Plan{r.model, r.cluster, r.job, config, cost}, &why_not);
   if (flags.common.json()) {
     nlohmann::ordered_json j = cost_json(r.model, config, cost, r.job.seq);
     j["traffic"] = traffic_json(r.cluster, cost);
+    j["engines"] = nlohmann::ordered_json::array();
+    for (Engine e : engines) j["engines"].push_back(engine_capabilities(e).name);
+    if (!selection.any) j["engine_runs_it"] = !engines.empty();
+    if (engines.empty()) j["engine_problem"] = why_not;
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << cost_table(r.model, r.cluster, config, cost);
+    if (!engines.empty()) {
+      std::cout << "\nruns on";
+      for (std::size_t i = 0; i < engines.size(); ++i)
+        std::cout << (i ? ", " : " ") << engine_capabilities(engines[i]).name;
+      std::cout << "\n";
+    } else {
+      std::cout << "\n"
+                << (selection.any ? std::string("no released engine") : flags.engine)
+                << " cannot run this config: " << why_not << "\n";
+    }
   }
   return 0;
 }

@@ -43,8 +43,6 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   app.add_option("--a2a-compression", f.a2a_compression,
                  "MoE: bytes of the expert all-to-all over the uncompressed volume, 0 < R <= 1 (LSH-MoE style "
                  "token compression; lossy, needs --allow-lossy-comm)");
-  app.add_flag("--allow-lossy-comm", f.allow_lossy_comm,
-               "allow communication that changes the numerics of training (e.g. --a2a-compression)");
   app.add_option("--recompute", f.recompute, std::string("none | selective | full") + what);
   add_int_option(app, "--recompute-layers", f.recompute_layers,
                  "layers per model chunk fully recomputed (with full)", 0, kMaxLayers);
@@ -58,10 +56,6 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                   "node, optimizer over the job; quantized collectives)") +
           what);
   if (!config_flags) app.add_flag("--no-sp", f.no_sp, "forbid sequence parallelism")->excludes(sp);
-  if (!config_flags)
-    app.add_flag("--no-quantized-comm", f.no_quantized_comm,
-                 "never plan quantized collectives (ZeRO++ int8 weights / int4 gradients, also used by the "
-                 "hierarchical partitioning): they change the numerics of training");
   if (config_flags)
     app.add_flag("--no-overlap", f.no_overlap,
                  "overlap neither data-parallel nor pipeline point-to-point communication with compute");
@@ -121,6 +115,11 @@ ResolvedJob resolve_job(const JobFlags& f) {
                                              std::to_string(out.cluster.ranks_per_node) + " GPUs per node)") +
                      "; parplan accepts at most " + std::to_string(kMaxGpus));
   out.job.gpus = static_cast<int>(gpus);
+  // --nodes on a uniform cluster sizes the cluster too (a profile names one
+  // installation, but the same nodes come in larger ones).
+  if (request.nodes > 0 && !out.cluster.heterogeneous() && out.cluster.nodes > 0 &&
+      request.nodes > out.cluster.nodes)
+    out.cluster.nodes = request.nodes;
   const std::int64_t capacity = static_cast<std::int64_t>(out.cluster.nodes) * out.cluster.ranks_per_node;
   if (out.cluster.nodes > 0 && out.job.gpus > capacity)
     throw InputError("--gpus " + std::to_string(out.job.gpus) + " exceeds cluster " + out.cluster.name +
@@ -133,6 +132,7 @@ ResolvedJob resolve_job(const JobFlags& f) {
     throw InputError("--seq " + std::to_string(out.job.seq) + " exceeds the model's learned positions (" +
                      std::to_string(out.model.max_positions) + "); use a shorter sequence");
   check_input_limits(out.model, out.cluster, out.job);
+  apply_memory_headroom(f.memory_headroom, out.job);
   out.file_config = request.config;
   out.file_sp_given = request.config_sp_given;
   out.file_attention_given = request.config_attention_given;
@@ -268,7 +268,6 @@ void apply_pins(const JobFlags& f, JobSpec& job) {
     throw InputError(std::string("--no-quantized-comm excludes ") +
                      (f.zeropp ? "--zeropp" : "--hierarchical-partition") +
                      " (both quantize weights and gradients); give one of them");
-  if (f.no_quantized_comm) p.zeropp = p.hierarchical_partition = 0;
   if (f.zeropp || f.hierarchical_partition) {
     const char* flag = f.zeropp ? "--zeropp" : "--hierarchical-partition";
     if (f.zero && *f.zero != 3)

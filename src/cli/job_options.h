@@ -12,6 +12,7 @@
 #include "cost/spec/model_spec.h"
 #include "cost/spec/parallel_config.h"
 #include "src/cli/common_flags.h"
+#include "src/plan/planner.h"
 
 namespace parplan {
 
@@ -33,8 +34,6 @@ struct JobFlags {
   /// MoE: all-to-all compression ratio (LSH-MoE), allowed only with
   /// allow_lossy_comm.
   std::optional<double> a2a_compression;
-  /// Opt-in to communication that changes the numerics of training.
-  bool allow_lossy_comm = false;
   std::optional<std::string> recompute, attention;
   bool sp = false, no_sp = false, no_overlap = false;
   /// ZeRO-3 with ZeRO++ as DeepSpeed ships it (hpZ over a node, qwZ, qgZ),
@@ -43,7 +42,27 @@ struct JobFlags {
   /// Plans only: never choose the lossy int8-weight / int4-gradient
   /// collectives (ZeRO++ and the hierarchical scheme).
   bool no_quantized_comm = false;
+  /// --engine: megatron | deepspeed | megatron-deepspeed | torchtitan | any.
+  std::string engine = "any";
+  /// Lossy collectives (qwZ, qgZ, int4 gradients) and unreleased schemes
+  /// (the 3-level hierarchical partition) only when asked for.
+  bool allow_lossy_comm = false, allow_unreleased = false;
+  /// --memory-headroom: GiB ("4") or percent of usable HBM ("10%").
+  std::optional<std::string> memory_headroom;
 };
+
+/// Adds --engine, --allow-lossy-comm, --allow-unreleased and
+/// --memory-headroom (plan, check, estimate).
+void add_engine_flags(CLI::App& app, JobFlags& flags);
+/// The default --memory-headroom (docs/cost-model.md, "Memory headroom").
+inline constexpr const char* kDefaultMemoryHeadroom = "2%";
+/// Sets job.memory_headroom_* from --memory-headroom ("10%", "4", "4GiB");
+/// the default when absent. Throws InputError naming the flag.
+void apply_memory_headroom(const std::optional<std::string>& text, JobSpec& job);
+
+/// The planner options of the engine and policy flags; `emit` (--emit E)
+/// implies --engine E. Throws InputError on an unknown or conflicting engine.
+PlannerOptions planner_options(const JobFlags& flags, const std::string& solver, const std::string& emit = "");
 
 /// Adds the shared flags; `config_flags` adds the parallel sizes too.
 void add_job_flags(CLI::App& app, JobFlags& flags, bool config_flags);

@@ -25,13 +25,9 @@ namespace parplan {
 
 namespace {
 
-Engine sweep_engine(const std::string& name) {
-  try {
-    return parse_engine(name);
-  } catch (const InputError&) {
-    throw InputError("--engine must be megatron, deepspeed, megatron-deepspeed or torchtitan (got '" + name +
-                     "')");
-  }
+// The engine of the launch files: --engine's, Megatron-LM under `any`.
+Engine sweep_engine(const EngineSelection& selection) {
+  return selection.any ? Engine::kMegatron : selection.engines[0];
 }
 
 }  // namespace
@@ -50,6 +46,12 @@ int run_sweep(const SweepFlags& flags) {
   grid.gbs = parse_int_list(flags.gbs, "--gbs");
   grid.seq = flags.seq;
   grid.precision = parse_precision(flags.precision, "--precision");
+  {
+    JobSpec headroom;
+    apply_memory_headroom(flags.memory_headroom, headroom);
+    grid.memory_headroom_fraction = headroom.memory_headroom_fraction;
+    grid.memory_headroom_bytes = headroom.memory_headroom_bytes;
+  }
   if (!flags.csv.empty()) check_output_path(flags.csv, "--csv");
   if (!flags.json.empty()) check_output_path(flags.json, "--json");
   if (!flags.plot.empty()) check_output_path(flags.plot, "--plot");
@@ -59,9 +61,14 @@ int run_sweep(const SweepFlags& flags) {
     throw InputError("--solver must be cbc, glpk or exhaustive (got '" + flags.solver + "')");
   }
   if (flags.array_parallel < 1) throw InputError("--array-parallel must be at least 1");
+  EngineSelection engines = parse_engine_selection(flags.engine);
   SlurmArrayOptions array;
   if (!flags.emit_slurm_array.empty()) {
-    array.engine = sweep_engine(flags.engine);
+    array.engine = sweep_engine(engines);
+    // Launch files imply their engine's space.
+    engines.any = false;
+    engines.count = 1;
+    engines.engines[0] = array.engine;
     array.dir = check_slurm_array_dir(flags.emit_slurm_array);
     array.array_parallel = flags.array_parallel;
   }
@@ -72,6 +79,9 @@ int run_sweep(const SweepFlags& flags) {
   options.solver = flags.solver;
   options.solver_time_limit_s = flags.common.solver_time_limit_s;
   options.deadline = flags.common.deadline();
+  options.engines = engines;
+  options.allow_lossy_comm = flags.allow_lossy_comm;
+  options.allow_unreleased = flags.allow_unreleased;
 
   // Progress on stderr: a counter redrawn in place on a terminal; otherwise
   // (a log, CI) one line every kProgressEveryS seconds of a long sweep.

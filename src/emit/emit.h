@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "src/emit/engine_capabilities.h"
 #include "src/plan/plan.h"
 
 namespace parplan {
 
-enum class Engine { kMegatron, kDeepSpeed, kMegatronDeepSpeed, kTorchtitan };
 enum class Launcher { kTorchrun, kSlurm };
 
 /// "megatron" | "deepspeed" | "megatron-deepspeed" | "torchtitan". Throws InputError naming

@@ -216,6 +216,7 @@ ModelSpec model_from_hf(const Json& root, const std::string& origin) {
       m.linear_bias = true;
       m.norm = NormKind::kLayerNorm;
       m.position = PositionKind::kLearned;
+      m.dropout = 0.1;  // GPT2Config resid_pdrop/attn_pdrop/embd_pdrop = 0.1
       break;
     case Family::kGptNeox:
       // Rotary on rotary_pct of each head; the parallel residual changes no counts.
@@ -225,12 +226,14 @@ ModelSpec model_from_hf(const Json& root, const std::string& origin) {
       m.linear_bias = true;
       m.norm = NormKind::kLayerNorm;
       m.position = PositionKind::kRope;
+      m.dropout = 0.0;  // GPTNeoXConfig hidden_dropout/attention_dropout = 0.0
       break;
     case Family::kLlama:
       m.gated_ffn = true;
       m.linear_bias = hf.boolean("attention_bias").value_or(false) || hf.boolean("mlp_bias").value_or(false);
       m.norm = NormKind::kRmsNorm;
       m.position = PositionKind::kRope;
+      m.dropout = 0.0;  // LlamaConfig attention_dropout = 0.0 (and no hidden dropout)
       break;
   }
 

@@ -16,7 +16,7 @@ namespace {
 const std::vector<std::string> kTopKeys = {
     "name",      "source",   "layers",          "hidden",        "ffn_hidden", "heads",
     "kv_groups", "head_dim", "vocab",           "max_positions", "gated_ffn",  "linear_bias",
-    "norm",      "position", "tied_embeddings", "moe",           "mla"};
+    "norm",      "position", "tied_embeddings", "moe",           "mla",        "dropout"};
 const std::vector<std::string> kMoeKeys = {"experts",        "top_k",          "expert_ffn_hidden",
                                            "moe_layer_freq", "shared_experts", "first_dense_layers",
                                            "mtp_layers",     "route_groups",   "route_group_topk",
@@ -66,6 +66,7 @@ ModelSpec model_from_yaml(const YAML::Node& root, const std::string& origin,
   m.position =
       top.choice("position", {"learned", "rope"}) == "rope" ? PositionKind::kRope : PositionKind::kLearned;
   m.tied_embeddings = top.boolean("tied_embeddings", true);
+  m.dropout = top.number_in("dropout", 0.0, 1.0, 0.1);
 
   if (const auto moe = top.block("moe")) {
     moe->allow_only(kMoeKeys);

@@ -135,7 +135,7 @@ std::vector<SolverCertificate> certify(const ModelSpec& model, const ClusterSpec
       input.recompute_time_s.push_back(k.recompute_time_s);
       input.memory_bytes.push_back(std::max(0.0, k.fixed_memory_bytes + layers * k.layer_memory_bytes));
       input.saved_bytes_per_layer.push_back(std::max(0.0, k.recompute_saved_bytes));
-      input.memory_cap_bytes.push_back(cluster.device.usable_hbm_bytes());
+      input.memory_cap_bytes.push_back(job.memory_budget_bytes(cluster.device.usable_hbm_bytes()));
     }
     certificates.push_back(recompute_split_milp(input, backend, options).certificate);
   }
@@ -161,8 +161,17 @@ double cross_node_bytes(const ClusterSpec& cluster, const CostReport& cost) {
   return cross_node(cluster, cost, false);
 }
 
-const char* level(PartitionLevel l) {
-  return l == PartitionLevel::kPackage ? "package" : l == PartitionLevel::kNode ? "node" : "job";
+// A "package" (several devices sharing one socket, as the two GCDs of an
+// MI250X) exists only where a tier is narrower than a node.
+bool has_package_tier(const ClusterSpec& cluster) {
+  for (const auto& tier : cluster.tiers)
+    if (tier.ranks > 1 && tier.ranks < cluster.ranks_per_node) return true;
+  return false;
+}
+
+const char* level(PartitionLevel l, const ClusterSpec& cluster) {
+  if (l == PartitionLevel::kPackage) return has_package_tier(cluster) ? "package" : "node";
+  return l == PartitionLevel::kNode ? "node" : "job";
 }
 }  // namespace
 
@@ -180,17 +189,21 @@ std::vector<std::string> plan_notes(const ModelSpec& model, const ClusterSpec& c
     const CostReport zpp_cost = estimate_cost(model, cluster, job, zpp);
     const double t = cost.throughput.model_tflops_per_gpu;
     if (c.hierarchical_partition) {
-      notes.push_back("hierarchical partitioning (weights per " + std::string(level(c.partition.params)) +
-                      ", backward copy per " + level(c.partition.params_secondary) + ", gradients per " +
-                      level(c.partition.grads) + ", optimizer per " + level(c.partition.optimizer) + "): " +
-                      fmt("%.1f TFLOP/s per GPU against %.1f with ZeRO++ and %.1f with ZeRO-3 on the same "
-                          "mesh (%.2fx over ZeRO++)",
-                          t, zpp_cost.throughput.model_tflops_per_gpu,
-                          flat_cost.throughput.model_tflops_per_gpu,
-                          t / std::max(1e-12, zpp_cost.throughput.model_tflops_per_gpu)));
       notes.push_back(
-          fmt("why: the per-micro-batch gathers and reduce-scatters stay inside the package/node and "
-              "only the exchange between partition replicas crosses nodes, once per step: %.2f GB per GPU "
+          "hierarchical partitioning (weights per " + std::string(level(c.partition.params, cluster)) +
+          ", backward copy per " + level(c.partition.params_secondary, cluster) + ", gradients per " +
+          level(c.partition.grads, cluster) + ", optimizer per " + level(c.partition.optimizer, cluster) +
+          "): " +
+          fmt("%.1f TFLOP/s per GPU against %.1f with ZeRO++ and %.1f with ZeRO-3 on the same "
+              "mesh (%.2fx over ZeRO++)",
+              t, zpp_cost.throughput.model_tflops_per_gpu, flat_cost.throughput.model_tflops_per_gpu,
+              t / std::max(1e-12, zpp_cost.throughput.model_tflops_per_gpu)));
+      notes.push_back(
+          std::string(has_package_tier(cluster) ? "why: the per-micro-batch gathers and reduce-scatters stay "
+                                                  "inside the package/node and "
+                                                : "why: the per-micro-batch gathers and reduce-scatters stay "
+                                                  "inside the node and ") +
+          fmt("only the exchange between partition replicas crosses nodes, once per step: %.2f GB per GPU "
               "per step against %.2f GB with ZeRO++ and %.2f GB with ZeRO-3",
               cross_node_bytes(cluster, cost) / 1e9, cross_node_bytes(cluster, zpp_cost) / 1e9,
               cross_node_bytes(cluster, flat_cost) / 1e9) +
@@ -220,7 +233,8 @@ std::vector<std::string> plan_notes(const ModelSpec& model, const ClusterSpec& c
     if (!alt.best.empty()) {
       const ParallelConfig& a = alt.best.front().config;
       const double step_s = alt.best.front().cost.time.step_s;
-      note += fmt("; with exact collectives (--no-quantized-comm) the best plan is tp %.0f pp %.0f dp %.0f "
+      note += fmt("; with exact collectives (without --allow-lossy-comm) the best plan is tp %.0f pp %.0f dp "
+                  "%.0f "
                   "zero %.0f",
                   a.tp, a.pp, a.dp, a.zero) +
               fmt(" at %.3f s per step (%+.1f%%)", step_s, 100.0 * (step_s / cost.time.step_s - 1.0));
@@ -265,6 +279,9 @@ PlannerResult plan_job(const ModelSpec& model, const ClusterSpec& cluster, const
   SearchOptions search;
   search.top_k = options.top_k;
   search.deadline = options.deadline;
+  search.engines = options.engines;
+  search.allow_lossy_comm = options.allow_lossy_comm;
+  search.allow_unreleased = options.allow_unreleased;
   result.search = search_configs(model, cluster, job, search);
   result.ranked = result.search.best;
   if (!result.ranked.empty()) {

@@ -22,6 +22,11 @@ struct PlannerOptions {
   /// Bound on the whole planning (--time-limit): the search stops starting
   /// mesh shapes and each solve gets at most the time left.
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// The engines whose space is searched, and the lossy/unreleased policy
+  /// (see SearchOptions).
+  EngineSelection engines;
+  bool allow_lossy_comm = false;
+  bool allow_unreleased = false;
 };
 
 struct PlannerResult {

@@ -221,6 +221,8 @@ std::vector<SweepPoint> sweep_points(const SweepGrid& grid) {
         p.job.gbs = gbs;
         p.job.seq = grid.seq;
         p.job.precision = grid.precision;
+        p.job.memory_headroom_fraction = grid.memory_headroom_fraction;
+        p.job.memory_headroom_bytes = grid.memory_headroom_bytes;
         points.push_back(p);
       }
     }

@@ -26,6 +26,9 @@ struct SweepGrid {
   std::vector<int> gbs;
   int seq = 0;
   Precision precision = Precision::kBf16;
+  /// HBM every point keeps free (JobSpec::memory_headroom_*).
+  double memory_headroom_fraction = 0.0;
+  double memory_headroom_bytes = 0.0;
 };
 
 /// One point of the grid.

@@ -71,7 +71,7 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
   out << "  per GPU            " << format("%.1f model TFLOP/s, %.1f hardware TFLOP/s", p.model_tflops_per_gpu,
                                            p.hardware_tflops_per_gpu)
       << "\n";
-  out << "  MFU / HFU          " << format("%.1f%% / %.1f%%", 100 * p.mfu, 100 * p.hfu) << "\n\n";
+  out << "  MFU / HFU          " << format("%.1f %% / %.1f %%", 100 * p.mfu, 100 * p.hfu) << "\n\n";
   const MemoryBreakdown& m = r.memory;
   out << "memory per GPU       " << format("%.1f GiB of %.1f GiB", gib(m.peak_bytes), gib(m.capacity_bytes))
       << (m.fits ? "  (fits)" : "  (DOES NOT FIT)") << "  on pipeline stage " << m.peak_stage << "\n";
@@ -107,17 +107,18 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
 
 std::string alternatives_table(const std::vector<RankedConfig>& ranked) {
   std::ostringstream out;
-  out << "rank  tp  pp  vp    dp  cp  sp  zero  mbs  recompute       step_s    MFU   memory_GiB limiter\n";
+  out << "rank  tp  pp  vp    dp  cp  sp  zero  mbs  recompute       step_s    MFU   memory_GiB limiter   engine\n";
   int rank = 1;
   for (const auto& r : ranked) {
     const ParallelConfig& c = r.config;
     char line[256];
     std::string recompute = recompute_name(c.recompute);
     if (c.recompute == Recompute::kFull && c.recompute_layers > 0) recompute += "/" + std::to_string(c.recompute_layers);
-    std::snprintf(line, sizeof line, "%4d %3d %3d %3d %5d %3d %3s %5d %4d  %-12s %9.3f %5.1f%% %10.1f  %s\n", rank++,
-                  c.tp, c.pp, c.vp, c.dp, c.cp, c.sp ? "on" : "off", c.zero, c.mbs, recompute.c_str(),
+    const char* engine = r.engine >= 0 ? engine_capabilities(static_cast<Engine>(r.engine)).name : "-";
+    std::snprintf(line, sizeof line, "%4d %3d %3d %3d %5d %3d %3s %5d %4d  %-12s %9.3f %5.1f%% %10.1f  %-9s %s\n",
+                  rank++, c.tp, c.pp, c.vp, c.dp, c.cp, c.sp ? "on" : "off", c.zero, c.mbs, recompute.c_str(),
                   r.cost.time.step_s, 100 * r.cost.throughput.mfu, gib(r.cost.memory.peak_bytes),
-                  limiter_name(r.cost.limiter));
+                  limiter_name(r.cost.limiter), engine);
     out << line;
   }
   return out.str();

@@ -42,9 +42,9 @@ struct TopK {
     return static_cast<int>(items.size()) < k ? std::numeric_limits<double>::infinity()
                                               : items.back().cost.time.step_s;
   }
-  void offer(const ParallelConfig& config, const CostReport& cost) {
+  void offer(const ParallelConfig& config, const CostReport& cost, int engine) {
     if (cost.time.step_s >= threshold()) return;
-    RankedConfig entry{config, cost};
+    RankedConfig entry{config, cost, engine};
     auto at = std::upper_bound(items.begin(), items.end(), cost.time.step_s,
                                [](double s, const RankedConfig& r) { return s < r.cost.time.step_s; });
     items.insert(at, entry);
@@ -59,33 +59,47 @@ struct Local {
   ParallelConfig least_peak_config;
   int structural_ok = 0;
   bool searched = false;
+  long engine_ok = 0;
+  /// Why the first selected engine rejected a candidate (a static sentence).
+  const char* engine_reason = nullptr;
 };
 
 constexpr int kPlacements = 4;
 
-// How ZeRO-3 shards: flat, ZeRO++ (DeepSpeed), or a hierarchical placement.
+// How ZeRO-3 shards: flat, ZeRO++ (DeepSpeed), or a hierarchical placement;
+// `quantized`: with the int8-weight / int4-gradient collectives.
 struct ShardingChoice {
   bool zeropp = false;
   bool hierarchical = false;
+  bool quantized = false;
   PartitionPlacement placement;
 };
+constexpr int kMaxShardingChoices = 12;
 
 // The sharding variants of a ZeRO-3 candidate worth trying on this cluster
-// and mesh (pins respected), without duplicates: placements whose level
-// groups coincide (a cluster without a package tier, a data-parallel group
-// inside one node) are tried once.
-int sharding_choices(const ClusterSpec& cluster, const SearchPins& pins, const ParallelConfig& base,
-                     ShardingChoice out[8]) {
+// and mesh (pins and the lossy/unreleased policy respected), without
+// duplicates: placements whose level groups coincide (a cluster without a
+// package tier, a data-parallel group inside one node) are tried once.
+int sharding_choices(const ClusterSpec& cluster, const SearchPins& pins, const SearchOptions& options,
+                     const ParallelConfig& base, ShardingChoice out[kMaxShardingChoices]) {
   int n = 0;
   const bool pinned_zeropp = pins.zeropp == 1;
   const bool pinned_hier = pins.hierarchical_partition == 1;
+  // A pin asks for the scheme as it was published, quantized collectives included.
+  const bool lossy = options.allow_lossy_comm || pinned_zeropp || pinned_hier;
   if (!pinned_zeropp && !pinned_hier) out[n++] = ShardingChoice{};
   if (!pinned_hier && pins.zeropp != 0) {
     ShardingChoice z;
     z.zeropp = true;
-    out[n++] = z;
+    // hpZ alone is exact; qwZ/qgZ only when lossy collectives are allowed.
+    if (!pinned_zeropp) out[n++] = z;
+    if (lossy) {
+      z.quantized = true;
+      out[n++] = z;
+    }
   }
   if (pinned_zeropp || pins.hierarchical_partition == 0) return n;
+  if (!options.allow_unreleased && !pinned_hier) return n;
   const auto& placements = hierarchical_placements();
   int seen[kPlacements][4] = {};
   int distinct = 0;
@@ -108,6 +122,7 @@ int sharding_choices(const ClusterSpec& cluster, const SearchPins& pins, const P
     if (placement_problem(cluster, probe) != nullptr) continue;
     ShardingChoice h;
     h.hierarchical = true;
+    h.quantized = lossy;
     h.placement = p;
     out[n++] = h;
   }
@@ -220,7 +235,7 @@ StageSplitInput stage_split_input(const ModelSpec& model, const ClusterSpec& clu
   in.extra_time_s.resize(config.pp);
   in.layer_memory_bytes.resize(config.pp);
   in.extra_memory_bytes.resize(config.pp);
-  in.memory_cap_bytes.assign(config.pp, cluster.device.usable_hbm_bytes());
+  in.memory_cap_bytes.assign(config.pp, job.memory_budget_bytes(cluster.device.usable_hbm_bytes()));
   ParallelConfig even = config;
   even.first_stage_layers = even.last_stage_layers = 0;
   even.stage_split = {};
@@ -386,8 +401,9 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
             for (int zero = sharded_pin ? 3 : 0; zero <= zero_max; ++zero) {
               if (pins.zero >= 0 && pins.zero != zero) continue;
               if (zero > 0 && mesh.dp * mesh.cp == 1) continue;  // nothing to shard over
-              ShardingChoice shardings[8];
-              const int sharding_count = zero == 3 ? sharding_choices(cluster, pins, shape, shardings) : 1;
+              ShardingChoice shardings[kMaxShardingChoices];
+              const int sharding_count =
+                  zero == 3 ? sharding_choices(cluster, pins, options, shape, shardings) : 1;
               for (int variant = 0; variant < sharding_count; ++variant) {
                 for (Recompute recompute : recomputes) {
                   ++local.stats.candidates;
@@ -397,6 +413,7 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                   if (zero == 3 && shardings[variant].zeropp) apply_zeropp(cluster, config);
                   if (zero == 3 && shardings[variant].hierarchical)
                     apply_hierarchical_partition(config, shardings[variant].placement);
+                  if (zero == 3 && !shardings[variant].quantized) config.qwz = config.qgz = false;
                   config.recompute = recompute;
                   config.ep_overlap = shape.ep_overlap && recompute != Recompute::kFull;
                   if (recompute == Recompute::kFull) {
@@ -407,6 +424,17 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                       config.recompute_layers = k < 0 ? model.layers / (mesh.pp * vp) : k;
                     }
                   }
+                  // The engines' spaces: a table lookup per engine, no allocation.
+                  const int engine = first_engine_running(
+                      options.engines, model, job,
+                      options.allow_unreleased && config.hierarchical_partition ? released_part(config) : config);
+                  if (engine < 0) {
+                    if (local.engine_reason == nullptr)
+                      local.engine_reason = capability_problem(
+                          engine_capabilities(options.engines.engines[0]), model, job, config);
+                    continue;
+                  }
+                  ++local.engine_ok;
                   const MemoryBreakdown memory = estimate_memory(model, cluster, job, config);
                   if (memory.peak_bytes < local.least_peak_bytes) {
                     local.least_peak_bytes = memory.peak_bytes;
@@ -416,7 +444,7 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                   const CostReport cost = estimate_cost(model, cluster, job, config);
                   ++local.stats.evaluated;
                   ++local.stats.feasible;
-                  local.top.offer(config, cost);
+                  local.top.offer(config, cost, engine);
                 }
               }
             }
@@ -432,8 +460,12 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
   double least_peak = std::numeric_limits<double>::infinity();
   ParallelConfig least_config;
   int structural = 0;
+  long engine_ok = 0;
+  const char* engine_reason = nullptr;
   for (const Local& local : locals) {
-    for (const auto& item : local.top.items) merged.offer(item.config, item.cost);
+    engine_ok += local.engine_ok;
+    if (engine_reason == nullptr) engine_reason = local.engine_reason;
+    for (const auto& item : local.top.items) merged.offer(item.config, item.cost, item.engine);
     result.stats.candidates += local.stats.candidates;
     result.stats.evaluated += local.stats.evaluated;
     result.stats.feasible += local.stats.feasible;
@@ -452,7 +484,13 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
   } else if (result.best.empty()) {
     char text[400];
     result.no_valid_split = structural == 0;
-    if (structural == 0) {
+    if (structural > 0 && engine_ok == 0) {
+      std::snprintf(text, sizeof text,
+                    "engine: no config of the search space runs on %s (%s: %s); choose another --engine",
+                    options.engines.any ? "any released engine" : engine_capabilities(options.engines.engines[0]).name,
+                    engine_capabilities(options.engines.engines[0]).name,
+                    engine_reason ? engine_reason : "unsupported");
+    } else if (structural == 0) {
       std::snprintf(
           text, sizeof text,
           "no split of %d GPUs divides the job: check that gbs %d, seq %d and the model's %d heads and "
@@ -462,9 +500,10 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
       std::snprintf(
           text, sizeof text,
           "memory: even the leanest config (tp %d, cp %d, pp %d, dp %d, zero %d, full recompute) needs "
-          "%.1f GiB per device but the device has %.1f GiB usable; add GPUs or shorten the sequence",
+          "%.1f GiB per device but the device has %.1f GiB usable after the memory headroom; add GPUs or "
+          "shorten the sequence",
           least_config.tp, least_config.cp, least_config.pp, least_config.dp, least_config.zero,
-          least_peak / 1073741824.0, cluster.device.usable_hbm_bytes() / 1073741824.0);
+          least_peak / 1073741824.0, job.memory_budget_bytes(cluster.device.usable_hbm_bytes()) / 1073741824.0);
     }
     result.infeasible_reason = text;
   }

@@ -15,12 +15,15 @@
 #include "cost/spec/model_spec.h"
 #include "cost/spec/parallel_config.h"
 #include "solvers/stage_split.h"
+#include "src/emit/engine_capabilities.h"
 
 namespace parplan {
 
 struct RankedConfig {
   ParallelConfig config;
   CostReport cost;
+  /// The engine (an Engine value) that runs all of the config; -1 untagged.
+  int engine = -1;
 };
 
 /// Counters of a search. They depend only on the input (the pruning bound of
@@ -57,6 +60,14 @@ struct SearchOptions {
   int max_mbs = 16;
   /// Mesh shapes not started by then are skipped (stopped_at_deadline).
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// The engines whose space the search keeps to (their capability tables);
+  /// each kept candidate is tagged with the first that runs it.
+  EngineSelection engines;
+  /// Lossy collectives (ZeRO++ qwZ/qgZ, the hierarchical scheme's int8/int4
+  /// collectives) and the unreleased 3-level hierarchical partition: off
+  /// unless asked for (a pin of --zeropp / --hierarchical-partition asks).
+  bool allow_lossy_comm = false;
+  bool allow_unreleased = false;
 };
 
 SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,

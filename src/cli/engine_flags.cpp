@@ -1,0 +1,87 @@
+// The engine and policy flags of plan, check and estimate: which engine's
+// space is searched, and whether lossy or unreleased schemes may be.
+#include <iostream>
+
+#include "src/cli/job_options.h"
+#include "src/io/input_error.h"
+
+namespace parplan {
+
+void add_engine_flags(CLI::App& app, JobFlags& f) {
+  app.add_option(
+      "--engine", f.engine,
+      "megatron | deepspeed | megatron-deepspeed | torchtitan | any (default any: the union of the "
+      "released engines' spaces; the output names the engine that runs the plan)");
+  app.add_flag("--allow-lossy-comm", f.allow_lossy_comm,
+               "also plan lossy collectives (ZeRO++ qwZ int8 weights, qgZ int4 gradients): they change the "
+               "numerics of training");
+  app.add_flag("--allow-unreleased", f.allow_unreleased,
+               "also plan schemes no released engine runs (the Frontier 3-level hierarchical partition)");
+  app.add_option("--memory-headroom", f.memory_headroom,
+                 "HBM kept free: GiB (4) or percent of usable HBM (10%); default: see docs/cost-model.md");
+  // Exact collectives are the default now; the old flag stays accepted.
+  app.add_flag_callback(
+      "--no-quantized-comm",
+      [&f] { f.no_quantized_comm = true; },
+      "deprecated no-op: exact collectives are the default");
+}
+
+}  // namespace parplan
+
+namespace parplan {
+
+PlannerOptions planner_options(const JobFlags& f, const std::string& solver, const std::string& emit) {
+  PlannerOptions options;
+  options.solver = solver;
+  options.engines = parse_engine_selection(f.engine);
+  if (!emit.empty()) {
+    // --emit E implies --engine E.
+    const EngineSelection emitted = parse_engine_selection(emit, "--emit");
+    if (emitted.any)
+      throw InputError("--emit needs one engine: megatron, deepspeed, megatron-deepspeed or torchtitan");
+    if (!options.engines.any && options.engines.engines[0] != emitted.engines[0])
+      throw InputError(std::string("--emit ") + emit + " and --engine " + f.engine +
+                       " disagree; --emit E implies --engine E, so give one of them");
+    options.engines = emitted;
+  }
+  if (f.no_quantized_comm)
+    std::cerr << "parplan: --no-quantized-comm is deprecated: exact collectives are the default "
+                 "(--allow-lossy-comm asks for quantized ones)\n";
+  options.allow_lossy_comm = f.allow_lossy_comm;
+  options.allow_unreleased = f.allow_unreleased;
+  options.solver_time_limit_s = f.common.solver_time_limit_s;
+  options.deadline = f.common.deadline();
+  return options;
+}
+
+}  // namespace parplan
+
+namespace parplan {
+
+void apply_memory_headroom(const std::optional<std::string>& given, JobSpec& job) {
+  std::string text = given.value_or(kDefaultMemoryHeadroom);
+  const std::string original = text;
+  bool percent = false;
+  if (!text.empty() && text.back() == '%') {
+    percent = true;
+    text.pop_back();
+  } else if (text.size() > 3 && text.compare(text.size() - 3, 3, "GiB") == 0) {
+    text.resize(text.size() - 3);
+  }
+  double value = -1;
+  std::size_t used = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !(value >= 0) || (percent && value >= 100) ||
+      (!percent && value > 1e6))
+    throw InputError(
+        "--memory-headroom must be GiB (e.g. 4) or a percent of usable HBM below 100 (e.g. 10%); got '" +
+        original + "'");
+  job.memory_headroom_fraction = percent ? value / 100.0 : 0.0;
+  job.memory_headroom_bytes = percent ? 0.0 : value * 1073741824.0;
+}
+
+}  // namespace parplan

@@ -1,0 +1,96 @@
+// What each released training engine can run, one table per engine with the
+// engine source each entry was read from; the search keeps to an engine's
+// space through capability_problem(). Depends on the specs only, so the
+// search can read it (DESIGN.md: "one table per engine in src/emit, read by
+// search").
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "cost/spec/job_spec.h"
+#include "cost/spec/model_spec.h"
+#include "cost/spec/parallel_config.h"
+
+namespace parplan {
+
+enum class Engine : std::uint8_t { kMegatron, kDeepSpeed, kMegatronDeepSpeed, kTorchtitan };
+inline constexpr int kEngineCount = 4;
+
+/// One row of an engine's table: a capability, what the engine has, and
+/// where in its source that was read (file, and function or line at the
+/// named revision).
+struct CapabilitySource {
+  const char* feature;
+  const char* value;
+  const char* source;
+};
+
+struct EngineCapabilities {
+  Engine engine;
+  const char* name;
+  /// The revision the table was read at.
+  const char* revision;
+  // Parallel dimensions.
+  bool tp, cp, pp, ep;
+  /// Sequence parallelism may be on with tp > 1 / must be on with tp > 1.
+  bool sp, sp_required;
+  /// Largest model chunks per pipeline rank (1: no interleaving).
+  int max_vp;
+  /// Expert tensor-parallel size: any divisor, or only 1 and tp.
+  bool etp_any;
+  bool a2a_hierarchical, ep_overlap;
+  // Data-parallel sharding: ZeRO stage s allowed; the highest stage with pp > 1.
+  bool zero[4];
+  int max_zero_with_pp;
+  /// Stage 0 (DDP) only as 1-D data parallelism (torchtitan).
+  bool zero0_only_1d;
+  /// ZeRO++ hpZ (secondary weight partition / HSDP shard group), qwZ, qgZ.
+  bool hpz, qwz, qgz;
+  /// The Frontier 3-level hierarchical partition (Xu et al. 2025).
+  bool hierarchical_partition;
+  // Recomputation: selective, full, full on only some layers per chunk.
+  bool recompute_selective, recompute_full, recompute_partial;
+  /// First/last pipeline stage layer counts; an arbitrary split per stage.
+  bool uneven_first_last, custom_split;
+  // Overlap switches the launch files can set.
+  bool overlap_grad_reduce, overlap_param_gather, tp_comm_overlap;
+  /// fp8 training (Transformer Engine recipes) and fp16 as parplan writes them.
+  bool fp8, fp16;
+  /// Gradients reduced in bf16 (besides fp32 main grads).
+  bool grad_reduce_bf16;
+  bool moe, sgd;
+  std::span<const CapabilitySource> sources;
+};
+
+const EngineCapabilities& engine_capabilities(Engine engine);
+
+/// Why the engine cannot run `config` (a static sentence), or nullptr.
+/// Allocation-free: the search calls it per candidate.
+const char* capability_problem(const EngineCapabilities& engine, const ModelSpec& model, const JobSpec& job,
+                               const ParallelConfig& config);
+
+/// Engines a plan may be run on: `--engine E` is {E}; `any` is every
+/// released engine, in the order candidates are tagged.
+struct EngineSelection {
+  Engine engines[kEngineCount] = {Engine::kMegatron, Engine::kTorchtitan, Engine::kMegatronDeepSpeed,
+                                  Engine::kDeepSpeed};
+  int count = kEngineCount;
+  bool any = true;
+};
+
+/// "megatron" | "deepspeed" | "megatron-deepspeed" | "torchtitan" | "any";
+/// throws InputError naming `flag` and the choices.
+EngineSelection parse_engine_selection(const std::string& name, const char* flag = "--engine");
+
+/// `config` without its unreleased part: the hierarchical partition as the
+/// flat ZeRO-3 an engine would extend (--allow-unreleased plans are tagged
+/// with the engine that runs the rest).
+ParallelConfig released_part(const ParallelConfig& config);
+
+/// The first engine of `selection` that runs `config`; -1 when none does.
+int first_engine_running(const EngineSelection& selection, const ModelSpec& model, const JobSpec& job,
+                         const ParallelConfig& config);
+
+}  // namespace parplan

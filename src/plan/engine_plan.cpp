@@ -1,0 +1,88 @@
+#include "src/plan/engine_plan.h"
+
+#include <algorithm>
+
+#include "src/emit/emit.h"
+
+namespace parplan {
+
+namespace {
+// The capability tables leave out rules that depend on the model or the
+// exact layout (torchtitan's flavors, Megatron's interleaving group rule):
+// search deeper than asked so enough ranked plans survive them.
+constexpr int kMinSearchDepth = 64;
+}  // namespace
+
+EnginePlanResult plan_for_engines(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                  const PlannerOptions& options, int top) {
+  PlannerOptions deep = options;
+  deep.top_k = std::max(top, kMinSearchDepth);
+  EnginePlanResult out;
+  out.planner = plan_job(model, cluster, job, deep);
+  PlannerResult& result = out.planner;
+  if (result.ranked.empty()) return out;
+  const RankedConfig searched_best = result.ranked.front();
+  std::vector<RankedConfig> accepted;
+  for (RankedConfig ranked : result.ranked) {
+    // An allowed unreleased scheme is checked as the engine it extends.
+    const ParallelConfig released =
+        options.allow_unreleased && ranked.config.hierarchical_partition ? released_part(ranked.config) : ranked.config;
+    const Plan candidate{model, cluster, job, released, ranked.cost};
+    // The tagged engine first, then the others of the selection.
+    int engine = -1;
+    std::string violation;
+    for (int i = -1; i < options.engines.count && engine < 0; ++i) {
+      const int e = i < 0 ? ranked.engine : static_cast<int>(options.engines.engines[i]);
+      if (e < 0 || capability_problem(engine_capabilities(static_cast<Engine>(e)), model, job, released))
+        continue;
+      const auto violations = engine_rule_violations(candidate, static_cast<Engine>(e));
+      if (violations.empty())
+        engine = e;
+      else if (violation.empty())
+        violation = violations.front();
+    }
+    if (engine < 0) {
+      if (out.engine_violation.empty()) out.engine_violation = violation;
+      continue;
+    }
+    ranked.engine = engine;
+    accepted.push_back(ranked);
+    if (static_cast<int>(accepted.size()) >= top) break;
+  }
+  result.ranked = std::move(accepted);
+  if (result.ranked.empty()) return out;
+  out.engine_violation.clear();
+  const RankedConfig& best = result.ranked.front();
+  if (best.config.tp != searched_best.config.tp || best.cost.time.step_s != searched_best.cost.time.step_s) {
+    SolverBackend backend = parse_backend(options.solver);
+    result.certificates = certify(model, cluster, job, best.config, backend, options.solver_time_limit_s);
+  }
+  // The notes describe the plan actually reported.
+  result.notes = plan_notes(model, cluster, job, best.config, best.cost);
+  for (const std::string& note : deepspeed_extension_notes(Plan{model, cluster, job, best.config, best.cost}))
+    result.notes.push_back(note);
+  return out;
+}
+
+std::vector<Engine> engines_running(const EngineSelection& selection, const Plan& plan,
+                                    std::string* why_not) {
+  std::vector<Engine> out;
+  for (int i = 0; i < selection.count; ++i) {
+    const Engine e = selection.engines[i];
+    const EngineCapabilities& caps = engine_capabilities(e);
+    std::string reason;
+    if (const char* problem = capability_problem(caps, plan.model, plan.job, plan.config)) {
+      reason = std::string(caps.name) + ": " + problem + " (" + caps.revision + ")";
+    } else {
+      const auto violations = engine_rule_violations(plan, e);
+      if (!violations.empty()) reason = violations.front();
+    }
+    if (reason.empty())
+      out.push_back(e);
+    else if (why_not != nullptr && why_not->empty())
+      *why_not = reason;
+  }
+  return out;
+}
+
+}  // namespace parplan

@@ -1,0 +1,31 @@
+// The planning policy of `plan`: the search in the engines' spaces, each
+// ranked plan re-checked against its engine's own argument rules, and the
+// certificates and notes of the plan that survives.
+#pragma once
+
+#include <string>
+
+#include "src/plan/plan.h"
+#include "src/plan/planner.h"
+
+namespace parplan {
+
+struct EnginePlanResult {
+  PlannerResult planner;
+  /// When `planner.ranked` is empty after the engine rules: the first rule
+  /// the best plan broke (empty when the search itself found nothing).
+  std::string engine_violation;
+};
+
+/// Plans `job` for the engines of `options.engines`, keeping `top` plans
+/// that an engine of the selection accepts (engine_rule_violations), each
+/// tagged with that engine. Throws InputError as plan_job does.
+EnginePlanResult plan_for_engines(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                  const PlannerOptions& options, int top);
+
+/// The engines of `selection` that run `plan` (capability table, then the
+/// engine's own rules); `why_not` gets the first reason of the first engine
+/// that does not.
+std::vector<Engine> engines_running(const EngineSelection& selection, const Plan& plan, std::string* why_not);
+
+}  // namespace parplan

@@ -1,0 +1,73 @@
+#include "src/report/plan_report.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "src/plan/placement.h"
+#include "src/report/json_report.h"
+#include "src/report/table_report.h"
+
+namespace parplan {
+
+namespace {
+const char* engine_of(const RankedConfig& ranked) {
+  return ranked.engine >= 0 ? engine_capabilities(static_cast<Engine>(ranked.engine)).name : nullptr;
+}
+}  // namespace
+
+std::string human_duration(double seconds) {
+  char text[32];
+  if (seconds < 1e-3)
+    std::snprintf(text, sizeof text, "%.0f us", seconds * 1e6);
+  else if (seconds < 1.0)
+    std::snprintf(text, sizeof text, "%.2g ms", seconds * 1e3);
+  else
+    std::snprintf(text, sizeof text, "%.3g s", seconds);
+  return text;
+}
+
+std::string plan_table(const ModelSpec& model, const ClusterSpec& cluster, const PlannerResult& result,
+                       bool timings) {
+  const RankedConfig& best = result.ranked.front();
+  std::ostringstream out;
+  out << "best plan";
+  if (const char* engine = engine_of(best)) out << " (runs on " << engine << ")";
+  out << "\n" << cost_table(model, cluster, best.config, best.cost) << "\n";
+  out << "top " << result.ranked.size() << " of " << result.search.stats.feasible << " feasible configs ("
+      << result.search.stats.candidates << " candidates";
+  if (timings) out << ", searched in " << human_duration(result.search.stats.time_s);
+  out << ")\n" << alternatives_table(result.ranked);
+  if (!result.certificates.empty()) out << "\n" << certificates_table(result.certificates, timings);
+  if (!result.notes.empty()) {
+    out << "\nwhy this plan\n";
+    for (const std::string& note : result.notes) out << "  - " << note << "\n";
+  }
+  return out.str();
+}
+
+nlohmann::ordered_json plan_json(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                 const PlannerResult& result, bool timings) {
+  const RankedConfig& best = result.ranked.front();
+  nlohmann::ordered_json j = cost_json(model, best.config, best.cost, job.seq);
+  const char* engine = engine_of(best);
+  j["engine"] = engine ? nlohmann::ordered_json(engine) : nlohmann::ordered_json(nullptr);
+  j["traffic"] = traffic_json(cluster, best.cost);
+  j["placement"] = placement_json(place_groups(cluster, best.config));
+  j["notes"] = result.notes;
+  j["search"] = {{"candidates", result.search.stats.candidates},
+                 {"evaluated", result.search.stats.evaluated},
+                 {"feasible", result.search.stats.feasible},
+                 {"stopped_at_time_limit", result.search.stopped_at_deadline}};
+  if (timings) j["search"]["time_s"] = result.search.stats.time_s;
+  j["solver"] = certificates_json(result.certificates, timings);
+  j["alternatives"] = nlohmann::ordered_json::array();
+  for (std::size_t i = 1; i < result.ranked.size(); ++i) {
+    nlohmann::ordered_json alt = cost_json(model, result.ranked[i].config, result.ranked[i].cost, job.seq);
+    const char* alt_engine = engine_of(result.ranked[i]);
+    alt["engine"] = alt_engine ? nlohmann::ordered_json(alt_engine) : nlohmann::ordered_json(nullptr);
+    j["alternatives"].push_back(alt);
+  }
+  return j;
+}
+
+}  // namespace parplan
