@@ -1,0 +1,413 @@
+// The engines' argument checks restated for the emit tests: Megatron-LM's
+// validate_args, DeepSpeed's config model, Megatron-DeepSpeed's and
+// torchtitan's known flags and keys. Part of emit_test_util.h.
+#pragma once
+
+#include "emit_test_util.h"
+
+namespace parplan::emit_test {
+
+// ------------------------------------------- Megatron-LM validate_args ----
+
+// Flags of megatron/training/arguments.py (NVIDIA/Megatron-LM main) that a
+// parplan launch may pass, as the file spells them.
+inline const std::set<std::string>& megatron_known_flags() {
+  static const std::set<std::string> flags = {"--num-layers",
+                                              "--hidden-size",
+                                              "--ffn-hidden-size",
+                                              "--num-attention-heads",
+                                              "--group-query-attention",
+                                              "--num-query-groups",
+                                              "--kv-channels",
+                                              "--seq-length",
+                                              "--max-position-embeddings",
+                                              "--position-embedding-type",
+                                              "--normalization",
+                                              "--swiglu",
+                                              "--disable-bias-linear",
+                                              "--untie-embeddings-and-output-weights",
+                                              "--num-experts",
+                                              "--moe-router-topk",
+                                              "--moe-ffn-hidden-size",
+                                              "--moe-shared-expert-intermediate-size",
+                                              "--moe-layer-freq",
+                                              "--moe-token-dispatcher-type",
+                                              // TransformerConfig fields generated into arguments.py
+                                              // (ArgumentGroupFactory) and _add_moe_args / _add_mla_args.
+                                              "--moe-grouped-gemm",
+                                              "--moe-flex-dispatcher-backend",
+                                              "--overlap-moe-expert-parallel-comm",
+                                              "--moe-router-score-function",
+                                              "--moe-router-enable-expert-bias",
+                                              "--moe-router-load-balancing-type",
+                                              "--moe-aux-loss-coeff",
+                                              "--moe-router-num-groups",
+                                              "--moe-router-group-topk",
+                                              "--moe-expert-capacity-factor",
+                                              "--mtp-num-layers",
+                                              "--multi-latent-attention",
+                                              "--q-lora-rank",
+                                              "--kv-lora-rank",
+                                              "--qk-head-dim",
+                                              "--qk-pos-emb-head-dim",
+                                              "--v-head-dim",
+                                              "--tensor-model-parallel-size",
+                                              "--pipeline-model-parallel-size",
+                                              "--context-parallel-size",
+                                              "--num-layers-per-virtual-pipeline-stage",
+                                              "--num-virtual-stages-per-pipeline-rank",
+                                              "--decoder-first-pipeline-num-layers",
+                                              "--decoder-last-pipeline-num-layers",
+                                              "--sequence-parallel",
+                                              "--expert-model-parallel-size",
+                                              "--expert-tensor-parallel-size",
+                                              "--use-distributed-optimizer",
+                                              "--use-megatron-fsdp",
+                                              "--data-parallel-sharding-strategy",
+                                              "--no-gradient-accumulation-fusion",
+                                              "--ckpt-format",
+                                              "--overlap-grad-reduce",
+                                              "--micro-batch-size",
+                                              "--global-batch-size",
+                                              "--recompute-granularity",
+                                              "--recompute-method",
+                                              "--recompute-num-layers",
+                                              "--bf16",
+                                              "--fp16",
+                                              "--fp8-format",
+                                              "--attention-backend",
+                                              "--optimizer",
+                                              "--train-iters",
+                                              "--lr",
+                                              "--min-lr",
+                                              "--lr-decay-style",
+                                              "--lr-warmup-iters",
+                                              "--tokenizer-type",
+                                              "--tokenizer-model",
+                                              "--data-path",
+                                              "--split",
+                                              "--log-interval",
+                                              "--eval-interval",
+                                              "--eval-iters",
+                                              "--save",
+                                              "--load",
+                                              "--save-interval"};
+  return flags;
+}
+
+/// What Megatron-LM main would reject in this pretrain_gpt.py command line at
+/// this world size and environment: validate_args, TransformerConfig and
+/// ModelParallelConfig __post_init__, the micro-batch calculator and the
+/// interleaved schedule, restated.
+inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
+                                               const std::map<std::string, std::string>& env) {
+  std::vector<std::string> errors;
+  auto fail = [&](bool bad, const std::string& what) {
+    if (bad) errors.push_back(what);
+  };
+  for (const auto& flag : a.order) fail(!megatron_known_flags().count(flag), "unknown flag " + flag);
+  for (const char* req : {"--num-layers", "--hidden-size", "--num-attention-heads",
+                          "--max-position-embeddings", "--micro-batch-size", "--seq-length"}) {
+    fail(!a.has(req), std::string("missing ") + req);
+  }
+  fail(!a.has("--train-iters"), "missing --train-iters");
+  const long long tp = a.num("--tensor-model-parallel-size", 1),
+                  pp = a.num("--pipeline-model-parallel-size", 1), cp = a.num("--context-parallel-size", 1);
+  fail(world % (tp * pp * cp) != 0, "world size is not divisible by total_model_size");
+  const long long dp = world / (tp * pp * cp);
+  const long long layers = a.num("--num-layers", 0), heads = a.num("--num-attention-heads", 1),
+                  hidden = a.num("--hidden-size", 0), seq = a.num("--seq-length", 0);
+  const long long mbs = a.num("--micro-batch-size", 1), gbs = a.num("--global-batch-size", mbs * dp);
+  fail(gbs % (mbs * dp) != 0,
+       "global batch size is not divisible by micro batch size times data parallel size");
+  fail(heads % tp != 0, "num_attention_heads must be a multiple of tensor_model_parallel_size");
+  const long long groups = a.has("--group-query-attention") ? a.num("--num-query-groups", 1) : heads;
+  fail(groups % tp != 0 && tp % groups != 0, "num_query_groups must be a multiple or divisor of tp");
+  fail(!a.has("--kv-channels") && hidden % heads != 0, "hidden_size % num_attention_heads != 0");
+  fail(cp > 1 && seq % (2 * cp) != 0, "seq-length should be a multiple of 2 * context-parallel-size");
+  fail(a.num("--max-position-embeddings", 0) < seq, "max_position_embeddings must be >= seq_length");
+  // Pipeline split.
+  const bool uneven =
+      a.has("--decoder-first-pipeline-num-layers") || a.has("--decoder-last-pipeline-num-layers");
+  long long vp = 1;
+  if (a.has("--num-layers-per-virtual-pipeline-stage")) {
+    fail(a.has("--num-virtual-stages-per-pipeline-rank"), "only one virtual-pipeline argument may be set");
+    fail(uneven, "use --num-virtual-stages-per-pipeline-rank with uneven pipeline parallelism");
+    fail(layers % pp != 0, "number of layers must be divisible by pipeline model parallel size");
+    const long long per_vstage = a.num("--num-layers-per-virtual-pipeline-stage", 1);
+    fail((layers / pp) % per_vstage != 0, "layers per stage must be divisible by layers per virtual stage");
+    vp = (layers / pp) / per_vstage;
+  } else if (a.has("--num-virtual-stages-per-pipeline-rank")) {
+    vp = a.num("--num-virtual-stages-per-pipeline-rank", 1);
+  } else if (!uneven) {
+    fail(layers % pp != 0, "Number of layers should be divisible by the pipeline-model-parallel size");
+  }
+  if (uneven) {
+    long long rest = layers, stages = pp;
+    for (const char* f : {"--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"}) {
+      if (!a.has(f)) continue;
+      const long long n = a.num(f, 0);
+      fail(n <= 0, std::string(f) + " must be larger than 0");
+      fail(vp > 1 && n % vp != 0, std::string(f) + " must be divisible by the virtual pipeline degree");
+      rest -= n;
+      --stages;
+    }
+    fail((rest > 0) != (stages > 0), "middle layers and middle stages mismatch");
+    fail(stages > 0 && rest % stages != 0, "middle layers must divide into middle stages");
+    fail(stages > 0 && vp > 1 && (rest / stages) % vp != 0, "middle layers per rank must divide by vp");
+  }
+  if (vp > 1) {
+    fail(pp <= 1, "interleaved schedule needs pipeline-model-parallel size > 1");
+    const long long micro = gbs / (mbs * dp);
+    fail(micro < pp || micro % pp != 0, "interleaved micro-batches must be a multiple of pp");
+  }
+  // Recomputation (TransformerConfig).
+  const std::string gran = a.value("--recompute-granularity");
+  if (gran == "selective") {
+    fail(a.has("--recompute-method"), "recompute method is not supported for selective granularity");
+    fail(a.has("--recompute-num-layers"), "recompute_num_layers must be None for selective");
+  } else if (gran == "full") {
+    const std::string method = a.value("--recompute-method");
+    fail(method != "block" && method != "uniform", "full recompute needs recompute_method block or uniform");
+    fail(!a.has("--recompute-num-layers"), "full recompute needs recompute_num_layers");
+  }
+  fail(a.has("--sequence-parallel") && tp <= 1, "Cannot use sequence parallelism without tensor parallelism");
+  fail(a.has("--fp16") && a.has("--bf16"), "fp16 and bf16 are exclusive");
+  const bool fsdp = a.has("--use-megatron-fsdp");
+  const auto conn = env.find("CUDA_DEVICE_MAX_CONNECTIONS");
+  const bool single = conn != env.end() && conn->second == "1";
+  if (fsdp) {
+    fail(single, "FSDP always requires CUDA_DEVICE_MAX_CONNECTIONS value large than one");
+    fail(a.value("--ckpt-format") != "fsdp_dtensor",
+         "Megatron FSDP only supports fsdp_dtensor checkpoint format");
+  } else if (tp > 1 || cp > 1) {
+    fail(!single, "tensor or context parallelism require CUDA_DEVICE_MAX_CONNECTIONS=1");
+  }
+  if (a.has("--expert-model-parallel-size") && a.num("--expert-model-parallel-size", 1) > 1) {
+    const long long ep = a.num("--expert-model-parallel-size", 1);
+    fail(!a.has("--num-experts"), "num_experts must be non None to use expert model parallelism");
+    fail(a.num("--num-experts", 1) % ep != 0, "Number of experts should be a multiple of ep");
+    fail(a.has("--fp16"), "Expert parallelism is not supported with fp16 training");
+  }
+  // MoE rules of Megatron-LM main (megatron/core/transformer/transformer_config.py
+  // __post_init__ and megatron/training/arguments.py validate_args).
+  const long long ep = a.num("--expert-model-parallel-size", 1);
+  const long long etp = a.num("--expert-tensor-parallel-size", tp);
+  // parallel_state.initialize_model_parallel (MoE parallel folding): the expert
+  // grid etp * ep * pp must tile the world.
+  fail(a.has("--num-experts") && world % (etp * ep * pp) != 0, "world size not divisible by etp * ep * pp");
+  // model_parallel_config.py: expert and tensor parallelism need sequence parallelism.
+  fail(ep > 1 && tp > 1 && !a.has("--sequence-parallel"),
+       "When using expert parallelism and tensor parallelism, sequence parallelism must be used");
+  const std::string dispatcher = a.has("--moe-token-dispatcher-type") ? a.value("--moe-token-dispatcher-type") : "allgather";
+  // TransformerConfig: moe_flex_dispatcher_backend 'deepep' is the flex dispatcher's.
+  fail(a.has("--moe-flex-dispatcher-backend") && dispatcher != "flex",
+       "DeepEP backend is only supported with flex token dispatcher");
+  if (a.has("--overlap-moe-expert-parallel-comm")) {
+    fail(pp > 1 && vp <= 1, "If enabling EP A2A overlap, virtual_pipeline_model_parallel_size must be specified");
+    fail(ep <= 1, "overlap_moe_expert_parallel_comm is only supported with expert model parallelism");
+    fail(dispatcher != "alltoall" && dispatcher != "flex",
+         "overlap_moe_expert_parallel_comm is supported with alltoall/flex token dispatcher");
+    fail(gran == "full", "disable full recomputation when enabling overlap_moe_expert_parallel_comm");
+    fail(a.num("--mtp-num-layers", 0) > 1, "MTP supports at most one layer when enabling overlap");
+  }
+  if (a.has("--moe-router-group-topk")) {
+    fail(!a.has("--moe-router-num-groups"), "When using group limited routing, moe_router_num_groups must be specified");
+    fail(a.num("--num-experts", 1) % a.num("--moe-router-num-groups", 1) != 0,
+         "num_moe_experts should be divisible by moe_router_num_groups");
+    fail(a.num("--moe-router-group-topk", 1) > a.num("--moe-router-num-groups", 1),
+         "moe_router_group_topk should be smaller than moe_router_num_groups");
+  }
+  // validate_args: "Group query attention is mutually exclusive with multi latent attention."
+  fail(a.has("--multi-latent-attention") && a.has("--group-query-attention"),
+       "Group query attention is mutually exclusive with multi latent attention");
+  // Choices.
+  auto choice = [&](const char* flag, std::set<std::string> ok) {
+    if (a.has(flag)) fail(!ok.count(a.value(flag)), std::string("invalid choice for ") + flag);
+  };
+  choice("--position-embedding-type", {"learned_absolute", "rope", "mrope", "relative", "none"});
+  choice("--normalization", {"LayerNorm", "RMSNorm"});
+  choice("--attention-backend", {"flash", "fused", "unfused", "local", "auto"});
+  choice("--optimizer", {"adam", "sgd", "muon", "dist_muon"});
+  choice("--recompute-granularity", {"full", "selective"});
+  choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "flex"});
+  choice("--moe-flex-dispatcher-backend", {"deepep", "hybridep", "ncclep"});
+  choice("--moe-router-score-function", {"softmax", "sigmoid", "sqrtsoftplus"});
+  choice("--moe-router-load-balancing-type",
+         {"aux_loss", "seq_aux_loss", "global_aux_loss", "sinkhorn", "quantile_balancing", "none"});
+  choice("--data-parallel-sharding-strategy", {"no_shard", "optim", "optim_grads", "optim_grads_params"});
+  choice("--tokenizer-type",
+         {"BertWordPieceLowerCase", "BertWordPieceCase", "GPT2BPETokenizer", "SentencePieceTokenizer",
+          "GPTSentencePieceTokenizer", "HuggingFaceTokenizer", "Llama2Tokenizer", "TikTokenizer",
+          "MultimodalTokenizer", "NullTokenizer", "NullMultimodalTokenizer", "SFTTokenizer"});
+  return errors;
+}
+
+// ------------------------------------------------------------ DeepSpeed ----
+
+// Fields of DeepSpeedZeroConfig (deepspeed/runtime/zero/config.py,
+// deepspeedai/DeepSpeed master) and their stage3_* aliases. The model forbids
+// any other key.
+inline const std::set<std::string>& deepspeed_zero_keys() {
+  static const std::set<std::string> keys = {"stage",
+                                             "contiguous_gradients",
+                                             "reduce_scatter",
+                                             "reduce_bucket_size",
+                                             "use_multi_rank_bucket_allreduce",
+                                             "allgather_partitions",
+                                             "allgather_bucket_size",
+                                             "overlap_comm",
+                                             "load_from_fp32_weights",
+                                             "elastic_checkpoint",
+                                             "offload_param",
+                                             "offload_optimizer",
+                                             "zenflow",
+                                             "sub_group_size",
+                                             "cpu_offload_param",
+                                             "cpu_offload_use_pin_memory",
+                                             "cpu_offload",
+                                             "prefetch_bucket_size",
+                                             "stage3_prefetch_bucket_size",
+                                             "param_persistence_threshold",
+                                             "stage3_param_persistence_threshold",
+                                             "model_persistence_threshold",
+                                             "stage3_model_persistence_threshold",
+                                             "max_live_parameters",
+                                             "stage3_max_live_parameters",
+                                             "max_reuse_distance",
+                                             "stage3_max_reuse_distance",
+                                             "gather_16bit_weights_on_model_save",
+                                             "stage3_gather_16bit_weights_on_model_save",
+                                             "module_granularity_threshold",
+                                             "stage3_module_granularity_threshold",
+                                             "use_all_reduce_for_fetch_params",
+                                             "stage3_use_all_reduce_for_fetch_params",
+                                             "allgather_sequential",
+                                             "stage3_allgather_sequential",
+                                             "partition_stream_chunk_size",
+                                             "stage3_partition_stream_chunk_size",
+                                             "stage3_gather_fp16_weights_on_model_save",
+                                             "ignore_unused_parameters",
+                                             "legacy_stage1",
+                                             "round_robin_gradients",
+                                             "zero_hpz_partition_size",
+                                             "zero_quantized_weights",
+                                             "zero_quantized_nontrainable_weights",
+                                             "zero_quantized_gradients",
+                                             "zeropp_loco_param",
+                                             "mics_shard_size",
+                                             "mics_hierarchical_params_gather",
+                                             "memory_efficient_linear",
+                                             "pipeline_loading_checkpoint",
+                                             "override_module_apply",
+                                             "log_trace_cache_warnings",
+                                             "enable_sanity_checks",
+                                             "save_muon_momentum_buffer_in_memory",
+                                             "leaf_module"};
+  return keys;
+}
+
+// Flags of megatron/arguments.py (deepspeedai/Megatron-DeepSpeed) plus the two
+// deepspeed.add_config_arguments adds, that a parplan launch may pass.
+inline const std::set<std::string>& megatron_deepspeed_known_flags() {
+  static const std::set<std::string> flags = {"--num-layers",
+                                              "--hidden-size",
+                                              "--ffn-hidden-size",
+                                              "--num-attention-heads",
+                                              "--num-key-value-heads",
+                                              "--kv-channels",
+                                              "--seq-length",
+                                              "--max-position-embeddings",
+                                              "--use-rotary-position-embeddings",
+                                              "--normalization",
+                                              "--swiglu",
+                                              "--disable-bias-linear",
+                                              "--untie-embeddings-and-output-weights",
+                                              "--tensor-model-parallel-size",
+                                              "--pipeline-model-parallel-size",
+                                              "--no-pipeline-parallel",
+                                              "--sequence-parallel",
+                                              "--micro-batch-size",
+                                              "--global-batch-size",
+                                              "--recompute-granularity",
+                                              "--checkpoint-activations",
+                                              "--checkpoint-num-layers",
+                                              "--deepspeed-activation-checkpointing",
+                                              "--bf16",
+                                              "--fp16",
+                                              "--use-flash-attn-v2",
+                                              "--optimizer",
+                                              "--zero-stage",
+                                              "--deepspeed",
+                                              "--deepspeed_config",
+                                              "--train-iters",
+                                              "--lr",
+                                              "--min-lr",
+                                              "--lr-decay-style",
+                                              "--lr-warmup-iters",
+                                              "--tokenizer-type",
+                                              "--tokenizer-model",
+                                              "--data-path",
+                                              "--split",
+                                              "--log-interval",
+                                              "--eval-interval",
+                                              "--eval-iters",
+                                              "--save",
+                                              "--load",
+                                              "--save-interval"};
+  return flags;
+}
+
+// ------------------------------------------------------------ torchtitan ----
+
+/// A flat view of our TOML: "section.key" -> raw value text.
+inline std::map<std::string, std::string> parse_toml(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::string section;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line[0] == '[') {
+      section = line.substr(1, line.find(']') - 1);
+      continue;
+    }
+    const auto eq = line.find(" = ");
+    if (eq == std::string::npos) continue;
+    std::string value = line.substr(eq + 3);
+    if (value.size() >= 2 && value.front() == '"') value = value.substr(1, value.size() - 2);
+    out[section + "." + line.substr(0, eq)] = value;
+  }
+  return out;
+}
+
+// JobConfig fields (torchtitan/config/job_config.py, the TOML-era JobConfig
+// with Model.hf_assets_path) that parplan may write.
+inline const std::set<std::string>& torchtitan_known_keys() {
+  static const std::set<std::string> keys = {"job.dump_folder",
+                                             "job.description",
+                                             "model.name",
+                                             "model.flavor",
+                                             "optimizer.name",
+                                             "optimizer.lr",
+                                             "lr_scheduler.warmup_steps",
+                                             "training.local_batch_size",
+                                             "training.global_batch_size",
+                                             "training.seq_len",
+                                             "training.steps",
+                                             "training.mixed_precision_param",
+                                             "parallelism.data_parallel_replicate_degree",
+                                             "parallelism.data_parallel_shard_degree",
+                                             "parallelism.fsdp_reshard_after_forward",
+                                             "parallelism.tensor_parallel_degree",
+                                             "parallelism.pipeline_parallel_degree",
+                                             "parallelism.pipeline_parallel_schedule",
+                                             "parallelism.pipeline_parallel_microbatch_size",
+                                             "parallelism.context_parallel_degree",
+                                             "parallelism.expert_parallel_degree",
+                                             "parallelism.expert_tensor_parallel_degree",
+                                             "activation_checkpoint.mode",
+                                             "activation_checkpoint.selective_ac_option"};
+  return keys;
+}
+
+}  // namespace parplan::emit_test
