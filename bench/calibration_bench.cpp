@@ -15,13 +15,14 @@ int main(int argc, char** argv) {
     const std::string cluster_name = argc > 1 ? argv[1] : "dgx-a100";
     const ClusterSpec cluster = load_cluster(cluster_name);
     const auto rows = load_narayanan_table1((data_dir() / "calibration/reference.yaml").string());
-    std::printf("%-9s %4s %3s %4s %5s %3s  %9s %9s %7s\n", "params_B", "tp", "pp", "vp", "gpus", "", "published",
-                "predicted", "error");
+    std::printf("%-9s %4s %3s %4s %5s %3s  %9s %9s %7s\n", "params_B", "tp", "pp", "vp", "gpus", "",
+                "published", "predicted", "error");
     double sum = 0, worst = 0;
     for (const auto& row : rows) {
       const CalibrationResult r = predict_calibration_row(row, cluster);
-      std::printf("%-9.1f %4d %3d %4d %5d %3s  %9.1f %9.1f %+6.1f%%\n", row.params_billion, row.tp, row.pp, r.vp,
-                  row.gpus, "", row.published_tflops_per_gpu, r.predicted_tflops_per_gpu, 100 * r.error);
+      std::printf("%-9.1f %4d %3d %4d %5d %3s  %9.1f %9.1f %+6.1f%%\n", row.params_billion, row.tp, row.pp,
+                  r.vp, row.gpus, "", row.published_tflops_per_gpu, r.predicted_tflops_per_gpu,
+                  100 * r.error);
       sum += std::fabs(r.error);
       worst = std::fmax(worst, std::fabs(r.error));
     }

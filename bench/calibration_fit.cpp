@@ -2,10 +2,11 @@
 // Table 1 rows (one set for all rows): coordinate search minimising
 // max |error| + mean |error|. Prints the constants to put in the profile.
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
+#include <random>
 #include <vector>
 
 #include "src/calibration/narayanan_table1.h"
@@ -13,7 +14,6 @@
 #include "src/io/cluster_loader.h"
 #include "src/io/data_paths.h"
 #include "src/io/model_loader.h"
-#include <random>
 
 namespace {
 struct Knob {
@@ -57,10 +57,12 @@ int main(int argc, char** argv) {
     g_runs = load_validation_runs((data_dir() / "calibration/validation_runs.yaml").string());
     for (const auto& run : g_runs) g_run_models.push_back(load_model(run.model));
     std::vector<Knob> knobs = {
-        {"gemm_efficiency_max", [](ClusterSpec& c) -> double& { return c.device.gemm_efficiency_max; }, 0.5, 0.95},
+        {"gemm_efficiency_max", [](ClusterSpec& c) -> double& { return c.device.gemm_efficiency_max; }, 0.5,
+         0.95},
         {"gemm_half_dim", [](ClusterSpec& c) -> double& { return c.device.gemm_half_dim; }, 0, 400},
         {"gemm_half_flops", [](ClusterSpec& c) -> double& { return c.device.gemm_half_flops; }, 0, 3e10},
-        {"memory_bound_efficiency", [](ClusterSpec& c) -> double& { return c.device.memory_bound_efficiency; }, 0.3, 0.95},
+        {"memory_bound_efficiency",
+         [](ClusterSpec& c) -> double& { return c.device.memory_bound_efficiency; }, 0.3, 0.95},
         {"tiers[0].efficiency", [](ClusterSpec& c) -> double& { return c.tiers[0].efficiency; }, 0.6, 1.0},
         {"tiers[1].efficiency", [](ClusterSpec& c) -> double& { return c.tiers[1].efficiency; }, 0.6, 1.0},
     };
@@ -87,8 +89,10 @@ int main(int argc, char** argv) {
             const double scale = old != 0 ? old : (knob.high - knob.low) * 0.01;
             value = std::fmin(knob.high, std::fmax(knob.low, old + sign * step * scale));
             const double score = objective(cluster, rows, nullptr, nullptr);
-            if (score < best - 1e-9) best = score, improved = true;
-            else value = old;
+            if (score < best - 1e-9)
+              best = score, improved = true;
+            else
+              value = old;
           }
         }
       }

@@ -14,11 +14,15 @@
 int main() {
   using namespace parplan;
   try {
-    struct Case { const char* model; int gpus, gbs; };
+    struct Case {
+      const char* model;
+      int gpus, gbs;
+    };
     const ClusterSpec cluster = load_cluster("dgx-a100");
-    std::printf("%-12s %6s %6s %10s %10s %12s %12s\n", "model", "gpus", "gbs", "median_s", "vs_1s", "candidates",
-                "evaluated");
-    for (const Case c : {Case{"gpt-1t", 3072, 3072}, Case{"gpt3-175b", 1024, 1536}, Case{"llama3-405b", 2048, 1024}}) {
+    std::printf("%-12s %6s %6s %10s %10s %12s %12s\n", "model", "gpus", "gbs", "median_s", "vs_1s",
+                "candidates", "evaluated");
+    for (const Case c :
+         {Case{"gpt-1t", 3072, 3072}, Case{"gpt3-175b", 1024, 1536}, Case{"llama3-405b", 2048, 1024}}) {
       const ModelSpec model = load_model(c.model);
       JobSpec job;
       job.gpus = c.gpus, job.gbs = c.gbs, job.seq = 2048;

@@ -102,7 +102,8 @@ double bucketed_all_gather_s(const ClusterSpec& cluster, const GroupSpan& span, 
   for (int i = 0; i < span.tiers; ++i) {
     const int inner = i > 0 ? span.members[i - 1] : 1;
     if (span.members[i] > inner)
-      latency_once += (static_cast<double>(span.members[i]) / inner - 1.0) * span_tier(cluster, span, i).latency_s;
+      latency_once +=
+          (static_cast<double>(span.members[i]) / inner - 1.0) * span_tier(cluster, span, i).latency_s;
   }
   const double bandwidth_s = with_latency - latency_once;
   const double latency_s = std::max(1.0, calls) * ring_latency_s(cluster, span);

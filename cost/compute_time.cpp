@@ -91,12 +91,13 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
   LayerComputeTimes times;
   times.attention_forward_s = attention_forward_s;
   times.forward_s = gemm_s + attention_forward_s + elementwise_s + device.layer_overhead_s / 3.0;
-  times.backward_s = 2.0 * gemm_s + attention_backward_s + 2.0 * elementwise_s + device.layer_overhead_s * 2.0 / 3.0;
+  times.backward_s =
+      2.0 * gemm_s + attention_backward_s + 2.0 * elementwise_s + device.layer_overhead_s * 2.0 / 3.0;
   return times;
 }
 
-EdgeComputeTimes edge_compute_times(const ModelSpec& model, const DeviceSpec& device,
-                                    double peak_flops_per_s, double tokens, int tp) {
+EdgeComputeTimes edge_compute_times(const ModelSpec& model, const DeviceSpec& device, double peak_flops_per_s,
+                                    double tokens, int tp) {
   EdgeComputeTimes times;
   const double vocab_local = static_cast<double>(model.vocab) / tp;
   const double logits_gemm_s = gemm_time_s(device, peak_flops_per_s, tokens, vocab_local, model.hidden);

@@ -39,8 +39,8 @@ struct EdgeComputeTimes {
   double head_backward_s = 0;
   double embedding_s = 0;
 };
-EdgeComputeTimes edge_compute_times(const ModelSpec& model, const DeviceSpec& device,
-                                    double peak_flops_per_s, double tokens, int tp);
+EdgeComputeTimes edge_compute_times(const ModelSpec& model, const DeviceSpec& device, double peak_flops_per_s,
+                                    double tokens, int tp);
 
 /// Adam step over `params` local parameters: memory-bound, reading and
 /// writing the fp32 master weights, both moments, the gradient and the

@@ -194,7 +194,8 @@ std::string describe(const ConfigViolation& v) {
              n(v.c) + " chunks (or give first/last stage layers that leave whole chunks)";
     case ConfigRule::kStageLayers:
       return "first_stage_layers " + n(v.a) + " and last_stage_layers " + n(v.b) +
-             " leave no layer for the middle stages of the model's " + n(v.c) + " layers; give smaller values";
+             " leave no layer for the middle stages of the model's " + n(v.c) +
+             " layers; give smaller values";
     case ConfigRule::kInterleave:
       return "the interleaved schedule (vp > 1) needs pp > 1 and micro-batches divisible by pp (pp " +
              n(v.a) + ", " + n(v.b) + " micro-batches)";

@@ -99,8 +99,9 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
     double step_reduce = 0;
     double step_gather = 0;
     if (g.optimizer > g.grads)
-      step_reduce += bucketed_all_gather_s(cluster, sub(g.optimizer / g.grads, g.grads), grad_bytes / g.grads,
-                                           std::ceil(params / g.grads / kZeroReduceBucketElements), traffic, 1);
+      step_reduce +=
+          bucketed_all_gather_s(cluster, sub(g.optimizer / g.grads, g.grads), grad_bytes / g.grads,
+                                std::ceil(params / g.grads / kZeroReduceBucketElements), traffic, 1);
     if (shard > g.optimizer)
       step_reduce +=
           all_reduce_s(cluster, sub(shard / g.optimizer, g.optimizer), grad_bytes / g.optimizer, traffic, 1);

@@ -18,9 +18,9 @@ double attention_params(const ModelSpec& model) {
     const double rope = model.qk_rope_head_dim;
     const double qk_head = model.head_dim;  // nope + rope part of one head
     const double nope = qk_head - rope;
-    const double q = model.q_lora_rank > 0 ? h * model.q_lora_rank + model.q_lora_rank +
-                                                 model.q_lora_rank * a * qk_head
-                                           : h * a * qk_head;
+    const double q = model.q_lora_rank > 0
+                         ? h * model.q_lora_rank + model.q_lora_rank + model.q_lora_rank * a * qk_head
+                         : h * a * qk_head;
     const double kv = h * (model.kv_lora_rank + rope) + model.kv_lora_rank +
                       model.kv_lora_rank * a * (nope + model.v_head_dim);
     return q + kv + a * model.v_head_dim * h;

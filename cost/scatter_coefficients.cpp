@@ -110,8 +110,8 @@ ScatterCoefficients derive_scatter_coefficients(const ModelSpec& model, const Cl
   const ModelStateBytes states =
       model_state_bytes(params, setting.zero, std::max(1, setting.gpus), setting.optimizer_bytes_per_param,
                         gradient_bytes_per_param(setting.precision, setting.zero));
-  double free_bytes =
-      device.usable_hbm_bytes() * (1.0 - device.allocator_headroom_fraction) - device.reserved_bytes - states.total();
+  double free_bytes = device.usable_hbm_bytes() * (1.0 - device.allocator_headroom_fraction) -
+                      device.reserved_bytes - states.total();
   if (setting.zero >= 3) free_bytes -= 2.0 * dense_layer_params(model) * kActivationElementBytes;
   ActivationShape token;
   token.seq = 1;

@@ -161,7 +161,8 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
   if (recomputed > 0) activations += full_layer;
   // Embedding dropout's output and mask (Korthikanti sec. 4.3); without
   // dropout the embedding output is the first layer's input, counted there.
-  if (load.first && model.dropout > 0) activations += in_flight * 3.0 * job.seq * c.mbs / c.cp * model.hidden / (c.sp ? c.tp : 1);
+  if (load.first && model.dropout > 0)
+    activations += in_flight * 3.0 * job.seq * c.mbs / c.cp * model.hidden / (c.sp ? c.tp : 1);
   if (load.last) activations += logits_bytes(model, shape);
   // Multi-token-prediction modules: their layer and their own logits.
   if (load.mtp > 0) activations += load.mtp * (moe_layer + logits_bytes(model, shape));

@@ -219,7 +219,8 @@ MakespanSolve solve_makespan(const MilpModel& model, double time_scale, int inte
     out.certificate.objective *= time_scale;
     return out;
   }
-  for (int i = 0; i < integer_count; ++i) out.integers.push_back(static_cast<int>(std::lround(solved.values[i])));
+  for (int i = 0; i < integer_count; ++i)
+    out.integers.push_back(static_cast<int>(std::lround(solved.values[i])));
   return out;
 }
 

@@ -27,8 +27,8 @@ inline std::string slurp(const std::string& path) {
 
 inline CliRun run_cli(const std::string& args) {
   static int counter = 0;
-  const std::string base = ::testing::TempDir() + "parplan_cli_" + std::to_string(::getpid()) + "_" +
-                           std::to_string(counter++);
+  const std::string base =
+      ::testing::TempDir() + "parplan_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
   const std::string command =
       std::string(PARPLAN_BINARY) + " " + args + " >" + base + ".out 2>" + base + ".err </dev/null";
   const int status = std::system(command.c_str());

@@ -23,10 +23,13 @@ ModelSpec gpt(int heads, int hidden, int layers) {
 }
 
 // Narayanan 2021 Table 1: (params in billions, heads, hidden, layers).
-struct Row { double billions; int heads, hidden, layers; };
-constexpr Row kTable1[] = {{1.7, 24, 2304, 24},    {3.6, 32, 3072, 30},    {7.5, 32, 4096, 36},
-                           {18.4, 48, 6144, 40},   {39.1, 64, 8192, 48},   {76.1, 80, 10240, 60},
-                           {145.6, 96, 12288, 80}, {310.1, 128, 16384, 96}, {529.6, 128, 20480, 105},
+struct Row {
+  double billions;
+  int heads, hidden, layers;
+};
+constexpr Row kTable1[] = {{1.7, 24, 2304, 24},      {3.6, 32, 3072, 30},     {7.5, 32, 4096, 36},
+                           {18.4, 48, 6144, 40},     {39.1, 64, 8192, 48},    {76.1, 80, 10240, 60},
+                           {145.6, 96, 12288, 80},   {310.1, 128, 16384, 96}, {529.6, 128, 20480, 105},
                            {1008.0, 160, 25600, 128}};
 
 TEST(CostFormulas, ParameterCountsReproduceNarayananTable1) {

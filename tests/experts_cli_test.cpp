@@ -155,9 +155,10 @@ TEST(ExpertsCli, BetterBalancedPlacementIsNeverSlower) {
   expect_bad_input(loads + " --gpus 2 --model no-such-model --cluster dgx-h100 --gbs 8 --seq 4096",
                    "no-such-model");
   expect_bad_input(loads + " --gpus 2 --model mixtral-8x7b --cluster dgx-h100", "--gbs and --seq");
-  const std::string job = write_temp(
-      "mixtral.yaml", "model: mixtral-8x7b\ncluster: dgx-h100\ngpus: 64\ngbs: 256\nseq: 4096\n");
-  const CliRun run = run_cli("experts " + loads + " --gpus 8 --redundant 8 --job " + job + " --format json --no-timings");
+  const std::string job =
+      write_temp("mixtral.yaml", "model: mixtral-8x7b\ncluster: dgx-h100\ngpus: 64\ngbs: 256\nseq: 4096\n");
+  const CliRun run =
+      run_cli("experts " + loads + " --gpus 8 --redundant 8 --job " + job + " --format json --no-timings");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const nlohmann::json step = nlohmann::json::parse(run.out)["step_time"];
   ASSERT_TRUE(step["available"].get<bool>()) << step.dump();

@@ -19,7 +19,8 @@ namespace {
 using test::run_cli;
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "parplan_groundwork_" + std::to_string(::getpid()) + "_" + name;
+  const std::string path =
+      ::testing::TempDir() + "parplan_groundwork_" + std::to_string(::getpid()) + "_" + name;
   std::ofstream(path) << text;
   return path;
 }
@@ -38,7 +39,8 @@ TEST(Units, An80GiBDeviceHas80TimesTwoToThe30BytesOfHbm) {
     EXPECT_DOUBLE_EQ(c.device.hbm_bytes, 80.0 * 1024 * 1024 * 1024) << name;
   }
   // What a process may allocate on an H100: nvidia-smi's 81559 MiB.
-  EXPECT_NEAR(load_cluster("dgx-h100").device.usable_hbm_bytes(), 81559.0 * 1024 * 1024, 0.01 * 1024 * 1024 * 1024);
+  EXPECT_NEAR(load_cluster("dgx-h100").device.usable_hbm_bytes(), 81559.0 * 1024 * 1024,
+              0.01 * 1024 * 1024 * 1024);
   // An MI250X GCD: 64 GiB.
   EXPECT_DOUBLE_EQ(load_cluster("frontier").device.hbm_bytes, 64.0 * 1024 * 1024 * 1024);
 }
@@ -64,10 +66,11 @@ TEST(Units, OldKeysAreReadInTheirOldUnitWithADeprecationLine) {
   text.erase(line, text.find('\n', line + 1) - line);
   const std::string path = write_temp("old.yaml", text);
   EXPECT_DOUBLE_EQ(load_cluster(path).device.hbm_bytes, 80e9);
-  const auto run = run_cli("estimate --model gpt-1.7b --cluster " + path +
-                           " --gpus 8 --gbs 8 --seq 2048 --tp 1 --pp 1");
+  const auto run =
+      run_cli("estimate --model gpt-1.7b --cluster " + path + " --gpus 8 --gbs 8 --seq 2048 --tp 1 --pp 1");
   EXPECT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_NE(run.err.find("'device.hbm_gb' is deprecated; write 'device.hbm_gib'"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("'device.hbm_gb' is deprecated; write 'device.hbm_gib'"), std::string::npos)
+      << run.err;
 }
 
 TEST(YamlReader, ClusterAndJobFilesGetSuggestionsAndRefuseDuplicatesAndSecondDocuments) {
@@ -87,12 +90,12 @@ TEST(YamlReader, ClusterAndJobFilesGetSuggestionsAndRefuseDuplicatesAndSecondDoc
   EXPECT_EQ(two.exit_code, 2);
   EXPECT_NE(two.err.find("2 YAML documents"), std::string::npos) << two.err;
 
-  const auto fraction = run_cli("plan --job " + write_temp("zero.yaml", "model: gpt-1.7b\ncluster: dgx-a100\n"
-                                                                        "gpus: 8\ngbs: 8\nseq: 2048\n"
-                                                                        "config: {zero: 1.5}\n"));
+  const auto fraction = run_cli("plan --job " + write_temp("zero.yaml",
+                                                           "model: gpt-1.7b\ncluster: dgx-a100\n"
+                                                           "gpus: 8\ngbs: 8\nseq: 2048\n"
+                                                           "config: {zero: 1.5}\n"));
   EXPECT_EQ(fraction.exit_code, 2);
-  EXPECT_NE(fraction.err.find("'config.zero' must be 0, 1, 2 or 3"), std::string::npos)
-      << fraction.err;
+  EXPECT_NE(fraction.err.find("'config.zero' must be 0, 1, 2 or 3"), std::string::npos) << fraction.err;
 }
 
 TEST(HfTable, UnknownModelTypeIsRefusedNamingTheSupportedOnes) {
@@ -117,7 +120,8 @@ TEST(HfTable, UnknownModelTypeIsRefusedNamingTheSupportedOnes) {
 }
 
 TEST(OneValidator, EstimateCheckAndPlanRejectTheSameConfigWithTheSameMessage) {
-  const std::string job = "--model gpt3-175b --cluster dgx-a100 --gpus 1536 --gbs 1536 --seq 2048 --tp 5 --pp 8";
+  const std::string job =
+      "--model gpt3-175b --cluster dgx-a100 --gpus 1536 --gbs 1536 --seq 2048 --tp 5 --pp 8";
   const std::string expected = "tp 5 must divide the model's 96 attention heads";
   std::string first;
   for (const char* command : {"estimate", "check", "plan"}) {

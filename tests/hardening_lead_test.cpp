@@ -1,5 +1,5 @@
 // Issue 17 items that live in files being reworked on main (the YAML helper,
-// the cost model's config rules). Written as CLI reproductions and 
+// the cost model's config rules). Written as CLI reproductions and
 // here; enable each when its fix lands.
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -40,8 +40,8 @@ TEST(PlanEmitCli, DeepSpeedConfigFollowsTheBatchRule) {
   const auto plan = nlohmann::json::parse(run.out);
   const auto ds = nlohmann::json::parse(test::slurp(out + "/ds_config.json"));
   const int dp = plan["config"]["dp"];
-  EXPECT_EQ(ds["train_batch_size"].get<int>(),
-            ds["train_micro_batch_size_per_gpu"].get<int>() * ds["gradient_accumulation_steps"].get<int>() * dp);
+  EXPECT_EQ(ds["train_batch_size"].get<int>(), ds["train_micro_batch_size_per_gpu"].get<int>() *
+                                                   ds["gradient_accumulation_steps"].get<int>() * dp);
   EXPECT_EQ(ds["train_batch_size"].get<int>(), 1536);
 }
 

@@ -12,7 +12,8 @@ namespace {
 using test::run_cli;
 
 TEST(PlanSolver, CbcAndGlpkGiveTheSamePlanAndObjective) {
-  const std::string job = "plan --model llama3-405b --cluster dgx-h100 --gpus 1024 --gbs 512 --seq 8192 --pp 16 --format json";
+  const std::string job =
+      "plan --model llama3-405b --cluster dgx-h100 --gpus 1024 --gbs 512 --seq 8192 --pp 16 --format json";
   const auto cbc = nlohmann::json::parse(run_cli(job + " --solver cbc").out);
   const auto glpk = nlohmann::json::parse(run_cli(job + " --solver glpk").out);
   EXPECT_EQ(cbc["config"], glpk["config"]);
@@ -28,7 +29,8 @@ TEST(PlanSolver, CbcAndGlpkGiveTheSamePlanAndObjective) {
 
 TEST(PlanSolver, ExhaustiveAgreesOnASmallInstance) {
   // 4 stages: small enough to enumerate the stage split.
-  const std::string job = "plan --model gpt-3.6b --cluster dgx-a100 --gpus 32 --gbs 256 --seq 2048 --pp 4 --vp 1 --format json";
+  const std::string job =
+      "plan --model gpt-3.6b --cluster dgx-a100 --gpus 32 --gbs 256 --seq 2048 --pp 4 --vp 1 --format json";
   const auto cbc = nlohmann::json::parse(run_cli(job + " --solver cbc").out);
   const auto exhaustive = nlohmann::json::parse(run_cli(job + " --solver exhaustive").out);
   ASSERT_FALSE(cbc["solver"].empty());
@@ -39,8 +41,9 @@ TEST(PlanSolver, ExhaustiveAgreesOnASmallInstance) {
 
 TEST(PlanSolver, LayersNotDivisibleByPpGetAValidUnevenSplit) {
   // Llama 3 405B has 126 layers; 16 does not divide them.
-  const auto j = nlohmann::json::parse(
-      run_cli("plan --model llama3-405b --cluster dgx-h100 --gpus 1024 --gbs 512 --seq 8192 --pp 16 --format json").out);
+  const auto j = nlohmann::json::parse(run_cli("plan --model llama3-405b --cluster dgx-h100 --gpus 1024 "
+                                               "--gbs 512 --seq 8192 --pp 16 --format json")
+                                           .out);
   const auto& c = j["config"];
   ASSERT_EQ(c["pp"], 16);
   const int first = c["first_stage_layers"], last = c["last_stage_layers"];
@@ -54,7 +57,8 @@ TEST(PlanSolver, LayersNotDivisibleByPpGetAValidUnevenSplit) {
 }
 
 const std::string kExpert =
-    "--model gpt-1t --cluster dgx-a100 --gpus 3072 --gbs 3072 --seq 2048 --precision fp16 --tp 8 --pp 64 --vp 2 "
+    "--model gpt-1t --cluster dgx-a100 --gpus 3072 --gbs 3072 --seq 2048 --precision fp16 --tp 8 --pp 64 "
+    "--vp 2 "
     "--recompute full";
 
 TEST(PlanCheck, PublishedExpertConfigPrintsItsGap) {
@@ -71,11 +75,12 @@ TEST(PlanCheck, MaxGapZeroFailsABadConfigAndPassesTheOptimum) {
   EXPECT_EQ(bad.exit_code, 1);
   const auto j = nlohmann::json::parse(run_cli("check " + kExpert + " --format json").out);
   const auto& o = j["optimum"]["config"];
-  std::string args = "check --model gpt-1t --cluster dgx-a100 --gpus 3072 --gbs 3072 --seq 2048 --precision fp16";
+  std::string args =
+      "check --model gpt-1t --cluster dgx-a100 --gpus 3072 --gbs 3072 --seq 2048 --precision fp16";
   args += " --tp " + std::to_string(o["tp"].get<int>()) + " --pp " + std::to_string(o["pp"].get<int>()) +
           " --vp " + std::to_string(o["vp"].get<int>()) + " --cp " + std::to_string(o["cp"].get<int>()) +
-          " --mbs " + std::to_string(o["mbs"].get<int>()) + " --zero " + std::to_string(o["zero"].get<int>()) +
-          " --recompute " + o["recompute"].get<std::string>() +
+          " --mbs " + std::to_string(o["mbs"].get<int>()) + " --zero " +
+          std::to_string(o["zero"].get<int>()) + " --recompute " + o["recompute"].get<std::string>() +
           " --recompute-layers " + std::to_string(o["recompute_layers"].get<int>()) + " --attention " +
           o["attention"].get<std::string>() + (o["sp"].get<bool>() ? " --sp" : "") + " --max-gap 0";
   const auto good = run_cli(args);
@@ -84,7 +89,8 @@ TEST(PlanCheck, MaxGapZeroFailsABadConfigAndPassesTheOptimum) {
 
 TEST(PlanCheck, AConfigThatDoesNotFitFails) {
   const auto run = run_cli(
-      "check --model gpt3-175b --cluster dgx-a100 --gpus 512 --gbs 1536 --seq 2048 --tp 1 --pp 1 --max-gap 50");
+      "check --model gpt3-175b --cluster dgx-a100 --gpus 512 --gbs 1536 --seq 2048 --tp 1 --pp 1 --max-gap "
+      "50");
   EXPECT_EQ(run.exit_code, 1);
 }
 

@@ -241,7 +241,8 @@ TEST(StageSplitEqualMiddle, FastPathEqualsMilpOnRandomInstances) {
       ASSERT_EQ(fast.feasible(), milp.feasible()) << trial;
       if (!fast.feasible()) continue;
       EXPECT_EQ(milp.certificate.status, SolveStatus::kOptimal);
-      EXPECT_NEAR(fast.makespan_s, milp.makespan_s, 1e-9 * fast.makespan_s) << trial << " " << backend_name(backend);
+      EXPECT_NEAR(fast.makespan_s, milp.makespan_s, 1e-9 * fast.makespan_s)
+          << trial << " " << backend_name(backend);
       for (int s = 2; s + 1 < in.stages; ++s) EXPECT_EQ(milp.layers_per_stage[s], milp.layers_per_stage[1]);
     }
     if (fast.feasible()) {

@@ -92,14 +92,16 @@ TEST(TopologyFrontier, HierarchicalKeepsPerMicroBatchTrafficInsideTheNode) {
   EXPECT_LT(f.outer_bytes(hc), f.outer_bytes(zpp));
   EXPECT_TRUE(hc.memory.fits);
   // The partitions held closer to the GCD cost memory (the paper's model-size limit).
-  EXPECT_GT(hc.memory.params_bytes + hc.memory.optimizer_bytes, zpp.memory.params_bytes + zpp.memory.optimizer_bytes);
+  EXPECT_GT(hc.memory.params_bytes + hc.memory.optimizer_bytes,
+            zpp.memory.params_bytes + zpp.memory.optimizer_bytes);
 }
 
 TEST(TopologyFrontier, TflopsRiseFromZero3ToZeroPlusPlusToHierarchicalNearThePapersRatio) {
   const Frontier20b f;
   const double zero3 = estimate_cost(f.model, f.cluster, f.job, f.base).throughput.model_tflops_per_gpu;
   const double zpp = estimate_cost(f.model, f.cluster, f.job, f.zeropp()).throughput.model_tflops_per_gpu;
-  const double hier = estimate_cost(f.model, f.cluster, f.job, f.hierarchical()).throughput.model_tflops_per_gpu;
+  const double hier =
+      estimate_cost(f.model, f.cluster, f.job, f.hierarchical()).throughput.model_tflops_per_gpu;
   EXPECT_LT(zero3, zpp);
   EXPECT_LT(zpp, hier);
   // Xu et al. 2025: 1.71x over ZeRO++ on 384 GCDs; within 1.4x - 2.0x.
@@ -150,7 +152,8 @@ TEST(TopologyFrontier, PlacementLevelsMapToPackageNodeAndJob) {
   EXPECT_EQ(partition_ranks(f.cluster, f.base, PartitionLevel::kJob), 384);
   ParallelConfig bad = f.base;
   bad.hierarchical_partition = true;
-  bad.partition = {PartitionLevel::kPackage, PartitionLevel::kNode, PartitionLevel::kNode, PartitionLevel::kJob};
+  bad.partition = {PartitionLevel::kPackage, PartitionLevel::kNode, PartitionLevel::kNode,
+                   PartitionLevel::kJob};
   EXPECT_NE(config_problem(f.model, f.job, bad), nullptr);  // secondary outside the primary
 }
 

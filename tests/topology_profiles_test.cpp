@@ -94,7 +94,8 @@ std::vector<BadProfile> bad_profiles() {
       {"EmptyGroups", head + "groups: []\n" + inter, "groups"},
       {"UnknownGroupField", head + groups + "    fabric: ib\n" + inter, "fabric"},
       {"UnknownCollectives", "collectives: tree\n" + head, "collectives"},
-      {"NegativeCollectiveLatency", "collectives: ring\ncollective_latency_us: -1\n" + head, "collective_latency_us"},
+      {"NegativeCollectiveLatency", "collectives: ring\ncollective_latency_us: -1\n" + head,
+       "collective_latency_us"},
   };
 }
 
@@ -112,7 +113,8 @@ TEST(TopologyProfiles, AGoodHeterogeneousProfileLoads) {
 }
 
 TEST(TopologyProfiles, EveryShippedProfileLoads) {
-  for (const char* name : {"frontier", "holmes-mixed", "holmes-ib", "holmes-ethernet", "dgx-a100", "dgx-h100"}) {
+  for (const char* name :
+       {"frontier", "holmes-mixed", "holmes-ib", "holmes-ethernet", "dgx-a100", "dgx-h100"}) {
     EXPECT_NO_THROW(load_cluster(name)) << name;
   }
   EXPECT_TRUE(load_cluster("frontier").ring_collectives);

@@ -45,7 +45,8 @@ ValidationResult predict_validation_run(const ValidationRun& run, const ClusterS
   return predict_validation_run(run, model, cluster);
 }
 
-ValidationResult predict_validation_run(const ValidationRun& run, const ModelSpec& model, const ClusterSpec& cluster) {
+ValidationResult predict_validation_run(const ValidationRun& run, const ModelSpec& model,
+                                        const ClusterSpec& cluster) {
   JobSpec job;
   job.gpus = run.gpus;
   job.gbs = run.gbs;
@@ -71,9 +72,11 @@ ValidationResult predict_validation_run(const ValidationRun& run, const ModelSpe
     c.vp = vp;
     if (config_problem(model, job, c) != nullptr) continue;
     const double step_s = estimate_cost(model, cluster, job, c).time.step_s;
-    if (best.predicted_step_s == 0 || step_s < best.predicted_step_s) best.predicted_step_s = step_s, best.vp = vp;
+    if (best.predicted_step_s == 0 || step_s < best.predicted_step_s)
+      best.predicted_step_s = step_s, best.vp = vp;
   }
-  if (best.predicted_step_s == 0) throw InputError(run.name + ": the run's config is not valid for its model");
+  if (best.predicted_step_s == 0)
+    throw InputError(run.name + ": the run's config is not valid for its model");
   best.error = (best.predicted_step_s - run.published_step_s) / run.published_step_s;
   return best;
 }

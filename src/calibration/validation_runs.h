@@ -32,6 +32,7 @@ struct ValidationResult {
 /// is given it replaces the catalog profile (the fit uses this).
 ValidationResult predict_validation_run(const ValidationRun& run, const ClusterSpec* cluster = nullptr);
 /// The same with the model already loaded.
-ValidationResult predict_validation_run(const ValidationRun& run, const ModelSpec& model, const ClusterSpec& cluster);
+ValidationResult predict_validation_run(const ValidationRun& run, const ModelSpec& model,
+                                        const ClusterSpec& cluster);
 
 }  // namespace parplan

@@ -8,8 +8,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "src/cli/common_flags.h"
 #include "src/cli/commands.h"
+#include "src/cli/common_flags.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/data_paths.h"
 #include "src/io/input_error.h"

@@ -24,16 +24,19 @@ int run_check(const CheckFlags& flags) {
   std::string engine_problem;
   const bool engine_runs =
       options.engines.any ||
-      !engines_running(options.engines, Plan{r.model, r.cluster, r.job, config, cost}, &engine_problem).empty();
+      !engines_running(options.engines, Plan{r.model, r.cluster, r.job, config, cost}, &engine_problem)
+           .empty();
 
   const bool fits = cost.memory.fits;
   // The given config may beat what the search visits (e.g. a layout it does
   // not generate); then it is the optimum.
-  const bool given_is_best = best.ranked.empty() || (fits && engine_runs && cost.time.step_s < best.ranked.front().cost.time.step_s);
+  const bool given_is_best =
+      best.ranked.empty() || (fits && engine_runs && cost.time.step_s < best.ranked.front().cost.time.step_s);
   const ParallelConfig& optimum_config = given_is_best ? config : best.ranked.front().config;
   const double optimum_s = given_is_best ? cost.time.step_s : best.ranked.front().cost.time.step_s;
   const double gap_percent = fits ? (cost.time.step_s / optimum_s - 1.0) * 100.0 : INFINITY;
-  const bool pass = fits && engine_runs && (!flags.max_gap_percent || gap_percent <= *flags.max_gap_percent + 1e-9);
+  const bool pass =
+      fits && engine_runs && (!flags.max_gap_percent || gap_percent <= *flags.max_gap_percent + 1e-9);
 
   if (const std::string note = time_limit_note(best.search); !note.empty())
     std::cerr << "parplan: " << note << "; the gap is measured against it, so the true gap may be larger\n";
@@ -59,14 +62,16 @@ int run_check(const CheckFlags& flags) {
     out << "config   " << config_line(config) << "\n";
     out << "optimum  " << config_line(optimum_config) << "\n\n";
     char line[200];
-    std::snprintf(line, sizeof line, "step time %.3f s   optimum %.3f s   gap %s\n", cost.time.step_s, optimum_s,
+    std::snprintf(line, sizeof line, "step time %.3f s   optimum %.3f s   gap %s\n", cost.time.step_s,
+                  optimum_s,
                   fits ? (std::to_string(std::round(gap_percent * 100) / 100).substr(0, 6) + " %").c_str()
                        : "n/a (does not fit)");
     out << line;
     if (flags.max_gap_percent) {
       std::snprintf(line, sizeof line, "%s: %s (max gap %.2f %%)\n", pass ? "PASS" : "FAIL",
-                    !fits ? "the config does not fit in memory"
-                          : (pass ? "within the allowed gap" : "slower than the optimum by more than allowed"),
+                    !fits
+                        ? "the config does not fit in memory"
+                        : (pass ? "within the allowed gap" : "slower than the optimum by more than allowed"),
                     *flags.max_gap_percent);
       out << line;
     }

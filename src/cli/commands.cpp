@@ -7,22 +7,27 @@ namespace parplan {
 void register_commands(CLI::App& app, Commands& c) {
   c.estimate = app.add_subcommand("estimate", "Predict memory and step time of one given config");
   c.estimate->footer(
-      "Example:\n  parplan estimate --model gpt3-175b --cluster dgx-a100 --gpus 1024 --gbs 1536 --seq 2048 \\\n"
+      "Example:\n  parplan estimate --model gpt3-175b --cluster dgx-a100 --gpus 1024 --gbs 1536 --seq 2048 "
+      "\\\n"
       "                   --tp 8 --pp 8 --vp 2 --sp --recompute selective");
   add_job_flags(*c.estimate, c.estimate_flags, true);
   add_engine_flags(*c.estimate, c.estimate_flags);
 
   c.plan = app.add_subcommand("plan", "Search the best config for a job (a given size pins that dimension)");
   c.plan->footer(
-      "Example:\n  parplan plan --model llama3-70b --cluster dgx-h100 --gpus 64 --gbs 512 --seq 8192 --top 5\n"
+      "Example:\n  parplan plan --model llama3-70b --cluster dgx-h100 --gpus 64 --gbs 512 --seq 8192 --top "
+      "5\n"
       "  parplan plan --job examples/gpt3-175b-a100.yaml --format json");
   add_job_flags(*c.plan, c.plan_flags.job, false);
   add_engine_flags(*c.plan, c.plan_flags.job);
   add_int_option(*c.plan, "--top", c.plan_flags.top, "runners-up to show (default 5)", 1, 1000);
   c.plan->add_option("--solver", c.plan_flags.solver, "cbc | glpk | exhaustive (default cbc)");
-  c.plan->add_option("--emit", c.plan_flags.emit, "write launch files: megatron | deepspeed | megatron-deepspeed | torchtitan (implies --engine)");
+  c.plan->add_option(
+      "--emit", c.plan_flags.emit,
+      "write launch files: megatron | deepspeed | megatron-deepspeed | torchtitan (implies --engine)");
   c.plan->add_option("--out", c.plan_flags.out, "directory for --emit");
-  c.plan->add_option("--launcher", c.plan_flags.launcher, "torchrun | slurm (default: the cluster profile's)");
+  c.plan->add_option("--launcher", c.plan_flags.launcher,
+                     "torchrun | slurm (default: the cluster profile's)");
 
   c.check = app.add_subcommand("check", "Compare a config with the optimum; for CI");
   c.check->footer(
@@ -30,20 +35,23 @@ void register_commands(CLI::App& app, Commands& c) {
       "                --tp 8 --pp 8 --max-gap 5\n  parplan check --job job.yaml --max-gap 3 --format json");
   add_job_flags(*c.check, c.check_flags.job, true);
   add_engine_flags(*c.check, c.check_flags.job);
-  add_number_option(*c.check, "--max-gap", c.check_flags.max_gap_percent,
-                    "exit 1 when the config is slower than the optimum by more than PCT percent (or does not fit)",
-                    0, 1e6);
+  add_number_option(
+      *c.check, "--max-gap", c.check_flags.max_gap_percent,
+      "exit 1 when the config is slower than the optimum by more than PCT percent (or does not fit)", 0, 1e6);
   c.check->add_option("--solver", c.check_flags.solver, "cbc | glpk | exhaustive (default cbc)");
 
-  c.sweep = app.add_subcommand("sweep", "Plan every (model, GPUs, batch) point of a grid; table, CSV, JSON, SVG, Slurm array");
+  c.sweep = app.add_subcommand(
+      "sweep", "Plan every (model, GPUs, batch) point of a grid; table, CSV, JSON, SVG, Slurm array");
   c.sweep->footer(
       "Lists: 64,128,256 or ranges 64:1024:x2 (geometric) and 512:2048:+512 (arithmetic); models may be\n"
       "ladder:narayanan (gpt-1.7b ... gpt-1t) or ladder:llama3. See docs/sweep.md.\n"
-      "Example:\n  parplan sweep --models ladder:narayanan --cluster dgx-a100 --gpus 64:1024:x2 --gbs 512,1024 \\\n"
+      "Example:\n  parplan sweep --models ladder:narayanan --cluster dgx-a100 --gpus 64:1024:x2 --gbs "
+      "512,1024 \\\n"
       "                --seq 2048 --csv sweep.csv --plot sweep.svg --emit-slurm-array runs/");
   SweepFlags& sf = c.sweep_flags;
   add_common_flags(*c.sweep, sf.common);
-  c.sweep->add_option("--models", sf.models, "models: catalog names, files, ladder:NAME (comma-separated)")->required();
+  c.sweep->add_option("--models", sf.models, "models: catalog names, files, ladder:NAME (comma-separated)")
+      ->required();
   c.sweep->add_option("--cluster", sf.cluster, "hardware profile name or YAML path")->required();
   c.sweep->add_option("--gpus", sf.gpus, "GPU counts: list or range (64:1024:x2)")->required();
   c.sweep->add_option("--gbs", sf.gbs, "global batch sizes: list or range (512:2048:+512)")->required();
@@ -52,17 +60,19 @@ void register_commands(CLI::App& app, Commands& c) {
   c.sweep->add_option("--csv", sf.csv, "write one CSV row per point to FILE");
   c.sweep->add_option("--json", sf.json, "write one JSON object per point to FILE");
   c.sweep->add_option("--plot", sf.plot, "write an SVG plot (MFU and step time) to FILE.svg");
-  c.sweep->add_option("--emit-slurm-array", sf.emit_slurm_array, "write launch files of every feasible point and a Slurm job array to DIR");
-  add_int_option(*c.sweep, "--array-parallel", sf.array_parallel, "array tasks running at once (default 4)", 1,
-                 1000000);
+  c.sweep->add_option("--emit-slurm-array", sf.emit_slurm_array,
+                      "write launch files of every feasible point and a Slurm job array to DIR");
+  add_int_option(*c.sweep, "--array-parallel", sf.array_parallel, "array tasks running at once (default 4)",
+                 1, 1000000);
   c.sweep->add_option("--engine", sf.engine,
                       "megatron | deepspeed | megatron-deepspeed | torchtitan | any (default any; "
                       "--emit-slurm-array with any writes megatron)");
   c.sweep->add_flag("--allow-lossy-comm", sf.allow_lossy_comm, "also plan lossy collectives (qwZ, qgZ)");
   c.sweep->add_flag("--allow-unreleased", sf.allow_unreleased,
                     "also plan schemes no released engine runs (3-level hierarchical partition)");
-  c.sweep->add_option("--memory-headroom", sf.memory_headroom,
-                      "HBM kept free: GiB (4) or percent of usable HBM (10%); default: see docs/cost-model.md");
+  c.sweep->add_option(
+      "--memory-headroom", sf.memory_headroom,
+      "HBM kept free: GiB (4) or percent of usable HBM (10%); default: see docs/cost-model.md");
   c.sweep->add_option("--solver", sf.solver, "cbc | glpk | exhaustive (default cbc)");
 
   register_skip_paths(app, c);

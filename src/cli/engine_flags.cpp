@@ -21,8 +21,7 @@ void add_engine_flags(CLI::App& app, JobFlags& f) {
                  "HBM kept free: GiB (4) or percent of usable HBM (10%); default: see docs/cost-model.md");
   // Exact collectives are the default now; the old flag stays accepted.
   app.add_flag_callback(
-      "--no-quantized-comm",
-      [&f] { f.no_quantized_comm = true; },
+      "--no-quantized-comm", [&f] { f.no_quantized_comm = true; },
       "deprecated no-op: exact collectives are the default");
 }
 

@@ -14,8 +14,8 @@
 #include "src/plan/expert_placement_run.h"
 #include "src/plan/expert_step_time.h"
 #include "src/report/eplb_placement.h"
-#include "src/report/experts_report.h"
 #include "src/report/error_band.h"
+#include "src/report/experts_report.h"
 #include "src/report/sweep_report.h"
 
 namespace parplan {
@@ -76,8 +76,10 @@ PlacementStepTimes predict_step_times(const ExpertsFlags& f, const ExpertLoads& 
   std::optional<ParallelConfig> config;
   if (r.file_config) {
     if (r.file_config->ep > 1 && r.file_config->ep != shape.gpus)
-      throw InputError("--gpus " + std::to_string(shape.gpus) + " is the expert-parallel group but the job's config "
-                       "has ep " + std::to_string(r.file_config->ep) + "; give --gpus " +
+      throw InputError("--gpus " + std::to_string(shape.gpus) +
+                       " is the expert-parallel group but the job's config "
+                       "has ep " +
+                       std::to_string(r.file_config->ep) + "; give --gpus " +
                        std::to_string(r.file_config->ep));
     job.ep = shape.gpus;
     config = config_from_flags(job, r);

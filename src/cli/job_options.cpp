@@ -32,17 +32,20 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   add_int_option(app, "--mbs", f.mbs, std::string("micro-batch size") + what, 1, kMaxGbs);
   add_int_option(app, "--zero", f.zero, std::string("ZeRO stage 0..3") + what, 0, 3);
   add_int_option(app, "--ep", f.ep, std::string("expert-parallel size (MoE)") + what, 1, kMaxGpus);
-  add_int_option(app, "--etp", f.etp, std::string("expert tensor-parallel size (MoE; 1 or tp)") + what, 1, kMaxGpus);
-  app.add_option("--moe-imbalance", f.moe_imbalance,
-                 "MoE: load of the busiest expert-parallel rank over the mean (>= 1; default from the model's "
-                 "balancing scheme, see docs/cost-model.md)")
+  add_int_option(app, "--etp", f.etp, std::string("expert tensor-parallel size (MoE; 1 or tp)") + what, 1,
+                 kMaxGpus);
+  app.add_option(
+         "--moe-imbalance", f.moe_imbalance,
+         "MoE: load of the busiest expert-parallel rank over the mean (>= 1; default from the model's "
+         "balancing scheme, see docs/cost-model.md)")
       ->check(CLI::Range(1.0, 1000.0));
   app.add_option("--routing-stats", f.routing_stats,
                  "MoE: measured tokens per expert per layer (JSON or CSV, as `parplan experts --loads`); "
                  "sets the imbalance of each ep from the loads (see docs/cost-model.md)");
-  app.add_option("--a2a-compression", f.a2a_compression,
-                 "MoE: bytes of the expert all-to-all over the uncompressed volume, 0 < R <= 1 (LSH-MoE style "
-                 "token compression; lossy, needs --allow-lossy-comm)");
+  app.add_option(
+      "--a2a-compression", f.a2a_compression,
+      "MoE: bytes of the expert all-to-all over the uncompressed volume, 0 < R <= 1 (LSH-MoE style "
+      "token compression; lossy, needs --allow-lossy-comm)");
   app.add_option("--recompute", f.recompute, std::string("none | selective | full") + what);
   add_int_option(app, "--recompute-layers", f.recompute_layers,
                  "layers per model chunk fully recomputed (with full)", 0, kMaxLayers);
@@ -92,8 +95,9 @@ ResolvedJob resolve_job(const JobFlags& f) {
     if (!(r > 0 && r <= 1))
       throw InputError("--a2a-compression must be in (0, 1] (the sent bytes over the uncompressed volume)");
     if (!f.allow_lossy_comm)
-      throw InputError("--a2a-compression is lossy (tokens merged before the all-to-all); add --allow-lossy-comm "
-                       "to accept it");
+      throw InputError(
+          "--a2a-compression is lossy (tokens merged before the all-to-all); add --allow-lossy-comm "
+          "to accept it");
     out.job.a2a_compression = r;
   }
   if (!f.routing_stats.empty()) {
@@ -206,8 +210,9 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
   c.dp = static_cast<int>(r.job.gpus / ranks);
   // The cost model forms mbs * dp in int: refuse before it could overflow.
   if (static_cast<std::int64_t>(c.mbs) * c.dp > c.gbs)
-    throw InputError("mbs " + std::to_string(c.mbs) + " x dp " + std::to_string(c.dp) + " exceeds the global batch " +
-                     std::to_string(c.gbs) + "; every data-parallel rank needs at least one micro-batch");
+    throw InputError("mbs " + std::to_string(c.mbs) + " x dp " + std::to_string(c.dp) +
+                     " exceeds the global batch " + std::to_string(c.gbs) +
+                     "; every data-parallel rank needs at least one micro-batch");
   if (r.file_dp && *r.file_dp != c.dp)
     throw InputError("config: dp " + std::to_string(*r.file_dp) + " disagrees with the job: " +
                      std::to_string(r.job.gpus) + " GPUs / (tp * pp * cp = " + std::to_string(ranks) +

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <optional>
 #include <string>
 
@@ -62,7 +61,8 @@ void apply_memory_headroom(const std::optional<std::string>& text, JobSpec& job)
 
 /// The planner options of the engine and policy flags; `emit` (--emit E)
 /// implies --engine E. Throws InputError on an unknown or conflicting engine.
-PlannerOptions planner_options(const JobFlags& flags, const std::string& solver, const std::string& emit = "");
+PlannerOptions planner_options(const JobFlags& flags, const std::string& solver,
+                               const std::string& emit = "");
 
 /// Adds the shared flags; `config_flags` adds the parallel sizes too.
 void add_job_flags(CLI::App& app, JobFlags& flags, bool config_flags);
@@ -87,6 +87,5 @@ ParallelConfig config_from_flags(const JobFlags& flags, const ResolvedJob& resol
 
 /// Applies the parallel flags as search pins.
 void apply_pins(const JobFlags& flags, JobSpec& job);
-
 
 }  // namespace parplan

@@ -1,6 +1,5 @@
 // parplan scatter: reads the steps and the coefficients, solves every step
 // (in parallel), prints the plans and writes the --out lines.
-#include "src/cli/common_flags.h"
 #include "src/cli/scatter_command.h"
 
 #include <tbb/parallel_for.h>
@@ -13,6 +12,7 @@
 
 #include "cost/scatter_coefficients.h"
 #include "solvers/sequence_scatter.h"
+#include "src/cli/common_flags.h"
 #include "src/cli/job_options.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"

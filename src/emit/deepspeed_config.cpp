@@ -1,8 +1,8 @@
 // ds_config.json and the DeepSpeed hostfile. Keys as DeepSpeed spells them:
 // runtime/config.py (batch), runtime/zero/config.py DeepSpeedZeroConfig
 // (zero_optimization, which forbids unknown keys), runtime/precision_config.
-#include "cost/zero_buckets.h"
 #include "cost/step_cost.h"
+#include "cost/zero_buckets.h"
 #include "src/emit/emit_internal.h"
 
 namespace parplan::emit_detail {
@@ -10,9 +10,12 @@ namespace parplan::emit_detail {
 namespace {
 const char* level_name(PartitionLevel level) {
   switch (level) {
-    case PartitionLevel::kPackage: return "package";
-    case PartitionLevel::kNode: return "node";
-    case PartitionLevel::kJob: break;
+    case PartitionLevel::kPackage:
+      return "package";
+    case PartitionLevel::kNode:
+      return "node";
+    case PartitionLevel::kJob:
+      break;
   }
   return "job";
 }

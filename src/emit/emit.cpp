@@ -185,7 +185,8 @@ std::vector<fs::path> emit_launch_files(const Plan& plan, const EmitOptions& opt
         has_hostfile = true;
       }
     }
-    if (!has_hostfile) files.files.push_back({"hostfile", emit_detail::rank_order_hostfile(plan, layout), false});
+    if (!has_hostfile)
+      files.files.push_back({"hostfile", emit_detail::rank_order_hostfile(plan, layout), false});
     files.files.push_back({"nccl_env.sh", emit_detail::nccl_env_script(plan, layout), false});
   }
 

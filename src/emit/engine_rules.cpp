@@ -282,8 +282,8 @@ void deepspeed_rules(const Plan& p, Engine engine, Rules& r) {
               s(c.zero) + " (DeepSpeed ZeRO++ tutorial).");
   // The hpZ secondary partition groups hpz ranks inside the data-parallel group.
   const int hpz = emit_detail::deepspeed_hpz_ranks(p);
-  r.check(hpz > 1 && c.dp % hpz != 0, "zero_hpz_partition_size (" + s(hpz) +
-                                          ") must divide the data-parallel size (" + s(c.dp) + ").");
+  r.check(hpz > 1 && c.dp % hpz != 0,
+          "zero_hpz_partition_size (" + s(hpz) + ") must divide the data-parallel size (" + s(c.dp) + ").");
   r.check(c.hierarchical_partition && hpz <= 1,
           "hierarchical partitioning is ZeRO++ hpZ in DeepSpeed: it needs hpz_ranks > 1 (a weight partition "
           "of more than one data-parallel rank per package or node).");

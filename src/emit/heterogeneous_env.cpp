@@ -35,10 +35,12 @@ std::vector<std::string> group_env(const NodeGroup& group) {
 std::string rank_order_hostfile(const Plan& plan, const Layout& layout) {
   std::ostringstream text;
   if (!plan.cluster.heterogeneous()) {
-    for (int node = 0; node < layout.nnodes; ++node) text << "worker-" << node << " slots=" << layout.nproc_per_node << "\n";
+    for (int node = 0; node < layout.nnodes; ++node)
+      text << "worker-" << node << " slots=" << layout.nproc_per_node << "\n";
     return text.str();
   }
-  text << "# Rank order is node group by node group (parplan's placement): rename the hosts, keep the order.\n";
+  text << "# Rank order is node group by node group (parplan's placement): rename the hosts, keep the "
+          "order.\n";
   int node = 0;
   for (const NodeGroup& group : plan.cluster.groups) {
     if (node >= layout.nnodes) break;
@@ -53,8 +55,8 @@ std::string nccl_env_script(const Plan& plan, const Layout& layout) {
   std::ostringstream s;
   s << "# NCCL environment per node group, written by parplan; sourced by the launch script.\n";
   s << "# Node ranks follow the hostfile: group by group. Tensor and data-parallel groups stay inside\n";
-  s << "# one node group; only pipeline point-to-point traffic crosses groups (" << nic_label(plan.cluster.inter_group.nic)
-    << ").\n";
+  s << "# one node group; only pipeline point-to-point traffic crosses groups ("
+    << nic_label(plan.cluster.inter_group.nic) << ").\n";
   s << "# PARPLAN-EDIT: the interface of the network between groups.\n";
   s << "export NCCL_SOCKET_IFNAME=\"${PARPLAN_SOCKET_IFNAME:-eth0}\"\n";
   s << "PARPLAN_NODE_RANK=\"${NODE_RANK:-${SLURM_NODEID:-0}}\"\n";
@@ -78,11 +80,16 @@ std::string nccl_env_script(const Plan& plan, const Layout& layout) {
 
 std::string nic_label(NicKind nic) {
   switch (nic) {
-    case NicKind::kInfiniBand: return "ib";
-    case NicKind::kRoce: return "roce";
-    case NicKind::kEthernet: return "ethernet";
-    case NicKind::kSlingshot: return "slingshot";
-    case NicKind::kIntraNode: break;
+    case NicKind::kInfiniBand:
+      return "ib";
+    case NicKind::kRoce:
+      return "roce";
+    case NicKind::kEthernet:
+      return "ethernet";
+    case NicKind::kSlingshot:
+      return "slingshot";
+    case NicKind::kIntraNode:
+      break;
   }
   return "intra-node";
 }

@@ -56,11 +56,27 @@ NetworkTier read_tier(const YamlFields& f, bool needs_ranks) {
 }
 
 DeviceSpec read_device(const YamlFields& f) {
-  f.allow_only({"name", "peak_bf16_tflops", "peak_fp16_tflops", "peak_fp8_tflops", "hbm_gib",
-                "hbm_usable_gib", "hbm_gb", "hbm_tb_per_s", "hbm_tbps", "gemm_efficiency_max",
-                "gemm_half_dim", "gemm_half_gflop", "flash_attention_efficiency", "memory_bound_efficiency",
-                "reserved_gib", "reserved_gb", "allocator_headroom", "overlap_compute_slowdown", "layer_overhead_us",
-                "attention_half_seq", "source"});
+  f.allow_only({"name",
+                "peak_bf16_tflops",
+                "peak_fp16_tflops",
+                "peak_fp8_tflops",
+                "hbm_gib",
+                "hbm_usable_gib",
+                "hbm_gb",
+                "hbm_tb_per_s",
+                "hbm_tbps",
+                "gemm_efficiency_max",
+                "gemm_half_dim",
+                "gemm_half_gflop",
+                "flash_attention_efficiency",
+                "memory_bound_efficiency",
+                "reserved_gib",
+                "reserved_gb",
+                "allocator_headroom",
+                "overlap_compute_slowdown",
+                "layer_overhead_us",
+                "attention_half_seq",
+                "source"});
   DeviceSpec d;
   d.name = f.text("name");
   d.peak_bf16_flops_per_s = f.number_in("peak_bf16_tflops", 1e-6, kMaxTflops, 0.0) * kTera;
@@ -122,8 +138,8 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
   try {
     YamlFields f(root, path);
     f.allow_only({"name", "source", "device", "ranks_per_node", "nodes", "tiers", "groups", "inter_group",
-                  "attention", "launcher", "frontier_launch", "collectives",
-                  "collective_latency_us", "calibration"});
+                  "attention", "launcher", "frontier_launch", "collectives", "collective_latency_us",
+                  "calibration"});
     ClusterSpec c;
     c.name = f.text("name");
     c.device = read_device(f.child("device"));

@@ -35,7 +35,8 @@ std::filesystem::path resolve_catalog_file(const std::string& folder, const std:
       name.find('/') != std::string::npos || ext == ".yaml" || ext == ".yml" || ext == ".json";
   // A directory, FIFO or device given as a path: say so (reading a FIFO
   // would block forever).
-  if (std::filesystem::exists(as_path, ec) && (looks_like_path || !std::filesystem::is_directory(as_path, ec)))
+  if (std::filesystem::exists(as_path, ec) &&
+      (looks_like_path || !std::filesystem::is_directory(as_path, ec)))
     throw InputError(flag + " '" + name + "' is not a regular file; give a YAML or config.json file");
   auto in_catalog = data_dir() / folder / (name + ".yaml");
   if (!looks_like_path && std::filesystem::is_regular_file(in_catalog, ec)) return in_catalog;

@@ -303,8 +303,10 @@ ModelSpec parse_hf_config(const std::string& text, const std::string& origin) {
     std::vector<std::vector<std::string>> keys_by_depth;
     std::string duplicate;
     const Json::parser_callback_t no_duplicates = [&](int depth, Json::parse_event_t event, Json& parsed) {
-      if (event == Json::parse_event_t::object_start) keys_by_depth.resize(depth + 2), keys_by_depth[depth + 1].clear();
-      if (event == Json::parse_event_t::key && duplicate.empty() && static_cast<int>(keys_by_depth.size()) > depth) {
+      if (event == Json::parse_event_t::object_start)
+        keys_by_depth.resize(depth + 2), keys_by_depth[depth + 1].clear();
+      if (event == Json::parse_event_t::key && duplicate.empty() &&
+          static_cast<int>(keys_by_depth.size()) > depth) {
         auto& seen = keys_by_depth[depth];
         const std::string key = parsed.get<std::string>();
         if (std::find(seen.begin(), seen.end(), key) != seen.end()) duplicate = key;

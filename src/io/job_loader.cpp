@@ -105,11 +105,13 @@ JobRequest load_job_file(const std::string& path) {
     throw InputError("--job " + path + ": cannot be read: " + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
     throw InputError("--job " + path + ": is not a regular file (" +
-                     (S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a pipe" : "a special file") +
+                     (S_ISDIR(st.st_mode)    ? "a directory"
+                      : S_ISFIFO(st.st_mode) ? "a pipe"
+                                             : "a special file") +
                      "); give a job.yaml");
   if (st.st_size > kMaxInputFileBytes)
-    throw InputError("--job " + path + ": is " + std::to_string(st.st_size) + " bytes; a job file has at most " +
-                     std::to_string(kMaxInputFileBytes));
+    throw InputError("--job " + path + ": is " + std::to_string(st.st_size) +
+                     " bytes; a job file has at most " + std::to_string(kMaxInputFileBytes));
   const YAML::Node root = load_yaml_file(path);
   try {
     YamlFields f(root, path);

@@ -132,9 +132,10 @@ std::optional<int64_t> YamlFields::integer(const char* key, int64_t low, int64_t
   if (!has(key)) return std::nullopt;
   const YAML::Node& node = node_[key];
   const bool open_ended = high >= 1000000000;
-  const std::string kind = open_ended && low == 1   ? "a positive integer"
-                           : open_ended && low == 0 ? "a non-negative integer"
-                                      : "an integer from " + std::to_string(low) + " to " + std::to_string(high);
+  const std::string kind = open_ended && low == 1 ? "a positive integer"
+                           : open_ended && low == 0
+                               ? "a non-negative integer"
+                               : "an integer from " + std::to_string(low) + " to " + std::to_string(high);
   const std::string at_most = ", too large: at most " + std::to_string(high);
   if (!node.IsScalar() || node.Tag() == "!")
     fail(key, "must be " + kind + " (got " + describe_yaml(node) + ")");

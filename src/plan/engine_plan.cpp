@@ -25,8 +25,9 @@ EnginePlanResult plan_for_engines(const ModelSpec& model, const ClusterSpec& clu
   std::vector<RankedConfig> accepted;
   for (RankedConfig ranked : result.ranked) {
     // An allowed unreleased scheme is checked as the engine it extends.
-    const ParallelConfig released =
-        options.allow_unreleased && ranked.config.hierarchical_partition ? released_part(ranked.config) : ranked.config;
+    const ParallelConfig released = options.allow_unreleased && ranked.config.hierarchical_partition
+                                        ? released_part(ranked.config)
+                                        : ranked.config;
     const Plan candidate{model, cluster, job, released, ranked.cost};
     // The tagged engine first, then the others of the selection.
     int engine = -1;

@@ -47,7 +47,8 @@ PlacedGroup collective_group(const ClusterSpec& cluster, std::vector<int> ranks)
 PlacedGroup pipeline_group(const ClusterSpec& cluster, std::vector<int> ranks, bool wraps) {
   PlacedGroup g;
   g.ranks = std::move(ranks);
-  for (std::size_t i = 0; i + 1 < g.ranks.size(); ++i) add_nic(g.nics, link_nic(cluster, g.ranks[i], g.ranks[i + 1]));
+  for (std::size_t i = 0; i + 1 < g.ranks.size(); ++i)
+    add_nic(g.nics, link_nic(cluster, g.ranks[i], g.ranks[i + 1]));
   if (wraps && g.ranks.size() > 2) add_nic(g.nics, link_nic(cluster, g.ranks.back(), g.ranks.front()));
   if (g.nics.empty()) g.nics.push_back(nic_name(NicKind::kIntraNode));
   return g;

@@ -22,8 +22,8 @@ namespace {
 // Pins come from flags (--tp) or a job file's `constraints:` (tp): the
 // messages name both.
 std::string pin(const char* name, int value) {
-  return std::string("the pinned ") + name + " " + std::to_string(value) + " (--" + name + " or constraints: " +
-         name + ")";
+  return std::string("the pinned ") + name + " " + std::to_string(value) + " (--" + name +
+         " or constraints: " + name + ")";
 }
 
 void check_pins(const ModelSpec& model, const JobSpec& job) {
@@ -67,9 +67,9 @@ void check_pins(const ModelSpec& model, const JobSpec& job) {
        pin("dp", p.dp) + " does not divide the job's " + std::to_string(job.gpus) + " GPUs");
   need(p.vp <= 0 || p.vp <= model.layers,
        pin("vp", p.vp) + " exceeds the model's " + std::to_string(model.layers) + " layers");
-  need(p.recompute_layers <= model.layers,
-       "--recompute-layers " + std::to_string(p.recompute_layers) + " exceeds the model's " +
-           std::to_string(model.layers) + " layers");
+  need(p.recompute_layers <= model.layers, "--recompute-layers " + std::to_string(p.recompute_layers) +
+                                               " exceeds the model's " + std::to_string(model.layers) +
+                                               " layers");
   need(p.recompute_layers <= 0 || p.recompute < 0 || p.recompute == static_cast<int>(Recompute::kFull),
        "--recompute-layers " + std::to_string(p.recompute_layers) + " applies only with --recompute full");
 }
@@ -87,8 +87,8 @@ double solve_time_limit_s(const PlannerOptions& options) {
 
 std::string time_limit_note(const SearchResult& search) {
   if (!search.stopped_at_deadline) return "";
-  return "--time-limit reached: this is the best plan of the " + std::to_string(search.stats.meshes_searched) +
-         " of " + std::to_string(search.stats.meshes) +
+  return "--time-limit reached: this is the best plan of the " +
+         std::to_string(search.stats.meshes_searched) + " of " + std::to_string(search.stats.meshes) +
          " mesh shapes searched, not proven best (gap to the optimum unknown)";
 }
 
@@ -104,7 +104,8 @@ std::vector<std::string> certificate_warnings(const std::vector<SolverCertificat
                     c.name.c_str(), c.backend.c_str(), 100.0 * c.gap);
     } else {
       std::snprintf(text, sizeof text, "warning: %s was not certified (%s: %s%s%s)", c.name.c_str(),
-                    c.backend.c_str(), status_name(c.status), c.message.empty() ? "" : ": ", c.message.c_str());
+                    c.backend.c_str(), status_name(c.status), c.message.empty() ? "" : ": ",
+                    c.message.c_str());
     }
     lines.push_back(text);
   }

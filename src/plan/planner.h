@@ -60,7 +60,8 @@ std::string time_limit_note(const SearchResult& search);
 /// Solves the plan's formulations (stage split when pp > 1 and vp == 1,
 /// recomputation per stage with full recompute) with `backend`.
 std::vector<SolverCertificate> certify(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                                       const ParallelConfig& config, SolverBackend backend, double time_limit_s);
+                                       const ParallelConfig& config, SolverBackend backend,
+                                       double time_limit_s);
 
 /// Throws InputError on an unknown solver or a pin that cannot hold.
 PlannerResult plan_job(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,

@@ -188,12 +188,14 @@ std::vector<SweepPoint> sweep_points(const SweepGrid& grid) {
   largest.seq = grid.seq;
   for (const ModelSpec& model : grid.models) check_input_limits(model, grid.cluster, largest);
   const std::int64_t count = static_cast<std::int64_t>(grid.models.size()) *
-                             static_cast<std::int64_t>(grid.gpus.size()) * static_cast<std::int64_t>(grid.gbs.size());
+                             static_cast<std::int64_t>(grid.gpus.size()) *
+                             static_cast<std::int64_t>(grid.gbs.size());
   if (count > kMaxSweepPoints)
-    throw InputError("the sweep has " + std::to_string(count) + " points (" + std::to_string(grid.models.size()) +
-                     " models x " + std::to_string(grid.gpus.size()) + " GPU counts x " +
-                     std::to_string(grid.gbs.size()) + " batch sizes); parplan plans at most " +
-                     std::to_string(kMaxSweepPoints) + " per run: narrow the ranges or split the sweep");
+    throw InputError("the sweep has " + std::to_string(count) + " points (" +
+                     std::to_string(grid.models.size()) + " models x " + std::to_string(grid.gpus.size()) +
+                     " GPU counts x " + std::to_string(grid.gbs.size()) +
+                     " batch sizes); parplan plans at most " + std::to_string(kMaxSweepPoints) +
+                     " per run: narrow the ranges or split the sweep");
   const ClusterSpec& cluster = grid.cluster;
   if (cluster.nodes > 0) {
     const long capacity = static_cast<long>(cluster.nodes) * cluster.ranks_per_node;

@@ -11,9 +11,12 @@ namespace parplan {
 
 const char* partition_level_name(PartitionLevel level) {
   switch (level) {
-    case PartitionLevel::kPackage: return "package";
-    case PartitionLevel::kNode: return "node";
-    case PartitionLevel::kJob: break;
+    case PartitionLevel::kPackage:
+      return "package";
+    case PartitionLevel::kNode:
+      return "node";
+    case PartitionLevel::kJob:
+      break;
   }
   return "job";
 }
@@ -128,10 +131,11 @@ nlohmann::ordered_json traffic_json(const ClusterSpec& cluster, const CostReport
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < cluster.tiers.size() && i < cost.dp_traffic.bytes.size(); ++i) {
     const bool outer = i + 1 == cluster.tiers.size();
-    list.push_back({{"tier", cluster.heterogeneous() && outer ? std::string("inter-node") : cluster.tiers[i].name},
-                    {"nic", cluster.heterogeneous() && outer ? "inter-node" : nic_name(cluster.tiers[i].nic)},
-                    {"dp_bytes", cost.dp_traffic.bytes[i]},
-                    {"dp_seconds", cost.dp_traffic.seconds[i]}});
+    list.push_back(
+        {{"tier", cluster.heterogeneous() && outer ? std::string("inter-node") : cluster.tiers[i].name},
+         {"nic", cluster.heterogeneous() && outer ? "inter-node" : nic_name(cluster.tiers[i].nic)},
+         {"dp_bytes", cost.dp_traffic.bytes[i]},
+         {"dp_seconds", cost.dp_traffic.seconds[i]}});
   }
   return list;
 }

@@ -39,5 +39,6 @@ nlohmann::ordered_json placement_json(const Placement& placement);
 namespace parplan {
 /// [{ name, status, objective, bound, gap, backend, time_s }]
 /// `timings`: include each solve's wall-clock time_s (--no-timings omits it).
-nlohmann::ordered_json certificates_json(const std::vector<SolverCertificate>& certificates, bool timings = true);
+nlohmann::ordered_json certificates_json(const std::vector<SolverCertificate>& certificates,
+                                         bool timings = true);
 }  // namespace parplan

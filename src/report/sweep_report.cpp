@@ -158,9 +158,11 @@ nlohmann::ordered_json sweep_json(const SweepGrid& grid, const std::vector<Sweep
     rows.push_back(std::move(j));
   }
   nlohmann::ordered_json out;
-  out["sweep"] = {
-      {"cluster", grid.cluster.name}, {"seq", grid.seq},      {"precision", precision_name(grid.precision)},
-      {"points", outcomes.size()},    {"feasible", feasible}};
+  out["sweep"] = {{"cluster", grid.cluster.name},
+                  {"seq", grid.seq},
+                  {"precision", precision_name(grid.precision)},
+                  {"points", outcomes.size()},
+                  {"feasible", feasible}};
   if (time_s) out["sweep"]["time_s"] = *time_s;
   out["points"] = std::move(rows);
   return out;

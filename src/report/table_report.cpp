@@ -24,22 +24,25 @@ double gb(double bytes) { return bytes / 1e9; }
 
 std::string config_line(const ParallelConfig& c) {
   std::ostringstream out;
-  out << "tp " << c.tp << "  pp " << c.pp << "  vp " << c.vp << "  dp " << c.dp << "  cp " << c.cp
-      << "  sp " << (c.sp ? "on" : "off") << "  zero " << c.zero << "  mbs " << c.mbs << "  recompute "
+  out << "tp " << c.tp << "  pp " << c.pp << "  vp " << c.vp << "  dp " << c.dp << "  cp " << c.cp << "  sp "
+      << (c.sp ? "on" : "off") << "  zero " << c.zero << "  mbs " << c.mbs << "  recompute "
       << recompute_name(c.recompute);
-  if (c.recompute == Recompute::kFull && c.recompute_layers > 0) out << " (" << c.recompute_layers << " layers/chunk)";
+  if (c.recompute == Recompute::kFull && c.recompute_layers > 0)
+    out << " (" << c.recompute_layers << " layers/chunk)";
   if (c.first_stage_layers > 0 || c.last_stage_layers > 0)
     out << "  stages first/last " << c.first_stage_layers << "/" << c.last_stage_layers << " layers";
   if (c.custom_split()) {
     out << "  stage layers";
-    for (int i = 0; i < c.pp && i < ParallelConfig::kMaxSplitStages; ++i) out << (i ? "/" : " ") << c.stage_split[i];
+    for (int i = 0; i < c.pp && i < ParallelConfig::kMaxSplitStages; ++i)
+      out << (i ? "/" : " ") << c.stage_split[i];
   }
-  if (c.zeropp()) out << "  ZeRO++ (hpZ " << c.hpz_ranks << (c.qwz ? ", qwZ" : "") << (c.qgz ? ", qgZ" : "") << ")";
+  if (c.zeropp())
+    out << "  ZeRO++ (hpZ " << c.hpz_ranks << (c.qwz ? ", qwZ" : "") << (c.qgz ? ", qgZ" : "") << ")";
   if (c.hierarchical_partition)
     out << "  hierarchical partition (weights " << partition_level_name(c.partition.params) << ", secondary "
         << partition_level_name(c.partition.params_secondary) << ", gradients "
-        << partition_level_name(c.partition.grads) << ", optimizer " << partition_level_name(c.partition.optimizer)
-        << ")";
+        << partition_level_name(c.partition.grads) << ", optimizer "
+        << partition_level_name(c.partition.optimizer) << ")";
   if (c.ep > 1 || c.etp > 1)
     out << "  ep " << c.ep << "  etp " << c.etp << "  a2a " << (c.a2a_hierarchical ? "hierarchical" : "flat")
         << (c.ep_overlap ? " (overlapped)" : "");
@@ -68,8 +71,9 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
   out << "  optimizer step     " << share(t.optimizer_s) << "\n\n";
   const Throughput& p = r.throughput;
   out << "throughput           " << format("%.0f tokens/s", p.tokens_per_s) << "\n";
-  out << "  per GPU            " << format("%.1f model TFLOP/s, %.1f hardware TFLOP/s", p.model_tflops_per_gpu,
-                                           p.hardware_tflops_per_gpu)
+  out << "  per GPU            "
+      << format("%.1f model TFLOP/s, %.1f hardware TFLOP/s", p.model_tflops_per_gpu,
+                p.hardware_tflops_per_gpu)
       << "\n";
   out << "  MFU / HFU          " << format("%.1f %% / %.1f %%", 100 * p.mfu, 100 * p.hfu) << "\n\n";
   const MemoryBreakdown& m = r.memory;
@@ -78,12 +82,14 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
   out << "  parameters         " << format("%.2f GiB", gib(m.params_bytes)) << "\n";
   out << "  gradients          " << format("%.2f GiB", gib(m.grads_bytes)) << "\n";
   out << "  optimizer states   " << format("%.2f GiB", gib(m.optimizer_bytes)) << "\n";
-  out << "  activations        " << format("%.2f GiB (%.3f GiB per layer per micro-batch)", gib(m.activations_bytes),
-                                           gib(m.activations_per_layer_bytes))
+  out << "  activations        "
+      << format("%.2f GiB (%.3f GiB per layer per micro-batch)", gib(m.activations_bytes),
+                gib(m.activations_per_layer_bytes))
       << "\n";
   out << "  buffers, runtime   " << format("%.2f GiB", gib(m.buffers_bytes)) << "\n";
   if (m.params_secondary_bytes > 0)
-    out << "  (of parameters: secondary partition " << format("%.2f GiB", gib(m.params_secondary_bytes)) << ")\n";
+    out << "  (of parameters: secondary partition " << format("%.2f GiB", gib(m.params_secondary_bytes))
+        << ")\n";
   out << "\n";
   bool any_traffic = false;
   for (double b : r.dp_traffic.bytes) any_traffic = any_traffic || b > 0;
@@ -91,7 +97,8 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
     out << "dp traffic per step  (per GPU, before overlap)\n";
     for (std::size_t i = 0; i < cluster.tiers.size() && i < r.dp_traffic.bytes.size(); ++i) {
       if (r.dp_traffic.bytes[i] <= 0) continue;
-      out << "  " << cluster.tiers[i].name << std::string(cluster.tiers[i].name.size() < 17 ? 17 - cluster.tiers[i].name.size() : 1, ' ')
+      out << "  " << cluster.tiers[i].name
+          << std::string(cluster.tiers[i].name.size() < 17 ? 17 - cluster.tiers[i].name.size() : 1, ' ')
           << format("  %8.2f GB  %8.3f s", gb(r.dp_traffic.bytes[i]), r.dp_traffic.seconds[i]) << "\n";
     }
     out << "\n";
@@ -107,16 +114,19 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
 
 std::string alternatives_table(const std::vector<RankedConfig>& ranked) {
   std::ostringstream out;
-  out << "rank  tp  pp  vp    dp  cp  sp  zero  mbs  recompute       step_s    MFU   memory_GiB limiter   engine\n";
+  out << "rank  tp  pp  vp    dp  cp  sp  zero  mbs  recompute       step_s    MFU   memory_GiB limiter   "
+         "engine\n";
   int rank = 1;
   for (const auto& r : ranked) {
     const ParallelConfig& c = r.config;
     char line[256];
     std::string recompute = recompute_name(c.recompute);
-    if (c.recompute == Recompute::kFull && c.recompute_layers > 0) recompute += "/" + std::to_string(c.recompute_layers);
+    if (c.recompute == Recompute::kFull && c.recompute_layers > 0)
+      recompute += "/" + std::to_string(c.recompute_layers);
     const char* engine = r.engine >= 0 ? engine_capabilities(static_cast<Engine>(r.engine)).name : "-";
-    std::snprintf(line, sizeof line, "%4d %3d %3d %3d %5d %3d %3s %5d %4d  %-12s %9.3f %5.1f%% %10.1f  %-9s %s\n",
-                  rank++, c.tp, c.pp, c.vp, c.dp, c.cp, c.sp ? "on" : "off", c.zero, c.mbs, recompute.c_str(),
+    std::snprintf(line, sizeof line,
+                  "%4d %3d %3d %3d %5d %3d %3s %5d %4d  %-12s %9.3f %5.1f%% %10.1f  %-9s %s\n", rank++, c.tp,
+                  c.pp, c.vp, c.dp, c.cp, c.sp ? "on" : "off", c.zero, c.mbs, recompute.c_str(),
                   r.cost.time.step_s, 100 * r.cost.throughput.mfu, gib(r.cost.memory.peak_bytes),
                   limiter_name(r.cost.limiter), engine);
     out << line;
@@ -145,8 +155,8 @@ std::string certificates_table(const std::vector<SolverCertificate>& certificate
     const std::string gap = std::isfinite(c.gap) ? number_or_na(100 * c.gap, "%.3g") + "%" : "n/a";
     char time_text[32] = "";
     if (timings) std::snprintf(time_text, sizeof time_text, ", %.3f s", c.time_s);
-    std::snprintf(line, sizeof line, "  %-22s %-10s objective %s  bound %s  gap %s  (%s%s)%s%s\n", c.name.c_str(),
-                  status_name(c.status), number_or_na(c.objective, "%.6g").c_str(),
+    std::snprintf(line, sizeof line, "  %-22s %-10s objective %s  bound %s  gap %s  (%s%s)%s%s\n",
+                  c.name.c_str(), status_name(c.status), number_or_na(c.objective, "%.6g").c_str(),
                   number_or_na(c.best_bound, "%.6g").c_str(), gap.c_str(), c.backend.c_str(), time_text,
                   c.message.empty() ? "" : ": ", c.message.substr(0, 200).c_str());
     out << line;

@@ -427,7 +427,8 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                   // The engines' spaces: a table lookup per engine, no allocation.
                   const int engine = first_engine_running(
                       options.engines, model, job,
-                      options.allow_unreleased && config.hierarchical_partition ? released_part(config) : config);
+                      options.allow_unreleased && config.hierarchical_partition ? released_part(config)
+                                                                                : config);
                   if (engine < 0) {
                     if (local.engine_reason == nullptr)
                       local.engine_reason = capability_problem(
@@ -485,11 +486,12 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
     char text[400];
     result.no_valid_split = structural == 0;
     if (structural > 0 && engine_ok == 0) {
-      std::snprintf(text, sizeof text,
-                    "engine: no config of the search space runs on %s (%s: %s); choose another --engine",
-                    options.engines.any ? "any released engine" : engine_capabilities(options.engines.engines[0]).name,
-                    engine_capabilities(options.engines.engines[0]).name,
-                    engine_reason ? engine_reason : "unsupported");
+      std::snprintf(
+          text, sizeof text,
+          "engine: no config of the search space runs on %s (%s: %s); choose another --engine",
+          options.engines.any ? "any released engine" : engine_capabilities(options.engines.engines[0]).name,
+          engine_capabilities(options.engines.engines[0]).name,
+          engine_reason ? engine_reason : "unsupported");
     } else if (structural == 0) {
       std::snprintf(
           text, sizeof text,
@@ -503,7 +505,8 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
           "%.1f GiB per device but the device has %.1f GiB usable after the memory headroom; add GPUs or "
           "shorten the sequence",
           least_config.tp, least_config.cp, least_config.pp, least_config.dp, least_config.zero,
-          least_peak / 1073741824.0, job.memory_budget_bytes(cluster.device.usable_hbm_bytes()) / 1073741824.0);
+          least_peak / 1073741824.0,
+          job.memory_budget_bytes(cluster.device.usable_hbm_bytes()) / 1073741824.0);
     }
     result.infeasible_reason = text;
   }

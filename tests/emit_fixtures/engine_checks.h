@@ -12,86 +12,30 @@ namespace parplan::emit_test {
 // Flags of megatron/training/arguments.py (NVIDIA/Megatron-LM main) that a
 // parplan launch may pass, as the file spells them.
 inline const std::set<std::string>& megatron_known_flags() {
-  static const std::set<std::string> flags = {"--num-layers",
-                                              "--hidden-size",
-                                              "--ffn-hidden-size",
-                                              "--num-attention-heads",
-                                              "--group-query-attention",
-                                              "--num-query-groups",
-                                              "--kv-channels",
-                                              "--seq-length",
-                                              "--max-position-embeddings",
-                                              "--position-embedding-type",
-                                              "--normalization",
-                                              "--swiglu",
-                                              "--disable-bias-linear",
-                                              "--untie-embeddings-and-output-weights",
-                                              "--num-experts",
-                                              "--moe-router-topk",
-                                              "--moe-ffn-hidden-size",
-                                              "--moe-shared-expert-intermediate-size",
-                                              "--moe-layer-freq",
-                                              "--moe-token-dispatcher-type",
-                                              // TransformerConfig fields generated into arguments.py
-                                              // (ArgumentGroupFactory) and _add_moe_args / _add_mla_args.
-                                              "--moe-grouped-gemm",
-                                              "--moe-flex-dispatcher-backend",
-                                              "--overlap-moe-expert-parallel-comm",
-                                              "--moe-router-score-function",
-                                              "--moe-router-enable-expert-bias",
-                                              "--moe-router-load-balancing-type",
-                                              "--moe-aux-loss-coeff",
-                                              "--moe-router-num-groups",
-                                              "--moe-router-group-topk",
-                                              "--moe-expert-capacity-factor",
-                                              "--mtp-num-layers",
-                                              "--multi-latent-attention",
-                                              "--q-lora-rank",
-                                              "--kv-lora-rank",
-                                              "--qk-head-dim",
-                                              "--qk-pos-emb-head-dim",
-                                              "--v-head-dim",
-                                              "--tensor-model-parallel-size",
-                                              "--pipeline-model-parallel-size",
-                                              "--context-parallel-size",
-                                              "--num-layers-per-virtual-pipeline-stage",
-                                              "--num-virtual-stages-per-pipeline-rank",
-                                              "--decoder-first-pipeline-num-layers",
-                                              "--decoder-last-pipeline-num-layers",
-                                              "--sequence-parallel",
-                                              "--expert-model-parallel-size",
-                                              "--expert-tensor-parallel-size",
-                                              "--use-distributed-optimizer",
-                                              "--use-megatron-fsdp",
-                                              "--data-parallel-sharding-strategy",
-                                              "--no-gradient-accumulation-fusion",
-                                              "--ckpt-format",
-                                              "--overlap-grad-reduce",
-                                              "--micro-batch-size",
-                                              "--global-batch-size",
-                                              "--recompute-granularity",
-                                              "--recompute-method",
-                                              "--recompute-num-layers",
-                                              "--bf16",
-                                              "--fp16",
-                                              "--fp8-format",
-                                              "--attention-backend",
-                                              "--optimizer",
-                                              "--train-iters",
-                                              "--lr",
-                                              "--min-lr",
-                                              "--lr-decay-style",
-                                              "--lr-warmup-iters",
-                                              "--tokenizer-type",
-                                              "--tokenizer-model",
-                                              "--data-path",
-                                              "--split",
-                                              "--log-interval",
-                                              "--eval-interval",
-                                              "--eval-iters",
-                                              "--save",
-                                              "--load",
-                                              "--save-interval"};
+  static const std::set<std::string> flags = {
+      "--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads",
+      "--group-query-attention", "--num-query-groups", "--kv-channels", "--seq-length",
+      "--max-position-embeddings", "--position-embedding-type", "--normalization", "--swiglu",
+      "--disable-bias-linear", "--untie-embeddings-and-output-weights", "--num-experts", "--moe-router-topk",
+      "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size", "--moe-layer-freq",
+      "--moe-token-dispatcher-type",
+      // TransformerConfig fields generated into arguments.py
+      // (ArgumentGroupFactory) and _add_moe_args / _add_mla_args.
+      "--moe-grouped-gemm", "--moe-flex-dispatcher-backend", "--overlap-moe-expert-parallel-comm",
+      "--moe-router-score-function", "--moe-router-enable-expert-bias", "--moe-router-load-balancing-type",
+      "--moe-aux-loss-coeff", "--moe-router-num-groups", "--moe-router-group-topk",
+      "--moe-expert-capacity-factor", "--mtp-num-layers", "--multi-latent-attention", "--q-lora-rank",
+      "--kv-lora-rank", "--qk-head-dim", "--qk-pos-emb-head-dim", "--v-head-dim",
+      "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size",
+      "--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
+      "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--sequence-parallel",
+      "--expert-model-parallel-size", "--expert-tensor-parallel-size", "--use-distributed-optimizer",
+      "--use-megatron-fsdp", "--data-parallel-sharding-strategy", "--no-gradient-accumulation-fusion",
+      "--ckpt-format", "--overlap-grad-reduce", "--micro-batch-size", "--global-batch-size",
+      "--recompute-granularity", "--recompute-method", "--recompute-num-layers", "--bf16", "--fp16",
+      "--fp8-format", "--attention-backend", "--optimizer", "--train-iters", "--lr", "--min-lr",
+      "--lr-decay-style", "--lr-warmup-iters", "--tokenizer-type", "--tokenizer-model", "--data-path",
+      "--split", "--log-interval", "--eval-interval", "--eval-iters", "--save", "--load", "--save-interval"};
   return flags;
 }
 
@@ -199,12 +143,14 @@ inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
   // model_parallel_config.py: expert and tensor parallelism need sequence parallelism.
   fail(ep > 1 && tp > 1 && !a.has("--sequence-parallel"),
        "When using expert parallelism and tensor parallelism, sequence parallelism must be used");
-  const std::string dispatcher = a.has("--moe-token-dispatcher-type") ? a.value("--moe-token-dispatcher-type") : "allgather";
+  const std::string dispatcher =
+      a.has("--moe-token-dispatcher-type") ? a.value("--moe-token-dispatcher-type") : "allgather";
   // TransformerConfig: moe_flex_dispatcher_backend 'deepep' is the flex dispatcher's.
   fail(a.has("--moe-flex-dispatcher-backend") && dispatcher != "flex",
        "DeepEP backend is only supported with flex token dispatcher");
   if (a.has("--overlap-moe-expert-parallel-comm")) {
-    fail(pp > 1 && vp <= 1, "If enabling EP A2A overlap, virtual_pipeline_model_parallel_size must be specified");
+    fail(pp > 1 && vp <= 1,
+         "If enabling EP A2A overlap, virtual_pipeline_model_parallel_size must be specified");
     fail(ep <= 1, "overlap_moe_expert_parallel_comm is only supported with expert model parallelism");
     fail(dispatcher != "alltoall" && dispatcher != "flex",
          "overlap_moe_expert_parallel_comm is supported with alltoall/flex token dispatcher");
@@ -212,7 +158,8 @@ inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
     fail(a.num("--mtp-num-layers", 0) > 1, "MTP supports at most one layer when enabling overlap");
   }
   if (a.has("--moe-router-group-topk")) {
-    fail(!a.has("--moe-router-num-groups"), "When using group limited routing, moe_router_num_groups must be specified");
+    fail(!a.has("--moe-router-num-groups"),
+         "When using group limited routing, moe_router_num_groups must be specified");
     fail(a.num("--num-experts", 1) % a.num("--moe-router-num-groups", 1) != 0,
          "num_moe_experts should be divisible by moe_router_num_groups");
     fail(a.num("--moe-router-group-topk", 1) > a.num("--moe-router-num-groups", 1),
