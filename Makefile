@@ -17,7 +17,7 @@ SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(CURDIR)/tests/sanitizers/ubsan.supp
 
-.PHONY: deps fuzz-deps build run test bench clean sanitize-test fuzz format format-check
+.PHONY: deps fuzz-deps build run test bench clean sanitize-test fuzz ci-sanitize format format-check
 
 deps:
 	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
@@ -62,8 +62,22 @@ fuzz: fuzz-deps
 	    -print_final_stats=1 -artifact_prefix=$$out/$$t- $$out/corpus/$$t $$seeds; \
 	done
 
+# CI's sanitizer stage in one build: clang with ASan + UBSan (and libFuzzer's
+# coverage), ctest under the sanitizers, then each fuzz target FUZZ_SECONDS.
+CI_SANITIZE_DIR ?= build-ci-sanitize
+ci-sanitize: fuzz-deps
+	cmake -S . -B $(CI_SANITIZE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DPARPLAN_FUZZ=ON
+	cmake --build $(CI_SANITIZE_DIR) -j $(JOBS) --target parplan parplan_tests $(FUZZ_TARGETS)
+	cd $(CI_SANITIZE_DIR) && $(SANITIZER_ENV) ctest --output-on-failure -j $(JOBS)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  seeds=$(CURDIR)/tests/fuzz/corpus/$${t%_fuzz}; out=$(abspath $(CI_SANITIZE_DIR)); mkdir -p $$out/corpus/$$t; \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  $(SANITIZER_ENV) $$out/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=30 -rss_limit_mb=4096 \
+	    -print_final_stats=1 -artifact_prefix=$$out/$$t- $$out/corpus/$$t $$seeds; \
+	done
+
 clean:
-	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR) $(CI_SANITIZE_DIR)
 
 format:
 	git ls-files '*.cpp' '*.h' | xargs clang-format -i
