@@ -149,6 +149,11 @@ TEST(ExpertsVsEplb, DeepSeekV3LikeHierarchicalPolicy) {
 }
 
 TEST(ExpertsVsEplb, MixtralLike) {
+#ifdef PARPLAN_SANITIZED
+  // The MILP that closes these layers runs under a solver time limit set for
+  // optimised builds; the sanitizers' slowdown would turn it into a timing test.
+  GTEST_SKIP() << "solver time limits are set for optimised builds";
+#endif
   const Loads loads = lognormal_loads(3, 32, 8, 0.25);
   expect_no_worse(compare(loads, {8, 8, 1, 0, 8}, false), "Mixtral-like, 8 GPUs, R=8, global");
   expect_no_worse(compare(loads, {8, 4, 1, 0, 4}, false), "Mixtral-like, 4 GPUs, R=4, global");

@@ -209,13 +209,47 @@ std::optional<YamlFields> YamlFields::block(const char* key) const {
 
 YAML::Node YamlFields::node(const char* key) const { return node_[key]; }
 
+namespace {
+// Documents after the first: a "---" line once content has been seen, or
+// content after a "..." end marker. (yaml-cpp 0.7's LoadAll can loop forever
+// on malformed input, so the separators are counted on the text.)
+int extra_documents(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  bool content = false, ended = false;
+  int extra = 0;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const bool separator =
+        line.rfind("---", 0) == 0 && (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+    const bool end_marker =
+        line.rfind("...", 0) == 0 && (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+    const auto first = line.find_first_not_of(" \t");
+    const bool blank = first == std::string::npos || line[first] == '#';
+    if (separator) {
+      if (content || ended) ++extra;
+      content = false, ended = false;
+      // "--- value" starts a document with content on the same line.
+      const auto rest = line.find_first_not_of(" \t", 3);
+      if (rest != std::string::npos && line[rest] != '#') content = true;
+    } else if (end_marker) {
+      ended = content || ended;
+      content = false;
+    } else if (!blank && line[0] != '%') {
+      if (ended) ++extra, ended = false;
+      content = true;
+    }
+  }
+  return extra;
+}
+}  // namespace
+
 YAML::Node load_yaml_text(const std::string& text, const std::string& origin) {
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.size() > 1)
-      throw InputError(origin + ": holds " + std::to_string(documents.size()) +
+    if (const int extra = extra_documents(text); extra > 0)
+      throw InputError(origin + ": holds " + std::to_string(extra + 1) +
                        " YAML documents (separated by '---'); give one");
-    return documents.empty() ? YAML::Node() : documents.front();
+    return YAML::Load(text);
   } catch (const YAML::Exception& e) {
     const std::string line = e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1);
     throw InputError(one_line(origin + line + ": invalid YAML (" + e.msg + "); fix the syntax"));

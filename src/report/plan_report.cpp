@@ -19,10 +19,14 @@ std::string human_duration(double seconds) {
   char text[32];
   if (seconds < 1e-3)
     std::snprintf(text, sizeof text, "%.0f us", seconds * 1e6);
+  else if (seconds < 0.01)
+    std::snprintf(text, sizeof text, "%.1f ms", seconds * 1e3);
   else if (seconds < 1.0)
-    std::snprintf(text, sizeof text, "%.2g ms", seconds * 1e3);
+    std::snprintf(text, sizeof text, "%.0f ms", seconds * 1e3);
+  else if (seconds < 100.0)
+    std::snprintf(text, sizeof text, "%.2f s", seconds);
   else
-    std::snprintf(text, sizeof text, "%.3g s", seconds);
+    std::snprintf(text, sizeof text, "%.0f s", seconds);
   return text;
 }
 
