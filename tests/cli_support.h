@@ -41,6 +41,14 @@ inline CliRun run_cli(const std::string& args) {
   return run;
 }
 
+/// Writes `text` to a file named after `name` in the test temp directory
+/// (unique per process) and returns its path.
+inline std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "parplan_test_" + std::to_string(::getpid()) + "_" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
 inline int line_count(const std::string& text) {
   int lines = 0;
   for (char c : text) lines += c == '\n';

@@ -14,12 +14,7 @@ namespace {
 using test::CliRun;
 using test::run_cli;
 
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path =
-      ::testing::TempDir() + "parplan_experts_" + std::to_string(::getpid()) + "_" + name;
-  std::ofstream(path) << text;
-  return path;
-}
+using test::write_temp;
 
 void expect_bad_input(const std::string& args, const std::string& needle) {
   const CliRun run = run_cli("experts " + args);

@@ -18,12 +18,7 @@ namespace {
 
 using test::run_cli;
 
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path =
-      ::testing::TempDir() + "parplan_groundwork_" + std::to_string(::getpid()) + "_" + name;
-  std::ofstream(path) << text;
-  return path;
-}
+using test::write_temp;
 
 std::string catalog_profile(const std::string& name) {
   std::ifstream in(data_dir() / "hardware-profiles" / (name + ".yaml"));

@@ -22,12 +22,7 @@ namespace {
 using test::CliRun;
 using test::run_cli;
 
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path =
-      ::testing::TempDir() + "parplan_routing_" + std::to_string(::getpid()) + "_" + name;
-  std::ofstream(path) << text;
-  return path;
-}
+using test::write_temp;
 
 // Hand-computed: layer 0 = 8,2,1,1 -> ranks of 2 experts: 10, 2 (mean 6):
 // 10/6; layer 1 = 1,1,1,1 -> 1. Mean over layers (10/6 + 1) / 2; with one

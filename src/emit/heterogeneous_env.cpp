@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "src/emit/emit_internal.h"
+#include "src/io/cluster_loader.h"
 
 namespace parplan::emit_detail {
 
@@ -44,7 +45,7 @@ std::string rank_order_hostfile(const Plan& plan, const Layout& layout) {
   int node = 0;
   for (const NodeGroup& group : plan.cluster.groups) {
     if (node >= layout.nnodes) break;
-    text << "# group " << group.name << " (" << nic_label(group.nic) << ")\n";
+    text << "# group " << group.name << " (" << nic_name(group.nic) << ")\n";
     for (int k = 0; k < group.nodes && node < layout.nnodes; ++k, ++node)
       text << group.name << "-node-" << k << " slots=" << layout.nproc_per_node << "\n";
   }
@@ -56,7 +57,7 @@ std::string nccl_env_script(const Plan& plan, const Layout& layout) {
   s << "# NCCL environment per node group, written by parplan; sourced by the launch script.\n";
   s << "# Node ranks follow the hostfile: group by group. Tensor and data-parallel groups stay inside\n";
   s << "# one node group; only pipeline point-to-point traffic crosses groups ("
-    << nic_label(plan.cluster.inter_group.nic) << ").\n";
+    << nic_name(plan.cluster.inter_group.nic) << ").\n";
   s << "# PARPLAN-EDIT: the interface of the network between groups.\n";
   s << "export NCCL_SOCKET_IFNAME=\"${PARPLAN_SOCKET_IFNAME:-eth0}\"\n";
   s << "PARPLAN_NODE_RANK=\"${NODE_RANK:-${SLURM_NODEID:-0}}\"\n";
@@ -76,22 +77,6 @@ std::string nccl_env_script(const Plan& plan, const Layout& layout) {
   s << "  *) echo \"nccl_env.sh: node rank $PARPLAN_NODE_RANK is not in the plan\" >&2; exit 1 ;;\n";
   s << "esac\n";
   return s.str();
-}
-
-std::string nic_label(NicKind nic) {
-  switch (nic) {
-    case NicKind::kInfiniBand:
-      return "ib";
-    case NicKind::kRoce:
-      return "roce";
-    case NicKind::kEthernet:
-      return "ethernet";
-    case NicKind::kSlingshot:
-      return "slingshot";
-    case NicKind::kIntraNode:
-      break;
-  }
-  return "intra-node";
 }
 
 }  // namespace parplan::emit_detail
