@@ -12,7 +12,8 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release -DPARPLAN_WERROR=ON
 SANITIZE_DIR ?= build-sanitize
 FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := model_yaml_fuzz hf_config_fuzz cluster_fuzz job_fuzz cli_fuzz
+FUZZ_TARGETS := model_yaml_fuzz hf_config_fuzz cluster_fuzz job_fuzz cli_fuzz \
+                routing_stats_fuzz scatter_input_fuzz skip_problem_fuzz run_files_fuzz
 SANITIZER_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizers/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(CURDIR)/tests/sanitizers/ubsan.supp

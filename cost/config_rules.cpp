@@ -130,29 +130,28 @@ ConfigViolation validate_config(const ModelSpec& model, const JobSpec& job, cons
 
 ConfigViolation validate_pins(const ModelSpec& model, const JobSpec& job) {
   const SearchPins& p = job.pins;
-  const int pinned[] = {p.tp, p.pp, p.vp, p.cp, p.dp, p.mbs, p.ep, p.etp};
-  for (int size : pinned)
-    if (size > kMaxSize) return violated(ConfigRule::kSizeTooLarge, size, kMaxSize);
-  if (p.tp > 0)
-    if (auto v = tp_rule(model, p.tp)) return v;
-  if (p.cp > 0)
-    if (auto v = cp_rule(job, p.cp)) return v;
-  if (p.pp > 0)
-    if (auto v = pp_rule(model, p.pp)) return v;
-  const std::int64_t model_ranks =
-      std::int64_t{p.tp > 0 ? p.tp : 1} * (p.cp > 0 ? p.cp : 1) * (p.pp > 0 ? p.pp : 1);
+  for (const std::optional<int>& size : {p.tp, p.pp, p.vp, p.cp, p.dp, p.mbs, p.ep, p.etp})
+    if (size && *size > kMaxSize) return violated(ConfigRule::kSizeTooLarge, *size, kMaxSize);
+  if (p.tp)
+    if (auto v = tp_rule(model, *p.tp)) return v;
+  if (p.cp)
+    if (auto v = cp_rule(job, *p.cp)) return v;
+  if (p.pp)
+    if (auto v = pp_rule(model, *p.pp)) return v;
+  const std::int64_t model_ranks = std::int64_t{p.tp.value_or(1)} * p.cp.value_or(1) * p.pp.value_or(1);
   if (job.gpus % model_ranks != 0) return violated(ConfigRule::kModelRanksGpus, model_ranks, job.gpus);
-  if (p.dp > 0 && model_ranks * p.dp > job.gpus)
-    return violated(ConfigRule::kWorld, model_ranks * p.dp, job.gpus);
-  if (p.mbs > 0 && job.gbs % p.mbs != 0) return violated(ConfigRule::kMbsGbs, p.mbs, job.gbs);
-  if (p.ep > 0)
-    if (auto v = ep_rule(model, p.ep)) return v;
-  if (p.etp > 1 && !model.is_moe()) return violated(ConfigRule::kEtpDense, p.etp);
-  if (p.etp > 0 && model.is_moe() && model.expert_ffn_hidden % p.etp != 0)
-    return violated(ConfigRule::kEtpFfn, p.etp, model.expert_ffn_hidden);
-  const std::int64_t expert_ranks = std::int64_t{p.ep > 0 ? p.ep : 1} * (p.etp > 0 ? p.etp : 1);
-  if (expert_ranks > 1 && (job.gpus / (p.pp > 0 ? p.pp : 1)) % expert_ranks != 0)
-    return violated(ConfigRule::kEpShard, expert_ranks, job.gpus / (p.pp > 0 ? p.pp : 1));
+  if (p.dp && model_ranks * *p.dp > job.gpus)
+    return violated(ConfigRule::kWorld, model_ranks * *p.dp, job.gpus);
+  if (p.mbs && job.gbs % *p.mbs != 0) return violated(ConfigRule::kMbsGbs, *p.mbs, job.gbs);
+  if (p.ep)
+    if (auto v = ep_rule(model, *p.ep)) return v;
+  if (p.etp && *p.etp > 1 && !model.is_moe()) return violated(ConfigRule::kEtpDense, *p.etp);
+  if (p.etp && model.is_moe() && model.expert_ffn_hidden % *p.etp != 0)
+    return violated(ConfigRule::kEtpFfn, *p.etp, model.expert_ffn_hidden);
+  const std::int64_t expert_ranks = std::int64_t{p.ep.value_or(1)} * p.etp.value_or(1);
+  const int stage_gpus = job.gpus / p.pp.value_or(1);
+  if (expert_ranks > 1 && stage_gpus % expert_ranks != 0)
+    return violated(ConfigRule::kEpShard, expert_ranks, stage_gpus);
   return {};
 }
 

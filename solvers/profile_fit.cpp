@@ -111,6 +111,11 @@ std::vector<double> lp_step(const Problem& p, const std::vector<double>& unit, c
   }
   SolveOptions solve_options;
   solve_options.time_limit_s = options.lp_time_limit_s;
+  if (options.deadline) {
+    const double left_s =
+        std::chrono::duration<double>(*options.deadline - std::chrono::steady_clock::now()).count();
+    solve_options.time_limit_s = std::max(0.01, std::min(solve_options.time_limit_s, left_s));
+  }
   const SolveResult result = solve(lp, options.backend, solve_options);
   *certificate = result.certificate;
   if (!result.has_solution()) return {};
@@ -160,6 +165,10 @@ ProfileFitResult fit_profile(const ClusterSpec& start, const std::vector<FitRun>
   for (result.iterations = 0; result.iterations < options.max_iterations; ++result.iterations) {
     if (radius < options.step_tolerance || current == 0) {
       result.converged = true;
+      break;
+    }
+    if (options.deadline && std::chrono::steady_clock::now() >= *options.deadline) {
+      result.stopped_at_deadline = true;
       break;
     }
     const auto jac = p.jacobian(unit);

@@ -7,6 +7,8 @@
 // region; the constants move, the model is re-linearised, until it converges.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <vector>
 
 #include "cost/fitted_constants.h"
@@ -28,6 +30,9 @@ struct ProfileFitOptions {
   double step_tolerance = 1e-8;
   /// Time limit of each LP.
   double lp_time_limit_s = 10;
+  /// No LP starts after this (and none runs past it): the fit returns the
+  /// best point so far with stopped_at_deadline set.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 /// Relative errors (predicted - measured) / measured, one per measured
@@ -53,6 +58,8 @@ struct ProfileFitResult {
   /// The trust region shrank below step_tolerance (a local optimum of the
   /// non-linear problem) rather than running out of iterations.
   bool converged = false;
+  /// The deadline stopped the re-linearisations before convergence.
+  bool stopped_at_deadline = false;
   /// Certificate of the last LP solved.
   SolverCertificate last_lp;
 };

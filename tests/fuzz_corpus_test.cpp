@@ -14,6 +14,7 @@
 #include "src/io/job_loader.h"
 #include "src/io/model_loader.h"
 #include "tests/cli_support.h"
+#include "tests/fuzz/command_readers.h"
 
 namespace parplan {
 namespace {
@@ -74,6 +75,24 @@ TEST(FuzzCorpus, ClusterSeeds) {
 
 TEST(FuzzCorpus, JobSeeds) {
   only_input_errors("job", [](const fs::path& p) { (void)load_job_file(p.string()); });
+}
+
+// The readers of the newer commands, through the same drivers as their
+// fuzz targets (tests/fuzz/command_readers.h).
+TEST(FuzzCorpus, RoutingStatsSeeds) {
+  only_input_errors("routing_stats", [](const fs::path& p) { fuzz::read_routing_stats(text(p)); });
+}
+
+TEST(FuzzCorpus, ScatterInputSeeds) {
+  only_input_errors("scatter_input", [](const fs::path& p) { fuzz::read_scatter_input(text(p)); });
+}
+
+TEST(FuzzCorpus, SkipProblemSeeds) {
+  only_input_errors("skip_problem", [](const fs::path& p) { fuzz::read_skip_problem(text(p)); });
+}
+
+TEST(FuzzCorpus, RunFilesSeeds) {
+  only_input_errors("run_files", [](const fs::path& p) { fuzz::read_run_files(text(p)); });
 }
 
 // The command-line seeds through the binary: exit 0, 1 or 2, never a crash

@@ -12,7 +12,7 @@ namespace {
 // The first acceptable plan for `engine` among the ranked ones, as
 // `parplan plan --emit` picks it.
 Plan best_accepted(const std::string& model, const std::string& cluster, int gpus, int gbs, int seq,
-                   int ep_pin = 0) {
+                   std::optional<int> ep_pin = std::nullopt) {
   Plan plan;
   plan.model = load_model(model);
   plan.cluster = load_cluster(cluster);

@@ -135,12 +135,12 @@ TEST(TopologyFrontier, PinningZeroPlusPlusOrHierarchicalIsHonoured) {
   Frontier20b f;
   f.job.pins.tp = 1;
   f.job.pins.pp = 1;
-  f.job.pins.zeropp = 1;
+  f.job.pins.zeropp = true;
   SearchResult zpp = search_configs(f.model, f.cluster, f.job, SearchOptions{});
   ASSERT_FALSE(zpp.best.empty());
   for (const auto& r : zpp.best) EXPECT_TRUE(r.config.zeropp());
-  f.job.pins.zeropp = -1;
-  f.job.pins.hierarchical_partition = 0;
+  f.job.pins.zeropp.reset();
+  f.job.pins.hierarchical_partition = false;
   SearchResult no_hier = search_configs(f.model, f.cluster, f.job, SearchOptions{});
   for (const auto& r : no_hier.best) EXPECT_FALSE(r.config.hierarchical_partition);
 }

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <array>
+#include <optional>
 
 #include "cost/spec/cluster_spec.h"
+#include "cost/spec/parallel_config.h"
 
 namespace parplan {
 
@@ -19,39 +21,50 @@ struct MeasuredEpImbalance {
 
 /// The dimensions of the search the user fixed (flags such as --tp, or the
 /// `constraints:` block of a job file); every other dimension is searched.
-/// Sizes use 0 for "free", switches and stages -1.
+/// An empty field is free: the search tries every value its rules allow.
 struct SearchPins {
-  /// Tensor-parallel size (--tp); 0 = searched over the divisors of a node.
-  int tp = 0;
-  /// Pipeline-parallel size (--pp); 0 = searched.
-  int pp = 0;
-  /// Virtual stages per pipeline rank (--vp); 0 = searched.
-  int vp = 0;
-  /// Context-parallel size (--cp); 0 = searched (up to 64).
-  int cp = 0;
-  /// Data-parallel size (constraints: dp); 0 = whatever the others leave.
-  int dp = 0;
-  /// Micro-batch size (--mbs); 0 = searched.
-  int mbs = 0;
-  /// ZeRO stage 0..3 (--zero); -1 = searched (0..1 with pp > 1, else 0..3).
-  int zero = -1;
-  /// Recompute mode as Recompute's value (--recompute); -1 = searched.
-  int recompute = -1;
-  /// Layers per chunk that full recomputation recomputes
-  /// (--recompute-layers); -1 = the fewest that fit.
-  int recompute_layers = -1;
-  /// Megatron sequence parallelism (--sp / --no-sp): 1 on, 0 off, -1 on
-  /// whenever tp > 1.
-  int sp = -1;
-  /// Fused attention (--attention): 1 flash, 0 unfused, -1 the cluster's.
-  int flash_attention = -1;
-  /// ZeRO++ (--zeropp): 1 only ZeRO++, 0 never, -1 searched.
-  int zeropp = -1;
-  /// Hierarchical partitioning (--hierarchical-partition): as zeropp.
-  int hierarchical_partition = -1;
-  /// Expert-parallel and expert tensor-parallel sizes (--ep, --etp; MoE);
-  /// 0 = searched.
-  int ep = 0, etp = 0;
+  /// Tensor-parallel size (--tp, constraints: tp); free: the divisors of the
+  /// GPUs up to one node's ranks. A pin may exceed a node.
+  std::optional<int> tp;
+  /// Pipeline-parallel size (--pp, constraints: pp); free: the divisors of
+  /// the GPUs up to the model's layers.
+  std::optional<int> pp;
+  /// Virtual stages (model chunks) per pipeline rank (--vp, constraints: vp);
+  /// free: 1 up to the search's cap on interleaving.
+  std::optional<int> vp;
+  /// Context-parallel size (--cp, constraints: cp); free: divisors up to 64.
+  std::optional<int> cp;
+  /// Data-parallel size (constraints: dp); free: whatever the GPUs leave
+  /// after tp * cp * pp.
+  std::optional<int> dp;
+  /// Micro-batch size in sequences (--mbs, constraints: mbs); free: the
+  /// divisors of the per-replica batch up to the search's largest.
+  std::optional<int> mbs;
+  /// ZeRO stage 0..3 (--zero, constraints: zero); free: 0..1 with pp > 1,
+  /// else 0..3.
+  std::optional<int> zero;
+  /// Recomputation mode (--recompute, constraints: recompute); free: none,
+  /// selective and full are all tried.
+  std::optional<Recompute> recompute;
+  /// Layers per model chunk that full recomputation recomputes
+  /// (--recompute-layers); free: the fewest that make the config fit.
+  std::optional<int> recompute_layers;
+  /// Megatron sequence parallelism (--sp / --no-sp); free: on whenever tp > 1.
+  std::optional<bool> sp;
+  /// Fused (flash) attention (--attention flash|unfused); free: the
+  /// cluster's default.
+  std::optional<bool> flash_attention;
+  /// ZeRO++ (--zeropp): true only ZeRO++ configs, false never; free: ZeRO-3
+  /// is tried with and without it (quantized collectives only when allowed).
+  std::optional<bool> zeropp;
+  /// Hierarchical partitioning (--hierarchical-partition): as zeropp; free:
+  /// tried only when the search allows the unreleased 3-level scheme.
+  std::optional<bool> hierarchical_partition;
+  /// Expert-parallel size (--ep, constraints: ep; MoE); free: every divisor
+  /// of the experts whose grid folds into a stage.
+  std::optional<int> ep;
+  /// Expert tensor-parallel size (--etp, constraints: etp; MoE); free: 1 or tp.
+  std::optional<int> etp;
 };
 
 struct JobSpec {

@@ -38,7 +38,7 @@ void register_calibrate(CLI::App& app, Commands& c) {
   c.calibrate->add_option("--name", f.name, "name of the written profile (default: the file's stem)");
   c.calibrate->add_option("--solver", f.solver, "cbc | glpk (default cbc)");
   c.calibrate->add_flag("--no-cross-validate", f.no_cross_validate, "skip the leave-one-out fits");
-  c.calibrate->add_option("--format", f.format, "table | json (default table)");
+  add_common_flags(*c.calibrate, f.common);
 }
 
 namespace {
@@ -58,7 +58,7 @@ std::string today() {
 }  // namespace
 
 int run_calibrate(const CalibrateFlags& flags) {
-  check_format(flags.format);
+  check_format(flags.common.format);
   if (flags.objective != "mean" && flags.objective != "max")
     throw InputError("--objective must be mean or max (got '" + flags.objective + "')");
   const ClusterSpec cluster = load_cluster(flags.cluster);
@@ -68,9 +68,22 @@ int run_calibrate(const CalibrateFlags& flags) {
   options.fit.objective = flags.objective == "max" ? FitObjective::kMax : FitObjective::kMean;
   if (flags.solver != "cbc" && flags.solver != "glpk") throw InputError("--solver must be cbc or glpk");
   options.fit.backend = parse_backend(flags.solver);
+  // Each LP of the fit's sequence is the command's MILP; the deadline stops
+  // the sequence (and the leave-one-out fits) with the best point so far.
+  options.fit.lp_time_limit_s = flags.common.solver_time_limit_s;
+  options.fit.deadline = flags.common.deadline();
   options.cross_validate = !flags.no_cross_validate;
   options.progress = [](const std::string& line) { std::cerr << "calibrate: " << line << "\n"; };
   const CalibrateOutcome outcome = calibrate(cluster, runs, options);
+  std::string note;
+  if (outcome.stopped_at_deadline) {
+    note = "--time-limit reached: ";
+    note += outcome.fit.stopped_at_deadline
+                ? "the fit is the best point after " + std::to_string(outcome.fit.lp_solves) +
+                      " LP steps, not converged (gap to a local optimum unknown); no leave-one-out errors"
+                : "the fit converged, but the leave-one-out errors were not all computed (none reported)";
+    std::cerr << "parplan: " << note << "\n";
+  }
 
   if (!flags.out.empty()) {
     const std::string profile_path =
@@ -82,7 +95,8 @@ int run_calibrate(const CalibrateFlags& flags) {
     for (std::size_t j = 0; j < outcome.fitted.size(); ++j)
       values.push_back({outcome.fitted[j].key, outcome.fit.before[j], outcome.fit.after[j]});
     CalibrationBlock block;
-    block.date = today();
+    // The date is wall-clock: --no-timings leaves it out.
+    if (flags.common.timings()) block.date = today();
     block.objective = flags.objective;
     for (const auto& run : runs) {
       block.runs.push_back(run.name);
@@ -99,10 +113,15 @@ int run_calibrate(const CalibrateFlags& flags) {
     if (!out) throw InputError("--out " + flags.out + ": cannot write the profile there");
     out << calibrated_profile_text(original.str(), values, block, name);
   }
-  if (flags.format == "json")
-    std::cout << calibrate_json(runs, outcome, flags.objective, flags.out).dump(2) << "\n";
-  else
+  if (flags.common.json()) {
+    auto j = calibrate_json(runs, outcome, flags.objective, flags.out);
+    j["stopped_at_time_limit"] = outcome.stopped_at_deadline;
+    if (!note.empty()) j["note"] = note;
+    std::cout << j.dump(2) << "\n";
+  } else {
     std::cout << calibrate_table(runs, outcome, flags.objective, flags.out);
+    if (!note.empty()) std::cout << "\nnote: " << note << "\n";
+  }
   return 0;
 }
 

@@ -33,20 +33,23 @@ struct SweepFlags {
   std::optional<std::string> memory_headroom;
 };
 
+/// skip-paths: without --time-limit the search gets 60 s (it stops earlier
+/// at its work bound on most problems).
 struct SkipPathsFlags {
-  std::string problem, format = "table", svg;
-  double time_limit_s = 60;
-  bool no_timings = false;
+  CommonFlags common;
+  std::string problem, svg;
 };
 
 struct CalibrateFlags {
-  std::string cluster, fit, objective = "mean", out, name, solver = "cbc", format = "table";
+  CommonFlags common;
+  std::string cluster, fit, objective = "mean", out, name, solver = "cbc";
   std::vector<std::string> runs;
   bool no_cross_validate = false;
 };
 
 struct TuneFlags {
-  std::string job_file, emit = "megatron", out, simulate, launcher, format = "table";
+  CommonFlags common;
+  std::string job_file, emit = "megatron", out, simulate, launcher;
   int trials = 6, train_iters = 30;
 };
 

@@ -262,11 +262,11 @@ void apply_pins(const JobFlags& f, JobSpec& job) {
   if (f.ep) p.ep = *f.ep;
   if (f.etp) p.etp = *f.etp;
   if (f.zero) p.zero = *f.zero;
-  if (f.recompute) p.recompute = static_cast<int>(parse_recompute(*f.recompute, "--recompute"));
+  if (f.recompute) p.recompute = parse_recompute(*f.recompute, "--recompute");
   if (f.recompute_layers) p.recompute_layers = *f.recompute_layers;
-  if (f.attention) p.flash_attention = parse_attention(*f.attention) ? 1 : 0;
-  if (f.sp) p.sp = 1;
-  if (f.no_sp) p.sp = 0;
+  if (f.attention) p.flash_attention = parse_attention(*f.attention);
+  if (f.sp) p.sp = true;
+  if (f.no_sp) p.sp = false;
   if (f.zeropp && f.hierarchical_partition)
     throw InputError("--zeropp and --hierarchical-partition are alternatives; give one of them");
   if (f.no_quantized_comm && (f.zeropp || f.hierarchical_partition))
@@ -283,8 +283,8 @@ void apply_pins(const JobFlags& f, JobSpec& job) {
                        "--pp 1");
     p.zero = 3;
     p.pp = 1;
-    p.zeropp = f.zeropp ? 1 : 0;
-    p.hierarchical_partition = f.hierarchical_partition ? 1 : 0;
+    p.zeropp = f.zeropp;
+    p.hierarchical_partition = f.hierarchical_partition;
   }
 }
 

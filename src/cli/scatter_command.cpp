@@ -5,6 +5,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -48,13 +49,9 @@ CLI::App* register_scatter(CLI::App& app, ScatterFlags& f) {
   cmd->add_option("--group-sizes", f.group_sizes, "allowed group sizes, e.g. 1,2,4,8,16,32,64");
   cmd->add_option("--step-time-limit-ms", f.step_time_limit_ms, "wall-clock budget per step (default 50)")
       ->check(CLI::Range(0.001, 3.6e6));
-  cmd->add_option("--time-limit", f.time_limit_s,
-                  "seconds for the whole command (best plans so far, gaps stated)")
-      ->check(CLI::Range(0.001, 1e6));
   cmd->add_option("--solver", f.solver, "cbc | glpk (default cbc)");
-  cmd->add_option("--format", f.format, "table | json (default table)");
   cmd->add_option("--out", f.out, "write one JSON line per step (the plan a data loader applies) to FILE");
-  cmd->add_flag("--no-timings", f.no_timings, "omit solve_ms and wall-clock fields (byte-identical output)");
+  add_common_flags(*cmd, f.common);
   return cmd;
 }
 
@@ -121,7 +118,7 @@ ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& sou
 }  // namespace
 
 int run_scatter(const ScatterFlags& f) {
-  check_format(f.format);
+  check_format(f.common.format);
   if (f.solver != "cbc" && f.solver != "glpk")
     throw InputError("--solver: '" + f.solver + "' is not cbc or glpk");
   std::string source;
@@ -136,7 +133,7 @@ int run_scatter(const ScatterFlags& f) {
   report.coefficients = c;
   report.coefficients_source = source;
   report.steps = load_scatter_lengths(f.lengths);
-  report.timings = !f.no_timings;
+  report.timings = f.common.timings();
   for (size_t s = 0; s < report.steps.size(); ++s) {
     const int i = first_unplaceable_sequence(report.steps[s], c);
     if (i >= 0) {
@@ -151,15 +148,22 @@ int run_scatter(const ScatterFlags& f) {
   ScatterOptions options;
   options.backend = f.solver == "glpk" ? SolverBackend::kGlpk : SolverBackend::kCbc;
   const auto start = std::chrono::steady_clock::now();
-  const double total_budget_s = f.time_limit_s ? *f.time_limit_s : std::numeric_limits<double>::infinity();
+  // Time spent before the solves (reading, coefficients) counts against --time-limit.
+  const double total_budget_s =
+      f.common.time_limit_s
+          ? *f.common.time_limit_s - std::chrono::duration<double>(start - f.common.start).count()
+          : std::numeric_limits<double>::infinity();
+  const double step_budget_s = std::min(f.step_time_limit_ms / 1000.0, f.common.solver_time_limit_s);
   const int n = static_cast<int>(report.steps.size());
   report.results.resize(n);
   if (n > 16) std::cerr << "parplan scatter: solving " << n << " steps...\n";
+  std::atomic<bool> limited{false};
   tbb::parallel_for(0, n, [&](int s) {
     ScatterOptions step = options;
     const double used_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (total_budget_s - used_s < step_budget_s) limited = true;
     // Past the command's limit a step still gets the fast path (its gap is stated).
-    step.step_time_limit_s = std::max(1e-6, std::min(f.step_time_limit_ms / 1000.0, total_budget_s - used_s));
+    step.step_time_limit_s = std::max(1e-6, std::min(step_budget_s, total_budget_s - used_s));
     report.results[s] = solve_scatter_step(report.steps[s], report.gpus, c, step);
   });
   report.wall_ms =
@@ -170,10 +174,18 @@ int run_scatter(const ScatterFlags& f) {
     if (!out) throw InputError("--out: cannot write '" + f.out + "': check the directory");
     out << scatter_out_lines(report);
   }
-  if (f.format == "json") {
-    std::cout << scatter_json(report).dump(2) << "\n";
+  const std::string note =
+      limited ? "--time-limit reached: later steps got less than their budget; each step's plan is the best "
+                "found in time, its gap to the bound stated"
+              : "";
+  if (!note.empty()) std::cerr << "parplan: " << note << "\n";
+  if (f.common.json()) {
+    auto j = scatter_json(report);
+    j["stopped_at_time_limit"] = limited.load();
+    std::cout << j.dump(2) << "\n";
   } else {
     std::cout << scatter_table(report);
+    if (!note.empty()) std::cout << "note: " << note << "\n";
   }
   return 0;
 }

@@ -6,15 +6,18 @@
 #include <optional>
 #include <string>
 
+#include "src/cli/common_flags.h"
+
 namespace parplan {
 
 struct ScatterFlags {
   std::string lengths, model, cluster, precision = "bf16", recompute = "none", coefficients, group_sizes;
-  std::string solver = "cbc", format = "table", out;
+  std::string solver = "cbc", out;
   std::optional<int> gpus, zero;
   double step_time_limit_ms = 50;
-  std::optional<double> time_limit_s;
-  bool no_timings = false;
+  /// --format, --time-limit (the whole command), --solver-time-limit (each
+  /// step's MILP, on top of --step-time-limit-ms), --no-timings.
+  CommonFlags common;
 };
 
 CLI::App* register_scatter(CLI::App& app, ScatterFlags& flags);

@@ -1,4 +1,5 @@
 // parplan skip-paths: SkipPipe partition and micro-batch paths for a problem file.
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -20,16 +21,12 @@ void register_skip_paths(CLI::App& app, Commands& c) {
       "Example:\n  parplan skip-paths --problem examples/skip-paths/geo-20-nodes.yaml --svg timeline.svg");
   SkipPathsFlags& f = c.skip_paths_flags;
   c.skip_paths->add_option("--problem", f.problem, "problem file (YAML or JSON)")->required();
-  c.skip_paths->add_option("--time-limit", f.time_limit_s, "seconds for the whole command (default 60)")
-      ->check(CLI::PositiveNumber);
-  c.skip_paths->add_option("--format", f.format, "table | json (default table)")
-      ->check(CLI::IsMember({"table", "json"}));
+  add_common_flags(*c.skip_paths, f.common);
   c.skip_paths->add_option("--svg", f.svg, "write the timeline (one row per node) to FILE");
-  c.skip_paths->add_flag("--no-timings", f.no_timings, "omit solve_s so equal input gives identical output");
 }
 
 int run_skip_paths(const SkipPathsFlags& flags) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = flags.common.start;
   const SkipProblemInput input = load_skip_problem(flags.problem);
   if (!flags.svg.empty()) {
     std::ofstream probe(flags.svg, std::ios::app);
@@ -37,14 +34,22 @@ int run_skip_paths(const SkipPathsFlags& flags) {
       throw InputError("--svg " + flags.svg + ": cannot be written; give a path in a writable directory");
   }
   SkipSolveOptions options;
-  options.time_limit_s = flags.time_limit_s;
+  // The search is combinatorial (no MILP, so --solver-time-limit has nothing
+  // to bound); the whole command gets --time-limit, 60 s without it. Time
+  // already spent reading the problem counts.
+  const double used_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  options.time_limit_s = std::max(0.001, flags.common.time_limit_s.value_or(60) - used_s);
   const SkipSolveResult result = solve_skip_paths(input.problem, options);
   if (!result.infeasible.empty()) {
     std::cerr << "parplan: no schedule within the rules: " << result.infeasible << "\n";
     return 1;
   }
+  if (result.time_limited)
+    std::cerr << "parplan: --time-limit reached: the best schedule found so far (makespan "
+              << result.schedule.makespan_s << " s against a lower bound of " << result.lower_bound_s
+              << " s)\n";
   std::optional<double> solve_s;
-  if (!flags.no_timings)
+  if (flags.common.timings())
     solve_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!flags.svg.empty()) {
     std::ofstream out(flags.svg);
@@ -52,7 +57,7 @@ int run_skip_paths(const SkipPathsFlags& flags) {
         input.problem, result.schedule,
         "skip-paths: " + flags.problem + ", makespan " + std::to_string(result.schedule.makespan_s) + " s");
   }
-  if (flags.format == "json")
+  if (flags.common.json())
     std::cout << skip_paths_json(input.problem, result, solve_s).dump(2) << "\n";
   else
     std::cout << skip_paths_table(input.problem, result, solve_s);

@@ -27,13 +27,13 @@ void register_tune(CLI::App& app, Commands& c) {
       ->check(CLI::Range(5, 100000));
   c.tune->add_option("--launcher", f.launcher, "torchrun | slurm (default: the cluster profile's)");
   c.tune->add_option("--simulate", f.simulate, "write the logs a cluster with this profile would produce");
-  c.tune->add_option("--format", f.format, "table | json (default table)");
+  add_common_flags(*c.tune, f.common);
 }
 
 int run_tune(const TuneFlags& flags) {
   JobFlags job_flags;
   job_flags.job_file = flags.job_file;
-  job_flags.common.format = flags.format;
+  job_flags.common = flags.common;
   const ResolvedJob resolved = resolve_job(job_flags);
   TuneRequest r;
   r.model = resolved.model;
@@ -47,8 +47,19 @@ int run_tune(const TuneFlags& flags) {
   r.out_dir = flags.out;
   r.train_iters = flags.train_iters;
   if (!flags.simulate.empty()) r.simulate = load_cluster(flags.simulate);
+  // tune solves no MILP (the trials come from the search and a greedy
+  // design): --solver-time-limit has nothing to bound, and no output field
+  // is wall-clock, so --no-timings changes nothing.
+  r.deadline = flags.common.deadline();
   const TuneResult result = write_tune_loop(r);
-  if (flags.format == "json") {
+  std::string note;
+  if (result.stopped_at_deadline) {
+    note =
+        "--time-limit reached: the trials come from the best plans of the mesh shapes searched in time, "
+        "not proven best (gap to the optimum unknown)";
+    std::cerr << "parplan: " << note << "\n";
+  }
+  if (flags.common.json()) {
     nlohmann::ordered_json j;
     j["out"] = flags.out;
     j["trials"] = nlohmann::ordered_json::array();
@@ -66,6 +77,8 @@ int run_tune(const TuneFlags& flags) {
                              {"predicted_step_s", t.predicted_step_s}});
     j["pinned"] = result.pinned;
     j["simulated"] = r.simulate.has_value();
+    j["stopped_at_time_limit"] = result.stopped_at_deadline;
+    if (!note.empty()) j["note"] = note;
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -74,6 +87,7 @@ int run_tune(const TuneFlags& flags) {
   std::cout << "pins:";
   for (const auto& k : result.pinned) std::cout << " " << k;
   std::cout << "\nnext: see " << flags.out << "/README.md\n";
+  if (!note.empty()) std::cout << "note: " << note << "\n";
   return 0;
 }
 

@@ -89,6 +89,9 @@ ExpertLoads parse_json(const std::string& text, const std::string& source) {
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(source + ": not valid JSON (byte " + std::to_string(e.byte) +
                      "); expected {\"loads\": [[tokens per expert] per layer]}");
+  } catch (const nlohmann::json::exception&) {
+    // The parser reports a number beyond double's range (1e400) as out_of_range.
+    throw InputError(source + ": a number is beyond the largest double; give tokens routed (>= 0)");
   }
   if (!doc.is_object() || !doc.contains("loads") || !doc["loads"].is_array()) {
     throw InputError(

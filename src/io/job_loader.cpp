@@ -132,18 +132,21 @@ JobRequest load_job_file(const std::string& path) {
       const YamlFields c = f.child("constraints");
       c.allow_only({"tp", "pp", "vp", "cp", "dp", "mbs", "zero", "recompute", "ep", "etp"});
       SearchPins& pins = r.job.pins;
-      pins.tp = c.positive_int("tp", 0);
-      pins.pp = c.positive_int("pp", 0);
-      pins.vp = c.positive_int("vp", 0);
-      pins.cp = c.positive_int("cp", 0);
-      pins.dp = c.positive_int("dp", 0);
-      pins.mbs = c.positive_int("mbs", 0);
-      pins.ep = c.positive_int("ep", 0);
-      pins.etp = c.positive_int("etp", 0);
-      pins.zero = zero_stage(c, -1);
+      const auto size = [&](const char* key) {
+        return c.has(key) ? std::optional<int>(c.positive_int(key)) : std::nullopt;
+      };
+      pins.tp = size("tp");
+      pins.pp = size("pp");
+      pins.vp = size("vp");
+      pins.cp = size("cp");
+      pins.dp = size("dp");
+      pins.mbs = size("mbs");
+      pins.ep = size("ep");
+      pins.etp = size("etp");
+      if (c.has("zero")) pins.zero = zero_stage(c, 0);
       if (c.has("recompute"))
-        pins.recompute = static_cast<int>(
-            parse_recompute(c.text("recompute"), c.where() + ": field '" + c.full("recompute") + "'"));
+        pins.recompute =
+            parse_recompute(c.text("recompute"), c.where() + ": field '" + c.full("recompute") + "'");
     }
     if (f.has("config")) r.config = read_config(f.child("config"), r);
     return r;

@@ -1,6 +1,9 @@
 #include "src/io/megatron_log_reader.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -14,6 +17,11 @@ namespace parplan {
 
 namespace {
 using Args = std::map<std::string, std::string>;
+
+// Megatron's argument and iteration lines are a few hundred characters; a
+// longer line is something else, and std::regex recurses once per character
+// (a long enough line would overflow the stack), so it is never matched.
+constexpr std::size_t kMaxMatchedLine = 4096;
 
 /// `  name ........ value` lines between the arguments banners (Megatron's
 /// _print_args).
@@ -30,7 +38,7 @@ Args parse_arguments(const std::string& text) {
     }
     if (line.find("end of arguments") != std::string::npos) break;
     std::smatch m;
-    if (inside && std::regex_match(line, m, kArg)) args[m[1]] = m[2];
+    if (inside && line.size() <= kMaxMatchedLine && std::regex_match(line, m, kArg)) args[m[1]] = m[2];
   }
   return args;
 }
@@ -77,7 +85,9 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   const int heads = need_int(args, "num_attention_heads", origin);
   model["heads"] = heads;
   model["kv_groups"] = flag(args, "group_query_attention") ? int_or(args, "num_query_groups", heads) : heads;
-  model["head_dim"] = int_or(args, "kv_channels", need_int(args, "hidden_size", origin) / heads);
+  // heads < 1 is refused by the model reader (with the field named); no division by it here.
+  const int hidden = need_int(args, "hidden_size", origin);
+  model["head_dim"] = int_or(args, "kv_channels", heads > 0 ? hidden / heads : 0);
   model["vocab"] = int_or(args, "padded_vocab_size", 0) > 0 ? int_or(args, "padded_vocab_size", 0)
                                                             : need_int(args, "padded_vocab_size", origin);
   model["max_positions"] = int_or(args, "max_position_embeddings", need_int(args, "seq_length", origin));
@@ -151,13 +161,27 @@ FitRun parse_megatron_log(const std::string& text, const std::string& origin, co
   std::vector<double> times_ms;
   std::istringstream in(text);
   std::string line;
+  int line_number = 0;
   while (std::getline(in, line)) {
+    ++line_number;
     std::smatch it, el;
-    if (!std::regex_search(line, el, kElapsed)) continue;
-    const int iteration = std::regex_search(line, it, kIteration) ? std::stoi(it[1]) : 0;
+    if (line.size() > kMaxMatchedLine || !std::regex_search(line, el, kElapsed)) continue;
+    // An iteration number beyond long long saturates (it is past the warm-up either way).
+    long long iteration = 0;
+    if (std::regex_search(line, it, kIteration)) {
+      errno = 0;
+      iteration = std::strtoll(it.str(1).c_str(), nullptr, 10);
+    }
     // Megatron averages over the last `interval` iterations.
     if (iteration - interval < kWarmupIterations) continue;
-    times_ms.push_back(std::stod(el[1]));
+    const std::string elapsed = el.str(1);
+    char* end = nullptr;
+    errno = 0;
+    const double ms = std::strtod(elapsed.c_str(), &end);
+    if (end != elapsed.c_str() + elapsed.size() || errno == ERANGE || !std::isfinite(ms) || ms <= 0)
+      throw InputError(origin + ": line " + std::to_string(line_number) + ": elapsed time per iteration '" +
+                       elapsed + "' is not a positive number of milliseconds");
+    times_ms.push_back(ms);
   }
   if (times_ms.empty())
     throw InputError(origin + ": no 'elapsed time per iteration (ms)' lines after the first " +

@@ -133,13 +133,14 @@ std::string calibrated_profile_text(const std::string& original, const std::vect
       indent = indent_of(lines[begin]) + 2;
     }
     set_key(lines, begin, end, k.key, number(v.after * k.scale),
-            "fitted by parplan calibrate " + block.date + " (was " + number(v.before * k.scale) + ")",
+            "fitted by parplan calibrate " + (block.date.empty() ? "" : block.date + " ") + "(was " +
+                number(v.before * k.scale) + ")",
             indent);
   }
   std::ostringstream out;
   for (const auto& line : lines) out << line << "\n";
   out << "calibration:\n";
-  out << "  date: \"" << block.date << "\"\n";
+  if (!block.date.empty()) out << "  date: \"" << block.date << "\"\n";
   out << "  tool: parplan calibrate\n";
   out << "  objective: " << block.objective << "\n";
   out << "  sources:\n";

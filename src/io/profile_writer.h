@@ -30,7 +30,7 @@ struct FittedValue {
 };
 
 struct CalibrationBlock {
-  std::string date;  ///< YYYY-MM-DD
+  std::string date;  ///< YYYY-MM-DD; empty: left out (--no-timings)
   std::string objective;
   std::vector<std::string> sources;
   std::vector<std::string> runs;

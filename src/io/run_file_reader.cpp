@@ -1,5 +1,6 @@
 #include "src/io/run_file_reader.h"
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
@@ -62,7 +63,8 @@ MeasuredFigure read_measured(const YamlFields& f) {
 
 void check_run_expressible(const FitRun& run, const ClusterSpec& cluster, const std::string& where) {
   const ParallelConfig& c = run.config;
-  const int model_ranks = c.tp * c.cp * c.pp;
+  // Each size may be up to 2e9: the product needs 64 bits.
+  const std::int64_t model_ranks = std::int64_t{c.tp} * c.cp * c.pp;
   if (run.job.gpus % model_ranks != 0)
     throw InputError(where + ": tp x cp x pp = " + std::to_string(model_ranks) + " does not divide " +
                      std::to_string(run.job.gpus) + " GPUs; give a config the job can run");
@@ -97,7 +99,8 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   run.job.precision = parse_precision(f.text("precision", "bf16"), where + ": field 'precision'");
   run.config = f.has("config") ? read_run_config(f.child("config"), run) : ParallelConfig{};
   run.config.gbs = run.job.gbs;
-  run.config.dp = run.job.gpus / (run.config.tp * run.config.cp * run.config.pp);
+  run.config.dp =
+      static_cast<int>(run.job.gpus / (std::int64_t{run.config.tp} * run.config.cp * run.config.pp));
   check_run_expressible(run, cluster, where);
   MeasuredFigure figure;
   if (f.has("measured") == f.has("step_s"))

@@ -63,15 +63,19 @@ void check_pins(const ModelSpec& model, const JobSpec& job) {
   const auto need = [&](bool ok, const std::string& text) {
     if (!ok) throw InputError(text);
   };
-  need(p.dp <= 0 || job.gpus % p.dp == 0,
-       pin("dp", p.dp) + " does not divide the job's " + std::to_string(job.gpus) + " GPUs");
-  need(p.vp <= 0 || p.vp <= model.layers,
-       pin("vp", p.vp) + " exceeds the model's " + std::to_string(model.layers) + " layers");
-  need(p.recompute_layers <= model.layers, "--recompute-layers " + std::to_string(p.recompute_layers) +
-                                               " exceeds the model's " + std::to_string(model.layers) +
-                                               " layers");
-  need(p.recompute_layers <= 0 || p.recompute < 0 || p.recompute == static_cast<int>(Recompute::kFull),
-       "--recompute-layers " + std::to_string(p.recompute_layers) + " applies only with --recompute full");
+  if (p.dp)
+    need(job.gpus % *p.dp == 0,
+         pin("dp", *p.dp) + " does not divide the job's " + std::to_string(job.gpus) + " GPUs");
+  if (p.vp)
+    need(*p.vp <= model.layers,
+         pin("vp", *p.vp) + " exceeds the model's " + std::to_string(model.layers) + " layers");
+  if (p.recompute_layers) {
+    need(*p.recompute_layers <= model.layers, "--recompute-layers " + std::to_string(*p.recompute_layers) +
+                                                  " exceeds the model's " + std::to_string(model.layers) +
+                                                  " layers");
+    need(*p.recompute_layers <= 0 || !p.recompute || *p.recompute == Recompute::kFull,
+         "--recompute-layers " + std::to_string(*p.recompute_layers) + " applies only with --recompute full");
+  }
 }
 }  // namespace
 
@@ -222,11 +226,11 @@ std::vector<std::string> plan_notes(const ModelSpec& model, const ClusterSpec& c
               cross_node_bytes(cluster, cost) / 1e9, cross_node_bytes(cluster, flat_cost) / 1e9));
     }
   }
-  if ((c.qwz || c.qgz) && job.pins.zeropp != 1 && job.pins.hierarchical_partition != 1) {
+  if ((c.qwz || c.qgz) && job.pins.zeropp != true && job.pins.hierarchical_partition != true) {
     // Quantized collectives were the planner's choice, not the user's: say
     // what they change and what the exact alternative costs.
     JobSpec exact = job;
-    exact.pins.zeropp = exact.pins.hierarchical_partition = 0;
+    exact.pins.zeropp = exact.pins.hierarchical_partition = false;
     SearchOptions one;
     one.top_k = 1;
     const SearchResult alt = search_configs(model, cluster, exact, one);

@@ -27,7 +27,7 @@ std::vector<int> divisors(int n, int limit) {
   return out;
 }
 
-bool pinned_ok(int pin, int value) { return pin <= 0 || pin == value; }
+bool pinned_ok(const std::optional<int>& pin, int value) { return !pin || *pin == value; }
 
 // One (tp, cp, pp) mesh shape; dp follows.
 struct Mesh {
@@ -83,12 +83,12 @@ constexpr int kMaxShardingChoices = 12;
 int sharding_choices(const ClusterSpec& cluster, const SearchPins& pins, const SearchOptions& options,
                      const ParallelConfig& base, ShardingChoice out[kMaxShardingChoices]) {
   int n = 0;
-  const bool pinned_zeropp = pins.zeropp == 1;
-  const bool pinned_hier = pins.hierarchical_partition == 1;
+  const bool pinned_zeropp = pins.zeropp == true;
+  const bool pinned_hier = pins.hierarchical_partition == true;
   // A pin asks for the scheme as it was published, quantized collectives included.
   const bool lossy = options.allow_lossy_comm || pinned_zeropp || pinned_hier;
   if (!pinned_zeropp && !pinned_hier) out[n++] = ShardingChoice{};
-  if (!pinned_hier && pins.zeropp != 0) {
+  if (!pinned_hier && pins.zeropp != false) {
     ShardingChoice z;
     z.zeropp = true;
     // hpZ alone is exact; qwZ/qgZ only when lossy collectives are allowed.
@@ -98,7 +98,7 @@ int sharding_choices(const ClusterSpec& cluster, const SearchPins& pins, const S
       out[n++] = z;
     }
   }
-  if (pinned_zeropp || pins.hierarchical_partition == 0) return n;
+  if (pinned_zeropp || pins.hierarchical_partition == false) return n;
   if (!options.allow_unreleased && !pinned_hier) return n;
   const auto& placements = hierarchical_placements();
   int seen[kPlacements][4] = {};
@@ -166,7 +166,7 @@ int expert_choices(const ModelSpec& model, const ClusterSpec& cluster, const Sea
 }
 
 std::vector<Recompute> recompute_choices(const JobSpec& job) {
-  if (job.pins.recompute >= 0) return {static_cast<Recompute>(job.pins.recompute)};
+  if (job.pins.recompute) return {*job.pins.recompute};
   return {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
 }
 
@@ -316,7 +316,7 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
   const SearchPins& pins = job.pins;
   const int world = job.gpus;
   // Tensor parallelism stays inside a node unless pinned wider.
-  const int tp_limit = pins.tp > 0 ? pins.tp : cluster.ranks_per_node;
+  const int tp_limit = pins.tp.value_or(cluster.ranks_per_node);
   std::vector<Mesh> meshes;
   for (int tp : divisors(world, tp_limit)) {
     if (!pinned_ok(pins.tp, tp) || tp_rule(model, tp)) continue;
@@ -339,7 +339,7 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
   std::vector<Local> locals(meshes.size());
   for (Local& l : locals) l.top.k = options.top_k;
   std::atomic<bool> stopped{false};
-  const bool flash = pins.flash_attention >= 0 ? pins.flash_attention == 1 : cluster.default_flash_attention;
+  const bool flash = pins.flash_attention.value_or(cluster.default_flash_attention);
   const auto recomputes = recompute_choices(job);
 
   tbb::parallel_for(std::size_t{0}, meshes.size(), [&](std::size_t index) {
@@ -351,11 +351,11 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
     local.searched = true;
     const Mesh& mesh = meshes[index];
     const int per_replica = job.gbs / mesh.dp;
-    for (int mbs : divisors(per_replica, pins.mbs > 0 ? pins.mbs : options.max_mbs)) {
+    for (int mbs : divisors(per_replica, pins.mbs.value_or(options.max_mbs))) {
       if (!pinned_ok(pins.mbs, mbs)) continue;
       const int m = per_replica / mbs;
       const int stage_layers = model.layers / mesh.pp;
-      const int vp_max = std::max(1, std::min(stage_layers, pins.vp > 0 ? pins.vp : kMaxSearchVp));
+      const int vp_max = std::max(1, std::min(stage_layers, pins.vp.value_or(kMaxSearchVp)));
       for (int vp = 1; vp <= vp_max; ++vp) {
         if (!pinned_ok(pins.vp, vp)) continue;
         if (vp > 1 && (mesh.pp < 2 || stage_layers % vp != 0 || m % mesh.pp != 0)) continue;
@@ -367,7 +367,7 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
         base.vp = vp;
         base.mbs = mbs;
         base.gbs = job.gbs;
-        base.sp = pins.sp >= 0 ? pins.sp == 1 : mesh.tp > 1;
+        base.sp = pins.sp.value_or(mesh.tp > 1);
         base.flash_attention = flash;
         // Expert sizes (MoE parallel folding) and the all-to-all variant.
         ExpertChoice experts[kMaxExpertChoices];
@@ -397,9 +397,9 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
             ++local.stats.evaluated;
             const double bound_s = bound.time.step_s - bound.time.dp_comm_s - bound.time.optimizer_s;
             const int zero_max = mesh.pp > 1 ? 1 : 3;
-            const bool sharded_pin = pins.zeropp == 1 || pins.hierarchical_partition == 1;
+            const bool sharded_pin = pins.zeropp == true || pins.hierarchical_partition == true;
             for (int zero = sharded_pin ? 3 : 0; zero <= zero_max; ++zero) {
-              if (pins.zero >= 0 && pins.zero != zero) continue;
+              if (!pinned_ok(pins.zero, zero)) continue;
               if (zero > 0 && mesh.dp * mesh.cp == 1) continue;  // nothing to shard over
               ShardingChoice shardings[kMaxShardingChoices];
               const int sharding_count =
@@ -417,8 +417,8 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                   config.recompute = recompute;
                   config.ep_overlap = shape.ep_overlap && recompute != Recompute::kFull;
                   if (recompute == Recompute::kFull) {
-                    if (pins.recompute_layers >= 0) {
-                      config.recompute_layers = pins.recompute_layers;
+                    if (pins.recompute_layers) {
+                      config.recompute_layers = *pins.recompute_layers;
                     } else {
                       const int k = min_recompute_layers(model, cluster, job, config);
                       config.recompute_layers = k < 0 ? model.layers / (mesh.pp * vp) : k;

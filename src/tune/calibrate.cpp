@@ -1,6 +1,7 @@
 #include "src/tune/calibrate.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "src/io/input_error.h"
@@ -50,14 +51,24 @@ CalibrateOutcome calibrate(const ClusterSpec& cluster, const std::vector<FitRun>
     options.progress("fitting " + std::to_string(outcome.fitted.size()) + " constants to " +
                      std::to_string(runs.size()) + " runs");
   outcome.fit = fit_profile(cluster, runs, outcome.fitted, options.fit);
+  outcome.stopped_at_deadline = outcome.fit.stopped_at_deadline;
+  const auto past_deadline = [&] {
+    return options.fit.deadline && std::chrono::steady_clock::now() >= *options.fit.deadline;
+  };
 
   outcome.cv_errors.assign(runs.size(), std::nan(""));
   outcome.cv_mean_abs = outcome.cv_max_abs = std::nan("");
   int figures_without_one = figures - 1;
   if (options.cross_validate && runs.size() >= 2 &&
-      static_cast<int>(outcome.fitted.size()) <= figures_without_one) {
+      static_cast<int>(outcome.fitted.size()) <= figures_without_one && !outcome.stopped_at_deadline) {
     double sum = 0, worst = 0;
     for (std::size_t i = 0; i < runs.size(); ++i) {
+      if (past_deadline()) {
+        // A partial leave-one-out is not the figure it names: report none.
+        outcome.cv_errors.assign(runs.size(), std::nan(""));
+        outcome.stopped_at_deadline = true;
+        return outcome;
+      }
       if (options.progress)
         options.progress("leave-one-out " + std::to_string(i + 1) + "/" + std::to_string(runs.size()));
       std::vector<FitRun> rest;
@@ -65,6 +76,11 @@ CalibrateOutcome calibrate(const ClusterSpec& cluster, const std::vector<FitRun>
         if (j != i) rest.push_back(runs[j]);
       // Starts from the profile as given, as the full fit did.
       const ProfileFitResult held_out = fit_profile(cluster, rest, outcome.fitted, options.fit);
+      if (held_out.stopped_at_deadline) {
+        outcome.cv_errors.assign(runs.size(), std::nan(""));
+        outcome.stopped_at_deadline = true;
+        return outcome;
+      }
       const double e = predict_run(runs[i], held_out.cluster).step_s / runs[i].measured_step_s - 1.0;
       outcome.cv_errors[i] = e;
       sum += std::fabs(e);

@@ -28,6 +28,9 @@ struct CalibrateOutcome {
   /// there are not enough runs).
   std::vector<double> cv_errors;
   double cv_mean_abs = 0, cv_max_abs = 0;
+  /// options.fit.deadline stopped the fit (the best point so far is kept)
+  /// or the leave-one-out fits (their errors stay NaN).
+  bool stopped_at_deadline = false;
 };
 
 /// Throws InputError: unknown key, fewer runs than free constants.

@@ -21,10 +21,12 @@ std::vector<FittedConstant> tune_constants(const ClusterSpec& cluster) {
 }
 
 std::vector<Trial> top_plan_trials(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                                   int top) {
+                                   int top, const TrialSearchLimit& limit) {
   SearchOptions options;
   options.top_k = top;
+  options.deadline = limit.deadline;
   const SearchResult result = search_configs(model, cluster, job, options);
+  if (limit.stopped_at_deadline && result.stopped_at_deadline) *limit.stopped_at_deadline = true;
   std::vector<Trial> out;
   for (std::size_t i = 0; i < result.best.size(); ++i) {
     Trial t;
@@ -52,8 +54,9 @@ bool add_if_valid(const ModelSpec& model, const ClusterSpec& cluster, Trial t, s
 }
 }  // namespace
 
-std::vector<Trial> candidate_trials(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job) {
-  std::vector<Trial> out = top_plan_trials(model, cluster, job, 8);
+std::vector<Trial> candidate_trials(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                    const TrialSearchLimit& limit) {
+  std::vector<Trial> out = top_plan_trials(model, cluster, job, 8, limit);
   if (out.empty()) return out;
   const Trial best = out.front();
   auto probe = [&](const std::string& name, const std::string& why) {

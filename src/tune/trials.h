@@ -5,6 +5,8 @@
 // over the cost model's sensitivities).
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,12 +33,20 @@ struct Trial {
 /// terms and latencies).
 std::vector<FittedConstant> tune_constants(const ClusterSpec& cluster);
 
+/// The search stops at `deadline` (mesh shapes not started are skipped) and
+/// then sets *stopped_at_deadline.
+struct TrialSearchLimit {
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  bool* stopped_at_deadline = nullptr;
+};
+
 /// The `top` best plans of the job (search), best first.
 std::vector<Trial> top_plan_trials(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                                   int top);
+                                   int top, const TrialSearchLimit& limit = {});
 
 /// Top plans and probes; every trial valid and fitting in memory.
-std::vector<Trial> candidate_trials(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job);
+std::vector<Trial> candidate_trials(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                    const TrialSearchLimit& limit = {});
 
 /// K trials: the best plan first, then greedily the candidate that most
 /// increases log det of the design's information matrix over `constants`.

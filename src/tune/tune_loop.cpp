@@ -53,15 +53,19 @@ TuneResult write_tune_loop(const TuneRequest& r) {
   std::error_code ec;
   if (fs::exists(r.out_dir, ec) && !fs::is_empty(r.out_dir, ec))
     throw InputError("--out " + r.out_dir.string() + ": the directory is not empty; give a new one");
-  auto candidates = candidate_trials(r.model, r.cluster, r.job);
+  bool stopped_at_deadline = false;
+  auto candidates = candidate_trials(r.model, r.cluster, r.job, {r.deadline, &stopped_at_deadline});
   std::vector<Trial> accepted;
   for (const auto& t : candidates)
     if (engine_rule_violations(trial_plan(r, t), r.engine).empty()) accepted.push_back(t);
+  if (accepted.empty() && stopped_at_deadline)
+    throw InputError("--time-limit reached before the plan search found a plan to try; raise --time-limit");
   if (accepted.empty())
     throw InputError("--job: no plan of this job fits in memory and passes the " +
                      std::string(engine_name(r.engine)) + " rules; nothing to try");
   const auto constants = tune_constants(r.cluster);
   TuneResult result;
+  result.stopped_at_deadline = stopped_at_deadline;
   result.trials = choose_trials(r.model, r.cluster, accepted, constants, r.trials);
   for (const auto& c : identifiable_constants(r.cluster, trial_runs(r.model, result.trials), constants, 1e-3))
     result.pinned.push_back(c.key);

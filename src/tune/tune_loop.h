@@ -3,6 +3,7 @@
 // README of the loop) and, with a true profile, the logs it would produce.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -26,6 +27,8 @@ struct TuneRequest {
   int train_iters = 30;
   /// --simulate: the cluster that "runs" the trials.
   std::optional<ClusterSpec> simulate;
+  /// --time-limit: the plan search stops here (trials from the best so far).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 struct TuneResult {
@@ -33,6 +36,9 @@ struct TuneResult {
   /// Constants the trials pin down (rank check of their design).
   std::vector<std::string> pinned;
   std::vector<std::filesystem::path> files;
+  /// The deadline stopped the plan search: the trials come from the best
+  /// plans found so far.
+  bool stopped_at_deadline = false;
 };
 
 /// Throws InputError: engine whose logs calibrate cannot read, an out
