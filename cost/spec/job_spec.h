@@ -3,12 +3,24 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 
 #include "cost/spec/cluster_spec.h"
 
 namespace parplan {
 
 enum class Optimizer { kAdam, kSgd };
+
+/// The dtype data parallelism reduces (and the gradient buffer keeps)
+/// gradients in (--grad-reduce-dtype). kEngineDefault: Megatron-LM's fp32
+/// main grads under bf16 with ZeRO <= 1, the model dtype otherwise
+/// (cost/memory.h gradient_bytes_per_param).
+enum class GradReduceDtype : std::uint8_t { kEngineDefault, kFp32, kBf16 };
+
+/// How the loss is computed, which sets the logits' footprint at the start
+/// of the backward pass (--cross-entropy): a fused / vocab-parallel kernel
+/// (Megatron) or an eager fp32-upcast cross-entropy (torchtitan).
+enum class CrossEntropy : std::uint8_t { kFused, kEager };
 
 /// Measured MoE imbalance at one expert-parallel size: the busiest rank's
 /// tokens over the mean, from routing statistics (--routing-stats).
@@ -33,7 +45,8 @@ struct SearchPins {
   int dp = 0;
   /// Micro-batch size (--mbs); 0 = searched.
   int mbs = 0;
-  /// ZeRO stage 0..3 (--zero); -1 = searched (0..1 with pp > 1, else 0..3).
+  /// ZeRO stage 0..3 (--zero); -1 = searched (with pp > 1 up to the highest
+  /// stage an engine of the selection runs beside a pipeline).
   int zero = -1;
   /// Recompute mode as Recompute's value (--recompute); -1 = searched.
   int recompute = -1;
@@ -52,6 +65,9 @@ struct SearchPins {
   /// Expert-parallel and expert tensor-parallel sizes (--ep, --etp; MoE);
   /// 0 = searched.
   int ep = 0, etp = 0;
+  /// Layers of the first / last pipeline stage (--first-stage-layers,
+  /// --last-stage-layers); 0 = searched (the even or optimal uneven split).
+  int first_stage_layers = 0, last_stage_layers = 0;
 };
 
 struct JobSpec {
@@ -63,6 +79,9 @@ struct JobSpec {
   Precision precision = Precision::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
   SearchPins pins;
+  /// Recipe inputs an engine fixes or the user sets (docs/cost-model.md).
+  GradReduceDtype grad_reduce = GradReduceDtype::kEngineDefault;
+  CrossEntropy cross_entropy = CrossEntropy::kFused;
   /// MoE: load of the busiest expert-parallel rank over the mean (max/mean,
   /// from routing statistics); 0 = the cost model's default for the
   /// model's balancing scheme (cost/moe.h).
