@@ -42,22 +42,15 @@ TEST(PublishedConfigs, Llama3_8bRecipeWithBf16ReductionFits) {
 // Table 4): 8192 H100, tp 8, pp 16, dp 64, seq 8192, 16M-token batches
 // (gbs 2048), 126 layers with one layer fewer on the first and the last
 // stage (7 + 14 x 8 + 7), FSDP sharding optimizer states and gradients
-// (ZeRO-2) beside the pipeline, bf16 gradient reduction.
+// (ZeRO-2) beside the pipeline; "FP32 gradient accumulation ... and
+// reduce-scatter gradients in FP32 across data parallel workers in FSDP"
+// (sec. 3.3.2, numerical stability).
 TEST(PublishedConfigs, Llama3_405bAsMetaRanItFits) {
   const std::string args =
       "estimate --model llama3-405b --cluster dgx-h100 --nodes 1024 --gbs 2048 --seq 8192 --tp 8 --sp --pp "
       "16 "
-      "--first-stage-layers 7 --last-stage-layers 7 --zero 2 --grad-reduce-dtype bf16";
+      "--first-stage-layers 7 --last-stage-layers 7 --zero 2 --grad-reduce-dtype fp32";
   expect_fits_with_default_headroom(args);
-  // torchtitan runs it (FSDP2 + PP, fewer layers on the edge stages) once
-  // told to reduce in fp32, the only dtype its FSDP2 config accepts.
-  const CliRun titan = run_cli(
-      "estimate --model llama3-405b --cluster dgx-h100 --nodes 1024 --gbs 2048 --seq 8192 --tp 8 --sp --pp "
-      "16 "
-      "--first-stage-layers 7 --last-stage-layers 7 --zero 2 --engine torchtitan --format json");
-  ASSERT_EQ(titan.exit_code, 0) << titan.err;
-  const auto j = nlohmann::json::parse(titan.out);
-  EXPECT_TRUE(j["engine_runs_it"].get<bool>()) << j.dump();
 }
 
 TEST(PublishedConfigs, FirstAndLastStageLayersNeedAPipelineToPin) {

@@ -133,7 +133,8 @@ constexpr EngineCapabilities kMegatron{Engine::kMegatron,
                                        /*grad_reduce_bf16*/ true,
                                        /*moe*/ true,
                                        /*sgd*/ true,
-                                       kMegatronSources};
+                                       kMegatronSources,
+                                       /*uneven_fewer_only*/ false};
 
 constexpr EngineCapabilities kDeepSpeed{Engine::kDeepSpeed,
                                         "deepspeed",
@@ -168,7 +169,8 @@ constexpr EngineCapabilities kDeepSpeed{Engine::kDeepSpeed,
                                         true,
                                         false,
                                         false,
-                                        kDeepSpeedSources};
+                                        kDeepSpeedSources,
+                                        /*uneven_fewer_only*/ false};
 
 constexpr EngineCapabilities kMegatronDeepSpeed{Engine::kMegatronDeepSpeed,
                                                 "megatron-deepspeed",
@@ -203,7 +205,8 @@ constexpr EngineCapabilities kMegatronDeepSpeed{Engine::kMegatronDeepSpeed,
                                                 true,
                                                 true,
                                                 true,
-                                                kMegatronDeepSpeedSources};
+                                                kMegatronDeepSpeedSources,
+                                                /*uneven_fewer_only*/ false};
 
 constexpr EngineCapabilities kTorchtitan{Engine::kTorchtitan,
                                          "torchtitan",

@@ -42,6 +42,7 @@ std::string plan_table(const ModelSpec& model, const ClusterSpec& cluster, const
     out << "recommended plan (within " << std::fixed << std::setprecision(1) << 100.0 * recommended->why.band
         << " % of the optimum)";
     out.unsetf(std::ios::fixed);
+    out.precision(6);
     if (const char* engine = engine_of(recommended->plan)) out << " (runs on " << engine << ")";
     out << "\n" << cost_table(model, cluster, recommended->plan.config, recommended->plan.cost) << "\n";
   }
