@@ -79,7 +79,9 @@ ConfigViolation layout_rules(const ModelSpec& model, const ParallelConfig& c) {
 
 ConfigViolation sharding_rules(const ParallelConfig& c) {
   if (c.zero < 0 || c.zero > 3) return violated(ConfigRule::kZeroRange, c.zero);
-  if (c.zero >= 2 && c.pp > 1) return violated(ConfigRule::kZeroWithPp, c.zero, c.pp);
+  // ZeRO-2/3 with pipeline parallelism is an engine question (torchtitan's
+  // FSDP2 + PP runs it, DeepSpeed's pipeline engine does not): the engines'
+  // capability tables decide (src/emit/engine_capabilities.cpp).
   if ((c.zeropp() || c.hierarchical_partition) && c.zero != 3)
     return violated(ConfigRule::kQuantizedNeedsZero3);
   if (c.hpz_ranks < 1) return violated(ConfigRule::kHpzRanks, c.hpz_ranks);
@@ -200,9 +202,6 @@ std::string describe(const ConfigViolation& v) {
              n(v.a) + ", " + n(v.b) + " micro-batches)";
     case ConfigRule::kZeroRange:
       return "zero must be 0, 1, 2 or 3 (got " + n(v.a) + ")";
-    case ConfigRule::kZeroWithPp:
-      return "ZeRO-" + n(v.a) + " cannot run with pipeline parallelism (pp " + n(v.b) +
-             "): use zero 0 or 1 with pp > 1";
     case ConfigRule::kQuantizedNeedsZero3:
       return "ZeRO++ (hpZ, qwZ, qgZ) and hierarchical partitioning need ZeRO stage 3";
     case ConfigRule::kHpzRanks:
@@ -271,8 +270,6 @@ const char* config_problem(const ModelSpec& model, const JobSpec& job, const Par
       return "the interleaved schedule (vp > 1) needs pp > 1 and micro-batches divisible by pp";
     case ConfigRule::kZeroRange:
       return "zero must be 0, 1, 2 or 3";
-    case ConfigRule::kZeroWithPp:
-      return "ZeRO-2/3 cannot run with pipeline parallelism";
     case ConfigRule::kQuantizedNeedsZero3:
       return "ZeRO++ (hpZ, qwZ, qgZ) and hierarchical partitioning need ZeRO stage 3";
     case ConfigRule::kHpzRanks:

@@ -33,7 +33,6 @@ enum class ConfigRule : std::uint8_t {
   kStageLayers,          // a = first stage layers, b = last stage layers, c = layers
   kInterleave,           // a = pp, b = micro-batches
   kZeroRange,            // a = zero
-  kZeroWithPp,           // a = zero, b = pp
   kQuantizedNeedsZero3,  //
   kHpzRanks,             // a = hpz ranks
   kPartitionNesting,     //

@@ -122,15 +122,20 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
                     exposed_after_overlap_s(step_gather, forward_slack, slowdown);
     return out;
   }
-  const double grad_bytes = gradient_bytes_per_param(job.precision, c.zero) * params;
+  const double grad_bytes = gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce) * params;
+  // ZeRO-2 keeps only its shard of the gradients, so it cannot accumulate a
+  // step's gradients unsharded: every micro-batch's are reduce-scattered
+  // (DeepSpeed stage 2 reduces each micro-step; Llama 3's FSDP with
+  // pipeline parallelism shards gradients, Dubey et al. 2024 sec. 3.3.2).
+  const int reductions = c.zero == 2 ? std::max(1, m) : 1;
   const double reduce = c.zero == 0 ? all_reduce_s(cluster, span, grad_bytes, traffic)
-                                    : all_gather_s(cluster, span, grad_bytes, traffic);
+                                    : all_gather_s(cluster, span, grad_bytes, traffic, reductions);
   const double gather = c.zero == 0 ? 0.0 : all_gather_s(cluster, span, weight_bytes, traffic);
-  // Overlap hides the reduction behind the last micro-batch's backward
-  // and the parameter gather behind the next step's first forward.
+  // Overlap hides each reduction behind its micro-batch's backward and the
+  // parameter gather behind the next step's first forward.
   const double reduce_window = c.overlap_grad_reduce ? window.backward_last_s : 0.0;
   const double gather_window = c.overlap_grad_reduce ? window.forward_s : 0.0;
-  out.exposed_s = exposed_after_overlap_s(reduce, reduce_window, slowdown) +
+  out.exposed_s = reductions * exposed_after_overlap_s(reduce, reduce_window, slowdown) +
                   exposed_after_overlap_s(gather, gather_window, slowdown);
   return out;
 }

@@ -12,9 +12,13 @@ ModelStateBytes model_state_bytes(double params, int zero_stage, int shard_ranks
   return bytes;
 }
 
-double gradient_bytes_per_param(Precision precision, int zero_stage) {
+double gradient_bytes_per_param(Precision precision, int zero_stage, GradReduceDtype reduce) {
+  if (reduce == GradReduceDtype::kFp32) return 4.0;
+  if (reduce == GradReduceDtype::kBf16) return 2.0;
   return precision == Precision::kBf16 && zero_stage <= 1 ? 4.0 : 2.0;
 }
+
+double loss_bytes_per_logit(CrossEntropy kernel) { return kernel == CrossEntropy::kEager ? 12.0 : 4.0; }
 
 double layer_activation_bytes(const ModelSpec& model, const ActivationShape& shape) {
   const double t = shape.tp;
@@ -27,10 +31,18 @@ double layer_activation_bytes(const ModelSpec& model, const ActivationShape& sha
   // Korthikanti's 10 s b h: both norm inputs (4), the QKV and FC1 inputs (4)
   // and two 1-byte dropout masks (2, only when the model has dropout);
   // replicated over tp unless sp.
-  const double replicated = (model.dropout > 0 ? 10.0 : 8.0) * h;
+  // Transformer Engine fp8 GEMMs save the fp8 cast of their input for the
+  // weight gradient (transformer_engine/pytorch/module/layernorm_linear.py
+  // and linear.py save the fp8 inputmat): 1 byte where the GEMM alone used
+  // it (QKV and FC1 inputs, the FC2 input), 1 byte more where another op
+  // keeps the bf16 tensor too (the attention output, which the fused
+  // attention kernel saves for its own backward).
+  const double gemm_input = shape.fp8 ? 1.0 : 2.0;
+  const double replicated = (4.0 + 2.0 * gemm_input + (model.dropout > 0 ? 2.0 : 0.0)) * h;
   // Split over tp: Q and K (QK^T inputs), V, the projection input, and the
-  // FFN: activation input and output (gated: two inputs).
-  const double split = 2.0 * (2.0 * q_width + 2.0 * kv_width) + (model.gated_ffn ? 6.0 : 4.0) * f;
+  // FFN: activation input(s) (gated: two) and output (the FC2 input).
+  const double split = 2.0 * (2.0 * q_width + 2.0 * kv_width) + (shape.fp8 ? 1.0 : 0.0) * q_width +
+                       (model.gated_ffn ? 4.0 : 2.0) * f + gemm_input * f;
   double per_token = (shape.sp ? replicated / t : replicated) + split / t;
   // Softmax output (2), dropout mask (1) and dropout output (2) of the
   // unfused kernel: 5 a s bytes per token; the softmax output alone without
@@ -48,7 +60,8 @@ double layer_input_bytes(const ModelSpec& model, const ActivationShape& shape) {
 
 double logits_bytes(const ModelSpec& model, const ActivationShape& shape) {
   const double local_tokens = shape.seq * shape.micro_batch / shape.cp;
-  return 4.0 * local_tokens * static_cast<double>(model.vocab) / shape.tp;
+  return loss_bytes_per_logit(shape.cross_entropy) * local_tokens * static_cast<double>(model.vocab) /
+         shape.tp;
 }
 
 }  // namespace parplan

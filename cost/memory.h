@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cost/spec/cluster_spec.h"
+#include "cost/spec/job_spec.h"
 #include "cost/spec/model_spec.h"
 #include "cost/spec/parallel_config.h"
 
@@ -26,7 +27,12 @@ ModelStateBytes model_state_bytes(double params, int zero_stage, int shard_ranks
 /// (megatron/training/arguments.py: "bfloat16 requires gradient accumulation
 /// and all-reduce to be done in fp32"); fp16 keeps 16-bit gradients, and
 /// DeepSpeed ZeRO-2/3 reduce in the model dtype (communication_data_type).
-double gradient_bytes_per_param(Precision precision, int zero_stage);
+/// An explicit `reduce` dtype (--grad-reduce-dtype) overrides that default:
+/// 4 bytes for fp32, 2 for bf16 (NVIDIA's NeMo Llama 3 recipes reduce in
+/// bf16: NeMo-Framework-Launcher examples/training/llama/h100/
+/// llama3_8b_bf16.sh, `optim.grad_sync_dtype=bf16`).
+double gradient_bytes_per_param(Precision precision, int zero_stage,
+                                GradReduceDtype reduce = GradReduceDtype::kEngineDefault);
 
 /// Inputs of the per-layer activation formula.
 struct ActivationShape {
@@ -37,6 +43,9 @@ struct ActivationShape {
   bool sp = false;
   bool flash_attention = true;
   Recompute recompute = Recompute::kNone;
+  /// fp8 GEMMs (Transformer Engine): their inputs are saved as the fp8 cast.
+  bool fp8 = false;
+  CrossEntropy cross_entropy = CrossEntropy::kFused;
 };
 
 /// 16-bit activation bytes one layer keeps for one micro-batch until its
@@ -45,8 +54,13 @@ struct ActivationShape {
 double layer_activation_bytes(const ModelSpec& model, const ActivationShape& shape);
 /// The part of a layer's activations that full recomputation keeps: its input.
 double layer_input_bytes(const ModelSpec& model, const ActivationShape& shape);
-/// Output layer: fp32 logits and their softmax for the cross-entropy
-/// (Korthikanti 2022, sec. 4.3: 4 s b V / t bytes).
+/// Output layer at the start of the backward pass, per logit per tp rank: a
+/// fused / vocab-parallel cross-entropy keeps the fp32 logits of the local
+/// vocabulary shard (Korthikanti 2022, sec. 4.3: 4 s b V / t bytes); an
+/// eager fp32-upcast one (torchtitan: F.cross_entropy(pred.float(), ...))
+/// the bf16 logits (2), their fp32 copy (4), the fp32 log-softmax it saves
+/// (4) and its bf16 gradient being formed (2): 12 bytes.
+double loss_bytes_per_logit(CrossEntropy kernel);
 double logits_bytes(const ModelSpec& model, const ActivationShape& shape);
 
 }  // namespace parplan

@@ -103,6 +103,8 @@ ActivationShape activation_shape(const JobSpec& job, const ParallelConfig& c) {
   shape.sp = c.sp;
   shape.flash_attention = c.flash_attention;
   shape.recompute = c.recompute;
+  shape.fp8 = job.precision == Precision::kFp8;
+  shape.cross_entropy = job.cross_entropy;
   return shape;
 }
 
@@ -117,7 +119,7 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
   const DeviceSpec& device = cluster.device;
   StageMemory memory;
   memory.states = model_state_bytes(load.params, c.zero, c.dp * c.cp, job.optimizer_state_bytes_per_param(),
-                                    gradient_bytes_per_param(job.precision, c.zero));
+                                    gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
   if (c.hierarchical_partition && c.zero >= 3) {
     const GroupSpan span = group_span_at(cluster, c.dp * c.cp, c.tp, stage * c.tp * c.cp * c.dp);
     const ShardGroups g = shard_groups(cluster, c, span);
@@ -137,7 +139,7 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
     // Distributed optimizer / ZeRO over the expert-data-parallel group.
     const ModelStateBytes experts =
         model_state_bytes(load.expert_params, c.zero, c.edp(), job.optimizer_state_bytes_per_param(),
-                          gradient_bytes_per_param(job.precision, c.zero));
+                          gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
     memory.states.params_bytes += experts.params_bytes;
     memory.states.grads_bytes += experts.grads_bytes;
     memory.states.optimizer_bytes += experts.optimizer_bytes;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <optional>
 
 #include "cost/spec/cluster_spec.h"
@@ -11,6 +12,17 @@
 namespace parplan {
 
 enum class Optimizer { kAdam, kSgd };
+
+/// The dtype data parallelism reduces (and the gradient buffer keeps)
+/// gradients in (--grad-reduce-dtype). kEngineDefault: Megatron-LM's fp32
+/// main grads under bf16 with ZeRO <= 1, the model dtype otherwise
+/// (cost/memory.h gradient_bytes_per_param).
+enum class GradReduceDtype : std::uint8_t { kEngineDefault, kFp32, kBf16 };
+
+/// How the loss is computed, which sets the logits' footprint at the start
+/// of the backward pass (--cross-entropy): a fused / vocab-parallel kernel
+/// (Megatron) or an eager fp32-upcast cross-entropy (torchtitan).
+enum class CrossEntropy : std::uint8_t { kFused, kEager };
 
 /// Measured MoE imbalance at one expert-parallel size: the busiest rank's
 /// tokens over the mean, from routing statistics (--routing-stats).
@@ -65,6 +77,10 @@ struct SearchPins {
   std::optional<int> ep;
   /// Expert tensor-parallel size (--etp, constraints: etp; MoE); free: 1 or tp.
   std::optional<int> etp;
+  /// Layers of the first / last pipeline stage (--first-stage-layers,
+  /// --last-stage-layers); free: the even or optimal uneven split.
+  std::optional<int> first_stage_layers;
+  std::optional<int> last_stage_layers;
 };
 
 struct JobSpec {
@@ -76,6 +92,9 @@ struct JobSpec {
   Precision precision = Precision::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
   SearchPins pins;
+  /// Recipe inputs an engine fixes or the user sets (docs/cost-model.md).
+  GradReduceDtype grad_reduce = GradReduceDtype::kEngineDefault;
+  CrossEntropy cross_entropy = CrossEntropy::kFused;
   /// MoE: load of the busiest expert-parallel rank over the mean (max/mean,
   /// from routing statistics); 0 = the cost model's default for the
   /// model's balancing scheme (cost/moe.h).

@@ -34,8 +34,9 @@ int run_estimate(const JobFlags& flags) {
       std::cout << "\n";
     } else {
       std::cout << "\n"
-                << (selection.any ? std::string("no released engine") : flags.engine)
-                << " cannot run this config: " << why_not << "\n";
+                << (selection.any ? std::string("no released engine can run this config: ")
+                                  : flags.engine + " cannot run this config: ")
+                << why_not << "\n";
     }
   }
   return 0;

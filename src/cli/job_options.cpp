@@ -46,6 +46,22 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
       "--a2a-compression", f.a2a_compression,
       "MoE: bytes of the expert all-to-all over the uncompressed volume, 0 < R <= 1 (LSH-MoE style "
       "token compression; lossy, needs --allow-lossy-comm)");
+  add_int_option(app, "--first-stage-layers", f.first_stage_layers,
+                 std::string("layers of the first pipeline stage (Megatron "
+                             "--decoder-first-pipeline-num-layers; default: an even split)") +
+                     what,
+                 1, kMaxLayers);
+  add_int_option(app, "--last-stage-layers", f.last_stage_layers,
+                 std::string("layers of the last pipeline stage (Megatron "
+                             "--decoder-last-pipeline-num-layers; default: an even split)") +
+                     what,
+                 1, kMaxLayers);
+  app.add_option("--grad-reduce-dtype", f.grad_reduce_dtype,
+                 "fp32 | bf16: the dtype gradients are accumulated and reduced in (default: the engine's; "
+                 "Megatron-LM keeps fp32 main grads under bf16, see docs/cost-model.md)");
+  app.add_option("--cross-entropy", f.cross_entropy,
+                 "fused | eager: the loss kernel, which sets the logits' memory (default: the engine's; "
+                 "fused for Megatron-LM, eager fp32-upcast for torchtitan)");
   app.add_option("--recompute", f.recompute, std::string("none | selective | full") + what);
   add_int_option(app, "--recompute-layers", f.recompute_layers,
                  "layers per model chunk fully recomputed (with full)", 0, kMaxLayers);
@@ -137,6 +153,7 @@ ResolvedJob resolve_job(const JobFlags& f) {
                      std::to_string(out.model.max_positions) + "); use a shorter sequence");
   check_input_limits(out.model, out.cluster, out.job);
   apply_memory_headroom(f.memory_headroom, out.job);
+  apply_recipe_flags(f, out.job);
   out.file_config = request.config;
   out.file_sp_given = request.config_sp_given;
   out.file_attention_given = request.config_attention_given;
@@ -196,6 +213,8 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
   if (f.recompute_layers) c.recompute_layers = *f.recompute_layers;
   if (f.attention) c.flash_attention = parse_attention(*f.attention);
   if (f.sp) c.sp = true;
+  if (f.first_stage_layers) c.first_stage_layers = *f.first_stage_layers;
+  if (f.last_stage_layers) c.last_stage_layers = *f.last_stage_layers;
   c.gbs = r.job.gbs;
   check_config_flags(f, r, c);
   // The same per-dimension rules, in the same order, as plan's pins.
@@ -267,6 +286,13 @@ void apply_pins(const JobFlags& f, JobSpec& job) {
   if (f.attention) p.flash_attention = parse_attention(*f.attention);
   if (f.sp) p.sp = true;
   if (f.no_sp) p.sp = false;
+  if (f.first_stage_layers || f.last_stage_layers) {
+    if (!f.pp || *f.pp < 2)
+      throw InputError(std::string(f.first_stage_layers ? "--first-stage-layers" : "--last-stage-layers") +
+                       " sets a pipeline stage's layers: give --pp 2 or more with it");
+    p.first_stage_layers = f.first_stage_layers;
+    p.last_stage_layers = f.last_stage_layers;
+  }
   if (f.zeropp && f.hierarchical_partition)
     throw InputError("--zeropp and --hierarchical-partition are alternatives; give one of them");
   if (f.no_quantized_comm && (f.zeropp || f.hierarchical_partition))

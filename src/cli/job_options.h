@@ -23,6 +23,11 @@ struct JobFlags {
   std::optional<int> gpus, nodes, gbs, seq;
   // Parallel sizes: required by estimate, pins for plan.
   std::optional<int> tp, pp, vp, cp, mbs, zero, recompute_layers;
+  /// Layers of the first and last pipeline stage (Megatron
+  /// --decoder-first/last-pipeline-num-layers).
+  std::optional<int> first_stage_layers, last_stage_layers;
+  /// Recipe inputs: --grad-reduce-dtype fp32|bf16, --cross-entropy fused|eager.
+  std::string grad_reduce_dtype, cross_entropy;
   /// Expert-parallel and expert tensor-parallel sizes (MoE models).
   std::optional<int> ep, etp;
   /// MoE: max/mean load of the busiest expert-parallel rank (routing statistics).
@@ -58,6 +63,10 @@ inline constexpr const char* kDefaultMemoryHeadroom = "2%";
 /// Sets job.memory_headroom_* from --memory-headroom ("10%", "4", "4GiB");
 /// the default when absent. Throws InputError naming the flag.
 void apply_memory_headroom(const std::optional<std::string>& text, JobSpec& job);
+/// Sets the recipe inputs (gradient-reduction dtype, loss kernel) from
+/// their flags, or from the engine's defaults when --engine names one.
+/// Throws InputError naming the flag.
+void apply_recipe_flags(const JobFlags& flags, JobSpec& job);
 
 /// The planner options of the engine and policy flags; `emit` (--emit E)
 /// implies --engine E. Throws InputError on an unknown or conflicting engine.

@@ -51,9 +51,9 @@ int run_plan(const PlanFlags& flags) {
     std::cerr << "parplan: " << warning << "\n";
   const bool timings = flags.job.common.timings();
   if (flags.job.common.json())
-    std::cout << plan_json(r.model, r.cluster, r.job, result, timings).dump(2) << "\n";
+    std::cout << plan_json(r.model, r.cluster, r.job, result, timings, &planned.recommended).dump(2) << "\n";
   else
-    std::cout << plan_table(r.model, r.cluster, result, timings);
+    std::cout << plan_table(r.model, r.cluster, result, timings, &planned.recommended);
   return 0;
 }
 

@@ -92,6 +92,11 @@ constexpr CapabilitySource kTorchtitanSources[] = {
      "torchtitan/distributed/activation_checkpoint.py"},
     {"precision", "bf16 mixed_precision_param; reduce in fp32 (mixed_precision_reduce)",
      "torchtitan/config/job_config.py Parallelism/Training"},
+    {"uneven first/last stages", "fewer layers only: pipeline_parallel_first/last_stage_less_layers",
+     "torchtitan/config/job_config.py Parallelism (default 1 each)"},
+    {"zero 2/3 with pp", "FSDP2 + PP (reshard_after_forward off with pp)",
+     "torchtitan/models/llama3/infra/parallelize.py apply_fsdp reshard_after_forward_policy"},
+    {"loss", "eager cross_entropy on fp32-upcast logits", "torchtitan/components/loss.py cross_entropy_loss"},
     {"optimizers", "Adam, AdamW", "torchtitan/components/optimizer.py"},
 };
 
@@ -128,7 +133,8 @@ constexpr EngineCapabilities kMegatron{Engine::kMegatron,
                                        /*grad_reduce_bf16*/ true,
                                        /*moe*/ true,
                                        /*sgd*/ true,
-                                       kMegatronSources};
+                                       kMegatronSources,
+                                       /*uneven_fewer_only*/ false};
 
 constexpr EngineCapabilities kDeepSpeed{Engine::kDeepSpeed,
                                         "deepspeed",
@@ -163,7 +169,8 @@ constexpr EngineCapabilities kDeepSpeed{Engine::kDeepSpeed,
                                         true,
                                         false,
                                         false,
-                                        kDeepSpeedSources};
+                                        kDeepSpeedSources,
+                                        /*uneven_fewer_only*/ false};
 
 constexpr EngineCapabilities kMegatronDeepSpeed{Engine::kMegatronDeepSpeed,
                                                 "megatron-deepspeed",
@@ -198,7 +205,8 @@ constexpr EngineCapabilities kMegatronDeepSpeed{Engine::kMegatronDeepSpeed,
                                                 true,
                                                 true,
                                                 true,
-                                                kMegatronDeepSpeedSources};
+                                                kMegatronDeepSpeedSources,
+                                                /*uneven_fewer_only*/ false};
 
 constexpr EngineCapabilities kTorchtitan{Engine::kTorchtitan,
                                          "torchtitan",
@@ -223,17 +231,18 @@ constexpr EngineCapabilities kTorchtitan{Engine::kTorchtitan,
                                          true,
                                          true,
                                          false,
+                                         true,  // uneven first/last stages
+                                         false,
+                                         true,
+                                         false,
+                                         false,
+                                         false,
                                          false,
                                          false,
                                          true,
                                          false,
-                                         false,
-                                         false,
-                                         false,
-                                         false,
-                                         true,
-                                         false,
-                                         kTorchtitanSources};
+                                         kTorchtitanSources,
+                                         /*uneven_fewer_only*/ true};
 
 }  // namespace
 
@@ -279,12 +288,20 @@ const char* capability_problem(const EngineCapabilities& e, const ModelSpec& mod
     return "full recomputation covers every layer";
   if ((c.first_stage_layers > 0 || c.last_stage_layers > 0) && !e.uneven_first_last)
     return "no first/last stage layer counts";
+  if ((c.first_stage_layers > 0 || c.last_stage_layers > 0) && e.uneven_fewer_only) {
+    const int first = c.first_stage_layers, last = c.last_stage_layers;
+    const int others = c.pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
+    const int middle = others > 0 ? (model.layers - first - last) / others : 0;
+    if (others > 0 && ((first > 0 && first > middle) || (last > 0 && last > middle)))
+      return "first/last stages may only hold fewer layers than the middle ones";
+  }
   if (c.custom_split() && !e.custom_split) {
     // An arbitrary split with equal middle stages is a first/last split.
     bool first_last = e.uneven_first_last && c.pp <= ParallelConfig::kMaxSplitStages;
     for (int s = 2; first_last && s + 1 < c.pp; ++s) first_last = c.stage_split[s] == c.stage_split[1];
     if (!first_last) return "no per-stage layer counts";
   }
+  if (job.grad_reduce == GradReduceDtype::kBf16 && !e.grad_reduce_bf16) return "no bf16 gradient reduction";
   if (job.precision == Precision::kFp8 && !e.fp8) return "no fp8";
   if (job.precision == Precision::kFp16 && !e.fp16) return "no fp16";
   if (job.optimizer == Optimizer::kSgd && !e.sgd) return "no SGD";
@@ -304,6 +321,15 @@ EngineSelection parse_engine_selection(const std::string& name, const char* flag
   }
   throw InputError(std::string(flag) + ": unknown engine '" + name +
                    "'; choose one of megatron, deepspeed, megatron-deepspeed, torchtitan, any.");
+}
+
+EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
+  EngineRecipe recipe;
+  if (!selection.any && selection.engines[0] == Engine::kTorchtitan) {
+    recipe.grad_reduce = GradReduceDtype::kFp32;
+    recipe.cross_entropy = CrossEntropy::kEager;
+  }
+  return recipe;
 }
 
 ParallelConfig released_part(const ParallelConfig& config) {

@@ -62,6 +62,9 @@ struct EngineCapabilities {
   bool grad_reduce_bf16;
   bool moe, sgd;
   std::span<const CapabilitySource> sources;
+  /// First/last stages may only hold fewer layers than the middle ones
+  /// (torchtitan's pipeline_parallel_*_stage_less_layers take layers away).
+  bool uneven_fewer_only = false;
 };
 
 const EngineCapabilities& engine_capabilities(Engine engine);
@@ -83,6 +86,17 @@ struct EngineSelection {
 /// "megatron" | "deepspeed" | "megatron-deepspeed" | "torchtitan" | "any";
 /// throws InputError naming `flag` and the choices.
 EngineSelection parse_engine_selection(const std::string& name, const char* flag = "--engine");
+
+/// The recipe inputs an engine fixes unless the user sets them: the
+/// gradient-reduction dtype and the loss kernel. `any` and the
+/// Megatron-family engines: Megatron-LM's (fp32 main grads under bf16 with
+/// ZeRO <= 1, fused vocab-parallel cross-entropy); torchtitan: fp32
+/// reduction (FSDP2 mixed_precision_reduce) and an eager fp32-upcast loss.
+struct EngineRecipe {
+  GradReduceDtype grad_reduce = GradReduceDtype::kEngineDefault;
+  CrossEntropy cross_entropy = CrossEntropy::kFused;
+};
+EngineRecipe engine_recipe_defaults(const EngineSelection& selection);
 
 /// `config` without its unreleased part: the hierarchical partition as the
 /// flat ZeRO-3 an engine would extend (--allow-unreleased plans are tagged

@@ -48,10 +48,16 @@ EnginePlanResult plan_for_engines(const ModelSpec& model, const ClusterSpec& clu
     }
     ranked.engine = engine;
     accepted.push_back(ranked);
-    if (static_cast<int>(accepted.size()) >= top) break;
   }
+  if (accepted.empty()) {
+    result.ranked.clear();
+    return out;
+  }
+  // The recommendation looks at every accepted plan, not only the --top shown.
+  out.recommended.why = recommend_plan(cluster, accepted);
+  out.recommended.plan = accepted[static_cast<std::size_t>(out.recommended.why.index)];
+  if (static_cast<int>(accepted.size()) > top) accepted.resize(static_cast<std::size_t>(std::max(1, top)));
   result.ranked = std::move(accepted);
-  if (result.ranked.empty()) return out;
   out.engine_violation.clear();
   const RankedConfig& best = result.ranked.front();
   if (best.config.tp != searched_best.config.tp || best.cost.time.step_s != searched_best.cost.time.step_s) {
@@ -62,6 +68,7 @@ EnginePlanResult plan_for_engines(const ModelSpec& model, const ClusterSpec& clu
   result.notes = plan_notes(model, cluster, job, best.config, best.cost);
   for (const std::string& note : deepspeed_extension_notes(Plan{model, cluster, job, best.config, best.cost}))
     result.notes.push_back(note);
+  if (!out.recommended.why.reason.empty()) result.notes.push_back(out.recommended.why.reason);
   return out;
 }
 

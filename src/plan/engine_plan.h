@@ -7,6 +7,7 @@
 
 #include "src/plan/plan.h"
 #include "src/plan/planner.h"
+#include "src/plan/recommend.h"
 
 namespace parplan {
 
@@ -15,6 +16,9 @@ struct EnginePlanResult {
   /// When `planner.ranked` is empty after the engine rules: the first rule
   /// the best plan broke (empty when the search itself found nothing).
   std::string engine_violation;
+  /// The recommended plan (src/plan/recommend.h); its why.index is 0 when
+  /// it is the optimum, planner.ranked.front().
+  RecommendedPlan recommended;
 };
 
 /// Plans `job` for the engines of `options.engines`, keeping `top` plans

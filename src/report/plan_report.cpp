@@ -1,6 +1,7 @@
 #include "src/report/plan_report.h"
 
 #include <cstdio>
+#include <iomanip>
 #include <sstream>
 
 #include "src/plan/placement.h"
@@ -31,12 +32,20 @@ std::string human_duration(double seconds) {
 }
 
 std::string plan_table(const ModelSpec& model, const ClusterSpec& cluster, const PlannerResult& result,
-                       bool timings) {
+                       bool timings, const RecommendedPlan* recommended) {
   const RankedConfig& best = result.ranked.front();
   std::ostringstream out;
-  out << "best plan";
+  out << "best plan (optimum: fastest predicted)";
   if (const char* engine = engine_of(best)) out << " (runs on " << engine << ")";
   out << "\n" << cost_table(model, cluster, best.config, best.cost) << "\n";
+  if (recommended != nullptr && recommended->why.index > 0) {
+    out << "recommended plan (within " << std::fixed << std::setprecision(1) << 100.0 * recommended->why.band
+        << " % of the optimum)";
+    out.unsetf(std::ios::fixed);
+    out.precision(6);
+    if (const char* engine = engine_of(recommended->plan)) out << " (runs on " << engine << ")";
+    out << "\n" << cost_table(model, cluster, recommended->plan.config, recommended->plan.cost) << "\n";
+  }
   out << "top " << result.ranked.size() << " of " << result.search.stats.feasible << " feasible configs ("
       << result.search.stats.candidates << " candidates";
   if (timings) out << ", searched in " << human_duration(result.search.stats.time_s);
@@ -50,7 +59,8 @@ std::string plan_table(const ModelSpec& model, const ClusterSpec& cluster, const
 }
 
 nlohmann::ordered_json plan_json(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                                 const PlannerResult& result, bool timings) {
+                                 const PlannerResult& result, bool timings,
+                                 const RecommendedPlan* recommended) {
   const RankedConfig& best = result.ranked.front();
   nlohmann::ordered_json j = cost_json(model, best.config, best.cost, job.seq);
   const char* engine = engine_of(best);
@@ -58,6 +68,17 @@ nlohmann::ordered_json plan_json(const ModelSpec& model, const ClusterSpec& clus
   j["traffic"] = traffic_json(cluster, best.cost);
   j["placement"] = placement_json(place_groups(cluster, best.config));
   j["notes"] = result.notes;
+  // The top level is the optimum; `recommended` is the plan to run.
+  const RankedConfig& pick = recommended != nullptr ? recommended->plan : best;
+  nlohmann::ordered_json rec = cost_json(model, pick.config, pick.cost, job.seq);
+  const char* rec_engine = engine_of(pick);
+  rec["engine"] = rec_engine ? nlohmann::ordered_json(rec_engine) : nlohmann::ordered_json(nullptr);
+  rec["is_optimum"] = recommended == nullptr || recommended->why.index == 0;
+  rec["rank"] = recommended != nullptr ? recommended->why.index : 0;
+  rec["band_percent"] = 100.0 * (recommended != nullptr ? recommended->why.band : kMaxRecommendBand);
+  rec["reason"] = recommended != nullptr ? recommended->why.reason : std::string();
+  j["optimum"] = {{"step_s", best.cost.time.step_s}, {"engine", j["engine"]}};
+  j["recommended"] = rec;
   j["search"] = {{"candidates", result.search.stats.candidates},
                  {"evaluated", result.search.stats.evaluated},
                  {"feasible", result.search.stats.feasible},

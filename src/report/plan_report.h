@@ -7,16 +7,20 @@
 #include <string>
 
 #include "src/plan/planner.h"
+#include "src/plan/recommend.h"
 
 namespace parplan {
 
 /// "9.9 ms", "1.24 s": a duration rounded for people.
 std::string human_duration(double seconds);
 
-/// `timings` false omits every wall-clock field (--no-timings).
+/// `timings` false omits every wall-clock field (--no-timings). The
+/// optimum is result.ranked.front(); `recommended`, when given and not the
+/// optimum, is shown beside it.
 std::string plan_table(const ModelSpec& model, const ClusterSpec& cluster, const PlannerResult& result,
-                       bool timings = true);
+                       bool timings = true, const RecommendedPlan* recommended = nullptr);
 nlohmann::ordered_json plan_json(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                                 const PlannerResult& result, bool timings = true);
+                                 const PlannerResult& result, bool timings = true,
+                                 const RecommendedPlan* recommended = nullptr);
 
 }  // namespace parplan

@@ -381,10 +381,17 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
           shape.ep_overlap = shape.ep > 1 && (shape.pp == 1 || shape.vp > 1);
           // Layouts: the even split when Megatron accepts it, and the optimal
           // uneven first/last split (stage-split formulation, exact fast path).
+          // A pinned first/last split is the only layout.
+          const bool pinned_split = pins.first_stage_layers.has_value() || pins.last_stage_layers.has_value();
+          if (pinned_split) {
+            shape.first_stage_layers = pins.first_stage_layers.value_or(0);
+            shape.last_stage_layers = pins.last_stage_layers.value_or(0);
+          }
           ParallelConfig uneven = shape;
-          const bool has_uneven = cluster.heterogeneous()
-                                      ? apply_heterogeneous_split(model, cluster, job, uneven)
-                                      : apply_uneven_split(model, cluster, job, uneven);
+          const bool has_uneven =
+              !pinned_split &&
+              (cluster.heterogeneous() ? apply_heterogeneous_split(model, cluster, job, uneven)
+                                       : apply_uneven_split(model, cluster, job, uneven));
           for (int layout = 0; layout < 2; ++layout) {
             if (layout == 1 && !has_uneven) break;
             if (layout == 1) shape = uneven;
@@ -396,7 +403,15 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
             const CostReport bound = estimate_cost(model, cluster, job, shape);
             ++local.stats.evaluated;
             const double bound_s = bound.time.step_s - bound.time.dp_comm_s - bound.time.optimizer_s;
-            const int zero_max = mesh.pp > 1 ? 1 : 3;
+            // With pp > 1, the highest ZeRO stage an engine of the selection
+            // runs beside a pipeline (torchtitan's FSDP2 + PP: 3).
+            int zero_max = 3;
+            if (mesh.pp > 1) {
+              zero_max = 0;
+              for (int e = 0; e < options.engines.count; ++e)
+                zero_max =
+                    std::max(zero_max, engine_capabilities(options.engines.engines[e]).max_zero_with_pp);
+            }
             const bool sharded_pin = pins.zeropp == true || pins.hierarchical_partition == true;
             for (int zero = sharded_pin ? 3 : 0; zero <= zero_max; ++zero) {
               if (!pinned_ok(pins.zero, zero)) continue;

@@ -1,0 +1,28 @@
+// The recipe inputs of a job that the engine, not the parallel config,
+// decides: the dtype gradients are reduced in and the loss kernel.
+#include "src/cli/job_options.h"
+#include "src/emit/engine_capabilities.h"
+#include "src/io/input_error.h"
+
+namespace parplan {
+
+void apply_recipe_flags(const JobFlags& f, JobSpec& job) {
+  const EngineSelection engines = parse_engine_selection(f.engine);
+  const EngineRecipe defaults = engine_recipe_defaults(engines);
+  job.grad_reduce = defaults.grad_reduce;
+  job.cross_entropy = defaults.cross_entropy;
+  if (!f.grad_reduce_dtype.empty()) {
+    if (f.grad_reduce_dtype != "fp32" && f.grad_reduce_dtype != "bf16")
+      throw InputError("--grad-reduce-dtype must be fp32 or bf16 (got '" + f.grad_reduce_dtype + "')");
+    job.grad_reduce = f.grad_reduce_dtype == "fp32" ? GradReduceDtype::kFp32 : GradReduceDtype::kBf16;
+    if (job.grad_reduce == GradReduceDtype::kBf16 && job.precision == Precision::kFp16)
+      throw InputError("--grad-reduce-dtype bf16 needs --precision bf16 or fp8 (the job trains in fp16)");
+  }
+  if (!f.cross_entropy.empty()) {
+    if (f.cross_entropy != "fused" && f.cross_entropy != "eager")
+      throw InputError("--cross-entropy must be fused or eager (got '" + f.cross_entropy + "')");
+    job.cross_entropy = f.cross_entropy == "eager" ? CrossEntropy::kEager : CrossEntropy::kFused;
+  }
+}
+
+}  // namespace parplan

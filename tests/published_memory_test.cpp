@@ -1,0 +1,98 @@
+// Published configurations that ran must fit with the default headroom, and
+// a published memory measurement must not be under-predicted.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cost/step_cost.h"
+#include "src/io/cluster_loader.h"
+#include "src/io/model_loader.h"
+#include "tests/cli_support.h"
+
+namespace parplan {
+namespace {
+
+using test::CliRun;
+using test::run_cli;
+
+constexpr double kDefaultHeadroom = 0.02;  // --memory-headroom's default (docs/cost-model.md)
+
+void expect_fits_with_default_headroom(const std::string& args) {
+  const CliRun run = run_cli(args + " --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  EXPECT_TRUE(j["memory"]["fits"].get<bool>()) << j["memory"].dump();
+  EXPECT_LE(j["memory"]["peak_bytes"].get<double>(),
+            (1.0 - kDefaultHeadroom) * cluster.device.usable_hbm_bytes())
+      << j["memory"].dump();
+}
+
+// NVIDIA's Llama 3 8B recipe (NeMo llama3_8b: tp 1, pp 1, cp 2, mbs 1,
+// gbs 128, seq 8192, bf16) reduces gradients in bf16
+// (NeMo-Framework-Launcher examples/training/llama/h100/llama3_8b_bf16.sh:
+// optim.grad_sync_dtype=bf16); it ran on one 8-GPU H100 node.
+TEST(PublishedConfigs, Llama3_8bRecipeWithBf16ReductionFits) {
+  expect_fits_with_default_headroom(
+      "estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 128 --seq 8192 --tp 1 --pp 1 --cp 2 "
+      "--mbs 1 --zero 1 --grad-reduce-dtype bf16");
+}
+
+// Llama 3 405B as Meta trained it (Dubey et al. 2024, sec. 3.3.2 and
+// Table 4): 8192 H100, tp 8, pp 16, dp 64, seq 8192, 16M-token batches
+// (gbs 2048), 126 layers with one layer fewer on the first and the last
+// stage (7 + 14 x 8 + 7), FSDP sharding optimizer states and gradients
+// (ZeRO-2) beside the pipeline; "FP32 gradient accumulation ... and
+// reduce-scatter gradients in FP32 across data parallel workers in FSDP"
+// (sec. 3.3.2, numerical stability).
+TEST(PublishedConfigs, Llama3_405bAsMetaRanItFits) {
+  const std::string args =
+      "estimate --model llama3-405b --cluster dgx-h100 --nodes 1024 --gbs 2048 --seq 8192 --tp 8 --sp --pp "
+      "16 "
+      "--first-stage-layers 7 --last-stage-layers 7 --zero 2 --grad-reduce-dtype fp32";
+  expect_fits_with_default_headroom(args);
+}
+
+TEST(PublishedConfigs, FirstAndLastStageLayersNeedAPipelineToPin) {
+  const CliRun run = run_cli(
+      "plan --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 128 --seq 8192 --first-stage-layers 3");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("--first-stage-layers"), std::string::npos) << run.err;
+  const CliRun bad = run_cli(
+      "estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 128 --seq 8192 --tp 1 --pp 1 "
+      "--grad-reduce-dtype fp64");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--grad-reduce-dtype"), std::string::npos) << bad.err;
+}
+
+TEST(MemoryHeadroom, TenPercentOnThe8bRecipeLeavesTenPercentFree) {
+  const CliRun run = run_cli(
+      "plan --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 128 --seq 8192 --memory-headroom 10% "
+      "--format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  const double usable = load_cluster("dgx-h100").device.usable_hbm_bytes();
+  EXPECT_LE(j["memory"]["peak_bytes"].get<double>(), 0.9 * usable) << j["memory"].dump();
+  EXPECT_LE(j["recommended"]["memory"]["peak_bytes"].get<double>(), 0.9 * usable);
+}
+
+// torchtitan docs/performance.md, Table 1: Llama 3.1 8B, FSDP on 8 H100,
+// local batch 2, seq 8192, selective activation checkpointing, no
+// torch.compile: 82.4 GiB (the allocator's reserved peak). The cost model
+// must not predict less.
+TEST(PublishedMeasurements, TorchtitanLlama31_8bFsdpIsNotUnderPredicted) {
+  const ModelSpec model = load_model("llama3-8b");
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  JobSpec job;
+  job.gpus = 8, job.gbs = 16, job.seq = 8192;
+  job.grad_reduce = GradReduceDtype::kFp32;
+  job.cross_entropy = CrossEntropy::kEager;
+  ParallelConfig c;
+  c.tp = 1, c.pp = 1, c.dp = 8, c.mbs = 2, c.gbs = 16, c.zero = 3;
+  c.recompute = Recompute::kSelective;
+  const MemoryBreakdown m = estimate_memory(model, cluster, job, c);
+  EXPECT_GE(m.peak_bytes, 82.4 * 1073741824.0);
+}
+
+}  // namespace
+}  // namespace parplan
