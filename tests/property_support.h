@@ -31,7 +31,8 @@ inline const std::vector<std::string>& property_models() {
 }
 
 /// `count` jobs for `cluster`, drawn from a generator seeded with `seed`:
-/// 1 to 8 nodes (at most the cluster's), gbs 32..512, seq 1024..8192.
+/// 1 to 8 nodes (at most the cluster's), gbs 32..512, seq 1024..8192 (at
+/// most a model's learned positions).
 inline std::vector<RandomJob> random_jobs(const ClusterSpec& cluster, int count, unsigned seed) {
   std::mt19937 rng(seed);
   const auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
@@ -44,6 +45,10 @@ inline std::vector<RandomJob> random_jobs(const ClusterSpec& cluster, int count,
     r.job.gpus = std::min(nodes, max_nodes) * cluster.ranks_per_node;
     r.job.gbs = 32 << pick(5);
     r.job.seq = 1024 << pick(4);
+    // Learned position embeddings (the GPT family) stop at their table.
+    const ModelSpec model = load_model(r.model);
+    if (model.position == PositionKind::kLearned && model.max_positions > 0)
+      r.job.seq = std::min(r.job.seq, model.max_positions);
     jobs.push_back(r);
   }
   return jobs;
