@@ -71,7 +71,7 @@ TEST(PropertyMonotonic, HolmesInfiniBandNotSlowerThanMixedNotSlowerThanEthernet)
   const ClusterSpec ib = load_cluster("holmes-ib");
   const ClusterSpec mixed = load_cluster("holmes-mixed");
   const ClusterSpec ethernet = load_cluster("holmes-ethernet");
-  std::vector<property::RandomJob> jobs = random_jobs(mixed, 6, 7);
+  std::vector<property::RandomJob> jobs = random_jobs(mixed, 12, 7);
   // The whole cluster: the case where the mixed set-up must span both groups.
   property::RandomJob full;
   full.model = "gpt-7.5b";
