@@ -42,10 +42,15 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
   return comm;
 }
 
-// Pipeline point-to-point time of one micro-batch on `stage` of a
-// heterogeneous cluster: each boundary at its own link (the node group's
-// fabric, or the link between groups); the stage waits on its slower side.
-double heterogeneous_p2p_s(const ClusterSpec& cluster, const ParallelConfig& c, int stage, double bytes) {
+// Pipeline point-to-point time of one micro-batch on `stage`: each boundary
+// at its own link (inside a node, across nodes; on a heterogeneous cluster
+// the node group's fabric or the link between groups); the stage waits on
+// its slower side. (Costing every boundary at the link of the stride, as
+// before, put a pipeline whose stages share nodes entirely on NVLink even
+// where its boundaries cross nodes, and the same plan then cost less on a
+// uniform cluster than on a heterogeneous one with the same links: the best
+// plan on holmes-mixed came out slower than on holmes-ethernet.)
+double stage_p2p_s(const ClusterSpec& cluster, const ParallelConfig& c, int stage, double bytes) {
   const int stride = c.tp * c.cp * c.dp;
   const auto boundary = [&](int from, int to) {
     return point_to_point_between_s(cluster, from * stride, to * stride, bytes);
@@ -59,6 +64,15 @@ double heterogeneous_p2p_s(const ClusterSpec& cluster, const ParallelConfig& c, 
 }
 
 }  // namespace
+
+bool pipeline_links_alike(const ClusterSpec& cluster, const ParallelConfig& c) {
+  if (c.pp < 2) return true;
+  const int stride = c.tp * c.cp * c.dp;
+  const NetworkTier* first = &tier_between(cluster, 0, stride);
+  for (int s = 1; s + 1 < c.pp; ++s)
+    if (&tier_between(cluster, s * stride, (s + 1) * stride) != first) return false;
+  return c.vp == 1 || &tier_between(cluster, (c.pp - 1) * stride, 0) == first;
+}
 
 PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                               const ParallelConfig& c, int stage) {
@@ -99,8 +113,7 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
   // chunk boundary, b s h / t elements (scatter-gather or sp).
   if (c.pp > 1) {
     const double bytes = 2.0 * tokens * model.hidden / c.tp;
-    costs.p2p_s = cluster.heterogeneous() ? 2.0 * c.vp * heterogeneous_p2p_s(cluster, c, stage, bytes)
-                                          : 2.0 * c.vp * point_to_point_s(cluster, c.tp * c.cp * c.dp, bytes);
+    costs.p2p_s = 2.0 * c.vp * stage_p2p_s(cluster, c, stage, bytes);
   }
   return costs;
 }

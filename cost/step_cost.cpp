@@ -85,7 +85,7 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
   StageTime slowest;
   StageLoad slowest_load;
   TimeBreakdown& time = report.time;
-  if (!cluster.heterogeneous() && !c.custom_split()) {
+  if (!cluster.heterogeneous() && !c.custom_split() && pipeline_links_alike(cluster, c)) {
     const PerLayerCosts costs = per_layer_costs(model, cluster, job, c);
     double max_params = 0;
     double max_expert_params = 0;
@@ -102,7 +102,8 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
     time.dp_comm_s = dp.exposed_s + edp.exposed_s;
     time.optimizer_s = optimizer_step_s(device, dp.optimizer_params + edp.optimizer_params);
   } else {
-    // Stages differ (their node groups' fabrics, or an arbitrary split):
+    // Stages differ (their node groups' fabrics, pipeline boundaries on
+    // different links, or an arbitrary split):
     // every stage on its own; the step waits for the slowest pipeline stage
     // and the slowest data-parallel exchange.
     for (int stage = 0; stage < c.pp; ++stage) {

@@ -90,7 +90,12 @@ struct PerLayerCosts {
   double overlap_slowdown = 0;  // compute slowdown beside overlapped traffic
 };
 
-/// `stage` places the groups on a heterogeneous cluster (its first rank).
+/// Whether every pipeline boundary (and the interleaved schedule's wrap from
+/// the last stage to the first) runs over the same link, so that every stage
+/// pays the same point-to-point time.
+bool pipeline_links_alike(const ClusterSpec& cluster, const ParallelConfig& c);
+
+/// `stage` places the groups (its first rank) and its pipeline boundaries.
 PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                               const ParallelConfig& c, int stage = 0);
 

@@ -120,26 +120,35 @@ TEST(SweepCsv, OneRowPerPointWithTheDocumentedColumns) {
   const Fixture& f = mixed();
   const std::vector<std::string> lines = lines_of(sweep_csv(f.grid, f.outcomes));
   ASSERT_EQ(lines.size(), f.outcomes.size() + 1);
-  EXPECT_EQ(lines[0],
-            "model,params,gpus,gbs,seq,feasible,tp,pp,vp,dp,cp,sp,zero,mbs,recompute,recompute_layers,step_s,"
-            "tokens_per_s,mfu,peak_memory_bytes,reason");
-  const std::size_t columns = csv_fields(lines[0]).size();
+  const std::vector<std::string> header = csv_fields(lines[0]);
+  EXPECT_EQ(header, sweep_columns());
+  std::map<std::string, std::size_t> at;
+  for (std::size_t i = 0; i < header.size(); ++i) at[header[i]] = i;
+  // The columns the issue asks for (ep, ZeRO variant, lossy flags, attention, limiter, HFU).
+  for (const char* name :
+       {"engine", "ep", "zero_variant", "qwz", "qgz", "lossy_comm", "attention", "limiter", "hfu"})
+    EXPECT_EQ(at.count(name), 1u) << name;
   int infeasible = 0;
   for (std::size_t i = 1; i < lines.size(); ++i) {
     const std::vector<std::string> row = csv_fields(lines[i]);
-    ASSERT_EQ(row.size(), columns) << lines[i];
+    ASSERT_EQ(row.size(), header.size()) << lines[i];
     const SweepOutcome& o = f.outcomes[i - 1];
-    EXPECT_EQ(row[2], std::to_string(o.point.job.gpus));
-    EXPECT_EQ(row[3], std::to_string(o.point.job.gbs));
-    EXPECT_EQ(row[5], o.feasible ? "true" : "false");
+    EXPECT_EQ(row[at["gpus"]], std::to_string(o.point.job.gpus));
+    EXPECT_EQ(row[at["gbs"]], std::to_string(o.point.job.gbs));
+    EXPECT_EQ(row[at["feasible"]], o.feasible ? "true" : "false");
     if (o.feasible) {
       // dp is world / (tp * cp * pp).
-      EXPECT_EQ(std::stoi(row[6]) * std::stoi(row[7]) * std::stoi(row[9]) * std::stoi(row[10]),
+      EXPECT_EQ(std::stoi(row[at["tp"]]) * std::stoi(row[at["pp"]]) * std::stoi(row[at["dp"]]) *
+                    std::stoi(row[at["cp"]]),
                 o.point.job.gpus);
+      // HFU counts recomputation: never below MFU.
+      EXPECT_GE(std::stod(row[at["hfu"]]), std::stod(row[at["mfu"]]));
+      // Exact collectives by default.
+      EXPECT_EQ(row[at["lossy_comm"]], "false");
       EXPECT_TRUE(row.back().empty());
     } else {
       ++infeasible;
-      EXPECT_TRUE(row[6].empty());
+      EXPECT_TRUE(row[at["tp"]].empty());
       EXPECT_FALSE(row.back().empty());  // the reason, quoted: it holds commas
     }
   }
@@ -251,7 +260,10 @@ TEST(SweepPlot, OneLinePerModelAndBatchInEachPanel) {
   for (const SweepOutcome& o : f.outcomes) feasible += o.feasible;
   EXPECT_EQ(count(svg, "<circle"), 2 * feasible);
   EXPECT_NE(svg.find("GPUs (log scale)"), std::string::npos);
-  EXPECT_NE(svg.find(">gpt-1t, gbs 512 (2 without a plan)<"), std::string::npos);
+  // gpt-1t has no plan on 8 or 64 GPUs at either batch: its row says so.
+  EXPECT_NE(svg.find(">gpt-1t: 4 of 6 points without a plan (not drawn)<"), std::string::npos);
+  // One legend entry per batch size, not one per line.
+  for (int gbs : f.grid.gbs) EXPECT_EQ(count(svg, ">gbs " + std::to_string(gbs) + "<"), 1) << gbs;
   // Every swept GPU count is a tick label.
   for (int g : f.grid.gpus) EXPECT_NE(svg.find(">" + std::to_string(g) + "</text>"), std::string::npos) << g;
 }
@@ -261,7 +273,7 @@ TEST(SweepPlot, SeriesWithoutAnyPlanIsInTheLegendOnly) {
   const std::string svg = sweep_svg(f.grid, f.outcomes);
   expect_self_contained(svg);
   EXPECT_EQ(count(svg, "<polyline"), 2);  // gpt-1.7b only
-  EXPECT_NE(svg.find("gpt-1t, gbs 512 (no feasible plan)"), std::string::npos);
+  EXPECT_NE(svg.find(">gpt-1t: no point has a plan<"), std::string::npos);
 }
 
 TEST(SweepPlot, OneGpuCountPlotsAgainstModelSize) {

@@ -64,11 +64,9 @@ int run_sweep(const SweepFlags& flags) {
   EngineSelection engines = parse_engine_selection(flags.engine);
   SlurmArrayOptions array;
   if (!flags.emit_slurm_array.empty()) {
+    // Each point is written for the engine its plan is tagged with (the
+    // CSV's engine column); the search is the same with or without the array.
     array.engine = sweep_engine(engines);
-    // Launch files imply their engine's space.
-    engines.any = false;
-    engines.count = 1;
-    engines.engines[0] = array.engine;
     array.dir = check_slurm_array_dir(flags.emit_slurm_array);
     array.array_parallel = flags.array_parallel;
   }
@@ -105,16 +103,7 @@ int run_sweep(const SweepFlags& flags) {
     }
     std::fflush(stderr);
   };
-  // Launch files only for plans the engine accepts: each point gets the
-  // fastest of those (as plan --emit does).
-  PlanRejection reject;
-  if (!flags.emit_slurm_array.empty()) {
-    reject = [engine = array.engine](const Plan& plan) {
-      const auto violations = engine_rule_violations(plan, engine);
-      return violations.empty() ? std::string() : violations.front();
-    };
-  }
-  const std::vector<SweepOutcome> outcomes = evaluate_sweep(grid, points, options, progress, reject);
+  const std::vector<SweepOutcome> outcomes = evaluate_sweep(grid, points, options, progress);
   std::optional<double> time_s;
   if (flags.common.timings())
     time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

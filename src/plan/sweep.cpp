@@ -8,11 +8,13 @@
 #include <charconv>
 #include <chrono>
 #include <climits>
+#include <filesystem>
 
 #include "cost/parameters.h"
 #include "src/io/input_error.h"
 #include "src/io/input_limits.h"
 #include "src/io/model_loader.h"
+#include "src/plan/engine_plan.h"
 
 namespace parplan {
 
@@ -156,7 +158,22 @@ std::vector<std::string> expand_model_names(const std::string& text, const std::
   return names;
 }
 
+std::string sweep_model_name(const std::string& path) {
+  const std::filesystem::path file(path);
+  std::string stem = file.stem().string();
+  // Hugging Face checkpoints all call it config.json: the directory names the model.
+  if (stem == "config") {
+    std::error_code ec;
+    const std::string dir = std::filesystem::absolute(file, ec).parent_path().filename().string();
+    if (!ec && !dir.empty()) stem = dir;
+  }
+  return stem.empty() ? path : stem;
+}
+
 std::vector<ModelSpec> load_sweep_models(const std::string& text, const std::string& flag) {
+  const auto ends_with = [](const std::string& name, const std::string& tail) {
+    return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  };
   std::vector<ModelSpec> models;
   for (const std::string& name : expand_model_names(text, flag)) {
     try {
@@ -164,6 +181,19 @@ std::vector<ModelSpec> load_sweep_models(const std::string& text, const std::str
     } catch (const InputError& e) {
       throw renamed(e, flag);
     }
+    // A file without a `name:` is named by its path: the sweep's rows,
+    // legend and launch directories show a name instead.
+    ModelSpec& model = models.back();
+    if (model.name.find('/') != std::string::npos || ends_with(model.name, ".json") ||
+        ends_with(model.name, ".yaml") || ends_with(model.name, ".yml"))
+      model.name = sweep_model_name(model.name);
+  }
+  // Two files with the same stem stay apart.
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    int copy = 1;
+    for (std::size_t j = 0; j < i; ++j)
+      if (models[j].name == models[i].name) ++copy;
+    if (copy > 1) models[i].name += "#" + std::to_string(copy);
   }
   return models;
 }
@@ -233,10 +263,7 @@ std::vector<SweepPoint> sweep_points(const SweepGrid& grid) {
 }
 
 std::vector<SweepOutcome> evaluate_sweep(const SweepGrid& grid, const std::vector<SweepPoint>& points,
-                                         const PlannerOptions& options, const SweepProgress& progress,
-                                         const PlanRejection& reject) {
-  PlannerOptions one = options;
-  one.top_k = reject ? 512 : 1;
+                                         const PlannerOptions& options, const SweepProgress& progress) {
   std::vector<SweepOutcome> outcomes(points.size());
   std::atomic<int> done{0};
   const int total = static_cast<int>(points.size());
@@ -252,31 +279,22 @@ std::vector<SweepOutcome> evaluate_sweep(const SweepGrid& grid, const std::vecto
       if (progress) progress(now, total);
       return;
     }
-    // Isolated: a thread waiting inside plan_job's own parallel loops does not
-    // pick up another point meanwhile.
-    const PlannerResult result =
-        tbb::this_task_arena::isolate([&] { return plan_job(model, grid.cluster, out.point.job, one); });
-    const RankedConfig* chosen = nullptr;
-    std::string rejected;
-    for (const RankedConfig& ranked : result.ranked) {
-      const std::string why =
-          reject ? reject(Plan{model, grid.cluster, out.point.job, ranked.config, ranked.cost})
-                 : std::string();
-      if (why.empty()) {
-        chosen = &ranked;
-        break;
-      }
-      if (rejected.empty()) rejected = why;
-    }
-    if (chosen == nullptr) {
+    // Isolated: a thread waiting inside the planner's own parallel loops does
+    // not pick up another point meanwhile.
+    const EnginePlanResult result = tbb::this_task_arena::isolate(
+        [&] { return plan_for_engines(model, grid.cluster, out.point.job, options, 1); });
+    if (result.planner.ranked.empty()) {
+      const std::string& why = result.planner.search.infeasible_reason;
       out.feasible = false;
-      out.reason = !rejected.empty()                         ? "no plan the engine accepts: " + rejected
-                   : result.search.infeasible_reason.empty() ? "no feasible config"
-                                                             : result.search.infeasible_reason;
+      out.reason = !result.engine_violation.empty() ? "no plan the engine accepts: " + result.engine_violation
+                   : why.empty()                    ? "no feasible config"
+                                                    : why;
     } else {
+      const RankedConfig& best = result.planner.ranked.front();
       out.feasible = true;
-      out.config = chosen->config;
-      out.cost = chosen->cost;
+      out.config = best.config;
+      out.cost = best.cost;
+      out.engine = best.engine;
       out.params = out.cost.params;
     }
     const int now = done.fetch_add(1) + 1;

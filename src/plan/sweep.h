@@ -48,9 +48,11 @@ struct SweepOutcome {
   bool feasible = false;
   /// When not feasible: the binding constraint, in one sentence.
   std::string reason;
-  /// When feasible: the best config and its cost.
+  /// When feasible: the optimum (fastest predicted plan an engine of the
+  /// selection accepts), its cost and that engine (an Engine value).
   ParallelConfig config;
   CostReport cost;
+  int engine = -1;
 };
 
 /// Parses a list of positive integers given to `flag`: comma-separated items,
@@ -69,8 +71,13 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& model_ladde
 /// repeats dropped (first kept). Throws InputError naming `flag`.
 std::vector<std::string> expand_model_names(const std::string& text, const std::string& flag);
 
-/// expand_model_names, then load_model on each; errors name `flag`.
+/// expand_model_names, then load_model on each; errors name `flag`. A model
+/// given as a file is named by its `name:` field, else by the file's stem
+/// (a Hugging Face config.json by its directory), never by the path.
 std::vector<ModelSpec> load_sweep_models(const std::string& text, const std::string& flag);
+
+/// The name a sweep shows for a model file given as `path` (see load_sweep_models).
+std::string sweep_model_name(const std::string& path);
 
 /// The points of the grid in row order. Throws InputError when a GPU count
 /// exceeds the cluster or the sequence exceeds a model's learned positions.
@@ -80,18 +87,15 @@ std::vector<SweepPoint> sweep_points(const SweepGrid& grid);
 /// must be thread-safe.
 using SweepProgress = std::function<void(int done, int total)>;
 
-/// Why a plan cannot be launched (empty: it can), e.g. the first engine rule
-/// it breaks; thread-safe.
-using PlanRejection = std::function<std::string(const Plan&)>;
-
 /// Plans every point, the points in parallel with TBB. Outcomes are in row
-/// order. Each point gets the fastest plan that `reject` (when given) lets
-/// through, searched among the 512 fastest; without `reject`, the fastest. A
-/// point without such a plan is an outcome with feasible = false and the
-/// reason, not an error.
+/// order. Each point gets the optimum of `plan` (plan_for_engines): the
+/// fastest predicted plan that an engine of options.engines runs and whose
+/// argument checks accept it, tagged with that engine. Nothing else (such as
+/// whether launch files are written) changes the choice, so the CSV is the
+/// same with and without --emit-slurm-array. A point without a plan is an
+/// outcome with feasible = false and the reason, not an error.
 std::vector<SweepOutcome> evaluate_sweep(const SweepGrid& grid, const std::vector<SweepPoint>& points,
-                                         const PlannerOptions& options, const SweepProgress& progress = {},
-                                         const PlanRejection& reject = {});
+                                         const PlannerOptions& options, const SweepProgress& progress = {});
 
 /// The Plan of a feasible outcome (for the launch files).
 Plan plan_of(const SweepGrid& grid, const SweepOutcome& outcome);

@@ -10,8 +10,10 @@
 #include <cstring>
 #include <sstream>
 
+#include "src/emit/engine_capabilities.h"
 #include "src/io/input_error.h"
 #include "src/io/job_loader.h"
+#include "src/report/plan_report.h"
 
 namespace parplan {
 
@@ -53,14 +55,166 @@ const ModelSpec& model_of(const SweepGrid& grid, const SweepOutcome& o) {
   return grid.models.at(static_cast<std::size_t>(o.point.model_index));
 }
 
+/// "package" only where the cluster has a tier narrower than a node (two
+/// GCDs of an MI250X); elsewhere the innermost partition level is the node.
+const char* level_name(PartitionLevel level, const ClusterSpec& cluster) {
+  bool package = false;
+  for (const NetworkTier& tier : cluster.tiers)
+    package = package || (tier.ranks > 1 && tier.ranks < cluster.ranks_per_node);
+  if (level == PartitionLevel::kPackage) return package ? "package" : "node";
+  return level == PartitionLevel::kNode ? "node" : "job";
+}
+
+/// The ZeRO stage, marked + for ZeRO++ and h for hierarchical partitioning
+/// (and * when its collectives are lossy).
+std::string zero_text(const ParallelConfig& c) {
+  std::string text = std::to_string(c.zero);
+  if (c.hierarchical_partition)
+    text += "h";
+  else if (c.zeropp())
+    text += "+";
+  if (c.qwz || c.qgz) text += "*";
+  return text;
+}
+
+/// The limiter as a short key (limiter_name's sentence form is for prose).
+const char* limiter_key(Limiter limiter) {
+  switch (limiter) {
+    case Limiter::kCompute:
+      return "compute";
+    case Limiter::kBubble:
+      return "bubble";
+    case Limiter::kTpComm:
+      return "tp_comm";
+    case Limiter::kCpComm:
+      return "cp_comm";
+    case Limiter::kPpComm:
+      return "pp_comm";
+    case Limiter::kDpComm:
+      return "dp_comm";
+    case Limiter::kEpComm:
+      return "ep_comm";
+    case Limiter::kMemory:
+      return "memory";
+  }
+  return "compute";
+}
+
+const char* zero_variant(const ParallelConfig& c) {
+  if (c.zero == 0) return "none";
+  if (c.hierarchical_partition) return "hierarchical";
+  return c.zeropp() ? "zeropp" : "flat";
+}
+
+/// One point as an object keyed by sweep_columns(), null where it has no plan.
+nlohmann::ordered_json sweep_row(const SweepGrid& grid, const SweepOutcome& o) {
+  using Json = nlohmann::ordered_json;
+  Json j;
+  j["model"] = model_of(grid, o).name;
+  j["params"] = o.params;
+  j["gpus"] = o.point.job.gpus;
+  j["gbs"] = o.point.job.gbs;
+  j["seq"] = o.point.job.seq;
+  j["feasible"] = o.feasible;
+  if (!o.feasible) {
+    for (const std::string& key : sweep_columns())
+      if (!j.contains(key)) j[key] = nullptr;
+    j["reason"] = o.reason;
+    return j;
+  }
+  const ParallelConfig& c = o.config;
+  const CostReport& cost = o.cost;
+  j["engine"] = o.engine >= 0 ? Json(engine_capabilities(static_cast<Engine>(o.engine)).name) : Json(nullptr);
+  j["tp"] = c.tp;
+  j["pp"] = c.pp;
+  j["vp"] = c.vp;
+  j["dp"] = c.dp;
+  j["cp"] = c.cp;
+  j["ep"] = c.ep;
+  j["etp"] = c.etp;
+  j["sp"] = c.sp;
+  j["zero"] = c.zero;
+  j["zero_variant"] = zero_variant(c);
+  j["partition"] = c.hierarchical_partition
+                       ? Json(std::string(level_name(c.partition.params, grid.cluster)) + "/" +
+                              level_name(c.partition.params_secondary, grid.cluster) + "/" +
+                              level_name(c.partition.grads, grid.cluster) + "/" +
+                              level_name(c.partition.optimizer, grid.cluster))
+                       : Json(nullptr);
+  j["hpz_ranks"] = c.hpz_ranks;
+  j["qwz"] = c.qwz;
+  j["qgz"] = c.qgz;
+  j["lossy_comm"] = c.qwz || c.qgz;
+  j["mbs"] = c.mbs;
+  j["recompute"] = recompute_name(c.recompute);
+  j["recompute_layers"] = c.recompute_layers;
+  j["first_stage_layers"] = c.first_stage_layers;
+  j["last_stage_layers"] = c.last_stage_layers;
+  j["attention"] = c.flash_attention ? "flash" : "unfused";
+  j["step_s"] = cost.time.step_s;
+  j["tokens_per_s"] = cost.throughput.tokens_per_s;
+  j["mfu"] = cost.throughput.mfu;
+  j["hfu"] = cost.throughput.hfu;
+  j["peak_memory_bytes"] = cost.memory.peak_bytes;
+  j["memory_fraction"] = cost.memory.capacity_bytes > 0
+                             ? Json(cost.memory.peak_bytes / cost.memory.capacity_bytes)
+                             : Json(nullptr);
+  j["limiter"] = limiter_key(cost.limiter);
+  j["reason"] = nullptr;
+  return j;
+}
+
+/// A CSV field: empty for null; numbers rounded per column (the JSON keeps them whole).
+std::string csv_value(const std::string& column, const nlohmann::ordered_json& value) {
+  if (value.is_null()) return "";
+  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+  if (value.is_string()) return csv_field(value.get<std::string>());
+  if (value.is_number_integer()) return std::to_string(value.get<long long>());
+  const double v = value.get<double>();
+  if (column == "step_s") return format("%.6g", v);
+  if (column == "tokens_per_s") return format("%.1f", v);
+  if (column == "mfu" || column == "hfu" || column == "memory_fraction") return format("%.4f", v);
+  return format("%.0f", v);
+}
+
 }  // namespace
 
 const std::vector<std::string>& sweep_columns() {
-  static const std::vector<std::string> columns = {"model",  "params",       "gpus",      "gbs",
-                                                   "seq",    "feasible",     "tp",        "pp",
-                                                   "vp",     "dp",           "cp",        "sp",
-                                                   "zero",   "mbs",          "recompute", "recompute_layers",
-                                                   "step_s", "tokens_per_s", "mfu",       "peak_memory_bytes",
+  static const std::vector<std::string> columns = {"model",
+                                                   "params",
+                                                   "gpus",
+                                                   "gbs",
+                                                   "seq",
+                                                   "feasible",
+                                                   "engine",
+                                                   "tp",
+                                                   "pp",
+                                                   "vp",
+                                                   "dp",
+                                                   "cp",
+                                                   "ep",
+                                                   "etp",
+                                                   "sp",
+                                                   "zero",
+                                                   "zero_variant",
+                                                   "partition",
+                                                   "hpz_ranks",
+                                                   "qwz",
+                                                   "qgz",
+                                                   "lossy_comm",
+                                                   "mbs",
+                                                   "recompute",
+                                                   "recompute_layers",
+                                                   "first_stage_layers",
+                                                   "last_stage_layers",
+                                                   "attention",
+                                                   "step_s",
+                                                   "tokens_per_s",
+                                                   "mfu",
+                                                   "hfu",
+                                                   "peak_memory_bytes",
+                                                   "memory_fraction",
+                                                   "limiter",
                                                    "reason"};
   return columns;
 }
@@ -72,7 +226,8 @@ std::string sweep_table(const SweepGrid& grid, const std::vector<SweepOutcome>& 
   const int w = static_cast<int>(name_width);
   std::ostringstream out;
   out << format("%5s  %-*s %9s %6s %6s ", "#", w, "model", "params", "gpus", "gbs")
-      << "  tp  pp  vp    dp  cp  sp  zero  mbs  recompute     step_s    tokens/s    MFU  mem_GiB\n";
+      << "  tp  pp  vp    dp  cp  ep  sp  zero  mbs  recompute     step_s    tokens/s     MFU  mem_GiB  "
+         "limiter    engine\n";
   int feasible = 0;
   for (const SweepOutcome& o : outcomes) {
     out << format("%5d  %-*s %9s %6d %6d ", o.point.index, w, model_of(grid, o).name.c_str(),
@@ -84,15 +239,18 @@ std::string sweep_table(const SweepGrid& grid, const std::vector<SweepOutcome>& 
     ++feasible;
     const ParallelConfig& c = o.config;
     char line[256];
-    std::snprintf(line, sizeof line, "%4d %3d %3d %5d %3d %3s %5d %4d  %-10s %9.3f %11.0f %5.1f%% %7.1f\n",
-                  c.tp, c.pp, c.vp, c.dp, c.cp, c.sp ? "on" : "off", c.zero, c.mbs, recompute_text(c).c_str(),
-                  o.cost.time.step_s, o.cost.throughput.tokens_per_s, 100 * o.cost.throughput.mfu,
-                  o.cost.memory.peak_bytes / (1024.0 * 1024.0 * 1024.0));
+    std::snprintf(line, sizeof line,
+                  "%4d %3d %3d %5d %3d %3d %3s %5s %4d  %-10s %9.3f %11.0f %5.1f %% %7.1f  %-10s %s\n", c.tp,
+                  c.pp, c.vp, c.dp, c.cp, c.ep, c.sp ? "on" : "off", zero_text(c).c_str(), c.mbs,
+                  recompute_text(c).c_str(), o.cost.time.step_s, o.cost.throughput.tokens_per_s,
+                  100 * o.cost.throughput.mfu, o.cost.memory.peak_bytes / (1024.0 * 1024.0 * 1024.0),
+                  limiter_key(o.cost.limiter),
+                  o.engine >= 0 ? engine_capabilities(static_cast<Engine>(o.engine)).name : "-");
     out << line;
   }
   out << outcomes.size() << " points (" << feasible << " with a plan) on " << grid.cluster.name << ", seq "
       << grid.seq << ", " << precision_name(grid.precision);
-  if (time_s) out << "; planned in " << format("%.2f", *time_s) << " s";
+  if (time_s) out << "; planned in " << human_duration(*time_s);
   out << "\n";
   return out.str();
 }
@@ -103,18 +261,12 @@ std::string sweep_csv(const SweepGrid& grid, const std::vector<SweepOutcome>& ou
   for (std::size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << columns[i];
   out << "\n";
   for (const SweepOutcome& o : outcomes) {
-    out << csv_field(model_of(grid, o).name) << "," << format("%.0f", o.params) << "," << o.point.job.gpus
-        << "," << o.point.job.gbs << "," << o.point.job.seq << "," << (o.feasible ? "true" : "false") << ",";
-    if (o.feasible) {
-      const ParallelConfig& c = o.config;
-      out << c.tp << "," << c.pp << "," << c.vp << "," << c.dp << "," << c.cp << ","
-          << (c.sp ? "true" : "false") << "," << c.zero << "," << c.mbs << "," << recompute_name(c.recompute)
-          << "," << c.recompute_layers << "," << format("%.6g", o.cost.time.step_s) << ","
-          << format("%.1f", o.cost.throughput.tokens_per_s) << "," << format("%.4f", o.cost.throughput.mfu)
-          << "," << format("%.0f", o.cost.memory.peak_bytes) << ",\n";
-    } else {
-      out << ",,,,,,,,,,,,,," << csv_field(o.reason) << "\n";
+    const nlohmann::ordered_json row = sweep_row(grid, o);
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      if (i) out << ",";
+      out << csv_value(columns[i], row.at(columns[i]));
     }
+    out << "\n";
   }
   return out.str();
 }
@@ -124,38 +276,8 @@ nlohmann::ordered_json sweep_json(const SweepGrid& grid, const std::vector<Sweep
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   int feasible = 0;
   for (const SweepOutcome& o : outcomes) {
-    nlohmann::ordered_json j;
-    j["model"] = model_of(grid, o).name;
-    j["params"] = o.params;
-    j["gpus"] = o.point.job.gpus;
-    j["gbs"] = o.point.job.gbs;
-    j["seq"] = o.point.job.seq;
-    j["feasible"] = o.feasible;
-    if (o.feasible) {
-      ++feasible;
-      const ParallelConfig& c = o.config;
-      j["tp"] = c.tp;
-      j["pp"] = c.pp;
-      j["vp"] = c.vp;
-      j["dp"] = c.dp;
-      j["cp"] = c.cp;
-      j["sp"] = c.sp;
-      j["zero"] = c.zero;
-      j["mbs"] = c.mbs;
-      j["recompute"] = recompute_name(c.recompute);
-      j["recompute_layers"] = c.recompute_layers;
-      j["step_s"] = o.cost.time.step_s;
-      j["tokens_per_s"] = o.cost.throughput.tokens_per_s;
-      j["mfu"] = o.cost.throughput.mfu;
-      j["peak_memory_bytes"] = o.cost.memory.peak_bytes;
-      j["reason"] = nullptr;
-    } else {
-      for (const char* key : {"tp", "pp", "vp", "dp", "cp", "sp", "zero", "mbs", "recompute",
-                              "recompute_layers", "step_s", "tokens_per_s", "mfu", "peak_memory_bytes"})
-        j[key] = nullptr;
-      j["reason"] = o.reason;
-    }
-    rows.push_back(std::move(j));
+    feasible += o.feasible ? 1 : 0;
+    rows.push_back(sweep_row(grid, o));
   }
   nlohmann::ordered_json out;
   out["sweep"] = {{"cluster", grid.cluster.name},

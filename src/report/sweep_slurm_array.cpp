@@ -26,6 +26,12 @@ std::string quoted(const std::string& word) {
   return out + "'";
 }
 
+/// The engine of a point's launch files: the one its plan was tagged with
+/// (the sweep's `engine` column), else the array's.
+Engine engine_of(const SweepOutcome& o, const SlurmArrayOptions& options) {
+  return o.engine >= 0 ? static_cast<Engine>(o.engine) : options.engine;
+}
+
 std::string point_dir_name(int row) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "point-%04d", row);
@@ -307,10 +313,11 @@ SlurmArrayResult emit_slurm_array(const SweepGrid& grid, const std::vector<Sweep
   std::vector<const SweepOutcome*> accepted;
   for (const SweepOutcome& o : outcomes) {
     if (!o.feasible) continue;
-    const std::vector<std::string> violations = engine_rule_violations(plan_of(grid, o), options.engine);
+    const Engine engine = engine_of(o, options);
+    const std::vector<std::string> violations = engine_rule_violations(plan_of(grid, o), engine);
     if (!violations.empty()) {
       result.skipped.push_back(
-          point_name(grid, o) + ": " + engine_name(options.engine) +
+          point_name(grid, o) + ": " + engine_name(engine) +
           " rejects the plan: " + one_line(violations.front()) +
           (violations.size() > 1 ? " (+" + std::to_string(violations.size() - 1) + " more)" : ""));
       continue;
@@ -335,7 +342,7 @@ SlurmArrayResult emit_slurm_array(const SweepGrid& grid, const std::vector<Sweep
     const fs::path point_dir = result.dir / task.point_dir;
     std::vector<fs::path> files;
     try {
-      files = emit_launch_files(plan_of(grid, *o), {options.engine, Launcher::kSlurm, point_dir});
+      files = emit_launch_files(plan_of(grid, *o), {engine_of(*o, options), Launcher::kSlurm, point_dir});
     } catch (const WriteError& e) {
       // A write failure is not a refused plan: stop, do not skip the point.
       throw WriteError(kFlag + ": " + one_line(e.what()));

@@ -13,6 +13,8 @@
 namespace parplan {
 
 struct SlurmArrayOptions {
+  /// The engine of a point whose plan carries no engine tag; a tagged point
+  /// (SweepOutcome::engine) is written for its own engine.
   Engine engine = Engine::kMegatron;
   /// Must not exist, or be an empty directory.
   std::filesystem::path dir;

@@ -66,6 +66,23 @@ struct Local {
 
 constexpr int kPlacements = 4;
 
+// A "package" (devices sharing one socket, as the two GCDs of an MI250X)
+// exists only where a tier is narrower than a node: elsewhere the package
+// level holds the same ranks as the node, and the plan names it the node
+// (no Frontier wording on a DGX).
+PartitionPlacement named_levels(const ClusterSpec& cluster, const ParallelConfig& base,
+                                PartitionPlacement p) {
+  bool package = false;
+  for (const NetworkTier& tier : cluster.tiers)
+    package = package || (tier.ranks > 1 && tier.ranks < cluster.ranks_per_node);
+  if (package || partition_ranks(cluster, base, PartitionLevel::kPackage) !=
+                     partition_ranks(cluster, base, PartitionLevel::kNode))
+    return p;
+  for (PartitionLevel* level : {&p.params, &p.params_secondary, &p.grads, &p.optimizer})
+    if (*level == PartitionLevel::kPackage) *level = PartitionLevel::kNode;
+  return p;
+}
+
 // How ZeRO-3 shards: flat, ZeRO++ (DeepSpeed), or a hierarchical placement;
 // `quantized`: with the int8-weight / int4-gradient collectives.
 struct ShardingChoice {
@@ -123,7 +140,7 @@ int sharding_choices(const ClusterSpec& cluster, const SearchPins& pins, const S
     ShardingChoice h;
     h.hierarchical = true;
     h.quantized = lossy;
-    h.placement = p;
+    h.placement = named_levels(cluster, base, p);
     out[n++] = h;
   }
   return n;
@@ -205,7 +222,7 @@ bool apply_best_hierarchical_partition(const ModelSpec& model, const ClusterSpec
   ParallelConfig best = config;
   for (const PartitionPlacement& placement : hierarchical_placements()) {
     ParallelConfig candidate = config;
-    apply_hierarchical_partition(candidate, placement);
+    apply_hierarchical_partition(candidate, named_levels(cluster, config, placement));
     if (placement_problem(cluster, candidate) != nullptr || config_problem(model, job, candidate) != nullptr)
       continue;
     const CostReport cost = estimate_cost(model, cluster, job, candidate);
