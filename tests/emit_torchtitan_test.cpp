@@ -185,7 +185,8 @@ TEST(EmitTorchtitanMain, PythonConfigWithModuleAndVersion) {
   EXPECT_EQ(a.value("--module"), "parplan_torchtitan");
   EXPECT_EQ(a.value("--config"), "parplan_plan");
   EXPECT_NE(e.python.find("def parplan_plan() -> Trainer.Config:"), std::string::npos);
-  EXPECT_NE(e.python.find("from torchtitan.models.llama3.config_registry import llama3_70b"), std::string::npos);
+  EXPECT_NE(e.python.find("from torchtitan.models.llama3.config_registry import llama3_70b"),
+            std::string::npos);
   // The launch script checks the installed config system before starting.
   EXPECT_NE(e.launch.find("torchtitan.config.configs"), std::string::npos);
   // Degrees multiply to the world; tokens per step = gbs x seq (trainer.py).
@@ -235,7 +236,8 @@ TEST(EmitTorchtitanV02, TomlSaysItsVersionAndLaunchChecksIt) {
   TempDir dir;
   const Emitted e = emit_and_run(plan, dir, "8");
   ASSERT_EQ(e.run.rc, 0) << e.run.output;
-  EXPECT_NE(read_text(dir.path / "out" / "torchtitan.toml").find("Targets torchtitan v0.2.x"), std::string::npos);
+  EXPECT_NE(read_text(dir.path / "out" / "torchtitan.toml").find("Targets torchtitan v0.2.x"),
+            std::string::npos);
   const std::string launch = read_text(dir.path / "out" / "launch.sh");
   EXPECT_NE(launch.find("Targets torchtitan v0.2.x"), std::string::npos);
   EXPECT_NE(launch.find("torchtitan==0.2.2"), std::string::npos);

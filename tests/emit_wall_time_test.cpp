@@ -3,8 +3,8 @@
 // hardware-profiles/frontier.yaml); torchrun on Frontier is refused.
 #include "emit_fixtures/emit_test_util.h"
 #include "src/emit/wall_time.h"
-#include "src/io/input_error.h"
 #include "src/io/cluster_loader.h"
+#include "src/io/input_error.h"
 
 namespace parplan::emit_test {
 namespace {
@@ -123,9 +123,9 @@ TEST(EmitWallTime, FrontierScriptHasTheOlcfGuideLines) {
   const std::string text = read_text(files.front());
   for (const char* line :
        {"PrgEnv-gnu cpe rocm rccl-net-plugin craype-accel-amd-gfx90a", "CRAY_LD_LIBRARY_PATH",
-        "PYTHON_ENV_ACTIVATE", "export NCCL_SOCKET_IFNAME=hsn0,hsn1,hsn2,hsn3", "export NCCL_NET_GDR_LEVEL=PHB",
-        "export FI_CXI_RDZV_PROTO=alt_read", "export FI_MR_CACHE_MONITOR=kdreg2", "#SBATCH --network=disable_rdzv_get",
-        "pytorch_frontier.html"})
+        "PYTHON_ENV_ACTIVATE", "export NCCL_SOCKET_IFNAME=hsn0,hsn1,hsn2,hsn3",
+        "export NCCL_NET_GDR_LEVEL=PHB", "export FI_CXI_RDZV_PROTO=alt_read",
+        "export FI_MR_CACHE_MONITOR=kdreg2", "#SBATCH --network=disable_rdzv_get", "pytorch_frontier.html"})
     EXPECT_NE(text.find(line), std::string::npos) << line;
 }
 

@@ -27,8 +27,8 @@ std::string version_check(bool main) {
                                   " and ParallelismConfig.num_pp_microbatches)"
                                 : "torchtitan v0.2.x (TOML job config, torchtitan/config/job_config.py)";
   const std::string other =
-      main ? "install torchtitan main, or re-emit with --engine-version 0.2 for a v0.2.x install"
-           : "install torchtitan 0.2.2, or re-emit without --engine-version for torchtitan main";
+      main ? "Install torchtitan main, or re-emit with --engine-version 0.2 for a v0.2.x install"
+           : "Install torchtitan 0.2.2, or re-emit without --engine-version for torchtitan main";
   return std::string("# The installed torchtitan must have the config system these files target.\n") +
          "if [ \"${PARPLAN_SKIP_VERSION_CHECK:-0}\" != 1 ] && ! python3 -c '" + python +
          "' >/dev/null 2>&1; then\n" + "  echo \"parplan: these files target " + want +
