@@ -265,8 +265,6 @@ std::string sbatch_head(const ScriptContext& x, bool frontier) {
   s << "#SBATCH -J parplan-" << engine_name(x.options.engine) << "\n";
   s << "#SBATCH -N " << x.layout.nnodes << "\n";
   s << "#SBATCH -t " << slurm_time(x.wall.seconds) << "\n";
-  s << "# -t: " << x.wall.explanation.front() << "\n";
-  for (std::size_t i = 1; i < x.wall.explanation.size(); ++i) s << "#     " << x.wall.explanation[i] << "\n";
   s << "# ==== PARPLAN-EDIT: your Slurm account" << (limits.partition.empty() ? " and partition" : "")
     << " ====\n";
   s << "#SBATCH -A PARPLAN_ACCOUNT\n";
@@ -279,6 +277,9 @@ std::string sbatch_head(const ScriptContext& x, bool frontier) {
     s << "#SBATCH --gpus-per-node=" << x.layout.nproc_per_node << "\n";
   }
   s << "#SBATCH -o parplan-%j.out\n";
+  // After every #SBATCH line: sweep arrays copy the leading #SBATCH block.
+  s << "# -t: " << x.wall.explanation.front() << "\n";
+  for (std::size_t i = 1; i < x.wall.explanation.size(); ++i) s << "#     " << x.wall.explanation[i] << "\n";
   s << header(x.plan, x.options, "Slurm batch script");
   return s.str();
 }
