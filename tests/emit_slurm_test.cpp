@@ -40,7 +40,7 @@ TEST(EmitSlurm, GenericClusterRunsLaunchShPerNode) {
   EXPECT_EQ(opts.at("-N"), "128");
   EXPECT_EQ(opts.at("-A"), "PARPLAN_ACCOUNT");
   EXPECT_EQ(opts.at("-p"), "PARPLAN_PARTITION");
-  EXPECT_EQ(opts.at("-t"), "10:00:00");  // 1000 steps * 30 s * 1.1 + 15 min
+  EXPECT_EQ(opts.at("-t"), "09:25:00");  // 1000 steps * 30 s * 1.1 + 15 min, whole minutes
   EXPECT_EQ(opts.at("--ntasks-per-node"), "1");
 
   const fs::path record = dir.path / "record";
@@ -118,8 +118,9 @@ void expect_frontier_launch(const FrontierRun& f, const fs::path& out) {
   EXPECT_EQ(f.env.at("MASTER_ADDR"), "frontier00001");
   EXPECT_EQ(f.env.at("MASTER_PORT"), "3442");
   // RCCL over Slingshot and a private MIOpen cache per task.
-  EXPECT_EQ(f.env.at("NCCL_SOCKET_IFNAME"), "hsn0");
-  EXPECT_EQ(f.env.at("FI_CXI_ATS"), "0");
+  // The OLCF guide's list (pytorch_frontier.rst, "RCCL Network Plugin").
+  EXPECT_EQ(f.env.at("NCCL_SOCKET_IFNAME"), "hsn0,hsn1,hsn2,hsn3");
+  EXPECT_EQ(f.env.at("FI_MR_CACHE_MONITOR"), "kdreg2");
   EXPECT_EQ(f.env.at("FI_CXI_RDZV_PROTO"), "alt_read");
   EXPECT_EQ(f.env.at("NCCL_NET"), "OFI");
   EXPECT_EQ(f.env.at("MIOPEN_USER_DB_PATH"), "/tmp/miopen-cache-tester-0");

@@ -1,6 +1,10 @@
-// --emit torchtitan: the TOML uses JobConfig's keys and its degrees multiply to
-// the world (torchtitan ParallelDims._validate); launch.sh starts torchtitan.train.
+// --emit torchtitan: by default the Python config of torchtitan main (module
+// and function for --module/--config, the fields of TrainingConfig and
+// ParallelismConfig); under --engine-version 0.2 the TOML whose keys are v0.2's
+// JobConfig. The degrees multiply to the world (ParallelDims._validate);
+// launch.sh checks the installed config system and starts torchtitan.train.
 #include "emit_fixtures/emit_test_util.h"
+#include "src/io/input_error.h"
 
 namespace parplan::emit_test {
 namespace {
@@ -13,8 +17,9 @@ struct Emitted {
 
 Emitted emit_and_run(const Plan& plan, const TempDir& dir, const std::string& nnodes) {
   Emitted e;
-  const std::vector<fs::path> files =
-      emit_launch_files(plan, {Engine::kTorchtitan, Launcher::kTorchrun, dir.path / "out"});
+  EmitOptions options{Engine::kTorchtitan, Launcher::kTorchrun, dir.path / "out"};
+  options.torchtitan_version = TorchtitanVersion::kV02;
+  const std::vector<fs::path> files = emit_launch_files(plan, options);
   EXPECT_EQ(files.front(), dir.path / "out" / "launch.sh");
   e.toml = parse_toml(read_text(dir.path / "out" / "torchtitan.toml"));
   const fs::path record = dir.path / "record";
@@ -105,6 +110,142 @@ TEST(EmitTorchtitan, InterleavedPipelineAndHsdp) {
   EXPECT_EQ(num(e.toml, "parallelism.data_parallel_shard_degree"), 2);
   EXPECT_EQ(num(e.toml, "parallelism.data_parallel_replicate_degree"), 2);
   EXPECT_EQ(e.toml.at("activation_checkpoint.mode"), "selective");
+}
+
+// Assignments of the emitted Python config: "config.a.b = V" as "a.b" and the
+// keyword arguments of ParallelismConfig(...) as "parallelism.k".
+std::map<std::string, std::string> parse_python_config(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(text);
+  bool in_parallelism = false;
+  for (std::string line; std::getline(in, line);) {
+    const auto start = line.find_first_not_of(' ');
+    if (start == std::string::npos || line[start] == '#') continue;
+    const std::string body = line.substr(start);
+    if (body.rfind("config.parallelism = ParallelismConfig(", 0) == 0) {
+      in_parallelism = true;
+      continue;
+    }
+    if (in_parallelism) {
+      if (body == ")") {
+        in_parallelism = false;
+        continue;
+      }
+      const auto eq = body.find('=');
+      out["parallelism." + body.substr(0, eq)] = body.substr(eq + 1, body.size() - eq - 2);
+      continue;
+    }
+    if (body.rfind("config.", 0) == 0) {
+      const auto eq = body.find(" = ");
+      out[body.substr(7, eq - 7)] = body.substr(eq + 3);
+    }
+  }
+  return out;
+}
+
+struct MainEmitted {
+  std::string python;
+  std::map<std::string, std::string> config;
+  std::string launch;
+  std::vector<std::string> torchrun;
+  RunResult run;
+};
+
+MainEmitted emit_main(const Plan& plan, const TempDir& dir) {
+  MainEmitted e;
+  const std::vector<fs::path> files =
+      emit_launch_files(plan, {Engine::kTorchtitan, Launcher::kTorchrun, dir.path / "out"});
+  EXPECT_FALSE(fs::exists(dir.path / "out" / "torchtitan.toml"));
+  e.python = read_text(dir.path / "out" / "parplan_torchtitan.py");
+  e.config = parse_python_config(e.python);
+  e.launch = read_text(files.front());
+  const fs::path record = dir.path / "record";
+  fs::create_directories(record);
+  e.run = run_clean(make_stubs(dir.path), record, "bash " + files.front().string(),
+                    {{"HF_ASSETS_PATH", "/models/llama3-70b"}, {"NNODES", "8"}});
+  e.torchrun = read_lines(record / "torchrun.args");
+  return e;
+}
+
+TEST(EmitTorchtitanMain, PythonConfigWithModuleAndVersion) {
+  Plan plan = llama3_70b_on_64_h100();
+  set_mesh(plan, 64, 8, 1, 1, 1);
+  plan.config.zero = 3;
+  TempDir dir;
+  const MainEmitted e = emit_main(plan, dir);
+  ASSERT_EQ(e.run.rc, 0) << e.run.output;
+  // Every file says which torchtitan it targets.
+  EXPECT_NE(e.python.find("Targets torchtitan main"), std::string::npos);
+  EXPECT_NE(e.launch.find("Targets torchtitan main"), std::string::npos);
+  // ConfigManager._load_config: --module and --config are both required.
+  const std::vector<std::string> program = after(e.torchrun, "-m");
+  ASSERT_FALSE(program.empty());
+  EXPECT_EQ(program.front(), "torchtitan.train");
+  const ArgMap a = parse_args({program.begin() + 1, program.end()});
+  EXPECT_EQ(a.value("--module"), "parplan_torchtitan");
+  EXPECT_EQ(a.value("--config"), "parplan_plan");
+  EXPECT_NE(e.python.find("def parplan_plan() -> Trainer.Config:"), std::string::npos);
+  EXPECT_NE(e.python.find("from torchtitan.models.llama3.config_registry import llama3_70b"),
+            std::string::npos);
+  // The launch script checks the installed config system before starting.
+  EXPECT_NE(e.launch.find("torchtitan.config.configs"), std::string::npos);
+  // Degrees multiply to the world; tokens per step = gbs x seq (trainer.py).
+  const auto& c = e.config;
+  const long long world = std::stoll(c.at("parallelism.data_parallel_replicate_degree")) *
+                          std::stoll(c.at("parallelism.data_parallel_shard_degree")) *
+                          std::stoll(c.at("parallelism.tensor_parallel_degree")) *
+                          std::stoll(c.at("parallelism.pipeline_parallel_degree")) *
+                          std::stoll(c.at("parallelism.context_parallel_degree"));
+  EXPECT_EQ(world, 64);
+  EXPECT_EQ(c.at("parallelism.data_parallel_shard_degree"), "8");
+  EXPECT_EQ(c.at("parallelism.fsdp_reshard_after_forward"), "\"always\"");
+  EXPECT_EQ(std::stoll(c.at("training.num_tokens_per_train_step")), 128LL * 8192);
+  EXPECT_EQ(std::stoll(c.at("training.num_tokens_per_microbatch_per_dp_rank")), 8192);
+  EXPECT_EQ(c.at("training.max_context_length"), "8192");
+  EXPECT_EQ(c.at("activation_checkpoint"), "FullAC.Config()");
+}
+
+TEST(EmitTorchtitanMain, PipelineMicroBatchesCoverTheBatchWithoutAccumulation) {
+  Plan plan = llama3_70b_on_64_h100();
+  set_mesh(plan, 64, 8, 2, 1, 2);  // dp 4
+  set_batch(plan, 64, 2, 8192);
+  plan.config.zero = 3;
+  plan.config.recompute = Recompute::kNone;
+  TempDir dir;
+  const MainEmitted e = emit_main(plan, dir);
+  ASSERT_EQ(e.run.rc, 0) << e.run.output;
+  const auto& c = e.config;
+  EXPECT_EQ(c.at("parallelism.pipeline_parallel_schedule"), "\"Interleaved1F1B\"");
+  // trainer.py: accumulation = tokens per step / (tokens per micro-batch x
+  // num_pp_microbatches x dp) must be 1: 64 x 8192 / (2 x 8192 x 8 x 4).
+  const long long per_mb = std::stoll(c.at("training.num_tokens_per_microbatch_per_dp_rank"));
+  const long long n_mb = std::stoll(c.at("parallelism.num_pp_microbatches"));
+  const long long step = std::stoll(c.at("training.num_tokens_per_train_step"));
+  EXPECT_EQ(step, per_mb * n_mb * 4);
+  EXPECT_EQ(n_mb, 8);
+  // An even split, as costed.
+  EXPECT_EQ(c.at("parallelism.pipeline_parallel_first_stage_less_layers"), "0");
+  EXPECT_EQ(c.at("parallelism.pipeline_parallel_last_stage_less_layers"), "0");
+  EXPECT_EQ(c.at("activation_checkpoint"), "None");
+}
+
+TEST(EmitTorchtitanV02, TomlSaysItsVersionAndLaunchChecksIt) {
+  Plan plan = llama3_70b_on_64_h100();
+  set_mesh(plan, 64, 8, 1, 1, 1);
+  plan.config.zero = 3;
+  TempDir dir;
+  const Emitted e = emit_and_run(plan, dir, "8");
+  ASSERT_EQ(e.run.rc, 0) << e.run.output;
+  EXPECT_NE(read_text(dir.path / "out" / "torchtitan.toml").find("Targets torchtitan v0.2.x"),
+            std::string::npos);
+  const std::string launch = read_text(dir.path / "out" / "launch.sh");
+  EXPECT_NE(launch.find("Targets torchtitan v0.2.x"), std::string::npos);
+  EXPECT_NE(launch.find("torchtitan==0.2.2"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir.path / "out" / "parplan_torchtitan.py"));
+  EXPECT_EQ(parse_engine_version(Engine::kTorchtitan, "0.2"), TorchtitanVersion::kV02);
+  EXPECT_EQ(parse_engine_version(Engine::kTorchtitan, ""), TorchtitanVersion::kMain);
+  EXPECT_THROW(parse_engine_version(Engine::kTorchtitan, "0.3"), InputError);
+  EXPECT_THROW(parse_engine_version(Engine::kMegatron, "0.2"), InputError);
 }
 
 }  // namespace

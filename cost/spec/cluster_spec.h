@@ -110,6 +110,22 @@ struct ProfileCalibration {
   bool calibrated() const { return mean_step_error >= 0; }
 };
 
+/// The site's wall-time limit for jobs of min_nodes..max_nodes nodes (a
+/// scheduler's size bins, e.g. OLCF Frontier's "Job Priority by Node Count").
+struct WallTimeBin {
+  int min_nodes = 1;
+  int max_nodes = 1;
+  double max_hours = 0;
+};
+
+/// The profile's `batch_limits:` block: the partition the launch files ask
+/// for and its wall-time limit per node count. Empty bins: no known limit.
+struct BatchLimits {
+  std::string partition;
+  std::string source;
+  std::vector<WallTimeBin> bins;
+};
+
 struct ClusterSpec {
   std::string name;
   DeviceSpec device;
@@ -139,6 +155,7 @@ struct ClusterSpec {
   /// Launch conventions.
   bool frontier_launch = false;
   std::string launcher_default = "torchrun";
+  BatchLimits batch_limits;
   ProfileCalibration calibration;
 
   bool heterogeneous() const { return !groups.empty(); }

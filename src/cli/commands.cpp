@@ -4,6 +4,16 @@
 
 namespace parplan {
 
+void add_emit_length_flags(CLI::App& app, long long& train_iters, double& hours) {
+  add_int_option(app, "--train-iters", train_iters,
+                 "iterations the launch files run and #SBATCH -t is sized for (default 1000, assumed)", 1,
+                 1000000000);
+  add_number_option(app, "--hours", hours,
+                    "wall time to ask for instead (capped at the site's limit); the scripts run the "
+                    "iterations that fit",
+                    0.01, 8760);
+}
+
 void register_commands(CLI::App& app, Commands& c) {
   c.estimate = app.add_subcommand("estimate", "Predict memory and step time of one given config");
   c.estimate->footer(
@@ -28,6 +38,9 @@ void register_commands(CLI::App& app, Commands& c) {
   c.plan->add_option("--out", c.plan_flags.out, "directory for --emit");
   c.plan->add_option("--launcher", c.plan_flags.launcher,
                      "torchrun | slurm (default: the cluster profile's)");
+  add_emit_length_flags(*c.plan, c.plan_flags.train_iters, c.plan_flags.hours);
+  c.plan->add_option("--engine-version", c.plan_flags.engine_version,
+                     "torchtitan config system: main (Python configs, default) | 0.2 (v0.2.x TOML)");
 
   c.check = app.add_subcommand("check", "Compare a config with the optimum; for CI");
   c.check->footer(
@@ -62,6 +75,7 @@ void register_commands(CLI::App& app, Commands& c) {
   c.sweep->add_option("--plot", sf.plot, "write an SVG plot (MFU and step time) to FILE.svg");
   c.sweep->add_option("--emit-slurm-array", sf.emit_slurm_array,
                       "write launch files of every feasible point and a Slurm job array to DIR");
+  add_emit_length_flags(*c.sweep, sf.train_iters, sf.hours);
   add_int_option(*c.sweep, "--array-parallel", sf.array_parallel, "array tasks running at once (default 4)",
                  1, 1000000);
   c.sweep->add_option("--engine", sf.engine,

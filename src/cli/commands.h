@@ -14,7 +14,10 @@ struct PlanFlags {
   JobFlags job;
   int top = 5;
   std::string solver = "cbc";
-  std::string emit, out, launcher;
+  std::string emit, out, launcher, engine_version;
+  /// Training length the launch files are sized for (0: not given).
+  long long train_iters = 0;
+  double hours = 0;
 };
 
 struct CheckFlags {
@@ -29,6 +32,8 @@ struct SweepFlags {
   int seq = 0;
   std::string csv, json, plot, emit_slurm_array, engine = "any", solver = "cbc";
   int array_parallel = 4;
+  long long train_iters = 0;
+  double hours = 0;
   bool allow_lossy_comm = false, allow_unreleased = false;
   std::optional<std::string> memory_headroom;
 };
@@ -86,6 +91,8 @@ struct Commands {
 };
 
 void register_commands(CLI::App& app, Commands& commands);
+/// --train-iters and --hours of the launch-file writers (plan --emit, sweep --emit-slurm-array).
+void add_emit_length_flags(CLI::App& app, long long& train_iters, double& hours);
 /// Runs the parsed subcommand; returns the exit code.
 int run_selected(CLI::App& app, Commands& commands);
 

@@ -17,14 +17,30 @@ int run_plan(const PlanFlags& flags) {
   Launcher launcher = Launcher::kTorchrun;
   if (emitting) {
     launcher = parse_launcher(flags.launcher.empty() ? r.cluster.launcher_default : flags.launcher);
+    check_launcher(r.cluster, launcher);
     if (flags.out.empty())
       throw InputError("--emit needs --out DIR (a new or empty directory for the launch files)");
     if (r.job.a2a_compression < 1)
       throw InputError("--a2a-compression has no flag in the engines parplan emits for; drop it with --emit");
-  } else if (!flags.out.empty() || !flags.launcher.empty()) {
-    throw InputError("--out and --launcher only apply with --emit ENGINE");
+  } else if (!flags.out.empty() || !flags.launcher.empty() || !flags.engine_version.empty() ||
+             flags.train_iters > 0 || flags.hours > 0) {
+    throw InputError(
+        "--out, --launcher, --engine-version, --train-iters and --hours only apply with --emit ENGINE");
+  }
+  EmitOptions emit_options;
+  if (emitting) {
+    emit_options.launcher = launcher;
+    emit_options.out_dir = flags.out;
+    emit_options.train_iters = flags.train_iters;
+    emit_options.hours = flags.hours;
+    if (flags.train_iters > 0 && flags.hours > 0)
+      throw InputError("--train-iters and --hours: give one of them, not both");
   }
   const PlannerOptions options = planner_options(flags.job, flags.solver, flags.emit);
+  if (emitting) {
+    emit_options.engine = options.engines.engines[0];
+    emit_options.torchtitan_version = parse_engine_version(emit_options.engine, flags.engine_version);
+  }
   EnginePlanResult planned = plan_for_engines(r.model, r.cluster, r.job, options, flags.top);
   PlannerResult& result = planned.planner;
   if (result.ranked.empty()) {
@@ -39,7 +55,9 @@ int run_plan(const PlanFlags& flags) {
   const RankedConfig& best = result.ranked.front();
   if (emitting) {
     const Plan plan{r.model, r.cluster, r.job, best.config, best.cost};
-    const auto files = emit_launch_files(plan, EmitOptions{options.engines.engines[0], launcher, flags.out});
+    std::vector<std::string> notes;
+    const auto files = emit_launch_files(plan, emit_options, &notes);
+    for (const std::string& note : notes) std::cerr << "parplan: " << note << "\n";
     std::cerr << "parplan: wrote " << files.size() << (files.size() == 1 ? " file" : " files") << " to "
               << flags.out << " (run " << files.front().string() << ")\n";
   }

@@ -69,6 +69,12 @@ int run_sweep(const SweepFlags& flags) {
     array.engine = sweep_engine(engines);
     array.dir = check_slurm_array_dir(flags.emit_slurm_array);
     array.array_parallel = flags.array_parallel;
+    if (flags.train_iters > 0 && flags.hours > 0)
+      throw InputError("--train-iters and --hours: give one of them, not both");
+    array.train_iters = flags.train_iters;
+    array.hours = flags.hours;
+  } else if (flags.train_iters > 0 || flags.hours > 0) {
+    throw InputError("--train-iters and --hours only apply with --emit-slurm-array DIR");
   }
   const std::vector<SweepPoint> points = sweep_points(grid);
 

@@ -34,6 +34,33 @@ Launcher parse_launcher(const std::string& name) {
   throw InputError("--launcher: unknown launcher '" + name + "'; choose torchrun or slurm.");
 }
 
+TorchtitanVersion parse_engine_version(Engine engine, const std::string& text) {
+  if (text.empty()) return TorchtitanVersion::kMain;
+  if (engine != Engine::kTorchtitan) {
+    throw InputError(std::string("--engine-version: ") + engine_name(engine) + " files target one version (" +
+                     engine_capabilities(engine).revision +
+                     "); --engine-version chooses torchtitan's config system only, drop it");
+  }
+  if (text == "main") return TorchtitanVersion::kMain;
+  if (text == "0.2" || text == "0.2.x" || text == "0.2.0" || text == "0.2.1" || text == "0.2.2")
+    return TorchtitanVersion::kV02;
+  throw InputError("--engine-version: unknown torchtitan version '" + text +
+                   "'; choose main (Python configs, the default) or 0.2 (the v0.2.x TOML config)");
+}
+
+void check_launcher(const ClusterSpec& cluster, Launcher launcher) {
+  if (launcher == Launcher::kTorchrun && cluster.frontier_launch) {
+    // OLCF "PyTorch on Frontier" ("Torchrun and Other Distributed PyTorch
+    // Launchers"): torchrun puts every rank on the same cores (10 s -> 10 min
+    // in OLCF's test) and srun is advised; the modules and RCCL/libfabric
+    // settings live in job.sbatch, which launch.sh does not have.
+    throw InputError(
+        "--launcher torchrun: " + cluster.name +
+        " launches with srun, one task per GCD (OLCF advises srun over torchrun on Frontier, and "
+        "launch.sh would drop the ROCm/RCCL settings); use --launcher slurm");
+  }
+}
+
 const char* engine_name(Engine engine) {
   switch (engine) {
     case Engine::kMegatron:
@@ -156,7 +183,9 @@ fs::path checked_out_dir(const fs::path& requested) {
 
 }  // namespace
 
-std::vector<fs::path> emit_launch_files(const Plan& plan, const EmitOptions& options) {
+std::vector<fs::path> emit_launch_files(const Plan& plan, const EmitOptions& options,
+                                        std::vector<std::string>* notes) {
+  check_launcher(plan.cluster, options.launcher);
   const std::vector<std::string> violations = engine_rule_violations(plan, options.engine);
   if (!violations.empty()) {
     std::string message = "--emit " + std::string(engine_name(options.engine)) + ": the plan breaks " +
@@ -173,7 +202,13 @@ std::vector<fs::path> emit_launch_files(const Plan& plan, const EmitOptions& opt
     files.files.push_back({"hostfile", emit_detail::deepspeed_hostfile(emit_detail::layout_of(plan)), false});
   }
   if (options.engine == Engine::kTorchtitan) {
-    files.files.push_back({"torchtitan.toml", emit_detail::torchtitan_toml(plan), false});
+    const long long steps = files.train_iters;
+    if (options.torchtitan_version == TorchtitanVersion::kV02)
+      files.files.push_back(
+          {emit_detail::kTorchtitanTomlFile, emit_detail::torchtitan_toml(plan, steps), false});
+    else
+      files.files.push_back({std::string(emit_detail::kTorchtitanPythonModule) + ".py",
+                             emit_detail::torchtitan_python_config(plan, steps), false});
   }
   if (plan.cluster.heterogeneous()) {
     // Rank order and the NCCL settings of each node group.
@@ -209,6 +244,7 @@ std::vector<fs::path> emit_launch_files(const Plan& plan, const EmitOptions& opt
   if (ec)
     throw WriteError("--out: cannot move the launch files into " + out.string() + ": " + ec.message() + ".");
   temp.path.clear();
+  if (notes != nullptr) notes->insert(notes->end(), files.notes.begin(), files.notes.end());
   return written;
 }
 

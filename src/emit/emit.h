@@ -13,11 +13,25 @@ namespace parplan {
 
 enum class Launcher { kTorchrun, kSlurm };
 
+/// Which torchtitan config system the files target: main's Python dataclass
+/// configs (--module/--config, since pytorch/torchtitan#2386, 2026-02-23) or
+/// the TOML job config of the v0.2.x releases.
+enum class TorchtitanVersion { kMain, kV02 };
+
 /// "megatron" | "deepspeed" | "megatron-deepspeed" | "torchtitan". Throws InputError naming
 /// --emit and the choices.
 Engine parse_engine(const std::string& name);
 /// "torchrun" | "slurm". Throws InputError naming --launcher and the choices.
 Launcher parse_launcher(const std::string& name);
+
+/// --engine-version: "main" (default) | "0.2" | "0.2.x" | "0.2.0".."0.2.2" for
+/// torchtitan; other engines have one target (their capability table's
+/// revision), so any text is refused. Throws InputError naming the flag.
+TorchtitanVersion parse_engine_version(Engine engine, const std::string& text);
+
+/// Throws InputError when the cluster cannot be launched that way (torchrun
+/// on a profile that launches with srun, one task per GCD: Frontier).
+void check_launcher(const ClusterSpec& cluster, Launcher launcher);
 
 const char* engine_name(Engine engine);
 const char* launcher_name(Launcher launcher);
@@ -27,6 +41,12 @@ struct EmitOptions {
   Launcher launcher = Launcher::kTorchrun;
   /// Created by emit_launch_files; must not exist, or be an empty directory.
   std::filesystem::path out_dir;
+  TorchtitanVersion torchtitan_version = TorchtitanVersion::kMain;
+  /// Training length the scripts default to and `#SBATCH -t` is sized for:
+  /// --train-iters N, or --hours H (iterations that fit in H hours); both 0:
+  /// the assumed default (src/emit/wall_time.h). At most one is non-zero.
+  long long train_iters = 0;
+  double hours = 0;
 };
 
 /// The engine's own argument checks (Megatron's validate_args and config
@@ -46,6 +66,9 @@ std::vector<std::string> deepspeed_extension_notes(const Plan& plan);
 /// InputError when a rule is violated (all messages, one per line) or out_dir
 /// is unusable. The files are written into a temporary sibling directory that
 /// is renamed into place, so a failure leaves nothing behind.
-std::vector<std::filesystem::path> emit_launch_files(const Plan& plan, const EmitOptions& options);
+/// `notes` (when given) receives what the user should know about the files,
+/// one sentence each (e.g. a wall time capped at the site's limit).
+std::vector<std::filesystem::path> emit_launch_files(const Plan& plan, const EmitOptions& options,
+                                                     std::vector<std::string>* notes = nullptr);
 
 }  // namespace parplan

@@ -80,8 +80,25 @@ std::string nic_label(NicKind nic);
 /// torchtitan's name for the model's shape ("8B", "70B", "405B" of llama3), or
 /// "" when no registered flavor has it.
 std::string torchtitan_llama3_flavor(const ModelSpec& model);
-/// The TOML job config.
-std::string torchtitan_toml(const Plan& plan);
+/// torchtitan's data-parallel degrees for the plan: zero 2/3 -> FSDP2
+/// (reshard after forward: never = ZeRO-2, always = ZeRO-3); hierarchical
+/// partitioning -> HSDP (shard inside the hpZ group, replicate across);
+/// zero 0 -> DDP.
+struct TorchtitanMesh {
+  int replicate = 1;
+  int shard = 1;
+  const char* reshard = "default";
+};
+TorchtitanMesh torchtitan_mesh(const Plan& plan);
+
+/// The TOML job config of torchtitan v0.2.x; `train_steps` is training.steps.
+std::string torchtitan_toml(const Plan& plan, long long train_steps);
+/// The Python config module of torchtitan main (--module/--config).
+std::string torchtitan_python_config(const Plan& plan, long long train_steps);
+/// File and module names of the torchtitan config parplan writes.
+inline constexpr const char* kTorchtitanTomlFile = "torchtitan.toml";
+inline constexpr const char* kTorchtitanPythonModule = "parplan_torchtitan";
+inline constexpr const char* kTorchtitanPythonConfig = "parplan_plan";
 
 // --- scripts ---------------------------------------------------------------------
 
@@ -93,6 +110,10 @@ struct ScriptFiles {
     bool exec = false;
   };
   std::vector<File> files;  // entry point first
+  /// Sentences for the user (stderr), e.g. a wall time capped at the site's limit.
+  std::vector<std::string> notes;
+  /// Iterations the scripts default to (what -t was sized for).
+  long long train_iters = 0;
 };
 
 /// Every file of the engine/launcher pair except ds_config.json, hostfile and

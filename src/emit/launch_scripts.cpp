@@ -1,22 +1,15 @@
 // The launch scripts: launch.sh (torchrun, one per node), job.sbatch (Slurm:
-// srun of launch.sh, or on Frontier one task per GCD without torchrun, as
-// OLCF's "PyTorch on Frontier" guide prescribes) and launch_deepspeed.sh.
+// srun of launch.sh; on Frontier see frontier_script.cpp) and
+// launch_deepspeed.sh, and the pieces they share (script_parts.h).
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
-#include "src/emit/emit_internal.h"
+#include "src/emit/script_parts.h"
+#include "src/io/input_error.h"
 
 namespace parplan::emit_detail {
 namespace {
-
-// What the command runs, and the user-only settings it needs.
-struct Program {
-  /// Lines of the marked user block (bash), each reading one setting.
-  std::vector<std::string> user_block;
-  /// Bash lines that build the array PROGRAM: the script and its arguments.
-  std::vector<std::string> program_lines;
-};
 
 std::string join_args(const std::vector<std::string>& args, const std::string& indent) {
   std::ostringstream out;
@@ -30,23 +23,18 @@ std::string join_args(const std::vector<std::string>& args, const std::string& i
   return out.str();
 }
 
-// `what` must not hold a quote: bash parses the word of ${VAR:?word}.
-std::string required(const std::string& var, const std::string& what) {
-  return ": \"${" + var + ":?set " + var + " to " + what + "}\"";
+// Training settings shared by the Megatron flavours; TRAIN_ITERS is what
+// job.sbatch's -t was sized for.
+std::vector<std::string> megatron_training_block(long long train_iters) {
+  return {defaulted("TRAIN_ITERS", str(train_iters)),
+          defaulted("LR", "3.0e-4"),
+          defaulted("MIN_LR", "3.0e-5"),
+          defaulted("LR_WARMUP_ITERS", "100"),
+          defaulted("DATA_SPLIT", "949,50,1"),
+          defaulted("CHECKPOINT_DIR", "")};
 }
 
-std::string defaulted(const std::string& var, const std::string& value) {
-  return var + "=\"${" + var + ":-" + value + "}\"";
-}
-
-// Training settings shared by the Megatron flavours.
-std::vector<std::string> megatron_training_block() {
-  return {defaulted("TRAIN_ITERS", "1000"),    defaulted("LR", "3.0e-4"),
-          defaulted("MIN_LR", "3.0e-5"),       defaulted("LR_WARMUP_ITERS", "100"),
-          defaulted("DATA_SPLIT", "949,50,1"), defaulted("CHECKPOINT_DIR", "")};
-}
-
-Program megatron_program(const Plan& plan) {
+Program megatron_program(const Plan& plan, long long train_iters) {
   Program p;
   p.user_block = {
       required("MEGATRON_LM", "your Megatron-LM checkout (the folder holding pretrain_gpt.py)"),
@@ -54,7 +42,7 @@ Program megatron_program(const Plan& plan) {
                "the preprocessed dataset prefix(es) (tools/preprocess_data.py output, no .bin/.idx)"),
       required("TOKENIZER_MODEL", "the tokenizer (a Hugging Face name or folder for HuggingFaceTokenizer)"),
       defaulted("TOKENIZER_TYPE", "HuggingFaceTokenizer")};
-  for (const std::string& line : megatron_training_block()) p.user_block.push_back(line);
+  for (const std::string& line : megatron_training_block(train_iters)) p.user_block.push_back(line);
   std::ostringstream prog;
   prog << "PROGRAM=(\"$MEGATRON_LM/pretrain_gpt.py\"" << join_args(megatron_args(plan), "  ") << "\n"
        << "  --train-iters \"$TRAIN_ITERS\"\n"
@@ -71,7 +59,7 @@ Program megatron_program(const Plan& plan) {
   return p;
 }
 
-Program megatron_deepspeed_program(const Plan& plan) {
+Program megatron_deepspeed_program(const Plan& plan, long long train_iters) {
   Program p;
   p.user_block = {
       required("MEGATRON_DEEPSPEED", "your Megatron-DeepSpeed checkout (the folder holding pretrain_gpt.py)"),
@@ -79,7 +67,7 @@ Program megatron_deepspeed_program(const Plan& plan) {
                "the preprocessed dataset prefix(es) (tools/preprocess_data.py output, no .bin/.idx)"),
       required("TOKENIZER_MODEL", "the tokenizer (a Hugging Face name or folder for HFTokenizer)"),
       defaulted("TOKENIZER_TYPE", "HFTokenizer")};
-  for (const std::string& line : megatron_training_block()) p.user_block.push_back(line);
+  for (const std::string& line : megatron_training_block(train_iters)) p.user_block.push_back(line);
   std::ostringstream prog;
   prog << "PROGRAM=(\"$MEGATRON_DEEPSPEED/pretrain_gpt.py\"" << join_args(megatron_deepspeed_args(plan), "  ")
        << "\n"
@@ -108,32 +96,31 @@ Program deepspeed_program() {
   return p;
 }
 
-Program torchtitan_program() {
-  Program p;
-  p.user_block = {required("HF_ASSETS_PATH", "the folder holding the model Hugging Face tokenizer files"),
-                  defaulted("DATASET", "c4"), defaulted("DATASET_PATH", ""),
-                  defaulted("TRAIN_STEPS", "1000")};
-  p.program_lines = {
-      "PROGRAM=(-m torchtitan.train --job.config_file \"$DIR/torchtitan.toml\"\n"
-      "  --model.hf_assets_path \"$HF_ASSETS_PATH\" --training.dataset \"$DATASET\" --training.steps "
-      "\"$TRAIN_STEPS\")",
-      "if [ -n \"$DATASET_PATH\" ]; then PROGRAM+=(--training.dataset_path \"$DATASET_PATH\"); fi"};
-  return p;
+}  // namespace
+
+std::string required(const std::string& var, const std::string& what) {
+  return ": \"${" + var + ":?set " + var + " to " + what + "}\"";
 }
 
-Program program_for(const Plan& plan, Engine engine) {
-  switch (engine) {
+std::string defaulted(const std::string& var, const std::string& value) {
+  return var + "=\"${" + var + ":-" + value + "}\"";
+}
+
+Program program_for(const ScriptContext& x) {
+  switch (x.options.engine) {
     case Engine::kMegatron:
-      return megatron_program(plan);
+      return megatron_program(x.plan, x.wall.train_iters);
     case Engine::kMegatronDeepSpeed:
-      return megatron_deepspeed_program(plan);
+      return megatron_deepspeed_program(x.plan, x.wall.train_iters);
     case Engine::kDeepSpeed:
       return deepspeed_program();
     case Engine::kTorchtitan:
       break;
   }
-  return torchtitan_program();
+  return torchtitan_program(x);
 }
+
+namespace {
 
 // Environment every engine's processes need.
 std::vector<std::string> engine_env(const Plan& plan, Engine engine) {
@@ -154,7 +141,8 @@ std::vector<std::string> engine_env(const Plan& plan, Engine engine) {
   return env;
 }
 
-// The environment lines followed by a blank line, or nothing.
+}  // namespace
+
 std::string env_block(const Plan& plan, Engine engine) {
   std::string out;
   for (const std::string& line : engine_env(plan, engine)) out += line + "\n";
@@ -179,7 +167,17 @@ std::string header(const Plan& plan, const EmitOptions& options, const std::stri
     if (plan.cost.throughput.mfu > 0) h << ", MFU " << plan.cost.throughput.mfu;
     h << ".\n";
   }
+  h << "# Targets " << engine_target(options) << ".\n";
   return h.str();
+}
+
+std::string engine_target(const EmitOptions& options) {
+  if (options.engine == Engine::kTorchtitan) {
+    return options.torchtitan_version == TorchtitanVersion::kV02
+               ? "torchtitan v0.2.x (TOML job config; read at v0.2.2, 73a0e69)"
+               : "torchtitan main (Python dataclass configs, --module/--config; read at b5bcd76, 2026-08-21)";
+  }
+  return engine_capabilities(options.engine).revision;
 }
 
 std::string user_block(const Program& program) {
@@ -192,6 +190,7 @@ std::string user_block(const Program& program) {
 
 std::string program_block(const Program& program) {
   std::ostringstream b;
+  for (const std::string& line : program.check_lines) b << line << "\n";
   for (const std::string& line : program.program_lines) b << line << "\n";
   return b.str();
 }
@@ -199,16 +198,18 @@ std::string program_block(const Program& program) {
 std::string dir_line(const std::string& final_dir) {
   return "DIR=\"${PARPLAN_LAUNCH_DIR:-" + final_dir + "}\"\n";
 }
+namespace {
 
 // launch.sh: one torchrun per node.
-std::string torchrun_script(const Plan& plan, const EmitOptions& options, const Layout& layout,
-                            const std::string& final_dir) {
-  const Program program = program_for(plan, options.engine);
+std::string torchrun_script(const ScriptContext& x) {
+  const Program program = program_for(x);
+  const Layout& layout = x.layout;
   std::ostringstream s;
-  s << "#!/usr/bin/env bash\n" << header(plan, options, "Per-node launcher");
+  s << "#!/usr/bin/env bash\n" << header(x.plan, x.options, "Per-node launcher");
   s << "# Run it once on every node (NODE_RANK 0.." << layout.nnodes - 1 << ")"
-    << (options.launcher == Launcher::kSlurm ? "; job.sbatch does that through srun.\n" : ".\n");
-  s << "set -euo pipefail\n" << dir_line(final_dir) << "\n";
+    << (x.options.launcher == Launcher::kSlurm ? "; job.sbatch does that through srun.\n" : ".\n");
+  s << "# Training length: " << x.wall.explanation.front() << ".\n";
+  s << "set -euo pipefail\n" << dir_line(x.final_dir) << "\n";
   s << user_block(program) << "\n";
   s << "GPUS_PER_NODE=" << layout.nproc_per_node << "\n";
   s << "NNODES=\"${NNODES:-${SLURM_JOB_NUM_NODES:-" << layout.nnodes << "}}\"\n";
@@ -218,7 +219,7 @@ std::string torchrun_script(const Plan& plan, const EmitOptions& options, const 
   s << "if [ \"$NNODES\" != " << layout.nnodes << " ]; then\n"
     << "  echo \"launch.sh: the plan needs " << layout.nnodes << " nodes of " << layout.nproc_per_node
     << " ranks; NNODES is $NNODES\" >&2\n  exit 1\nfi\n";
-  s << "\n" << env_block(plan, options.engine) << program_block(program) << "\n";
+  s << "\n" << env_block(x.plan, x.options.engine) << program_block(program) << "\n";
   s << "exec torchrun --nproc_per_node \"$GPUS_PER_NODE\" --nnodes \"$NNODES\" --node_rank \"$NODE_RANK\" "
        "\\\n"
     << "  --master_addr \"$MASTER_ADDR\" --master_port \"$MASTER_PORT\" \"${PROGRAM[@]}\"\n";
@@ -226,62 +227,27 @@ std::string torchrun_script(const Plan& plan, const EmitOptions& options, const 
 }
 
 // launch_deepspeed.sh: the DeepSpeed launcher with the hostfile.
-std::string deepspeed_launcher_script(const Plan& plan, const EmitOptions& options, const Layout& layout,
-                                      const std::string& final_dir) {
-  const Program program = program_for(plan, options.engine);
+std::string deepspeed_launcher_script(const ScriptContext& x) {
+  const Program program = program_for(x);
   std::ostringstream s;
-  s << "#!/usr/bin/env bash\n" << header(plan, options, "DeepSpeed-launcher alternative to launch.sh");
+  s << "#!/usr/bin/env bash\n" << header(x.plan, x.options, "DeepSpeed-launcher alternative to launch.sh");
   s << "# Edit hostfile to name your nodes, then run this once on the first node.\n";
-  s << "set -euo pipefail\n" << dir_line(final_dir) << "\n";
+  s << "set -euo pipefail\n" << dir_line(x.final_dir) << "\n";
   s << user_block(program) << "\n";
   s << "MASTER_ADDR=\"${MASTER_ADDR:-localhost}\"\n";
   s << "MASTER_PORT=\"${MASTER_PORT:-6000}\"\n";
-  s << "\n" << env_block(plan, options.engine) << program_block(program) << "\n";
-  s << "exec deepspeed --hostfile \"$DIR/hostfile\" --num_nodes " << layout.nnodes << " --num_gpus "
-    << layout.nproc_per_node << " \\\n  --master_addr \"$MASTER_ADDR\" --master_port \"$MASTER_PORT\" "
+  s << "\n" << env_block(x.plan, x.options.engine) << program_block(program) << "\n";
+  s << "exec deepspeed --hostfile \"$DIR/hostfile\" --num_nodes " << x.layout.nnodes << " --num_gpus "
+    << x.layout.nproc_per_node << " \\\n  --master_addr \"$MASTER_ADDR\" --master_port \"$MASTER_PORT\" "
     << "\"${PROGRAM[@]}\"\n";
   return s.str();
 }
 
-// Wall time for the default 1000 steps at the predicted step time, with 10%
-// and 15 minutes of headroom, in whole hours between 1 and 24.
-std::string wall_time(const Plan& plan) {
-  double seconds = 1000.0 * plan.cost.time.step_s * 1.1 + 900.0;
-  int hours = static_cast<int>(std::ceil(seconds / 3600.0));
-  hours = std::clamp(hours, 1, 24);
-  std::ostringstream out;
-  out << (hours < 10 ? "0" : "") << hours << ":00:00";
-  return out.str();
-}
-
-std::string sbatch_head(const Plan& plan, const EmitOptions& options, const Layout& layout, bool frontier) {
-  std::ostringstream s;
-  s << "#!/bin/bash\n";
-  s << "#SBATCH -J parplan-" << engine_name(options.engine) << "\n";
-  s << "#SBATCH -N " << layout.nnodes << "\n";
-  s << "#SBATCH -t " << wall_time(plan) << "\n";
-  s << "# ==== PARPLAN-EDIT: your Slurm account" << (frontier ? "" : " and partition") << " ====\n";
-  s << "#SBATCH -A PARPLAN_ACCOUNT\n";
-  if (frontier) {
-    s << "#SBATCH -p batch\n";
-    // OLCF guide, "Alternative Rendezvous Protocol" (with FI_CXI_RDZV_PROTO=alt_read).
-    s << "#SBATCH --network=disable_rdzv_get\n";
-  } else {
-    s << "#SBATCH -p PARPLAN_PARTITION\n";
-    s << "#SBATCH --ntasks-per-node=1\n";
-    s << "#SBATCH --gpus-per-node=" << layout.nproc_per_node << "\n";
-  }
-  s << "#SBATCH -o parplan-%j.out\n";
-  s << header(plan, options, "Slurm batch script");
-  return s.str();
-}
-
 // job.sbatch on a generic Slurm cluster: srun starts launch.sh once per node.
-std::string slurm_script(const Plan& plan, const EmitOptions& options, const Layout& layout,
-                         const std::string& final_dir) {
+std::string slurm_script(const ScriptContext& x) {
   std::ostringstream s;
-  s << sbatch_head(plan, options, layout, false);
-  s << "set -euo pipefail\n" << dir_line(final_dir);
+  s << sbatch_head(x, false);
+  s << "set -euo pipefail\n" << dir_line(x.final_dir);
   s << "export NNODES=\"$SLURM_JOB_NUM_NODES\"\n";
   s << "export MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"\n";
   s << "export MASTER_PORT=\"${MASTER_PORT:-6000}\"\n";
@@ -290,77 +256,54 @@ std::string slurm_script(const Plan& plan, const EmitOptions& options, const Lay
   return s.str();
 }
 
-// job.sbatch on Frontier (OLCF "PyTorch on Frontier"): one task per GCD,
-// 7 cores each, one GPU bound closest; no torchrun; the ranks come from Slurm.
-std::string frontier_script(const Plan& plan, const EmitOptions& options, const Layout& layout,
-                            const std::string& final_dir) {
-  const Program program = program_for(plan, options.engine);
+}  // namespace
+
+std::string sbatch_head(const ScriptContext& x, bool frontier) {
+  const BatchLimits& limits = x.plan.cluster.batch_limits;
   std::ostringstream s;
-  s << sbatch_head(plan, options, layout, true);
-  s << "set -euo pipefail\n" << dir_line(final_dir) << "\n";
-  Program with_modules = program;
-  // The modules of the OLCF guide (ROCm, the RCCL Slingshot plugin); pin versions here.
-  with_modules.user_block.push_back(
-      defaulted("FRONTIER_MODULES", "PrgEnv-gnu rocm rccl-net-plugin craype-accel-amd-gfx90a"));
-  s << user_block(with_modules) << "\n";
-  s << "if command -v module >/dev/null 2>&1; then\n"
-    << "  set +u  # module scripts read unset variables\n"
-    << "  # shellcheck disable=SC2086\n  module load $FRONTIER_MODULES\n  set -u\nfi\n\n";
-  s << "# Rendezvous on the first node of the allocation (OLCF guide: MASTER_PORT 3442).\n";
-  s << "export MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"\n";
-  s << "export MASTER_PORT=3442\n";
-  s << "# RCCL over Slingshot (OLCF guide, RCCL network plugin and environment).\n";
-  s << "export NCCL_SOCKET_IFNAME=hsn0\n";
-  s << "export NCCL_CROSS_NIC=1\n";
-  s << "export NCCL_NET_GDR_LEVEL=PHB\n";
-  s << "export HSA_FORCE_FINE_GRAIN_PCIE=1\n";
-  s << "export FI_CXI_ATS=0\n";
-  s << "export FI_MR_CACHE_MONITOR=kdreg2\n";
-  s << "export FI_CXI_DISABLE_HOST_REGISTER=1\n";
-  s << "export FI_CXI_DEFAULT_CQ_SIZE=131072\n";
-  s << "export FI_CXI_DEFAULT_TX_SIZE=2048\n";
-  s << "export FI_CXI_RX_MATCH_MODE=hybrid\n";
-  s << "export FI_CXI_RDZV_PROTO=alt_read\n";
-  s << "export FI_CXI_RDZV_EAGER_SIZE=0\n";
-  s << "export FI_CXI_RDZV_THRESHOLD=0\n";
-  s << "export FI_CXI_RDZV_GET_MIN=0\n";
-  s << "if [ \"$SLURM_JOB_NUM_NODES\" -gt 1 ]; then export NCCL_NET=OFI; else export NCCL_NET=Socket; fi\n";
-  s << env_block(plan, options.engine) << program_block(program);
-  // The per-task part: ranks from Slurm, a private MIOpen cache per task.
-  // With --gpus-per-task=1 every task sees exactly one GPU, device 0, so
-  // LOCAL_RANK (which Megatron, DeepSpeed and torchtitan pass to set_device) is 0;
-  // SLURM_LOCALID still names the GCD's slot on the node.
-  s << "\n# One task per GCD: " << layout.nnodes << " nodes x " << layout.nproc_per_node << " = "
-    << layout.world << " ranks.\n";
-  s << "srun -N " << layout.nnodes << " -n " << layout.world << " --ntasks-per-node=" << layout.nproc_per_node
-    << " -c7 --gpus-per-task=1 --gpu-bind=closest \\\n";
-  s << "  bash -c 'export RANK=\"$SLURM_PROCID\" WORLD_SIZE=\"$SLURM_NTASKS\" LOCAL_RANK=0 "
-       "LOCAL_WORLD_SIZE=1 GCD=\"$SLURM_LOCALID\"\n";
-  s << "    export MIOPEN_USER_DB_PATH=\"/tmp/miopen-cache-${USER:-user}-$SLURM_PROCID\"\n";
-  s << "    export MIOPEN_CUSTOM_CACHE_DIR=\"$MIOPEN_USER_DB_PATH\"\n";
-  s << "    rm -rf \"$MIOPEN_USER_DB_PATH\" && mkdir -p \"$MIOPEN_USER_DB_PATH\"\n";
-  s << "    exec python3 -u \"$@\"' parplan-rank \"${PROGRAM[@]}\"\n";
+  s << "#!/bin/bash\n";
+  s << "#SBATCH -J parplan-" << engine_name(x.options.engine) << "\n";
+  s << "#SBATCH -N " << x.layout.nnodes << "\n";
+  s << "#SBATCH -t " << slurm_time(x.wall.seconds) << "\n";
+  s << "# ==== PARPLAN-EDIT: your Slurm account" << (limits.partition.empty() ? " and partition" : "")
+    << " ====\n";
+  s << "#SBATCH -A PARPLAN_ACCOUNT\n";
+  s << "#SBATCH -p " << (limits.partition.empty() ? "PARPLAN_PARTITION" : limits.partition) << "\n";
+  if (frontier) {
+    // OLCF guide, "Alternative Rendezvous Protocol" (with FI_CXI_RDZV_PROTO=alt_read).
+    s << "#SBATCH --network=disable_rdzv_get\n";
+  } else {
+    s << "#SBATCH --ntasks-per-node=1\n";
+    s << "#SBATCH --gpus-per-node=" << x.layout.nproc_per_node << "\n";
+  }
+  s << "#SBATCH -o parplan-%j.out\n";
+  // After every #SBATCH line: sweep arrays copy the leading #SBATCH block.
+  s << "# -t: " << x.wall.explanation.front() << "\n";
+  for (std::size_t i = 1; i < x.wall.explanation.size(); ++i) s << "#     " << x.wall.explanation[i] << "\n";
+  s << header(x.plan, x.options, "Slurm batch script");
   return s.str();
 }
 
-}  // namespace
-
 ScriptFiles launch_scripts(const Plan& plan, const EmitOptions& options, const std::string& final_dir) {
   const Layout layout = layout_of(plan);
+  const ScriptContext x{plan, options, layout,
+                        plan_wall_time(plan, layout.nnodes, options.train_iters, options.hours), final_dir};
   ScriptFiles out;
+  out.notes = x.wall.notes;
+  out.train_iters = x.wall.train_iters;
   const bool deepspeed = options.engine == Engine::kDeepSpeed || options.engine == Engine::kMegatronDeepSpeed;
   if (options.launcher == Launcher::kSlurm) {
     if (plan.cluster.frontier_launch) {
-      out.files.push_back({"job.sbatch", frontier_script(plan, options, layout, final_dir), true});
+      out.files.push_back({"job.sbatch", frontier_script(x), true});
       return out;
     }
-    out.files.push_back({"job.sbatch", slurm_script(plan, options, layout, final_dir), true});
+    out.files.push_back({"job.sbatch", slurm_script(x), true});
+  } else {
+    out.notes.clear();  // -t is Slurm's; torchrun has no wall-time limit to meet
   }
-  out.files.push_back({"launch.sh", torchrun_script(plan, options, layout, final_dir), true});
-  if (deepspeed && options.launcher == Launcher::kTorchrun) {
-    out.files.push_back(
-        {"launch_deepspeed.sh", deepspeed_launcher_script(plan, options, layout, final_dir), true});
-  }
+  out.files.push_back({"launch.sh", torchrun_script(x), true});
+  if (deepspeed && options.launcher == Launcher::kTorchrun)
+    out.files.push_back({"launch_deepspeed.sh", deepspeed_launcher_script(x), true});
   return out;
 }
 

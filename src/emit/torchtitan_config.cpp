@@ -1,6 +1,8 @@
-// The torchtitan TOML job config. Sections and keys as torchtitan's JobConfig
-// dataclasses spell them (torchtitan/config/job_config.py: job, model,
-// optimizer, lr_scheduler, training, parallelism, activation_checkpoint).
+// The torchtitan v0.2.x TOML job config (--engine-version 0.2). Sections and
+// keys as v0.2.2's JobConfig dataclasses spell them (torchtitan/config/
+// job_config.py @ v0.2.2, 73a0e69: job, model, optimizer, lr_scheduler,
+// training, parallelism, activation_checkpoint), and the flavor and mesh
+// mapping shared with torchtitan main's Python config.
 #include <sstream>
 
 #include "src/emit/emit_internal.h"
@@ -29,22 +31,23 @@ std::string torchtitan_llama3_flavor(const ModelSpec& m) {
   return "";
 }
 
-std::string torchtitan_toml(const Plan& plan) {
+TorchtitanMesh torchtitan_mesh(const Plan& plan) {
   const ParallelConfig& c = plan.config;
-  // Data parallelism: zero 2/3 -> FSDP2 (reshard after forward: never = ZeRO-2,
-  // always = ZeRO-3); hierarchical partitioning -> HSDP (shard inside hpz ranks,
-  // replicate across); zero 0 -> DDP.
-  int replicate = 1;
-  int shard = 1;
-  std::string reshard = "default";
+  TorchtitanMesh mesh;
   if (c.zero >= 2) {
-    shard = c.hierarchical_partition || c.hpz_ranks > 1 ? deepspeed_hpz_ranks(plan) : c.dp;
-    if (shard <= 1) shard = c.dp;
-    replicate = c.dp / shard;
-    reshard = c.zero == 2 ? "never" : "always";
+    mesh.shard = c.hierarchical_partition || c.hpz_ranks > 1 ? deepspeed_hpz_ranks(plan) : c.dp;
+    if (mesh.shard <= 1) mesh.shard = c.dp;
+    mesh.replicate = c.dp / mesh.shard;
+    mesh.reshard = c.zero == 2 ? "never" : "always";
   } else {
-    replicate = c.dp;
+    mesh.replicate = c.dp;
   }
+  return mesh;
+}
+
+std::string torchtitan_toml(const Plan& plan, long long train_steps) {
+  const ParallelConfig& c = plan.config;
+  const TorchtitanMesh mesh = torchtitan_mesh(plan);
   // Batch: without a pipeline one optimizer step accumulates gbs/(mbs*dp)
   // local batches of mbs; with one, local_batch_size is the whole per-replica
   // batch and the schedule splits it into micro-batches of mbs.
@@ -53,6 +56,9 @@ std::string torchtitan_toml(const Plan& plan) {
   std::ostringstream t;
   t << "# torchtitan job config written by parplan for " << plan.model.name << " on " << world_size(plan)
     << " ranks.\n";
+  t << "# Targets torchtitan v0.2.x: the TOML job config (torchtitan/config/job_config.py, read at v0.2.2,\n"
+    << "# 73a0e69). torchtitan main replaced it with Python configs: emit without --engine-version for "
+       "main.\n";
   t << "# Run with: torchrun ... -m torchtitan.train --job.config_file <this file>\n\n";
   t << "[job]\n";
   t << "dump_folder = \"./outputs\"\n";
@@ -70,17 +76,21 @@ std::string torchtitan_toml(const Plan& plan) {
   t << "local_batch_size = " << local_batch << "\n";
   t << "global_batch_size = " << c.gbs << "\n";
   t << "seq_len = " << plan.job.seq << "\n";
-  t << "steps = 1000\n";
+  t << "steps = " << train_steps << "\n";
   t << "mixed_precision_param = \"bfloat16\"\n\n";
   t << "[parallelism]\n";
-  t << "data_parallel_replicate_degree = " << replicate << "\n";
-  t << "data_parallel_shard_degree = " << shard << "\n";
-  t << "fsdp_reshard_after_forward = \"" << reshard << "\"\n";
+  t << "data_parallel_replicate_degree = " << mesh.replicate << "\n";
+  t << "data_parallel_shard_degree = " << mesh.shard << "\n";
+  t << "fsdp_reshard_after_forward = \"" << mesh.reshard << "\"\n";
   t << "tensor_parallel_degree = " << c.tp << "\n";
   t << "pipeline_parallel_degree = " << c.pp << "\n";
   if (c.pp > 1) {
     t << "pipeline_parallel_schedule = \"" << (c.vp > 1 ? "Interleaved1F1B" : "1F1B") << "\"\n";
     t << "pipeline_parallel_microbatch_size = " << c.mbs << "\n";
+    // distributed/pipeline_parallel.py counts the embedding and the output as
+    // one layer each unless these are 0; parplan costs an even split.
+    t << "pipeline_parallel_first_stage_less_layers = 0\n";
+    t << "pipeline_parallel_last_stage_less_layers = 0\n";
   }
   t << "context_parallel_degree = " << c.cp << "\n";
   if (plan.model.is_moe()) {

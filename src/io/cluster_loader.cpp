@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "src/io/batch_limits_block.h"
 #include "src/io/calibration_block.h"
 #include "src/io/data_paths.h"
 #include "src/io/input_error.h"
@@ -139,7 +140,7 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
     YamlFields f(root, path);
     f.allow_only({"name", "source", "device", "ranks_per_node", "nodes", "tiers", "groups", "inter_group",
                   "attention", "launcher", "frontier_launch", "collectives", "collective_latency_us",
-                  "calibration"});
+                  "calibration", "batch_limits"});
     ClusterSpec c;
     c.name = f.text("name");
     c.device = read_device(f.child("device"));
@@ -173,6 +174,7 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
       f.fail("collectives", "must be hierarchical or ring");
     c.ring_collectives = collectives == "ring";
     c.collective_base_latency_s = f.number_in("collective_latency_us", 0, 1e6, 0.0) * kMicro;
+    if (f.has("batch_limits")) c.batch_limits = read_batch_limits_block(f.child("batch_limits"));
     if (f.has("calibration")) c.calibration = read_calibration_block(f.child("calibration"));
     if (f.has("groups")) {
       const YAML::Node groups = f.node("groups");

@@ -342,7 +342,13 @@ SlurmArrayResult emit_slurm_array(const SweepGrid& grid, const std::vector<Sweep
     const fs::path point_dir = result.dir / task.point_dir;
     std::vector<fs::path> files;
     try {
-      files = emit_launch_files(plan_of(grid, *o), {engine_of(*o, options), Launcher::kSlurm, point_dir});
+      EmitOptions emit;
+      emit.engine = engine_of(*o, options);
+      emit.launcher = Launcher::kSlurm;
+      emit.out_dir = point_dir;
+      emit.train_iters = options.train_iters;
+      emit.hours = options.hours;
+      files = emit_launch_files(plan_of(grid, *o), emit);
     } catch (const WriteError& e) {
       // A write failure is not a refused plan: stop, do not skip the point.
       throw WriteError(kFlag + ": " + one_line(e.what()));

@@ -20,6 +20,10 @@ struct SlurmArrayOptions {
   std::filesystem::path dir;
   /// Array tasks running at once (the %K of --array=0-N%K).
   int array_parallel = 4;
+  /// --train-iters / --hours: each point's -t follows the same rule as plan
+  /// --emit (src/emit/wall_time.h), capped at the site's limit.
+  long long train_iters = 0;
+  double hours = 0;
 };
 
 /// One array task.

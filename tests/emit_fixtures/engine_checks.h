@@ -349,6 +349,8 @@ inline const std::set<std::string>& torchtitan_known_keys() {
                                              "parallelism.pipeline_parallel_degree",
                                              "parallelism.pipeline_parallel_schedule",
                                              "parallelism.pipeline_parallel_microbatch_size",
+                                             "parallelism.pipeline_parallel_first_stage_less_layers",
+                                             "parallelism.pipeline_parallel_last_stage_less_layers",
                                              "parallelism.context_parallel_degree",
                                              "parallelism.expert_parallel_degree",
                                              "parallelism.expert_tensor_parallel_degree",

@@ -1,0 +1,101 @@
+// The torchtitan main config: a Python module whose function returns the
+// Trainer.Config of the plan (the config system of pytorch/torchtitan#2386,
+// 9810191, 2026-02-23: `-m torchtitan.train --module M --config F`). Names as
+// read at torchtitan main b5bcd76 (2026-08-21): torchtitan/trainer.py
+// Trainer.Config, torchtitan/config/configs.py TrainingConfig and
+// ParallelismConfig, torchtitan/distributed/activation_checkpoint.py FullAC /
+// SelectiveAC (None disables it, torchtitan_recipes/tests/__init__.py), and
+// the registered recipes llama3_8b/70b/405b of
+// torchtitan/models/llama3/config_registry.py.
+#include <sstream>
+
+#include "src/emit/emit_internal.h"
+
+namespace parplan::emit_detail {
+namespace {
+
+// The recipe of torchtitan/models/llama3/config_registry.py for the flavor.
+std::string recipe_of(const std::string& flavor) {
+  if (flavor == "8B") return "llama3_8b";
+  if (flavor == "70B") return "llama3_70b";
+  return "llama3_405b";
+}
+
+}  // namespace
+
+std::string torchtitan_python_config(const Plan& plan, long long train_steps) {
+  const ParallelConfig& c = plan.config;
+  const TorchtitanMesh mesh = torchtitan_mesh(plan);
+  const std::string flavor = torchtitan_llama3_flavor(plan.model);
+  const std::string recipe = recipe_of(flavor);
+  const long long seq = plan.job.seq;
+  const int micro_batches = c.dp > 0 && c.mbs > 0 ? c.gbs / (c.mbs * c.dp) : 1;
+
+  std::ostringstream py;
+  py << "# torchtitan config written by parplan for " << plan.model.name << " on " << world_size(plan)
+     << " ranks: tp " << c.tp << ", pp " << c.pp << ", vp " << c.vp << ", cp " << c.cp << ", dp " << c.dp
+     << ", zero " << c.zero << ", mbs " << c.mbs << ", gbs " << c.gbs << ".\n";
+  py << "# Targets torchtitan main: Python dataclass configs (since pytorch/torchtitan#2386, 9810191,\n"
+     << "# 2026-02-23), read at b5bcd76 (2026-08-21). For the v0.2.x TOML config emit with --engine-version "
+        "0.2.\n";
+  py << "# Run with: python -m torchtitan.train --module " << kTorchtitanPythonModule << " --config "
+     << kTorchtitanPythonConfig << "\n";
+  py << "# (this folder on PYTHONPATH; launch.sh does both). Reads HF_ASSETS_PATH and TRAIN_STEPS.\n";
+  py << "import os\n\n";
+  py << "from torchtitan.config import ParallelismConfig\n";
+  if (c.recompute != Recompute::kNone) {
+    py << "from torchtitan.distributed.activation_checkpoint import "
+       << (c.recompute == Recompute::kFull ? "FullAC" : "SelectiveAC") << "\n";
+  }
+  py << "from torchtitan.models.llama3 import model_registry\n";
+  py << "from torchtitan.models.llama3.config_registry import " << recipe << "\n";
+  py << "from torchtitan.trainer import Trainer\n\n\n";
+  py << "def " << kTorchtitanPythonConfig << "() -> Trainer.Config:\n";
+  py << "    # The registered recipe supplies the loss, optimizer, data loader (c4) and checkpointing;\n";
+  py << "    # edit config.dataloader for your data. The plan's choices follow.\n";
+  py << "    config = " << recipe << "()\n";
+  py << "    # bf16 weights and GEMMs, as costed (the 405B recipe converts linears to float8).\n";
+  py << "    config.model_spec = model_registry(\"" << flavor << "\")\n";
+  py << "    config.hf_assets_path = os.environ.get(\"HF_ASSETS_PATH\", config.hf_assets_path)\n";
+  py << "    config.training.steps = int(os.environ.get(\"TRAIN_STEPS\", \"" << train_steps << "\"))\n";
+  py << "    config.training.max_context_length = " << seq << "\n";
+  py << "    # mbs " << c.mbs << " sequence(s) of " << seq
+     << " tokens per micro-batch and data-parallel rank;\n";
+  py << "    # gbs " << c.gbs << " sequences per optimizer step.\n";
+  py << "    config.training.num_tokens_per_microbatch_per_dp_rank = " << c.mbs * seq << "\n";
+  py << "    config.training.num_tokens_per_train_step = " << c.gbs * seq << "\n";
+  py << "    config.training.mixed_precision_param = \"bfloat16\"\n";
+  py << "    config.parallelism = ParallelismConfig(\n";
+  py << "        data_parallel_replicate_degree=" << mesh.replicate << ",\n";
+  py << "        data_parallel_shard_degree=" << mesh.shard << ",\n";
+  py << "        fsdp_reshard_after_forward=\"" << mesh.reshard << "\",\n";
+  py << "        tensor_parallel_degree=" << c.tp << ",\n";
+  py << "        enable_sequence_parallel=" << (c.sp || c.tp > 1 ? "True" : "False") << ",\n";
+  py << "        pipeline_parallel_degree=" << c.pp << ",\n";
+  if (c.pp > 1) {
+    // Looped schedules default to 2 stages per rank (pipeline_parallel.py);
+    // the plan's micro-batches go through the pipeline without accumulation.
+    py << "        pipeline_parallel_schedule=\"" << (c.vp > 1 ? "Interleaved1F1B" : "1F1B") << "\",\n";
+    py << "        num_pp_microbatches=" << micro_batches << ",\n";
+    py << "        # Even split, as costed: the embedding and output count as no layer.\n";
+    py << "        pipeline_parallel_first_stage_less_layers=0,\n";
+    py << "        pipeline_parallel_last_stage_less_layers=0,\n";
+  }
+  py << "        context_parallel_degree=" << c.cp << ",\n";
+  py << "    )\n";
+  switch (c.recompute) {
+    case Recompute::kNone:
+      py << "    config.activation_checkpoint = None\n";
+      break;
+    case Recompute::kSelective:
+      py << "    config.activation_checkpoint = SelectiveAC.Config()\n";
+      break;
+    case Recompute::kFull:
+      py << "    config.activation_checkpoint = FullAC.Config()\n";
+      break;
+  }
+  py << "    return config\n";
+  return py.str();
+}
+
+}  // namespace parplan::emit_detail
