@@ -1,5 +1,7 @@
 #include "src/cli/job_options.h"
 
+#include <iostream>
+
 #include "cost/config_rules.h"
 #include "cost/moe_dispatch.h"
 #include "cost/step_cost.h"
@@ -88,6 +90,9 @@ ResolvedJob resolve_job(const JobFlags& f) {
   if (request.cluster.empty()) throw InputError("--cluster is required (e.g. dgx-a100, dgx-h100, frontier)");
   ResolvedJob out;
   out.model = load_model(request.model);
+  if (!out.model.unmodelled.empty())
+    std::cerr << "parplan: warning: " << out.model.name << " has " << out.model.unmodelled
+              << ", which parplan does not model: costed without it, and --emit refuses it\n";
   out.cluster = load_cluster(request.cluster);
   out.job = request.job;
   if (f.a2a_compression) {
