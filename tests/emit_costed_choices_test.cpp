@@ -320,12 +320,12 @@ TEST(EmitCostedChoices, UnmodelledIsAWarningForPlanAndExit2ForEmit) {
                                               R"(, "head_dim": 64, "attn_logit_softcapping": 50.0})");
   const std::string job = "--model " + gemma + " --cluster dgx-h100 --gpus 8 --gbs 16 --seq 2048";
   const test::CliRun est = test::run_cli("estimate " + job + " --tp 1 --pp 1 --mbs 1");
-  EXPECT_EQ(est.rc, 0) << est.err;
+  EXPECT_EQ(est.exit_code, 0) << est.err;
   EXPECT_NE(est.err.find("parplan: warning: "), std::string::npos) << est.err;
   EXPECT_NE(est.err.find("soft-capping"), std::string::npos) << est.err;
   const std::string out = ::testing::TempDir() + "gemma_emit_" + std::to_string(::getpid());
   const test::CliRun emit = test::run_cli("plan " + job + " --emit megatron --out " + out);
-  EXPECT_EQ(emit.rc, 2) << emit.err;
+  EXPECT_EQ(emit.exit_code, 2) << emit.err;
   EXPECT_NE(emit.err.find("soft-capping"), std::string::npos) << emit.err;
   EXPECT_FALSE(fs::exists(out));
 }

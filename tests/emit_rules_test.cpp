@@ -303,7 +303,7 @@ const RuleCase kCases[] = {
        set_mesh(p, 64, 1, 1, 1, 1);
        p.model.kv_groups = 8;
      },
-     "Megatron-DeepSpeed validate_args turns it off"},
+     "sequence parallelism needs tp > 1"},
     {"MegatronDeepSpeedLearnedPositions", kMDS, megatron_deepspeed_base,
      [](Plan& p) {
        p.model.position = PositionKind::kLearned;

@@ -90,9 +90,6 @@ ResolvedJob resolve_job(const JobFlags& f) {
   if (request.cluster.empty()) throw InputError("--cluster is required (e.g. dgx-a100, dgx-h100, frontier)");
   ResolvedJob out;
   out.model = load_model(request.model);
-  if (!out.model.unmodelled.empty())
-    std::cerr << "parplan: warning: " << out.model.name << " has " << out.model.unmodelled
-              << ", which parplan does not model: costed without it, and --emit refuses it\n";
   out.cluster = load_cluster(request.cluster);
   out.job = request.job;
   if (f.a2a_compression) {
@@ -146,6 +143,10 @@ ResolvedJob resolve_job(const JobFlags& f) {
   out.file_sp_given = request.config_sp_given;
   out.file_attention_given = request.config_attention_given;
   out.file_dp = request.config_dp;
+  // After every input check, so a bad flag stays one line on stderr.
+  if (!out.model.unmodelled.empty())
+    std::cerr << "parplan: warning: " << out.model.name << " has " << out.model.unmodelled
+              << ", which parplan does not model: costed without it, and --emit refuses it\n";
   return out;
 }
 

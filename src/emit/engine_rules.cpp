@@ -34,7 +34,7 @@ int kv_groups(const ModelSpec& m) { return m.kv_groups > 0 ? m.kv_groups : m.hea
 // (cost/config_rules.h: mesh, batch, layout, sharding, experts, recompute),
 // worded by describe() with the numbers; the engine functions below add only
 // what is engine-specific.
-void model_rules(const Plan& p, Rules& r) {
+void model_rules(const Plan& p, Engine engine, Rules& r) {
   const ModelSpec& m = p.model;
   if (m.layers <= 0 || m.hidden <= 0 || m.heads <= 0 || p.job.seq <= 0) {
     r.check(true, "the model needs layers, hidden size and heads and the job a sequence length.");
@@ -42,7 +42,18 @@ void model_rules(const Plan& p, Rules& r) {
   }
   JobSpec job = p.job;
   job.gpus = world_size(p);
-  if (const ConfigViolation v = validate_config(m, job, p.config)) r.check(true, describe(v) + ".");
+  // torchtitan shards parameters and gradients under pipelines (FSDP2 + PP,
+  // torchtitan/models/llama3/infra/parallelize.py applies fully_shard to each
+  // stage): the validator's "no ZeRO-2/3 with pp" is not its rule.
+  ParallelConfig c = p.config;
+  ConfigViolation v = validate_config(m, job, c);
+  if (v.rule == ConfigRule::kZeroWithPp && engine == Engine::kTorchtitan) {
+    c.pp = 1;
+    v = sharding_rules(c);
+    if (!v) v = expert_rules(m, job, p.config);
+    if (!v) v = recompute_rules(m, p.config);
+  }
+  if (v) r.check(true, describe(v) + ".");
 }
 
 // Megatron's pipeline split takes first/last stage counts with equal middle
@@ -261,7 +272,7 @@ void torchtitan_rules(const Plan& p, Rules& r) {
 
 std::vector<std::string> engine_rule_violations(const Plan& plan, Engine engine) {
   Rules rules(engine_name(engine));
-  model_rules(plan, rules);
+  model_rules(plan, engine, rules);
   switch (engine) {
     case Engine::kMegatron:
       megatron_rules(plan, rules);
