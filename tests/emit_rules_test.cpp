@@ -117,17 +117,14 @@ const RuleCase kCases[] = {
     // Shared by every engine.
     {"SizesAtLeastOne", kM, megatron_base, [](Plan& p) { p.config.etp = 0; }, "at least 1"},
     {"WorldDivisibleByModelParallel", kM, megatron_base, [](Plan& p) { p.job.gpus = 1000; },
-     "must be divisible by tp*pp*cp"},
-    {"MeshFillsWorld", kM, megatron_base, [](Plan& p) { p.config.dp = 8; },
-     "must equal the job's 1024 ranks"},
+     "tp * cp * pp = 64 must divide the 1000 GPUs"},
+    {"MeshFillsWorld", kM, megatron_base, [](Plan& p) { p.config.dp = 8; }, "must equal the 1024 GPUs"},
     {"BatchSplitsIntoMicroBatches", kM, megatron_base, [](Plan& p) { p.config.gbs = 1544; },
-     "global batch size (1544) must be divisible"},
+     "gbs 1544 must be divisible by mbs * dp"},
     {"HeadsDivisibleByTp", kM, megatron_base, [](Plan& p) { p.model.heads = 100; },
-     "num-attention-heads (100) must be a multiple of tensor-model-parallel-size"},
+     "tp 8 must divide the model's 100 attention heads"},
     {"QueryGroupsDivisibleByTp", kM, llama3_70b_on_64_h100, [](Plan& p) { p.model.kv_groups = 4; },
-     "num-query-groups (4) must be a multiple"},
-    {"HeadsDivisibleByGroups", kMDS, megatron_deepspeed_base, [](Plan& p) { p.model.kv_groups = 24; },
-     "must be a multiple of the KV groups (24)"},
+     "tp 8 must divide the model's 4 key/value groups"},
     {"HiddenDivisibleByHeads", kM, megatron_base,
      [](Plan& p) {
        p.model.head_dim = 0;
@@ -139,78 +136,77 @@ const RuleCase kCases[] = {
      "multi-latent attention has no Megatron-DeepSpeed"},
     // Megatron-LM.
     {"MegatronLayersDivisibleByPp", kM, megatron_base, [](Plan& p) { p.model.layers = 90; },
-     "num-layers (90) must be divisible by pipeline-model-parallel-size (8)"},
+     "the model's 90 layers must split evenly over pp 8 stages"},
     {"MegatronStageLayersDivisibleByVp", kM, megatron_base, [](Plan& p) { p.config.vp = 5; },
-     "layers per pipeline stage (12) must be divisible by the virtual stages (5)"},
+     "over pp 8 stages and vp 5 chunks"},
     {"MegatronFirstStageDivisibleByVp", kM, megatron_base,
      [](Plan& p) {
        p.config.first_stage_layers = 5;
        p.config.last_stage_layers = 7;
      },
-     "decoder-first-pipeline-num-layers (5)"},
+     "over pp 8 stages and vp 2 chunks"},
     {"MegatronLastStageDivisibleByVp", kM, megatron_base,
      [](Plan& p) {
        p.config.first_stage_layers = 6;
        p.config.last_stage_layers = 5;
      },
-     "decoder-last-pipeline-num-layers (5)"},
+     "over pp 8 stages and vp 2 chunks"},
     {"MegatronMiddleStagesMatchMiddleLayers", kM, megatron_base,
      [](Plan& p) {
        p.config.first_stage_layers = 90;
        p.config.last_stage_layers = 6;
      },
-     "both must be zero or both positive"},
+     "leave no layer for the middle stages"},
     {"MegatronMiddleLayersDivideIntoStages", kM, megatron_base,
      [](Plan& p) {
        p.config.vp = 1;
        p.config.first_stage_layers = 6;
        p.config.last_stage_layers = 5;
      },
-     "the 85 middle layers must be divisible by the 6"},
+     "over pp 8 stages and vp 1 chunks"},
     {"MegatronMiddleRankLayersDivisibleByVp", kM, megatron_base,
      [](Plan& p) {
        p.config.first_stage_layers = 12;
        p.config.last_stage_layers = 6;
      },
-     "layers per middle pipeline rank (13)"},
+     "over pp 8 stages and vp 2 chunks"},
     {"MegatronInterleavingNeedsPipeline", kM, megatron_base,
      [](Plan& p) {
        set_mesh(p, 1024, 8, 1, 1, 2);
        p.model.layers = 96;
      },
-     "interleaving (vp 2) needs pipeline-model-parallel-size > 1"},
+     "the interleaved schedule (vp > 1) needs pp > 1"},
     {"MegatronInterleavedMicroBatchesDivisibleByPp", kM, megatron_base,
-     [](Plan& p) { set_batch(p, 192, 1, 2048); }, "micro-batches per step (12)"},
+     [](Plan& p) { set_batch(p, 192, 1, 2048); }, "(pp 8, 12 micro-batches)"},
     {"MegatronSequenceParallelNeedsTp", kM, megatron_base,
      [](Plan& p) {
        set_mesh(p, 1024, 1, 8, 1, 2);
        set_batch(p, 1024, 1, 2048);
      },
-     "sequence-parallel needs tensor-model-parallel-size > 1"},
+     "sequence parallelism needs tp > 1"},
     {"MegatronContextParallelSequence", kM, megatron_base,
      [](Plan& p) {
        set_mesh(p, 1024, 8, 8, 2, 2);
        set_batch(p, 1536, 1, 2046);
      },
-     "must be a multiple of 2*context-parallel-size (4)"},
+     "cp 2 needs seq divisible by 2 * cp = 4"},
     {"MegatronLearnedPositionsCoverSequence", kM, megatron_base, [](Plan& p) { p.job.seq = 4096; },
      "max-position-embeddings (2048) must be at least seq-length (4096)"},
     {"MegatronExpertParallelNeedsExperts", kM, megatron_base, [](Plan& p) { p.config.ep = 2; },
-     "needs num-experts"},
+     "ep 2 needs a mixture-of-experts model"},
     {"MegatronExpertsDivisibleByEp", kM, megatron_moe_base, [](Plan& p) { p.config.ep = 16; },
-     "num-experts (8) must be a multiple of expert-model-parallel-size (16)"},
+     "ep 16 must divide the model's 8 experts"},
     {"MegatronExpertParallelNotFp16", kM, megatron_moe_base,
-     [](Plan& p) { p.job.precision = Precision::kFp16; }, "not supported with fp16"},
+     [](Plan& p) { p.job.precision = Precision::kFp16; }, "expert parallelism does not run with fp16"},
     {"MegatronExpertAndTensorParallelNeedSp", kM, megatron_moe_base, [](Plan& p) { p.config.sp = false; },
-     "need sequence-parallel"},
+     "expert and tensor parallelism together need sequence parallelism"},
     // transformer_config.py __post_init__, overlap_moe_expert_parallel_comm.
     {"MegatronEpOverlapNeedsVirtualStages", kM, megatron_moe_base,
      [](Plan& p) {
        p.config.ep_overlap = true;
-       p.config.vp = 1;
-       p.config.pp = 2;
+       set_mesh(p, 64, 2, 2, 1, 1);
      },
-     "needs virtual stages"},
+     "the overlapped expert-parallel all-to-all needs ep > 1, pp == 1 or vp > 1"},
     {"MegatronEpOverlapNoFullRecompute", kM, megatron_moe_base,
      [](Plan& p) {
        p.config.ep_overlap = true;
@@ -222,27 +218,21 @@ const RuleCase kCases[] = {
        p.model.route_groups = 3;
        p.model.route_group_topk = 2;
      },
-     "must be divisible by moe-router-num-groups (3)"},
-    {"MegatronExpertGridTilesWorld", kM, megatron_moe_base, [](Plan& p) { p.config.etp = 3; },
-     "expert-tensor*expert-model*pipeline sizes (24)"},
+     "the 3 routing groups must divide the 8 experts"},
+    {"MegatronExpertGridTilesWorld", kM, megatron_moe_base, [](Plan& p) { p.config.etp = 3; }, "etp * ep = "},
     {"MegatronFsdpWithoutPipeline", kM, megatron_base, [](Plan& p) { p.config.zero = 3; },
-     "maps to Megatron-FSDP"},
-    {"MegatronZeroRange", kM, megatron_base, [](Plan& p) { p.config.zero = 4; }, "zero must be 0..3"},
+     "ZeRO-3 cannot run with pipeline parallelism (pp 8)"},
+    {"MegatronZeroRange", kM, megatron_base, [](Plan& p) { p.config.zero = 4; },
+     "zero must be 0, 1, 2 or 3 (got 4)"},
     {"MegatronNoZeroPlusPlus", kM, megatron_base, [](Plan& p) { p.config.qwz = true; },
      "are DeepSpeed features"},
-    {"MegatronBlockRecomputePerChunk", kM, megatron_base,
-     [](Plan& p) {
-       p.config.recompute = Recompute::kFull;
-       p.config.recompute_layers = 3;
-     },
-     "counts recompute-num-layers per model chunk"},
     // DeepSpeed and Megatron-DeepSpeed.
     {"DeepSpeedPipelineOnlyWithZeroBelow2", kDS, deepspeed_base, [](Plan& p) { set_mesh(p, 16, 1, 2, 1, 1); },
-     "cannot run under DeepSpeed's pipeline engine"},
+     "cannot run with pipeline parallelism (pp 2)"},
     {"DeepSpeedZeroRange", kDS, deepspeed_base, [](Plan& p) { p.config.zero = 5; },
-     "must be 0..3 (DeepSpeed"},
+     "zero must be 0, 1, 2 or 3 (got 5)"},
     {"DeepSpeedZeroPlusPlusNeedsStage3", kMDS, megatron_deepspeed_base, [](Plan& p) { p.config.zero = 1; },
-     "extends ZeRO-3"},
+     "need ZeRO stage 3"},
     {"DeepSpeedHpzDividesDp", kMDS, megatron_deepspeed_base, [](Plan& p) { p.config.hpz_ranks = 3; },
      "zero_hpz_partition_size (3) must divide the data-parallel size (8)"},
     {"DeepSpeedHierarchicalNeedsHpz", kMDS, megatron_deepspeed_base, [](Plan& p) { p.config.hpz_ranks = 1; },
@@ -313,7 +303,7 @@ const RuleCase kCases[] = {
        set_mesh(p, 64, 1, 1, 1, 1);
        p.model.kv_groups = 8;
      },
-     "Megatron-DeepSpeed validate_args turns it off"},
+     "sequence parallelism needs tp > 1"},
     {"MegatronDeepSpeedLearnedPositions", kMDS, megatron_deepspeed_base,
      [](Plan& p) {
        p.model.position = PositionKind::kLearned;

@@ -9,6 +9,10 @@ namespace parplan {
 
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class PositionKind { kLearned, kRope };
+/// The FFN non-linearity: GeLU (erf), GeLU's tanh approximation (GPT-2's
+/// gelu_new, Gemma's gelu_pytorch_tanh) or SiLU. With gated_ffn, SiLU is
+/// SwiGLU and GeLU-tanh is GeGLU.
+enum class Activation { kGelu, kGeluTanh, kSilu };
 
 struct ModelSpec {
   /// Catalog name or the file it was read from.
@@ -41,6 +45,27 @@ struct ModelSpec {
   /// --hidden-dropout/--attention-dropout, default 0.1); 0 stores no
   /// dropout masks (the Llama family trains without dropout).
   double dropout = 0.1;
+
+  // Details that change no count but must reach the launch files unchanged
+  // (src/emit writes them; a launch file must not silently change the model).
+  /// FFN non-linearity (gated_ffn with kSilu is SwiGLU).
+  Activation activation = Activation::kGelu;
+  /// RoPE base theta (HF rope_theta; Megatron --rotary-base, default 10000).
+  double rope_theta = 10000.0;
+  /// Fraction of each head's dimensions that are rotated (GPT-NeoX
+  /// rotary_pct; Megatron --rotary-percent).
+  double rotary_fraction = 1.0;
+  /// Llama 3.1-style RoPE scaling factor (HF rope_scaling rope_type llama3;
+  /// Megatron --use-rope-scaling --rope-scaling-factor); 0 = none.
+  double rope_scaling_factor = 0.0;
+  /// Epsilon of every LayerNorm/RMSNorm (HF rms_norm_eps/layer_norm_eps;
+  /// Megatron --norm-epsilon, default 1e-5).
+  double norm_epsilon = 1e-5;
+  /// Biases on the Q/K/V projections only (Qwen2; Megatron --add-qkv-bias);
+  /// linear_bias covers every linear layer.
+  bool qkv_bias = false;
+  /// RMSNorm on each query and key head (Qwen3, Gemma 3; Megatron --qk-layernorm).
+  bool qk_norm = false;
 
   // Mixture of experts (experts == 0 means dense). Parsed now, modelled later.
   /// Routed experts per MoE layer.
@@ -75,8 +100,9 @@ struct ModelSpec {
   int qk_rope_head_dim = 0;
   int v_head_dim = 0;
 
-  /// What the model has that the cost model does not (read from a Hugging
-  /// Face config: sliding windows, soft-capping...); empty when none.
+  /// What the model has that parplan neither costs nor can write into a
+  /// launch file (sliding windows, soft-capping, GeGLU, ...), comma
+  /// separated; empty when none. plan/estimate warn, --emit refuses.
   std::string unmodelled;
 
   bool is_moe() const { return experts > 0; }

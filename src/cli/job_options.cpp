@@ -1,5 +1,7 @@
 #include "src/cli/job_options.h"
 
+#include <iostream>
+
 #include "cost/config_rules.h"
 #include "cost/moe_dispatch.h"
 #include "cost/step_cost.h"
@@ -158,6 +160,10 @@ ResolvedJob resolve_job(const JobFlags& f) {
   out.file_sp_given = request.config_sp_given;
   out.file_attention_given = request.config_attention_given;
   out.file_dp = request.config_dp;
+  // After every input check, so a bad flag stays one line on stderr.
+  if (!out.model.unmodelled.empty())
+    std::cerr << "parplan: warning: " << out.model.name << " has " << out.model.unmodelled
+              << ", which parplan does not model: costed without it, and --emit refuses it\n";
   return out;
 }
 

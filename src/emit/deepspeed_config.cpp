@@ -1,6 +1,8 @@
 // ds_config.json and the DeepSpeed hostfile. Keys as DeepSpeed spells them:
 // runtime/config.py (batch), runtime/zero/config.py DeepSpeedZeroConfig
 // (zero_optimization, which forbids unknown keys), runtime/precision_config.
+#include <algorithm>
+
 #include "cost/step_cost.h"
 #include "cost/zero_buckets.h"
 #include "src/emit/emit_internal.h"
@@ -101,12 +103,29 @@ nlohmann::json deepspeed_config(const Plan& plan, Engine engine) {
   } else {
     cfg["bf16"] = {{"enabled", true}};
   }
-  // Megatron-DeepSpeed hands DeepSpeed its own optimizer; a plain script gets
-  // one from the config.
+  if (plan.config.recompute == Recompute::kFull) {
+    // The keys of deepspeed/runtime/activation_checkpointing/config.py
+    // (DeepSpeed v0.17.0, ACT_CHKPT_*), read by deepspeed.checkpointing.configure;
+    // Megatron-DeepSpeed hands it this file under
+    // --deepspeed-activation-checkpointing (megatron/initialize.py:186), a
+    // plain script calls it itself. Every layer of a stage is a checkpoint.
+    const int stages = std::max(1, c.pp);
+    cfg["activation_checkpointing"] = {{"partition_activations", false},
+                                       {"contiguous_memory_optimization", false},
+                                       {"cpu_checkpointing", false},
+                                       {"number_checkpoints", plan.model.layers / stages},
+                                       {"synchronize_checkpoint_boundary", false},
+                                       {"profile", false}};
+  }
+  // Megatron-DeepSpeed hands DeepSpeed its own optimizer (the same betas in
+  // its arguments, optimizer_args); a plain script gets one from the config.
   if (engine == Engine::kDeepSpeed) {
-    cfg["optimizer"] = {
-        {"type", "AdamW"},
-        {"params", {{"lr", 3.0e-4}, {"betas", {0.9, 0.95}}, {"eps", 1e-8}, {"weight_decay", 0.1}}}};
+    cfg["optimizer"] = {{"type", "AdamW"},
+                        {"params",
+                         {{"lr", 3.0e-4},
+                          {"betas", {kAdamBeta1, kAdamBeta2}},
+                          {"eps", kAdamEps},
+                          {"weight_decay", kWeightDecay}}}};
   }
   return cfg;
 }

@@ -186,6 +186,14 @@ fs::path checked_out_dir(const fs::path& requested) {
 std::vector<fs::path> emit_launch_files(const Plan& plan, const EmitOptions& options,
                                         std::vector<std::string>* notes) {
   check_launcher(plan.cluster, options.launcher);
+  // A launch file must not silently change the model.
+  const std::vector<std::string> lost = emit_detail::architecture_problems(plan.model, options.engine);
+  if (!lost.empty()) {
+    std::string message = "--emit " + std::string(engine_name(options.engine)) + ": cannot write " +
+                          plan.model.name + " as it is:";
+    for (const std::string& what : lost) message += (lost.size() == 1 ? " " : "\n  ") + what;
+    throw InputError(message);
+  }
   const std::vector<std::string> violations = engine_rule_violations(plan, options.engine);
   if (!violations.empty()) {
     std::string message = "--emit " + std::string(engine_name(options.engine)) + ": the plan breaks " +

@@ -50,6 +50,29 @@ bool megatron_needs_single_connection(const Plan& plan);
 /// Whether plain Megatron maps the plan's ZeRO stage onto Megatron-FSDP.
 bool megatron_uses_fsdp(const Plan& plan);
 
+// --- architecture and optimizer (model_args.cpp) ----------------------------
+
+/// Adam as GPT-3 was trained (Brown et al. 2020, Appendix B: beta1 0.9,
+/// beta2 0.95, eps 1e-8, weight decay 0.1; Llama 3 uses the same betas):
+/// one set for the Megatron arguments and ds_config.json alike.
+inline constexpr double kAdamBeta1 = 0.9;
+inline constexpr double kAdamBeta2 = 0.95;
+inline constexpr double kAdamEps = 1e-8;
+inline constexpr double kWeightDecay = 0.1;
+
+/// RoPE, norm, activation, bias, embedding and dropout flags of Megatron-LM.
+std::vector<std::string> megatron_model_args(const ModelSpec& model);
+/// The same for Megatron-DeepSpeed (its own spellings).
+std::vector<std::string> megatron_deepspeed_model_args(const ModelSpec& model);
+/// --optimizer, --weight-decay and the Adam betas/epsilon (both engines).
+std::vector<std::string> optimizer_args(const Plan& plan);
+/// What of the model `engine`'s files cannot express (the unmodelled
+/// features first), one sentence each; empty = the files carry the model.
+std::vector<std::string> architecture_problems(const ModelSpec& model, Engine engine);
+
+/// --overlap-grad-reduce and --overlap-param-gather as the plan is costed.
+std::vector<std::string> megatron_overlap_args(const Plan& plan);
+
 // --- DeepSpeed ---------------------------------------------------------------
 
 /// The secondary (hpZ) partition size DeepSpeed gets: hpz_ranks when set;

@@ -266,6 +266,10 @@ const char* capability_problem(const EngineCapabilities& e, const ModelSpec& mod
   if (c.sp && !e.sp) return "no sequence parallelism";
   if (c.tp > 1 && e.sp_required && !c.sp) return "tensor parallelism always runs with sequence parallelism";
   if (c.cp > 1 && !e.cp) return "no context parallelism";
+  // Megatron's local attention asserts cp == 1 and Transformer Engine turns
+  // unfused attention off under CP; torch's context_parallel replaces only
+  // the fused SDPA kernels (engine_rules.cpp cites the lines).
+  if (c.cp > 1 && !c.flash_attention) return "context parallelism needs fused (flash) attention";
   if (c.pp > 1 && !e.pp) return "no pipeline parallelism";
   if (e.max_vp > 0 && c.vp > e.max_vp) return "no interleaved schedule with this many model chunks";
   if (model.is_moe() && !e.moe) return "no MoE layers";

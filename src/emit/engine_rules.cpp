@@ -3,6 +3,7 @@
 // engines' main branches), or says it is parplan's own limit for that engine.
 #include <sstream>
 
+#include "cost/config_rules.h"
 #include "src/emit/emit.h"
 #include "src/emit/emit_internal.h"
 
@@ -29,216 +30,91 @@ std::string s(long long v) { return emit_detail::str(v); }
 
 int kv_groups(const ModelSpec& m) { return m.kv_groups > 0 ? m.kv_groups : m.heads; }
 
-// Rules every engine shares: the mesh must tile the world and the batch must
-// split into whole micro-batches.
-void common_rules(const Plan& p, Rules& r) {
-  const ParallelConfig& c = p.config;
+// The model rules every engine shares are the one validator's
+// (cost/config_rules.h: mesh, batch, layout, sharding, experts, recompute),
+// worded by describe() with the numbers; the engine functions below add only
+// what is engine-specific.
+void model_rules(const Plan& p, Engine engine, Rules& r) {
   const ModelSpec& m = p.model;
-  const int world = world_size(p);
-  r.check(c.tp < 1 || c.pp < 1 || c.cp < 1 || c.dp < 1 || c.vp < 1 || c.ep < 1 || c.etp < 1,
-          "every parallel size (tp, pp, cp, dp, vp, ep, etp) must be at least 1.");
-  if (c.tp < 1 || c.pp < 1 || c.cp < 1 || c.dp < 1 || c.mbs < 1) return;
-  // Megatron validate_args: world_size % (tp * pp * cp) == 0, dp = world / (tp * pp * cp).
-  r.check(world % (c.tp * c.pp * c.cp) != 0,
-          "world size (" + s(world) + ") must be divisible by tp*pp*cp (" + s(c.tp * c.pp * c.cp) +
-              ") (Megatron validate_args, DeepSpeed topology, torchtitan ParallelDims).");
-  r.check(c.world() != world, "tp*cp*pp*dp (" + s(c.world()) + ") must equal the job's " + s(world) +
-                                  " ranks; dp is world / (tp*pp*cp).");
-  // megatron/core/num_microbatches_calculator.py ConstantNumMicroBatchesCalculator;
-  // DeepSpeed runtime/config.py _batch_assertion; torchtitan train.py.
-  r.check(c.gbs % (c.mbs * c.dp) != 0,
-          "global batch size (" + s(c.gbs) +
-              ") must be divisible by micro batch size times data parallel size (" + s(c.mbs) + "*" +
-              s(c.dp) + ") (Megatron num_microbatches_calculator).");
-  // megatron/core/transformer/transformer_config.py __post_init__.
-  r.check(m.heads <= 0 || m.heads % c.tp != 0, "num-attention-heads (" + s(m.heads) +
-                                                   ") must be a multiple of tensor-model-parallel-size (" +
-                                                   s(c.tp) + ") (Megatron TransformerConfig.__post_init__).");
-  // transformer_config.py on main also accepts tp % groups == 0 (KV heads
-  // replicated), Megatron-Core releases and Megatron-DeepSpeed (core.utils.divide)
-  // do not; parplan keeps to the rule every version accepts.
-  r.check(kv_groups(m) % c.tp != 0, "num-query-groups (" + s(kv_groups(m)) +
-                                        ") must be a multiple of tensor-model-parallel-size (" + s(c.tp) +
-                                        ") (Megatron TransformerConfig.__post_init__).");
-  // Megatron-DeepSpeed validate_args: num_attention_heads % num_key_value_heads == 0.
-  r.check(m.heads > 0 && m.heads % kv_groups(m) != 0, "num-attention-heads (" + s(m.heads) +
-                                                          ") must be a multiple of the KV groups (" +
-                                                          s(kv_groups(m)) + ").");
-  // validate_args: kv_channels defaults to hidden_size // num_attention_heads, asserting divisibility.
-  r.check(m.head_dim <= 0 && m.heads > 0 && m.hidden % m.heads != 0,
-          "hidden size (" + s(m.hidden) + ") must be divisible by the heads (" + s(m.heads) +
-              ") when the model gives no head_dim (Megatron validate_args, kv_channels).");
-  r.check(m.layers <= 0 || m.hidden <= 0 || p.job.seq <= 0,
-          "the model needs layers and hidden size and the job a sequence length.");
+  if (m.layers <= 0 || m.hidden <= 0 || m.heads <= 0 || p.job.seq <= 0) {
+    r.check(true, "the model needs layers, hidden size and heads and the job a sequence length.");
+    return;
+  }
+  JobSpec job = p.job;
+  job.gpus = world_size(p);
+  // torchtitan shards parameters and gradients under pipelines (FSDP2 + PP,
+  // torchtitan/models/llama3/infra/parallelize.py applies fully_shard to each
+  // stage): the validator's "no ZeRO-2/3 with pp" is not its rule.
+  ParallelConfig c = p.config;
+  ConfigViolation v = validate_config(m, job, c);
+  if (v.rule == ConfigRule::kZeroWithPp && engine == Engine::kTorchtitan) {
+    c.pp = 1;
+    v = sharding_rules(c);
+    if (!v) v = expert_rules(m, job, p.config);
+    if (!v) v = recompute_rules(m, p.config);
+  }
+  if (v) r.check(true, describe(v) + ".");
 }
 
-// Megatron's pipeline split: validate_args (even split) and
-// TransformerConfig.__post_init__ "Uneven PP" (first/last stage layers).
+// Megatron's pipeline split takes first/last stage counts with equal middle
+// stages (TransformerConfig num_layers_in_first/last_pipeline_stage); the
+// validator checks that the split itself is whole.
 void megatron_layer_rules(const Plan& p, Rules& r) {
   ParallelConfig split = p.config;
-  if (!emit_detail::megatron_split(p.config, split)) {
-    std::string layers;
-    for (int i = 0; i < p.config.pp; ++i) layers += (i ? "/" : "") + s(p.config.stage_split[i]);
-    r.check(true, "the plan splits the layers " + layers +
-                      " over the stages; Megatron takes only first and last stage counts "
-                      "(--decoder-first/last-pipeline-num-layers) with equal middle stages.");
-    return;
-  }
-  const ParallelConfig& c = split;
-  const int layers = p.model.layers;
-  if (c.pp < 1 || c.vp < 1 || layers <= 0) return;
-  const bool uneven = c.first_stage_layers > 0 || c.last_stage_layers > 0;
-  if (!uneven) {
-    r.check(layers % c.pp != 0, "num-layers (" + s(layers) +
-                                    ") must be divisible by pipeline-model-parallel-size (" + s(c.pp) +
-                                    ") (Megatron validate_args).");
-    r.check(layers % c.pp == 0 && (layers / c.pp) % c.vp != 0,
-            "layers per pipeline stage (" + s(layers / c.pp) + ") must be divisible by the virtual stages (" +
-                s(c.vp) + ") (Megatron validate_args, num-layers-per-virtual-pipeline-stage).");
-    return;
-  }
-  int remaining = layers;
-  int stages = c.pp;
-  if (c.first_stage_layers > 0) {
-    r.check(c.vp > 1 && c.first_stage_layers % c.vp != 0,
-            "decoder-first-pipeline-num-layers (" + s(c.first_stage_layers) +
-                ") must be divisible by the virtual stages (" + s(c.vp) + ") (Megatron TransformerConfig).");
-    remaining -= c.first_stage_layers;
-    --stages;
-  }
-  if (c.last_stage_layers > 0) {
-    r.check(c.vp > 1 && c.last_stage_layers % c.vp != 0,
-            "decoder-last-pipeline-num-layers (" + s(c.last_stage_layers) +
-                ") must be divisible by the virtual stages (" + s(c.vp) + ") (Megatron TransformerConfig).");
-    remaining -= c.last_stage_layers;
-    --stages;
-  }
-  if (remaining < 0 || stages < 0 || (remaining > 0) != (stages > 0)) {
-    r.check(true,
-            "first/last stage layers leave " + s(remaining) + " middle layers for " + s(stages) +
-                " middle pipeline stages; both must be zero or both positive (Megatron TransformerConfig, "
-                "uneven PP).");
-    return;
-  }
-  if (stages == 0) return;
-  r.check(remaining % stages != 0, "the " + s(remaining) + " middle layers must be divisible by the " +
-                                       s(stages) +
-                                       " middle pipeline stages (Megatron TransformerConfig, uneven PP).");
-  r.check(remaining % stages == 0 && c.vp > 1 && (remaining / stages) % c.vp != 0,
-          "layers per middle pipeline rank (" + s(remaining / stages) +
-              ") must be divisible by the virtual stages (" + s(c.vp) +
-              ") (Megatron TransformerConfig, uneven PP).");
+  if (emit_detail::megatron_split(p.config, split)) return;
+  std::string layers;
+  for (int i = 0; i < p.config.pp; ++i) layers += (i ? "/" : "") + s(p.config.stage_split[i]);
+  r.check(true, "the plan splits the layers " + layers +
+                    " over the stages; Megatron takes only first and last stage counts "
+                    "(--decoder-first/last-pipeline-num-layers) with equal middle stages.");
 }
 
-// TransformerConfig.__post_init__ MoE checks (megatron/core/transformer/transformer_config.py).
+// TransformerConfig.__post_init__ MoE checks the validator does not make
+// (megatron/core/transformer/transformer_config.py).
 void megatron_moe_rules(const Plan& p, Rules& r) {
   const ParallelConfig& c = p.config;
   const ModelSpec& m = p.model;
-  // "overlap_moe_expert_parallel_comm is only supported with expert model
-  // parallelism"; "virtual_pipeline_model_parallel_size must be specified
-  // when pipeline_model_parallel_size > 1"; "disable full recomputation";
-  // "MTP supports at most one layer".
-  if (c.ep_overlap) {
-    r.check(c.ep <= 1,
-            "--overlap-moe-expert-parallel-comm needs expert-model-parallel-size > 1 (Megatron "
-            "TransformerConfig).");
-    r.check(c.pp > 1 && c.vp <= 1,
-            "--overlap-moe-expert-parallel-comm with pipeline parallelism needs virtual "
-            "stages (Megatron TransformerConfig).");
-    r.check(c.recompute == Recompute::kFull,
-            "--overlap-moe-expert-parallel-comm needs no full recomputation (Megatron TransformerConfig).");
-    r.check(m.mtp_layers > 1,
-            "--overlap-moe-expert-parallel-comm supports at most one MTP layer (Megatron "
-            "TransformerConfig).");
-  }
-  // Group-limited routing: num_moe_experts % moe_router_num_groups == 0 and
-  // moe_router_group_topk <= moe_router_num_groups.
-  if (m.is_moe() && m.route_groups > 0 && m.route_group_topk > 0) {
-    r.check(m.experts % m.route_groups != 0, "num-experts (" + s(m.experts) +
-                                                 ") must be divisible by moe-router-num-groups (" +
-                                                 s(m.route_groups) + ") (Megatron TransformerConfig).");
-    r.check(m.route_group_topk > m.route_groups,
-            "moe-router-group-topk must not exceed moe-router-num-groups (Megatron TransformerConfig).");
-  }
+  r.check(c.ep_overlap && m.mtp_layers > 1,
+          "--overlap-moe-expert-parallel-comm supports at most one MTP layer (Megatron TransformerConfig).");
+  // Group-limited routing: moe_router_group_topk <= moe_router_num_groups.
+  r.check(m.is_moe() && m.route_groups > 0 && m.route_group_topk > m.route_groups,
+          "moe-router-group-topk must not exceed moe-router-num-groups (Megatron TransformerConfig).");
   // validate_args: "Group query attention is mutually exclusive with multi latent attention."
   r.check(m.uses_mla() && kv_groups(m) != m.heads,
           "multi-latent-attention cannot run with group-query-attention (Megatron validate_args).");
 }
 
+// Sources: NVIDIA/Megatron-LM core_r0.13.0 (73a28a1078a8), line numbers at that commit.
 void megatron_rules(const Plan& p, Rules& r) {
   const ParallelConfig& c = p.config;
   const ModelSpec& m = p.model;
   megatron_layer_rules(p, r);
-  // validate_args: with the interleaved schedule and overlap_p2p_comm (on by
-  // default) pp must be > 1; without the overlap, pp must be > 2.
-  r.check(c.vp > 1 && c.pp <= 1, "interleaving (vp " + s(c.vp) +
-                                     ") needs pipeline-model-parallel-size > 1 (Megatron validate_args).");
+  // validate_args: without overlap_p2p_comm the interleaved schedule needs pp > 2.
   r.check(c.vp > 1 && !c.overlap_p2p && c.pp <= 2,
           "interleaving without --overlap-p2p-communication needs pipeline-model-parallel-size > 2 "
           "(Megatron validate_args).");
-  // pipeline_parallel/schedules.py forward_backward_pipelining_with_interleaving:
-  // microbatch_group_size_per_vp_stage defaults to pp (ModelParallelConfig) and
-  // must lie in [pp, M]; the last group must be 0 or >= pp, i.e. M % pp == 0.
-  if (c.vp > 1 && c.pp > 1 && c.mbs > 0 && c.dp > 0 && c.gbs % (c.mbs * c.dp) == 0) {
-    const int micro = c.micro_batches();
-    r.check(micro % c.pp != 0 || micro < c.pp,
-            "with interleaving the micro-batches per step (" + s(micro) +
-                ") must be a positive multiple of pipeline-model-parallel-size (" + s(c.pp) +
-                ") (Megatron schedules.forward_backward_pipelining_with_interleaving).");
-  }
-  // model_parallel_config.py: "Cannot use sequence parallelism without tensor
-  // parallelism" (validate_args silently turns it off first).
-  r.check(c.sp && c.tp <= 1,
-          "sequence-parallel needs tensor-model-parallel-size > 1 (Megatron ModelParallelConfig).");
-  // validate_args: seq_length % (2 * context_parallel_size) == 0.
-  r.check(c.cp > 1 && p.job.seq % (2 * c.cp) != 0, "seq-length (" + s(p.job.seq) +
-                                                       ") must be a multiple of 2*context-parallel-size (" +
-                                                       s(2 * c.cp) + ") (Megatron validate_args).");
-  // validate_args: max_position_embeddings >= seq_length (learned positions are a table of that size).
+  // arguments.py:771-773 asserts hidden_size % num_attention_heads == 0 for the default kv_channels.
+  r.check(m.head_dim <= 0 && m.hidden % m.heads != 0,
+          "hidden size (" + s(m.hidden) + ") must be divisible by the heads (" + s(m.heads) +
+              ") when the model gives no head_dim (Megatron validate_args, kv_channels).");
+  // arguments.py:788-790: max_position_embeddings >= seq_length (learned positions are a table).
   r.check(m.position == PositionKind::kLearned && m.max_positions > 0 && m.max_positions < p.job.seq,
           "max-position-embeddings (" + s(m.max_positions) + ") must be at least seq-length (" +
               s(p.job.seq) + ") for learned positions (Megatron validate_args).");
-  // validate_args, expert parallelism checks.
-  r.check(c.ep > 1 && !m.is_moe(),
-          "expert-model-parallel-size > 1 needs num-experts (Megatron validate_args).");
-  r.check(c.ep > 1 && m.is_moe() && m.experts % c.ep != 0,
-          "num-experts (" + s(m.experts) + ") must be a multiple of expert-model-parallel-size (" + s(c.ep) +
-              ") (Megatron validate_args).");
-  r.check(c.ep > 1 && p.job.precision == Precision::kFp16,
-          "expert parallelism is not supported with fp16 (Megatron validate_args).");
-  // model_parallel_config.py: EP and TP together need sequence parallelism
-  // (an error in Megatron-Core releases, a warning on main).
-  r.check(m.is_moe() && c.ep > 1 && c.tp > 1 && !c.sp,
-          "expert and tensor parallelism together need sequence-parallel (Megatron ModelParallelConfig).");
-  // parallel_state.initialize_model_parallel: the expert grid etp*ep*pp tiles the world.
-  if (m.is_moe() && c.etp >= 1 && c.ep >= 1 && c.pp >= 1) {
-    const int grid = c.etp * c.ep * c.pp;
-    r.check(world_size(p) % grid != 0,
-            "world size (" + s(world_size(p)) +
-                ") must be divisible by expert-tensor*expert-model*pipeline sizes (" + s(grid) +
-                ") (Megatron parallel_state.initialize_model_parallel).");
-  }
+  // Context parallelism runs only in Transformer Engine's attention: the
+  // local DotProductAttention asserts context_parallel_size == 1
+  // (megatron/core/transformer/dot_product_attention.py:52-54) and TE turns
+  // its unfused backend off under CP (transformer_engine/pytorch/attention/
+  // dot_product_attention/utils.py:549 at TransformerEngine v2.5).
+  r.check(c.cp > 1 && !c.flash_attention,
+          "context parallelism (cp " + s(c.cp) +
+              ") needs --attention-backend flash or fused: Megatron's local attention asserts cp == 1 and "
+              "Transformer Engine disables unfused attention under context parallelism.");
   megatron_moe_rules(p, r);
-  // Megatron has no ZeRO-2/3 of its own; parplan maps them to Megatron-FSDP
-  // (--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads[_params]),
-  // which Megatron's docs only show without pipeline parallelism
-  // (docs/discussions/megatron-fsdp-user-guide).
-  r.check(c.zero >= 2 && c.pp > 1,
-          "ZeRO-" + s(c.zero) +
-              " maps to Megatron-FSDP, which parplan emits only with "
-              "pipeline-model-parallel-size 1; use zero 1 (distributed optimizer) or pp 1.");
-  r.check(c.zero < 0 || c.zero > 3, "zero must be 0..3.");
   r.check(
       c.zeropp() || c.hierarchical_partition,
       "ZeRO++ (hpZ/qwZ/qgZ) and hierarchical partitioning are DeepSpeed features; Megatron-LM has no flags "
       "for them.");
-  // Megatron maps full recompute of N layers per stage to --recompute-method
-  // block --recompute-num-layers N/vp (N is counted per model chunk).
-  r.check(
-      c.recompute == Recompute::kFull && c.recompute_layers > 0 && c.vp > 1 && c.recompute_layers % c.vp != 0,
-      "full recompute of " + s(c.recompute_layers) +
-          " layers per stage must be divisible by the virtual stages (" + s(c.vp) +
-          "): Megatron counts recompute-num-layers per model chunk.");
 }
 
 // Megatron-DeepSpeed runs Megatron's GPT model with DeepSpeed's engine.
@@ -251,9 +127,6 @@ void megatron_deepspeed_model_rules(const Plan& p, Rules& r) {
                                       ") must be divisible by pipeline-model-parallel-size (" + s(c.pp) +
                                       ") for the even split parplan assumes.");
   }
-  r.check(c.sp && c.tp <= 1,
-          "sequence-parallel needs tensor-model-parallel-size > 1 (Megatron-DeepSpeed validate_args turns it "
-          "off).");
   r.check(m.position == PositionKind::kLearned && m.max_positions > 0 && m.max_positions < p.job.seq,
           "max-position-embeddings (" + s(m.max_positions) + ") must be at least seq-length (" +
               s(p.job.seq) + ") (Megatron-DeepSpeed validate_args).");
@@ -269,17 +142,8 @@ void megatron_deepspeed_model_rules(const Plan& p, Rules& r) {
 void deepspeed_rules(const Plan& p, Engine engine, Rules& r) {
   const ParallelConfig& c = p.config;
   const ModelSpec& m = p.model;
-  // deepspeed/runtime/pipe/engine.py PipelineEngine.__init__:
-  // "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism".
-  r.check(c.pp > 1 && c.zero >= 2, "ZeRO-" + s(c.zero) +
-                                       " cannot run under DeepSpeed's pipeline engine (pp " + s(c.pp) +
-                                       "); use zero <= 1 or pp 1 (DeepSpeed runtime/pipe/engine.py).");
-  r.check(c.zero < 0 || c.zero > 3, "zero_optimization.stage must be 0..3 (DeepSpeed ZeroStageEnum).");
-  // docs/_tutorials/zeropp.md: ZeRO++ extends ZeRO stage 3.
-  r.check((c.hpz_ranks > 1 || c.qwz || c.qgz || c.hierarchical_partition) && c.zero != 3,
-          "ZeRO++ (zero_hpz_partition_size, zero_quantized_weights, "
-          "zero_quantized_gradients) extends ZeRO-3; the plan has zero " +
-              s(c.zero) + " (DeepSpeed ZeRO++ tutorial).");
+  // ZeRO-2/3 with pipelines (deepspeed/runtime/pipe/engine.py PipelineEngine.__init__)
+  // and ZeRO++ without stage 3 (docs/_tutorials/zeropp.md) are the validator's.
   // The hpZ secondary partition groups hpz ranks inside the data-parallel group.
   const int hpz = emit_detail::deepspeed_hpz_ranks(p);
   r.check(hpz > 1 && c.dp % hpz != 0,
@@ -375,9 +239,14 @@ void torchtitan_rules(const Plan& p, Rules& r) {
   }
   r.check(p.job.precision != Precision::kBf16,
           "torchtitan's mixed_precision_param is bfloat16 or float32; parplan writes bf16 only.");
-  r.check(c.recompute == Recompute::kFull && c.recompute_layers > 0 && c.pp > 0 && m.layers > 0 &&
-              c.recompute_layers < m.layers / c.pp,
+  r.check(c.recompute == Recompute::kFull && c.recompute_layers > 0 &&
+              c.recompute_layers * c.vp < m.layers / c.pp,
           "activation_checkpoint.mode full checkpoints every layer; a partial count has no torchtitan key.");
+  // torch.distributed.tensor.experimental.context_parallel replaces only the
+  // flash and memory-efficient SDPA kernels; the math (unfused) path is not
+  // context-parallel.
+  r.check(c.cp > 1 && !c.flash_attention,
+          "context parallelism (cp " + s(c.cp) + ") needs fused (flash) attention in torchtitan.");
   // components/optimizer.py: Adam and AdamW only.
   r.check(p.job.optimizer == Optimizer::kSgd, "torchtitan's optimizers are Adam and AdamW; use adam.");
   // parallel_dims.py _validate, expert parallelism.
@@ -403,7 +272,7 @@ void torchtitan_rules(const Plan& p, Rules& r) {
 
 std::vector<std::string> engine_rule_violations(const Plan& plan, Engine engine) {
   Rules rules(engine_name(engine));
-  common_rules(plan, rules);
+  model_rules(plan, engine, rules);
   switch (engine) {
     case Engine::kMegatron:
       megatron_rules(plan, rules);

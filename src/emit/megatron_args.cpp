@@ -17,6 +17,9 @@ class Args {
     tokens_.push_back(name);
     tokens_.push_back(value);
   }
+  void append(const std::vector<std::string>& tokens) {
+    tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
+  }
   std::vector<std::string> take() { return std::move(tokens_); }
 
  private:
@@ -56,6 +59,21 @@ std::string moe_layer_pattern(const ModelSpec& m) {
 }  // namespace
 
 bool megatron_uses_fsdp(const Plan& plan) { return plan.config.zero >= 2; }
+
+std::vector<std::string> megatron_overlap_args(const Plan& plan) {
+  const ParallelConfig& c = plan.config;
+  std::vector<std::string> out;
+  if (!c.overlap_grad_reduce) return out;
+  out.emplace_back("--overlap-grad-reduce");
+  // The cost model hides the sharded optimizer's parameter all-gather behind
+  // the next forward (data_parallel_cost.cpp) whenever gradients overlap;
+  // Megatron does that with --overlap-param-gather, which validate_args
+  // allows only with the distributed optimizer and --overlap-grad-reduce
+  // (arguments.py:594-598 at core_r0.13.0); --use-distributed-optimizer is
+  // written for every zero >= 1.
+  if (c.zero >= 1) out.emplace_back("--overlap-param-gather");
+  return out;
+}
 
 bool megatron_needs_single_connection(const Plan& plan) {
   // validate_args asserts CUDA_DEVICE_MAX_CONNECTIONS == "1" when tp > 1 or
@@ -125,9 +143,8 @@ std::vector<std::string> megatron_args(const Plan& plan) {
   a.opt("--max-position-embeddings", max_positions(plan));
   a.opt("--position-embedding-type", m.position == PositionKind::kRope ? "rope" : "learned_absolute");
   a.opt("--normalization", m.norm == NormKind::kRmsNorm ? "RMSNorm" : "LayerNorm");
-  if (m.gated_ffn) a.flag("--swiglu");
   if (!m.linear_bias) a.flag("--disable-bias-linear");
-  if (!m.tied_embeddings) a.flag("--untie-embeddings-and-output-weights");
+  a.append(megatron_model_args(m));
   if (m.is_moe()) {
     a.opt("--num-experts", m.experts);
     a.opt("--moe-router-topk", std::max(1, m.top_k));
@@ -181,7 +198,7 @@ std::vector<std::string> megatron_args(const Plan& plan) {
     a.flag("--no-gradient-accumulation-fusion");
     a.opt("--ckpt-format", "fsdp_dtensor");
   }
-  if (c.overlap_grad_reduce) a.flag("--overlap-grad-reduce");
+  a.append(megatron_overlap_args(plan));
   // overlap_p2p_comm is Megatron's default with interleaving; a plan modelled
   // without it says so.
   if (c.vp > 1 && !c.overlap_p2p) a.flag("--no-overlap-p2p-communication");
@@ -194,9 +211,12 @@ std::vector<std::string> megatron_args(const Plan& plan) {
     a.opt("--recompute-granularity", "selective");
   } else if (c.recompute == Recompute::kFull) {
     a.opt("--recompute-granularity", "full");
+    // The cost model's recompute_layers counts per model chunk, as the block
+    // method does: TransformerBlock (one per chunk) recomputes its first
+    // recompute_num_layers layers (transformer_block.py:439-456 at core_r0.13.0).
     if (c.recompute_layers > 0) {
       a.opt("--recompute-method", "block");
-      a.opt("--recompute-num-layers", c.recompute_layers / std::max(1, c.vp));
+      a.opt("--recompute-num-layers", c.recompute_layers);
     } else {
       a.opt("--recompute-method", "uniform");
       a.opt("--recompute-num-layers", 1);
@@ -215,8 +235,10 @@ std::vector<std::string> megatron_args(const Plan& plan) {
       a.flag("--bf16");
       break;
   }
+  // Context parallelism needs flash or fused attention (engine_rules.cpp
+  // refuses unfused with cp > 1).
   a.opt("--attention-backend", c.flash_attention ? "flash" : "unfused");
-  a.opt("--optimizer", plan.job.optimizer == Optimizer::kSgd ? "sgd" : "adam");
+  a.append(optimizer_args(plan));
   return a.take();
 }
 
@@ -234,9 +256,8 @@ std::vector<std::string> megatron_deepspeed_args(const Plan& plan) {
   a.opt("--max-position-embeddings", max_positions(plan));
   if (m.position == PositionKind::kRope) a.flag("--use-rotary-position-embeddings");
   a.opt("--normalization", m.norm == NormKind::kRmsNorm ? "rmsnorm" : "layernorm");
-  if (m.gated_ffn) a.flag("--swiglu");
   if (!m.linear_bias) a.flag("--disable-bias-linear");
-  if (!m.tied_embeddings) a.flag("--untie-embeddings-and-output-weights");
+  a.append(megatron_deepspeed_model_args(m));
   if (m.is_moe()) {
     // DeepSpeed-MoE as Megatron-DeepSpeed's megatron/arguments.py spells it
     // (the MoE lives in the model code, not in ds_config.json).
@@ -273,7 +294,7 @@ std::vector<std::string> megatron_deepspeed_args(const Plan& plan) {
   }
   a.flag(plan.job.precision == Precision::kFp16 ? "--fp16" : "--bf16");
   if (c.flash_attention) a.flag("--use-flash-attn-v2");
-  a.opt("--optimizer", plan.job.optimizer == Optimizer::kSgd ? "sgd" : "adam");
+  a.append(optimizer_args(plan));
   a.opt("--zero-stage", c.zero);
   a.flag("--deepspeed");
   return a.take();

@@ -131,27 +131,42 @@ enum class Family { kLlama, kGpt2, kGptNeox };
 struct HfType {
   const char* model_type;
   Family family;
-  bool tied_default;       // tie_word_embeddings when the file does not say
-  const char* unmodelled;  // "" when everything that changes cost is modelled
+  bool tied_default;        // tie_word_embeddings when the file does not say
+  bool qkv_bias;            // biases on Q/K/V only, fixed by the model code
+  bool qk_norm;             // RMSNorm on each query/key head, fixed by the model code
+  double norm_eps_default;  // rms_norm_eps / layer_norm_eps when the file does not say
+  const char* unmodelled;   // "" when everything that changes cost is modelled
 };
 
 // Defaults from each model's configuration class in Hugging Face
-// transformers (models/<type>/configuration_<type>.py, tie_word_embeddings).
+// transformers (models/<type>/configuration_<type>.py: tie_word_embeddings,
+// rms_norm_eps/layer_norm_eps) and modeling code (Qwen2Attention builds
+// q/k/v_proj with bias=True; Qwen3Attention and Gemma3Attention apply
+// q_norm/k_norm; Gemma's RMSNorm scales by 1 + weight and its embedding by
+// sqrt(hidden)).
 constexpr HfType kHfTypes[] = {
-    {"llama", Family::kLlama, false, ""},
-    {"mistral", Family::kLlama, false, ""},
-    {"mixtral", Family::kLlama, false, ""},
-    {"qwen2", Family::kLlama, false, ""},
-    {"qwen2_moe", Family::kLlama, false, ""},
-    {"qwen3", Family::kLlama, false, ""},
-    {"qwen3_moe", Family::kLlama, false, ""},
-    {"deepseek_v2", Family::kLlama, false, ""},
-    {"deepseek_v3", Family::kLlama, false, ""},
-    {"phi3", Family::kLlama, false, ""},
-    {"gemma2", Family::kLlama, true, "GeGLU (tanh) activation, sliding-window attention, logit soft-capping"},
-    {"gemma3_text", Family::kLlama, true, "GeGLU (tanh) activation, sliding-window attention"},
-    {"gpt2", Family::kGpt2, true, ""},
-    {"gpt_neox", Family::kGptNeox, false, ""},
+    {"llama", Family::kLlama, false, false, false, 1e-6, ""},
+    {"mistral", Family::kLlama, false, false, false, 1e-6, ""},
+    {"mixtral", Family::kLlama, false, false, false, 1e-5, ""},
+    {"qwen2", Family::kLlama, false, true, false, 1e-6, ""},
+    {"qwen2_moe", Family::kLlama, false, true, false, 1e-6, ""},
+    {"qwen3", Family::kLlama, false, false, true, 1e-6, ""},
+    {"qwen3_moe", Family::kLlama, false, false, true, 1e-6, ""},
+    {"deepseek_v2", Family::kLlama, false, false, false, 1e-6, ""},
+    {"deepseek_v3", Family::kLlama, false, false, false, 1e-6, ""},
+    {"phi3", Family::kLlama, false, false, false, 1e-5, ""},
+    {"gemma2", Family::kLlama, true, false, false, 1e-6,
+     "GeGLU (tanh) activation, sliding-window attention, logit soft-capping, Gemma's (1 + weight) RMSNorm "
+     "and sqrt(hidden) embedding "
+     "scale"},
+    {"gemma3_text", Family::kLlama, true, false, true, 1e-6,
+     "GeGLU (tanh) activation, sliding-window attention, Gemma's (1 + weight) RMSNorm and sqrt(hidden) "
+     "embedding scale"},
+    {"gemma3", Family::kLlama, true, false, true, 1e-6,
+     "GeGLU (tanh) activation, sliding-window attention, Gemma's (1 + weight) RMSNorm and sqrt(hidden) "
+     "embedding scale"},
+    {"gpt2", Family::kGpt2, true, false, false, 1e-5, ""},
+    {"gpt_neox", Family::kGptNeox, false, false, false, 1e-5, ""},
 };
 
 std::string supported_types() {
@@ -182,10 +197,109 @@ HfType type_of(const HfConfig& hf, const std::optional<std::string>& model_type,
   return llama;
 }
 
+void add_unmodelled(ModelSpec& m, const std::string& what) {
+  m.unmodelled += (m.unmodelled.empty() ? "" : ", ") + what;
+}
+
+/// A number >= 0 from the first present key, or `fallback`.
+double number_or(const HfConfig& hf, std::initializer_list<const char*> keys, double fallback,
+                 const std::string& origin) {
+  std::string key;
+  const Json* value = hf.find(keys, &key);
+  if (value == nullptr) return fallback;
+  if (!value->is_number() || value->get<double>() < 0)
+    fail(origin, 0, "field '" + key + "' must be a non-negative number (got " + shorten(value->dump()) + ")");
+  return value->get<double>();
+}
+
+// What changes no count but must reach the launch files unchanged: the
+// activation, RoPE base/fraction/scaling, norm epsilon, dropout; and what
+// no launch file parplan writes can express (sliding windows, soft-capping,
+// other RoPE scalings, the parallel residual), named in m.unmodelled.
+void read_details(const HfConfig& hf, const HfType& type, ModelSpec& m) {
+  const std::string& origin = m.name;
+  // hidden_act (Llama, NeoX), hidden_activation (Gemma), activation_function (GPT-2).
+  std::string act_key;
+  const Json* act = hf.find({"hidden_activation", "hidden_act", "activation_function"}, &act_key);
+  std::string act_name = type.family == Family::kLlama ? "silu" : "gelu";
+  if (type.family == Family::kGpt2) act_name = "gelu_new";  // GPT2Config default
+  if (std::string(type.model_type).rfind("gemma", 0) == 0)
+    act_name = "gelu_pytorch_tanh";  // Gemma2Config / Gemma3TextConfig default
+  if (act != nullptr) {
+    if (!act->is_string())
+      fail(origin, 0, "field '" + act_key + "' must be a string (got " + shorten(act->dump()) + ")");
+    act_name = act->get<std::string>();
+  }
+  if (act_name == "silu" || act_name == "swish") {
+    m.activation = Activation::kSilu;
+  } else if (act_name == "gelu") {
+    m.activation = Activation::kGelu;
+  } else if (act_name == "gelu_new" || act_name == "gelu_pytorch_tanh" || act_name == "gelu_fast") {
+    m.activation = Activation::kGeluTanh;
+  } else {
+    m.activation = m.gated_ffn ? Activation::kSilu : Activation::kGelu;
+    add_unmodelled(m, "the " + shorten(act_name) + " activation");
+  }
+  // RoPE: rope_theta (GPT-NeoX: rotary_emb_base), rotary_pct / partial_rotary_factor.
+  if (m.position == PositionKind::kRope) {
+    m.rope_theta = number_or(hf, {"rope_theta", "rotary_emb_base"}, 10000.0, origin);
+    const double fraction_default = type.family == Family::kGptNeox ? 0.25 : 1.0;  // GPTNeoXConfig rotary_pct
+    m.rotary_fraction = number_or(hf, {"rotary_pct", "partial_rotary_factor"}, fraction_default, origin);
+    if (m.rope_theta < 1.0 || m.rotary_fraction <= 0.0 || m.rotary_fraction > 1.0)
+      fail(origin, 0, "rope_theta must be >= 1 and the rotary fraction in (0, 1]");
+  }
+  if (const Json* scaling = hf.find({"rope_scaling"}); scaling != nullptr && scaling->is_object()) {
+    const std::string kind = scaling->value("rope_type", scaling->value("type", std::string("?")));
+    // Megatron's llama3 scaling (rotary_pos_embedding.py _apply_scaling) fixes
+    // low_freq_factor 1, high_freq_factor 4, original_max_position_embeddings 8192.
+    const bool megatron_llama3 = kind == "llama3" && scaling->value("low_freq_factor", 1.0) == 1.0 &&
+                                 scaling->value("high_freq_factor", 4.0) == 4.0 &&
+                                 scaling->value("original_max_position_embeddings", 8192) == 8192;
+    const Json* factor = scaling->contains("factor") ? &(*scaling)["factor"] : nullptr;
+    if (megatron_llama3 && factor != nullptr && factor->is_number() && factor->get<double>() >= 1.0)
+      m.rope_scaling_factor = factor->get<double>();
+    else
+      add_unmodelled(m, "RoPE scaling '" + shorten(kind) + "'");
+  }
+  m.norm_epsilon =
+      number_or(hf, {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon"}, type.norm_eps_default, origin);
+  if (m.norm_epsilon <= 0.0 || m.norm_epsilon >= 0.1)
+    fail(origin, 0, "the norm epsilon must lie in (0, 0.1) (got " + std::to_string(m.norm_epsilon) + ")");
+  if (type.family == Family::kLlama) m.dropout = number_or(hf, {"attention_dropout"}, 0.0, origin);
+  if (type.family == Family::kGptNeox) {
+    m.dropout = number_or(hf, {"hidden_dropout", "attention_dropout"}, 0.0, origin);
+    if (hf.boolean("use_parallel_residual").value_or(true))
+      add_unmodelled(m, "parallel attention/FFN residual");
+  }
+  if (type.family == Family::kGpt2) m.dropout = number_or(hf, {"resid_pdrop"}, 0.1, origin);
+  if (m.dropout > 1.0) fail(origin, 0, "dropout probabilities must lie in [0, 1]");
+  // A sliding window applies unless the config turns it off (Qwen2's
+  // use_sliding_window false); Gemma 3 sets it on most layers.
+  const auto window = hf.integer({"sliding_window"}, 0, std::numeric_limits<int64_t>::max());
+  if (window && *window > 0 && hf.boolean("use_sliding_window").value_or(true) &&
+      m.unmodelled.find("sliding-window") == std::string::npos)
+    add_unmodelled(m, "sliding-window attention (" + std::to_string(*window) + " tokens)");
+  for (const char* cap : {"attn_logit_softcapping", "final_logit_softcapping"}) {
+    const Json* value = hf.find({cap});
+    if (value != nullptr && value->is_number() && m.unmodelled.find("soft-capping") == std::string::npos)
+      add_unmodelled(m, "logit soft-capping");
+  }
+}
+
 ModelSpec model_from_hf(const Json& root, const std::string& origin) {
   if (!root.is_object()) {
     fail(origin, 0,
          "a Hugging Face config.json must be a JSON object {...} (got " + shorten(root.dump()) + ")");
+  }
+  // Gemma 3 (multimodal): the decoder is the text_config (a gemma3_text).
+  const auto text = root.find("text_config");
+  if (root.value("model_type", "") == "gemma3" && text != root.end() && text->is_object()) {
+    Json decoder = *text;
+    decoder["model_type"] = "gemma3_text";
+    ModelSpec m = model_from_hf(decoder, origin);
+    m.unmodelled +=
+        std::string(m.unmodelled.empty() ? "" : ", ") + "the vision tower (only the text decoder is planned)";
+    return m;
   }
   const HfConfig hf(root, origin);
   ModelFieldNames names;
@@ -196,6 +310,8 @@ ModelSpec model_from_hf(const Json& root, const std::string& origin) {
   const Family family = type.family;
   const bool tied_default = type.tied_default;
   m.unmodelled = type.unmodelled;
+  m.qkv_bias = type.qkv_bias;
+  m.qk_norm = type.qk_norm;
 
   m.layers = hf.required_int({"num_hidden_layers", "n_layer", "num_layers"}, &names.layers);
   m.hidden = hf.required_int({"hidden_size", "n_embd", "d_model"}, &names.hidden);
@@ -236,6 +352,8 @@ ModelSpec model_from_hf(const Json& root, const std::string& origin) {
       m.dropout = 0.0;  // LlamaConfig attention_dropout = 0.0 (and no hidden dropout)
       break;
   }
+
+  read_details(hf, type, m);
 
   // Mixture of experts: Mixtral (num_local_experts), DeepSeek (n_routed_experts)
   // or Qwen-MoE (num_experts).

@@ -14,9 +14,12 @@ namespace parplan {
 namespace {
 
 const std::vector<std::string> kTopKeys = {
-    "name",      "source",   "layers",          "hidden",        "ffn_hidden", "heads",
-    "kv_groups", "head_dim", "vocab",           "max_positions", "gated_ffn",  "linear_bias",
-    "norm",      "position", "tied_embeddings", "moe",           "mla",        "dropout"};
+    "name", "source", "layers", "hidden", "ffn_hidden", "heads", "kv_groups", "head_dim", "vocab",
+    "max_positions", "gated_ffn", "linear_bias", "norm", "position", "tied_embeddings", "moe", "mla",
+    "dropout",
+    // Optional details the launch files carry (docs/models.md).
+    "activation", "rope_theta", "rotary_fraction", "rope_scaling_factor", "norm_epsilon", "qkv_bias",
+    "qk_norm", "parallel_residual", "sliding_window"};
 const std::vector<std::string> kMoeKeys = {"experts",        "top_k",          "expert_ffn_hidden",
                                            "moe_layer_freq", "shared_experts", "first_dense_layers",
                                            "mtp_layers",     "route_groups",   "route_group_topk",
@@ -33,6 +36,32 @@ int required_int(const YamlFields& f, const char* key, const std::string& what) 
 
 int int_field(const YamlFields& f, const char* key, int64_t low, int fallback) {
   return static_cast<int>(f.integer(key, low, kModelIntMax).value_or(fallback));
+}
+
+void add_unmodelled(ModelSpec& m, const std::string& what) {
+  m.unmodelled += (m.unmodelled.empty() ? "" : ", ") + what;
+}
+
+// The optional keys that change no count but must reach the launch files.
+void read_details(const YamlFields& top, ModelSpec& m) {
+  const std::string activation =
+      top.has("activation") ? top.choice("activation", {"gelu", "gelu_tanh", "silu"}) : "";
+  if (activation == "gelu_tanh")
+    m.activation = Activation::kGeluTanh;
+  else if (activation == "silu" || (activation.empty() && m.gated_ffn))
+    m.activation = Activation::kSilu;  // gated_ffn alone means SwiGLU
+  else
+    m.activation = Activation::kGelu;
+  // Megatron --rotary-base is an int: 1e9 bounds every published base.
+  m.rope_theta = top.number_in("rope_theta", 1.0, 1e9, 10000.0);
+  m.rotary_fraction = top.number_in("rotary_fraction", 0.01, 1.0, 1.0);
+  m.rope_scaling_factor = top.number_in("rope_scaling_factor", 1.0, 1e6, 0.0);
+  m.norm_epsilon = top.number_in("norm_epsilon", 1e-12, 0.1, 1e-5);
+  m.qkv_bias = top.boolean("qkv_bias", false);
+  m.qk_norm = top.boolean("qk_norm", false);
+  if (top.boolean("parallel_residual", false)) add_unmodelled(m, "parallel attention/FFN residual");
+  if (const int window = int_field(top, "sliding_window", 0, 0); window > 0)
+    add_unmodelled(m, "sliding-window attention (" + std::to_string(window) + " tokens)");
 }
 
 ModelSpec model_from_yaml(const YAML::Node& root, const std::string& origin,
@@ -67,6 +96,7 @@ ModelSpec model_from_yaml(const YAML::Node& root, const std::string& origin,
       top.choice("position", {"learned", "rope"}) == "rope" ? PositionKind::kRope : PositionKind::kLearned;
   m.tied_embeddings = top.boolean("tied_embeddings", true);
   m.dropout = top.number_in("dropout", 0.0, 1.0, 0.1);
+  read_details(top, m);
 
   if (const auto moe = top.block("moe")) {
     moe->allow_only(kMoeKeys);

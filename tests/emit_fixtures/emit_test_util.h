@@ -93,6 +93,9 @@ inline Plan llama3_70b_on_64_h100() {
   p.model.vocab = 128256;
   p.model.max_positions = 8192;
   p.model.gated_ffn = true;
+  p.model.activation = Activation::kSilu;  // SwiGLU
+  p.model.rope_theta = 500000.0;           // Llama 3 config.json rope_theta
+  p.model.dropout = 0.0;
   p.model.linear_bias = false;
   p.model.norm = NormKind::kRmsNorm;
   p.model.position = PositionKind::kRope;

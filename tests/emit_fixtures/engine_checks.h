@@ -35,7 +35,12 @@ inline const std::set<std::string>& megatron_known_flags() {
       "--recompute-granularity", "--recompute-method", "--recompute-num-layers", "--bf16", "--fp16",
       "--fp8-format", "--attention-backend", "--optimizer", "--train-iters", "--lr", "--min-lr",
       "--lr-decay-style", "--lr-warmup-iters", "--tokenizer-type", "--tokenizer-model", "--data-path",
-      "--split", "--log-interval", "--eval-interval", "--eval-iters", "--save", "--load", "--save-interval"};
+      "--split", "--log-interval", "--eval-interval", "--eval-iters", "--save", "--load", "--save-interval",
+      // Architecture, overlap and Adam (arguments.py at core_r0.13.0: :1400-1410,
+      // :1433, :1442, :1665-1686, :1909, :2319, :2690).
+      "--rotary-base", "--rotary-percent", "--use-rope-scaling", "--rope-scaling-factor", "--norm-epsilon",
+      "--openai-gelu", "--add-qkv-bias", "--qk-layernorm", "--attention-dropout", "--hidden-dropout",
+      "--overlap-param-gather", "--weight-decay", "--adam-beta1", "--adam-beta2", "--adam-eps"};
   return flags;
 }
 
@@ -116,6 +121,14 @@ inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
     fail(!a.has("--recompute-num-layers"), "full recompute needs recompute_num_layers");
   }
   fail(a.has("--sequence-parallel") && tp <= 1, "Cannot use sequence parallelism without tensor parallelism");
+  // arguments.py:594-598 (core_r0.13.0).
+  fail(a.has("--overlap-param-gather") && !a.has("--use-distributed-optimizer"),
+       "--overlap-param-gather only supported with distributed optimizer");
+  fail(a.has("--overlap-param-gather") && !a.has("--overlap-grad-reduce"),
+       "Must use --overlap-param-gather with --overlap-grad-reduce");
+  // megatron/core/transformer/dot_product_attention.py:52-54; TE utils.py:549.
+  fail(cp > 1 && a.value("--attention-backend") == "unfused",
+       "Context parallelism is only supported by TEDotProductAttention");
   fail(a.has("--fp16") && a.has("--bf16"), "fp16 and bf16 are exclusive");
   const bool fsdp = a.has("--use-megatron-fsdp");
   const auto conn = env.find("CUDA_DEVICE_MAX_CONNECTIONS");
@@ -270,6 +283,16 @@ inline const std::set<std::string>& megatron_deepspeed_known_flags() {
                                               "--swiglu",
                                               "--disable-bias-linear",
                                               "--untie-embeddings-and-output-weights",
+                                              "--rotary-position-embeddings-theta",
+                                              "--rotary-percent",
+                                              "--layernorm-epsilon",
+                                              "--openai-gelu",
+                                              "--attention-dropout",
+                                              "--hidden-dropout",
+                                              "--weight-decay",
+                                              "--adam-beta1",
+                                              "--adam-beta2",
+                                              "--adam-eps",
                                               "--tensor-model-parallel-size",
                                               "--pipeline-model-parallel-size",
                                               "--no-pipeline-parallel",
