@@ -34,7 +34,6 @@ double model_step_s(const ModelSpec& model, const ClusterSpec& cluster, const Sc
   shape.tokens = tokens;
   shape.seq = tokens;
   shape.flash_attention = true;
-  shape.kernel = cluster.default_attention_kernel;
   const LayerComputeTimes layer = layer_compute_times(model, cluster.device, peak, shape);
   double per_layer_s = layer.forward_s + layer.backward_s;
   if (setting.recompute == Recompute::kFull) per_layer_s += layer.forward_s;

@@ -10,10 +10,6 @@
 namespace parplan {
 
 enum class Precision { kBf16, kFp16, kFp8 };
-/// The fused attention kernel an engine runs (cost/attention_kernels.h).
-/// kProfile: the profile's flash_attention_efficiency, which a calibrated
-/// profile fitted to its runs' kernel.
-enum class AttentionKernel { kProfile, kFlash2, kFlash3, kCudnn };
 enum class NicKind { kIntraNode, kInfiniBand, kRoce, kEthernet, kSlingshot };
 
 /// One accelerator (a GPU, or one GCD of an MI250X: whatever is one rank).
@@ -140,10 +136,6 @@ struct ClusterSpec {
   double collective_base_latency_s = 0;
   /// Attention kernel the cluster's software stack uses unless told otherwise.
   bool default_flash_attention = true;
-  /// The fused kernel that stack runs (profile key `attention_kernel`), used
-  /// when the job names none: Megatron-LM with Transformer Engine runs cuDNN
-  /// fused attention on Hopper.
-  AttentionKernel default_attention_kernel = AttentionKernel::kProfile;
   /// Launch conventions.
   bool frontier_launch = false;
   std::string launcher_default = "torchrun";

@@ -54,6 +54,11 @@ struct SearchPins {
   int ep = 0, etp = 0;
 };
 
+/// The fused attention kernel the engine runs (cost/attention_kernels.h).
+/// kProfile: the profile's flash_attention_efficiency, which a calibrated
+/// profile fitted to its runs' kernel.
+enum class AttentionKernel { kProfile, kFlash2, kFlash3, kCudnn };
+
 struct JobSpec {
   /// Devices (ranks) in the job.
   int gpus = 0;
@@ -78,8 +83,7 @@ struct JobSpec {
   /// volume (LSH-MoE style token compression, lossy; 1 = none).
   double a2a_compression = 1.0;
   /// Attention kernel the engine runs (Transformer Engine's cuDNN fused
-  /// attention, PyTorch SDPA's flash path = FlashAttention-2, ...);
-  /// kProfile: the cluster's default_attention_kernel.
+  /// attention, PyTorch SDPA's flash path = FlashAttention-2, ...).
   AttentionKernel attention_kernel = AttentionKernel::kProfile;
   /// Element-wise kernels (norms, activation, residual adds, rope) fused as
   /// Megatron-LM/Transformer Engine or torch.compile run them; false: eager

@@ -138,8 +138,8 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
   try {
     YamlFields f(root, path);
     f.allow_only({"name", "source", "device", "ranks_per_node", "nodes", "tiers", "groups", "inter_group",
-                  "attention_kernel", "attention", "launcher", "frontier_launch", "collectives",
-                  "collective_latency_us", "calibration"});
+                  "attention", "launcher", "frontier_launch", "collectives", "collective_latency_us",
+                  "calibration"});
     ClusterSpec c;
     c.name = f.text("name");
     c.device = read_device(f.child("device"));
@@ -164,13 +164,6 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
     const std::string attention = f.text("attention", "flash");
     if (attention != "flash" && attention != "unfused") f.fail("attention", "must be flash or unfused");
     c.default_flash_attention = attention == "flash";
-    const std::string kernel = f.text("attention_kernel", "profile");
-    if (kernel != "profile" && kernel != "fa2" && kernel != "fa3" && kernel != "cudnn")
-      f.fail("attention_kernel", "must be profile, fa2, fa3 or cudnn");
-    c.default_attention_kernel = kernel == "fa2"     ? AttentionKernel::kFlash2
-                                 : kernel == "fa3"   ? AttentionKernel::kFlash3
-                                 : kernel == "cudnn" ? AttentionKernel::kCudnn
-                                                     : AttentionKernel::kProfile;
     c.launcher_default = f.text("launcher", "torchrun");
     if (c.launcher_default != "torchrun" && c.launcher_default != "slurm")
       f.fail("launcher", "must be torchrun or slurm");
