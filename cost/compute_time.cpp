@@ -68,13 +68,15 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
   // Fused (Megatron's kernels, torch.compile): two norms (read + write), two
   // bias-dropout-adds (two reads, a write and a 1-byte mask), the activation
   // function, and rope on q and k. Eager PyTorch (every operator a kernel,
-  // each reading its inputs from HBM and writing its output): an RMSNorm is
-  // cast to fp32 (1 + 2), square-mean (2), scale (2 + 2), cast back (2 + 1),
-  // weight multiply (1 + 1) = 14; a residual add 3; SwiGLU silu (1 + 1) and
+  // each reading its inputs from HBM and writing its output): an RMSNorm
+  // composed of operators is cast to fp32 (1 + 2), square-mean (2), scale
+  // (2 + 2), cast back (2 + 1), weight multiply (1 + 1) = 14, a LayerNorm is
+  // one native kernel (1 + 1); a residual add 3; SwiGLU silu (1 + 1) and
   // product (2 + 1) = 5 per FFN element (GeLU 2); rope in complex fp32 cast
   // up (1 + 2), rotate (2 + 2), cast down (2 + 1) = 10 per q/k element.
   const bool fused = shape.fused_elementwise;
-  double elements = replicated_tokens * (fused ? 11.0 : 2.0 * 14.0 + 2.0 * 3.0) * h;
+  const double eager_norm = model.norm == NormKind::kRmsNorm ? 14.0 : 2.0;
+  double elements = replicated_tokens * (fused ? 11.0 : 2.0 * eager_norm + 2.0 * 3.0) * h;
   elements += m * ffn_copies * ffn * (model.gated_ffn ? (fused ? 3.0 : 5.0) : 2.0) / t;
   if (model.position == PositionKind::kRope)
     elements += m * (fused ? 2.0 : 10.0) * (q_width + kv_width / 2.0);
