@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cost/attention_kernels.h"
 #include "cost/mla.h"
 
 namespace parplan {
@@ -63,19 +64,29 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
   double attention_forward_s = 0;
   double attention_backward_s = 0;
   const double replicated_tokens = shape.sp ? m / t : m;
-  // Element-wise traffic per token, in elements (Megatron's fused kernels):
-  // two norms (read + write), two bias-dropout-adds (two reads, a write and a
-  // 1-byte mask), the activation function, and rope on q and k.
-  double elements = replicated_tokens * 11.0 * h;
-  elements += m * ffn_copies * ffn * (model.gated_ffn ? 3.0 : 2.0) / t;
-  if (model.position == PositionKind::kRope) elements += m * 2.0 * (q_width + kv_width / 2.0);
+  // Element-wise traffic per token, in 16-bit elements read and written.
+  // Fused (Megatron's kernels, torch.compile): two norms (read + write), two
+  // bias-dropout-adds (two reads, a write and a 1-byte mask), the activation
+  // function, and rope on q and k. Eager PyTorch (every operator a kernel,
+  // each reading its inputs from HBM and writing its output): an RMSNorm
+  // composed of operators is cast to fp32 (1 + 2), square-mean (2), scale
+  // (2 + 2), cast back (2 + 1), weight multiply (1 + 1) = 14, a LayerNorm is
+  // one native kernel (1 + 1); a residual add 3; SwiGLU silu (1 + 1) and
+  // product (2 + 1) = 5 per FFN element (GeLU 2); rope in complex fp32 cast
+  // up (1 + 2), rotate (2 + 2), cast down (2 + 1) = 10 per q/k element.
+  const bool fused = shape.fused_elementwise;
+  const double eager_norm = model.norm == NormKind::kRmsNorm ? 14.0 : 2.0;
+  double elements = replicated_tokens * (fused ? 11.0 : 2.0 * eager_norm + 2.0 * 3.0) * h;
+  elements += m * ffn_copies * ffn * (model.gated_ffn ? (fused ? 3.0 : 5.0) : 2.0) / t;
+  if (model.position == PositionKind::kRope)
+    elements += m * (fused ? 2.0 : 10.0) * (q_width + kv_width / 2.0);
   if (shape.flash_attention) {
     // A causal fused kernel skips the masked half; its backward recomputes
-    // the scores: 5 GEMMs against 2 forward (Dao 2023, FlashAttention-2).
-    const double rate = attention_peak * device.flash_attention_efficiency * shape.seq /
-                        (shape.seq + device.attention_half_seq);
-    attention_forward_s = 0.5 * attention_flops / rate;
-    attention_backward_s = 2.5 * attention_forward_s;
+    // the scores: 5 GEMMs against 2 forward (Dao 2023, FlashAttention-2), at
+    // the kernel's own backward efficiency (cost/attention_kernels.h).
+    const AttentionEfficiency eff = attention_efficiency(device, shape.kernel, shape.seq);
+    attention_forward_s = 0.5 * attention_flops / (attention_peak * eff.forward);
+    attention_backward_s = 2.5 * 0.5 * attention_flops / (attention_peak * eff.backward);
   } else {
     // Batched GEMMs of head_dim depth over the full square, then the scaled
     // masked softmax and dropout on a * s scores per token (read, write, and

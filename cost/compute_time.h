@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cost/spec/cluster_spec.h"
+#include "cost/spec/job_spec.h"
 #include "cost/spec/model_spec.h"
 
 namespace parplan {
@@ -19,6 +20,8 @@ struct LayerShape {
   bool sp = false;
   bool flash_attention = true;
   bool is_moe = false;
+  AttentionKernel kernel = AttentionKernel::kProfile;
+  bool fused_elementwise = true;
 };
 
 struct LayerComputeTimes {

@@ -1,4 +1,4 @@
-// The calibrated Frontier profile (hardware-profiles/frontier-calibrated.yaml)
+// The calibrated Frontier profile (hardware-profiles/frontier.yaml)
 // predicts the published runs it was fitted to (calibration/frontier-runs.yaml)
 // within the errors its calibration block states, and every fitted constant
 // stays inside its physical bounds, the GEMM one below the measured ceiling.
@@ -16,12 +16,12 @@
 namespace parplan {
 namespace {
 
-ClusterSpec frontier_calibrated() {
-  return load_cluster((data_dir() / "hardware-profiles/frontier-calibrated.yaml").string());
+ClusterSpec frontier_profile() {
+  return load_cluster((data_dir() / "hardware-profiles/frontier.yaml").string());
 }
 
 TEST(CalibrationFrontier, PredictsTheHeldInRunsWithinTheStatedErrors) {
-  const ClusterSpec cluster = frontier_calibrated();
+  const ClusterSpec cluster = frontier_profile();
   ASSERT_TRUE(cluster.calibration.calibrated());
   const auto runs = load_runs({(data_dir() / "calibration/frontier-runs.yaml").string()}, cluster);
   ASSERT_EQ(static_cast<int>(runs.size()), cluster.calibration.runs);
@@ -40,7 +40,7 @@ TEST(CalibrationFrontier, PredictsTheHeldInRunsWithinTheStatedErrors) {
 }
 
 TEST(CalibrationFrontier, FittedConstantsStayInsideTheirPhysicalBounds) {
-  const ClusterSpec cluster = frontier_calibrated();
+  const ClusterSpec cluster = frontier_profile();
   for (const auto& c : fitted_constants(cluster)) {
     const double value = fitted_value(cluster, c);
     EXPECT_GE(value, c.lower) << c.key;

@@ -45,7 +45,6 @@ TEST(EmitWallTime, FrontierProfileHoldsOlcfBins) {
   EXPECT_EQ(bins[1].max_nodes, 183);
   EXPECT_DOUBLE_EQ(bins[1].max_hours, 6.0);
   for (std::size_t i = 2; i < bins.size(); ++i) EXPECT_DOUBLE_EQ(bins[i].max_hours, 12.0);
-  EXPECT_EQ(load_cluster("frontier-calibrated").batch_limits.bins.size(), 5u);
 }
 
 TEST(EmitWallTime, Frontier128NodesIsCappedAtSixHours) {

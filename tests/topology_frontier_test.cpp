@@ -23,6 +23,12 @@ struct Frontier20b {
   JobSpec job;
   ParallelConfig base;
   Frontier20b() {
+    // The network model as published (tier bandwidths, latencies): the
+    // shipped frontier profile's fitted GEMM ceiling (0.504) and per-layer
+    // overhead (9.76 ms) come from four dense runs and shrink this paper's
+    // ratio to 1.06; the pre-calibration values reproduce Xu et al. 2025.
+    cluster.device.gemm_efficiency_max = 0.703;
+    cluster.device.layer_overhead_s = 0;
     job.gpus = 384;
     job.gbs = 384;
     job.seq = 1024;

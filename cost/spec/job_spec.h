@@ -83,6 +83,11 @@ struct SearchPins {
   std::optional<int> last_stage_layers;
 };
 
+/// The fused attention kernel the engine runs (cost/attention_kernels.h).
+/// kProfile: the profile's flash_attention_efficiency, which a calibrated
+/// profile fitted to its runs' kernel.
+enum class AttentionKernel { kProfile, kFlash2, kFlash3, kCudnn };
+
 struct JobSpec {
   /// Devices (ranks) in the job.
   int gpus = 0;
@@ -109,6 +114,13 @@ struct JobSpec {
   /// MoE: bytes of the expert-parallel all-to-all over the uncompressed
   /// volume (LSH-MoE style token compression, lossy; 1 = none).
   double a2a_compression = 1.0;
+  /// Attention kernel the engine runs (Transformer Engine's cuDNN fused
+  /// attention, PyTorch SDPA's flash path = FlashAttention-2, ...).
+  AttentionKernel attention_kernel = AttentionKernel::kProfile;
+  /// Element-wise kernels (norms, activation, residual adds, rope) fused as
+  /// Megatron-LM/Transformer Engine or torch.compile run them; false: eager
+  /// PyTorch, one HBM round trip per operator (cost/compute_time.cpp).
+  bool fused_elementwise = true;
 
   /// HBM a plan keeps free, beyond the cost model's own reservations:
   /// a fraction of usable HBM plus bytes (--memory-headroom).

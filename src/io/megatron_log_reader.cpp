@@ -192,6 +192,10 @@ FitRun parse_megatron_log(const std::string& text, const std::string& origin, co
   const double median_ms = n % 2 ? times_ms[n / 2] : 0.5 * (times_ms[n / 2 - 1] + times_ms[n / 2]);
   const YAML::Node holder = run_node(args, origin, median_ms / 1000.0);
   FitRun run = parse_run_node(holder["run"], holder["models"], cluster, origin, origin);
+  // --attention-backend fused is Transformer Engine's cuDNN fused attention;
+  // flash and auto keep the profile's kernel (what it was calibrated with).
+  if (text_or(args, "attention_backend", "") == "AttnBackend.fused")
+    run.job.attention_kernel = AttentionKernel::kCudnn;
   run.name = origin.substr(origin.find_last_of('/') + 1);
   return run;
 }

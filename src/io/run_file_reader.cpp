@@ -81,7 +81,8 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                       const std::string& where, const std::string& default_source) {
   YamlFields f(node, where);
   f.allow_only({"name", "model", "gpus", "gbs", "seq", "precision", "config", "measured", "step_s",
-                "peak_memory_gib", "source", "notes", "assumed", "gpu"});
+                "peak_memory_gib", "source", "notes", "assumed", "gpu", "attention_kernel",
+                "fused_elementwise"});
   FitRun run;
   run.name = f.text("name", where);
   run.source = f.text("source", default_source);
@@ -97,6 +98,16 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   run.job.gbs = f.positive_int("gbs");
   run.job.seq = f.positive_int("seq");
   run.job.precision = parse_precision(f.text("precision", "bf16"), where + ": field 'precision'");
+  // The engine's attention kernel (cost/attention_kernels.h) and whether it
+  // fuses element-wise operators (eager PyTorch does not).
+  const std::string kernel = f.text("attention_kernel", "profile");
+  if (kernel != "profile" && kernel != "fa2" && kernel != "fa3" && kernel != "cudnn")
+    f.fail("attention_kernel", "must be profile, fa2, fa3 or cudnn");
+  run.job.attention_kernel = kernel == "fa2"     ? AttentionKernel::kFlash2
+                             : kernel == "fa3"   ? AttentionKernel::kFlash3
+                             : kernel == "cudnn" ? AttentionKernel::kCudnn
+                                                 : AttentionKernel::kProfile;
+  run.job.fused_elementwise = f.boolean("fused_elementwise", true);
   run.config = f.has("config") ? read_run_config(f.child("config"), run) : ParallelConfig{};
   run.config.gbs = run.job.gbs;
   run.config.dp =

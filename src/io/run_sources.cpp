@@ -8,6 +8,7 @@
 #include "src/io/input_error.h"
 #include "src/io/megatron_log_reader.h"
 #include "src/io/run_file_reader.h"
+#include "src/io/torchtitan_log_reader.h"
 
 namespace parplan {
 
@@ -34,10 +35,15 @@ void load_file(const fs::path& path, const ClusterSpec& cluster, std::vector<Fit
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
+  if (looks_like_torchtitan_log(text.str())) {
+    out.push_back(read_torchtitan_log(path.string(), cluster));
+    return;
+  }
   if (!looks_like_megatron_log(text.str()))
     throw InputError(path.string() +
-                     ": not a run file (.yaml, .csv) nor a Megatron-LM log (no arguments block, no "
-                     "'elapsed time per iteration (ms)' lines)");
+                     ": not a run file (.yaml, .csv), a Megatron-LM log (no arguments block, no "
+                     "'elapsed time per iteration (ms)' lines) nor a torchtitan log (no 'step: N  loss: ...  "
+                     "tps: ...' lines)");
   out.push_back(parse_megatron_log(text.str(), path.string(), cluster));
 }
 }  // namespace

@@ -1,5 +1,5 @@
-// `--runs FILE_OR_DIR...`: run files (.yaml, .yml, .csv) and Megatron-LM
-// logs (.log, .txt), or directories holding them.
+// `--runs FILE_OR_DIR...`: run files (.yaml, .yml, .csv), Megatron-LM and
+// torchtitan logs (.log, .txt), or directories holding them.
 #pragma once
 
 #include <string>

@@ -1,0 +1,74 @@
+#include "cost/attention_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parplan {
+
+namespace {
+// Shah et al. 2024, "FlashAttention-3: Fast and Accurate Attention with
+// Asynchrony and Low-precision" (arXiv 2407.08608), H100 80GB SXM5, bf16/fp16,
+// head dim 128, batch x seq = 16k tokens, hidden 2048; TFLOP/s at sequence
+// lengths 512, 1k, 2k, 4k, 8k, 16k. Forward: Figure 5, causal panel (the
+// causal FLOPs counted once, as here). Backward: Figure 6 publishes the
+// non-causal backward only; the causal backward is taken as that times the
+// kernel's causal / non-causal forward ratio at the same length (the same
+// masked-block skipping), non-causal forward from Figure 5.
+constexpr int kPoints = 6;
+constexpr double kLog2SeqFirst = 9.0;  // 512
+struct KernelFigures {
+  double causal_forward[kPoints];
+  double noncausal_forward[kPoints];
+  double noncausal_backward[kPoints];
+};
+constexpr KernelFigures kFlash2 = {
+    {191, 260, 298, 319, 333, 335}, {309, 350, 362, 368, 370, 370}, {214, 260, 291, 310, 318, 322}};
+constexpr KernelFigures kCudnn = {
+    {315, 410, 484, 518, 529, 539}, {497, 574, 617, 609, 600, 595}, {305, 408, 465, 499, 518, 516}};
+constexpr KernelFigures kFlash3 = {
+    {292, 423, 521, 579, 602, 616}, {467, 565, 625, 638, 646, 648}, {316, 424, 501, 542, 559, 561}};
+// The peak the figures are measured against: H100 SXM5 dense bf16.
+constexpr double kH100PeakTflops = 989.4;
+
+const KernelFigures* figures(AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::kFlash2:
+      return &kFlash2;
+    case AttentionKernel::kFlash3:
+      return &kFlash3;
+    case AttentionKernel::kCudnn:
+      return &kCudnn;
+    case AttentionKernel::kProfile:
+      break;
+  }
+  return nullptr;
+}
+
+double interpolate(const double (&table)[kPoints], double seq) {
+  const double x = std::clamp(std::log2(std::max(seq, 1.0)) - kLog2SeqFirst, 0.0, kPoints - 1.0);
+  const int i = std::min(static_cast<int>(x), kPoints - 2);
+  const double t = x - i;
+  return table[i] * (1.0 - t) + table[i + 1] * t;
+}
+}  // namespace
+
+double published_attention_tflops(AttentionKernel kernel, double seq, bool backward) {
+  const KernelFigures* f = figures(kernel);
+  if (f == nullptr) return 0;
+  const double forward = interpolate(f->causal_forward, seq);
+  if (!backward) return forward;
+  return interpolate(f->noncausal_backward, seq) * forward / interpolate(f->noncausal_forward, seq);
+}
+
+AttentionEfficiency attention_efficiency(const DeviceSpec& device, AttentionKernel kernel, double seq) {
+  const bool hopper_sxm =
+      std::abs(device.peak_bf16_flops_per_s / 1e12 - kH100PeakTflops) < 0.01 * kH100PeakTflops;
+  if (kernel != AttentionKernel::kProfile && hopper_sxm) {
+    return {published_attention_tflops(kernel, seq, false) / kH100PeakTflops,
+            published_attention_tflops(kernel, seq, true) / kH100PeakTflops};
+  }
+  const double e = device.flash_attention_efficiency * seq / (seq + device.attention_half_seq);
+  return {e, e};
+}
+
+}  // namespace parplan

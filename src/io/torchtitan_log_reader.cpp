@@ -1,0 +1,346 @@
+#include "src/io/torchtitan_log_reader.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+#include "src/io/input_error.h"
+#include "src/io/megatron_log_reader.h"
+#include "src/io/run_file_reader.h"
+
+namespace parplan {
+
+namespace {
+namespace fs = std::filesystem;
+/// "section.key" -> value (quotes removed), the TOML subset torchtitan's
+/// train_configs use: [section] headers and one-line key = value pairs.
+using Config = std::map<std::string, std::string>;
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+std::string unquote(std::string v) {
+  v = trim(v);
+  if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
+    return v.substr(1, v.size() - 2);
+  return v;
+}
+
+Config parse_toml(const std::string& text, const std::string& origin) {
+  Config out;
+  std::istringstream in(text);
+  std::string line, section;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    // A '#' outside quotes starts a comment.
+    bool quoted = false;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == '"') quoted = !quoted;
+      if (line[i] == '#' && !quoted) {
+        line.resize(i);
+        break;
+      }
+    }
+    line = trim(line);
+    if (line.empty()) continue;
+    if (line.front() == '[') {
+      if (line.back() != ']')
+        throw InputError(origin + ":" + std::to_string(number) + ": a TOML section header must end with ']'");
+      section = trim(line.substr(1, line.size() - 2));
+      continue;
+    }
+    const auto eq = line.find('=');
+    if (eq == std::string::npos)
+      throw InputError(origin + ":" + std::to_string(number) + ": expected 'key = value' (torchtitan TOML)");
+    out[section + "." + trim(line.substr(0, eq))] = unquote(line.substr(eq + 1));
+  }
+  return out;
+}
+
+/// `--section.key value` / `--section.key=value` flags (torchtitan's CLI
+/// overrides) and torchrun's `--nnodes` / `--nproc_per_node`.
+Config parse_flags(const std::string& text) {
+  Config out;
+  std::istringstream in(text);
+  std::vector<std::string> tokens;
+  for (std::string t; in >> t;)
+    if (t != "\\") tokens.push_back(unquote(t));
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& t = tokens[i];
+    if (t.rfind("--", 0) != 0) continue;
+    std::string key = t.substr(2);
+    std::string value = "true";
+    const auto eq = key.find('=');
+    if (eq != std::string::npos) {
+      value = key.substr(eq + 1);
+      key.resize(eq);
+    } else if (i + 1 < tokens.size() && tokens[i + 1].rfind("--", 0) != 0) {
+      value = tokens[++i];
+    }
+    std::replace(key.begin(), key.end(), '-', '_');
+    out[key] = value;
+  }
+  return out;
+}
+
+std::string get(const Config& c, const std::string& key, const std::string& fallback) {
+  const auto it = c.find(key);
+  return it == c.end() ? fallback : it->second;
+}
+
+int get_int(const Config& c, const std::string& key, int fallback, const std::string& origin) {
+  const auto it = c.find(key);
+  if (it == c.end()) return fallback;
+  try {
+    std::size_t used = 0;
+    const int v = std::stoi(it->second, &used);
+    if (used == it->second.size()) return v;
+  } catch (const std::exception&) {
+  }
+  throw InputError(origin + ": '" + key + "' must be a whole number (got '" + it->second + "')");
+}
+
+// torchtitan/models/llama3/__init__.py llama3_configs: dim, n_layers,
+// n_heads, n_kv_heads and the FFN width that ffn_dim_multiplier and
+// multiple_of give; vocabulary 128256 (the Llama 3 tokenizer).
+struct Flavor {
+  const char* name;
+  int layers, hidden, heads, kv, ffn;
+};
+constexpr Flavor kLlama3Flavors[] = {
+    {"8B", 32, 4096, 32, 8, 14336}, {"70B", 80, 8192, 64, 8, 28672}, {"405B", 126, 16384, 128, 8, 53248}};
+
+YAML::Node model_node(const Config& c, const std::string& origin) {
+  const std::string name = get(c, "model.name", "");
+  const std::string flavor = get(c, "model.flavor", "");
+  if (name != "llama3")
+    throw InputError(
+        origin + ": model.name '" + name +
+        "' is not read from torchtitan configs (llama3 is); give a run file (docs/calibrate.md)");
+  for (const Flavor& f : kLlama3Flavors) {
+    if (flavor != f.name) continue;
+    YAML::Node m;
+    m["source"] = "torchtitan llama3 flavor " + flavor + " (torchtitan/models/llama3/__init__.py)";
+    m["layers"] = f.layers;
+    m["hidden"] = f.hidden;
+    m["ffn_hidden"] = f.ffn;
+    m["heads"] = f.heads;
+    m["kv_groups"] = f.kv;
+    m["head_dim"] = f.hidden / f.heads;
+    m["vocab"] = 128256;
+    m["max_positions"] = std::max(8192, get_int(c, "training.seq_len", 8192, origin));
+    m["gated_ffn"] = true;
+    m["linear_bias"] = false;
+    // Older torchtitan (and forks) take model.norm_type; rmsnorm by default.
+    m["norm"] =
+        get(c, "model.norm_type", "rmsnorm").find("layernorm") != std::string::npos ? "layernorm" : "rmsnorm";
+    m["position"] = "rope";
+    m["tied_embeddings"] = false;
+    return m;
+  }
+  throw InputError(origin + ": llama3 flavor '" + flavor + "' is not known (8B, 70B, 405B); give a run file");
+}
+
+int world_size(const Config& c, const std::string& log_text, const std::string& origin) {
+  const int nodes = get_int(c, "nnodes", 0, origin);
+  const int per_node = get_int(c, "nproc_per_node", 0, origin);
+  if (nodes > 0 && per_node > 0) return nodes * per_node;
+  // torchtitan/distributed/parallel_dims.py: "Building N-D device mesh with
+  // [names], [sizes]".
+  static const std::regex kMesh(R"(device mesh with \[[^\]]*\], \[([0-9, ]+)\])");
+  std::smatch m;
+  if (std::regex_search(log_text, m, kMesh)) {
+    std::istringstream sizes(m[1].str());
+    long long world = 1;
+    for (std::string s; std::getline(sizes, s, ',');) world *= std::stoll(trim(s));
+    if (world > 0 && world < (1LL << 30)) return static_cast<int>(world);
+  }
+  const int shard = get_int(c, "parallelism.data_parallel_shard_degree", -1, origin);
+  if (shard > 0)
+    return shard * get_int(c, "parallelism.data_parallel_replicate_degree", 1, origin) *
+           get_int(c, "parallelism.tensor_parallel_degree", 1, origin) *
+           get_int(c, "parallelism.pipeline_parallel_degree", 1, origin) *
+           get_int(c, "parallelism.context_parallel_degree", 1, origin);
+  throw InputError(origin +
+                   ": the world size is not known: give --nnodes and --nproc_per_node in the .flags file, "
+                   "or data_parallel_shard_degree in the job file");
+}
+
+struct Metrics {
+  std::vector<double> tps;
+  double peak_gib = 0;
+};
+
+Metrics read_metrics(const std::string& text) {
+  static const std::regex kAnsi("\x1b\\[[0-9;]*m");
+  static const std::regex kStep(R"(step:\s*(\d+)\s+loss:)");
+  static const std::regex kMemory(R"(memory:\s*([0-9.]+)GiB)");
+  static const std::regex kTps(R"(\btps:\s*([0-9,]+))");
+  Metrics out;
+  std::istringstream in(text);
+  std::string line;
+  int previous_step = 0;
+  while (std::getline(in, line)) {
+    line = std::regex_replace(line, kAnsi, "");
+    std::smatch step, tps;
+    if (!std::regex_search(line, step, kStep) || !std::regex_search(line, tps, kTps)) continue;
+    const int at = std::stoi(step[1]);
+    // tps is averaged over the steps since the last metrics line: skip
+    // windows that reach into the warm-up steps.
+    const bool warm = previous_step >= kWarmupIterations;
+    previous_step = at;
+    if (!warm) continue;
+    std::string digits = tps[1];
+    digits.erase(std::remove(digits.begin(), digits.end(), ','), digits.end());
+    out.tps.push_back(std::stod(digits));
+    std::smatch memory;
+    if (std::regex_search(line, memory, kMemory)) out.peak_gib = std::max(out.peak_gib, std::stod(memory[1]));
+  }
+  return out;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+}  // namespace
+
+bool looks_like_torchtitan_log(const std::string& text) {
+  static const std::regex kLine(R"(step:\s*\d+\s+loss:.*tps:)");
+  std::istringstream in(text);
+  std::string line;
+  static const std::regex kAnsi("\x1b\\[[0-9;]*m");
+  while (std::getline(in, line))
+    if (line.find("tps:") != std::string::npos &&
+        std::regex_search(std::regex_replace(line, kAnsi, ""), kLine))
+      return true;
+  return false;
+}
+
+FitRun parse_torchtitan_log(const std::string& log_text, const std::string& toml_text,
+                            const std::string& flags_text, const std::string& origin,
+                            const ClusterSpec& cluster) {
+  Config c = parse_toml(toml_text, origin + " (job file)");
+  for (const auto& [k, v] : parse_flags(flags_text)) c[k] = v;
+
+  const Metrics metrics = read_metrics(log_text);
+  if (metrics.tps.empty())
+    throw InputError(origin +
+                     ": no torchtitan metrics lines ('step: N  loss: ...  tps: ...') after the first " +
+                     std::to_string(kWarmupIterations) +
+                     " (warm-up) steps; run longer or log more often (--metrics.log_freq)");
+  std::vector<double> tps = metrics.tps;
+  std::sort(tps.begin(), tps.end());
+  const std::size_t n = tps.size();
+  const double median_tps = n % 2 ? tps[n / 2] : 0.5 * (tps[n / 2 - 1] + tps[n / 2]);
+
+  const int world = world_size(c, log_text, origin);
+  const int tp = get_int(c, "parallelism.tensor_parallel_degree", 1, origin);
+  const int pp = get_int(c, "parallelism.pipeline_parallel_degree", 1, origin);
+  const int cp = get_int(c, "parallelism.context_parallel_degree", 1, origin);
+  const int replicate = get_int(c, "parallelism.data_parallel_replicate_degree", 1, origin);
+  int shard = get_int(c, "parallelism.data_parallel_shard_degree", -1, origin);
+  // -1: the shard degree takes what the other degrees leave (torchtitan).
+  if (shard < 0) shard = world / std::max(1, replicate * tp * pp * cp);
+  if (shard < 1 || replicate * shard * tp * pp * cp != world)
+    throw InputError(origin + ": the parallel degrees (replicate " + std::to_string(replicate) + " x shard " +
+                     std::to_string(shard) + " x tp " + std::to_string(tp) + " x pp " + std::to_string(pp) +
+                     " x cp " + std::to_string(cp) + ") do not multiply to the world size " +
+                     std::to_string(world));
+  if (replicate > 1 && shard > 1)
+    throw InputError(origin +
+                     ": HSDP (data_parallel_replicate_degree and data_parallel_shard_degree both > 1) "
+                     "cannot be expressed: zero shards over the whole data-parallel group");
+  const int dp = replicate * shard;
+  // FSDP2's reshard_after_forward: "default" reshards (ZeRO-3) unless a
+  // pipeline runs (torchtitan/distributed: then ZeRO-2); DDP shards nothing.
+  const std::string reshard = get(c, "parallelism.fsdp_reshard_after_forward", "default");
+  const int zero = shard <= 1 ? 0 : reshard == "always" ? 3 : reshard == "never" ? 2 : pp > 1 ? 2 : 3;
+
+  const int local_batch =
+      get_int(c, "training.local_batch_size", get_int(c, "training.batch_size", 8, origin), origin);
+  const int global_batch = get_int(c, "training.global_batch_size", -1, origin);
+  const int gbs = global_batch > 0 ? global_batch : local_batch * dp;
+  const int mbs =
+      pp > 1 ? get_int(c, "parallelism.pipeline_parallel_microbatch_size", 1, origin) : local_batch;
+  const int seq = get_int(c, "training.seq_len", 2048, origin);
+
+  const std::string mode = get(c, "activation_checkpoint.mode", "selective");
+  const std::string option = get(c, "activation_checkpoint.selective_ac_option", "2");
+  if (mode == "selective" && option != "op")
+    throw InputError(
+        origin + ": activation_checkpoint.selective_ac_option '" + option +
+        "' (every N-th layer) cannot be expressed; use 'op', 'full' or 'none', or give a run file");
+  const std::string converters = get(c, "model.converters", "");
+  const bool fp8 = converters.find("float8") != std::string::npos ||
+                   get(c, "float8.enable_float8_linear", "false") == "true";
+
+  YAML::Node config;
+  config["tp"] = tp;
+  config["pp"] = pp;
+  config["cp"] = cp;
+  config["vp"] = 1;
+  config["mbs"] = mbs;
+  // torchtitan's tensor parallelism shards the norms' activations over the
+  // sequence (SequenceParallel) whenever tp > 1.
+  config["sp"] = tp > 1;
+  config["zero"] = zero;
+  config["recompute"] = mode == "full" ? "full" : mode == "selective" ? "selective" : "none";
+  config["attention"] = "flash";
+  config["overlap_grad_reduce"] = true;
+  config["overlap_p2p"] = false;
+
+  YAML::Node run;
+  run["name"] = origin;
+  run["model"] = "torchtitan-log";
+  run["gpus"] = world;
+  run["gbs"] = gbs;
+  run["seq"] = seq;
+  run["precision"] = fp8 ? "fp8" : "bf16";
+  run["config"] = config;
+  // tps = tokens of one data-parallel rank / (window seconds x tp*cp*pp)
+  // (torchtitan metrics.py): gbs * seq / world tokens per device per step.
+  run["step_s"] = static_cast<double>(gbs) * seq / (static_cast<double>(world) * median_tps);
+  if (metrics.peak_gib > 0) run["peak_memory_gib"] = metrics.peak_gib;
+  YAML::Node models;
+  models["torchtitan-log"] = model_node(c, origin);
+  FitRun fit = parse_run_node(run, models, cluster, origin, origin);
+  // torchtitan's llama3 attention is PyTorch SDPA, whose flash path is
+  // FlashAttention-2; without torch.compile every element-wise operator is
+  // its own kernel (compile.enable defaults to false).
+  fit.job.attention_kernel = AttentionKernel::kFlash2;
+  fit.job.fused_elementwise = get(c, "compile.enable", "false") == "true";
+  fit.name = origin.substr(origin.find_last_of('/') + 1);
+  return fit;
+}
+
+FitRun read_torchtitan_log(const std::string& path, const ClusterSpec& cluster) {
+  const fs::path log(path);
+  fs::path toml = fs::path(log).replace_extension(".toml");
+  std::error_code ec;
+  if (!fs::is_regular_file(toml, ec)) {
+    std::vector<fs::path> found;
+    for (const auto& entry : fs::directory_iterator(log.parent_path().empty() ? "." : log.parent_path(), ec))
+      if (entry.is_regular_file() && entry.path().extension() == ".toml") found.push_back(entry.path());
+    if (found.size() != 1)
+      throw InputError(path + ": a torchtitan log needs its job file beside it (" + toml.filename().string() +
+                       ", or the one .toml in its folder): the log does not print the parallel config");
+    toml = found.front();
+  }
+  const fs::path flags = fs::path(log).replace_extension(".flags");
+  return parse_torchtitan_log(read_text(log), read_text(toml),
+                              fs::is_regular_file(flags, ec) ? read_text(flags) : std::string(), path,
+                              cluster);
+}
+
+}  // namespace parplan

@@ -1,0 +1,86 @@
+// Attention efficiency per kernel and pass (FlashAttention-3 paper's H100
+// figures) and the element-wise traffic of engines that do not fuse.
+#include "cost/attention_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cost/compute_time.h"
+#include "src/io/cluster_loader.h"
+#include "src/io/model_loader.h"
+
+namespace parplan {
+namespace {
+
+// Shah et al. 2024 (arXiv 2407.08608), H100 SXM5, head dim 128: Figure 5
+// causal forward, Figure 6 (non-causal) backward, Figure 5 non-causal forward.
+TEST(AttentionKernels, PublishedForwardFiguresAtTheirSequenceLengths) {
+  EXPECT_DOUBLE_EQ(published_attention_tflops(AttentionKernel::kFlash2, 2048, false), 298);
+  EXPECT_DOUBLE_EQ(published_attention_tflops(AttentionKernel::kCudnn, 4096, false), 518);
+  EXPECT_DOUBLE_EQ(published_attention_tflops(AttentionKernel::kFlash3, 16384, false), 616);
+  // Between two lengths: linear in log2(seq); outside 512..16k: held flat.
+  EXPECT_NEAR(published_attention_tflops(AttentionKernel::kFlash2, std::pow(2.0, 11.5), false),
+              (298 + 319) / 2.0, 1e-9);
+  EXPECT_DOUBLE_EQ(published_attention_tflops(AttentionKernel::kFlash3, 131072, false), 616);
+  EXPECT_DOUBLE_EQ(published_attention_tflops(AttentionKernel::kFlash3, 128, false), 292);
+  EXPECT_DOUBLE_EQ(published_attention_tflops(AttentionKernel::kProfile, 4096, false), 0);
+}
+
+TEST(AttentionKernels, CausalBackwardIsNonCausalBackwardTimesTheForwardMaskRatio) {
+  EXPECT_NEAR(published_attention_tflops(AttentionKernel::kFlash2, 16384, true), 322.0 * 335 / 370, 1e-9);
+  EXPECT_NEAR(published_attention_tflops(AttentionKernel::kFlash3, 8192, true), 559.0 * 602 / 646, 1e-9);
+}
+
+TEST(AttentionKernels, KernelFiguresApplyOnHopperSxmElseTheProfile) {
+  const ClusterSpec h100 = load_cluster("dgx-h100");
+  const AttentionEfficiency cudnn = attention_efficiency(h100.device, AttentionKernel::kCudnn, 4096);
+  EXPECT_NEAR(cudnn.forward, 518 / 989.4, 1e-12);
+  EXPECT_NEAR(cudnn.backward, 499.0 * 518 / 609 / 989.4, 1e-12);
+  const AttentionEfficiency profile = attention_efficiency(h100.device, AttentionKernel::kProfile, 4096);
+  EXPECT_DOUBLE_EQ(profile.forward, profile.backward);
+  // A100: no published kernel table here; the profile's efficiency.
+  const ClusterSpec a100 = load_cluster("dgx-a100");
+  const AttentionEfficiency fa2 = attention_efficiency(a100.device, AttentionKernel::kFlash2, 4096);
+  EXPECT_DOUBLE_EQ(fa2.forward, attention_efficiency(a100.device, AttentionKernel::kProfile, 4096).forward);
+}
+
+TEST(AttentionKernels, LayerTimesTheKernelsForwardAndBackwardSeparately) {
+  const ClusterSpec h100 = load_cluster("dgx-h100");
+  const ModelSpec model = load_model("llama3-8b");
+  LayerShape shape;
+  shape.tokens = 8192;
+  shape.seq = 8192;
+  shape.kernel = AttentionKernel::kFlash2;
+  const double peak = h100.device.peak_bf16_flops_per_s;
+  const auto t = layer_compute_times(model, h100.device, peak, shape);
+  // Causal: half of 2 * tokens * seq * heads * 2 * head_dim FLOPs.
+  const double flops = 0.5 * 2.0 * 8192 * 8192 * model.heads * 2.0 * model.head_dim;
+  EXPECT_NEAR(t.attention_forward_s, flops / (333e12 * peak / 989.4e12), 1e-9 * t.attention_forward_s);
+}
+
+TEST(ElementwiseFusion, EagerEnginesPayEveryOperatorsRoundTrip) {
+  const ClusterSpec h100 = load_cluster("dgx-h100");
+  const DeviceSpec& d = h100.device;
+  const ModelSpec model = load_model("llama3-8b");  // RMSNorm, SwiGLU, rope
+  LayerShape shape;
+  shape.tokens = 4096;
+  shape.seq = 4096;
+  const double peak = d.peak_bf16_flops_per_s;
+  const auto fused = layer_compute_times(model, d, peak, shape);
+  shape.fused_elementwise = false;
+  const auto eager = layer_compute_times(model, d, peak, shape);
+  // Per token, 16-bit elements: norms and residual adds 2 x 14 + 2 x 3 = 34
+  // against 11; SwiGLU 5 against 3 per FFN element; rope 10 against 2 per
+  // q/k element.
+  const double h = model.hidden;
+  const double q = model.heads * model.head_dim;
+  const double kv = 2.0 * model.kv_groups * model.head_dim;
+  const double extra = 4096 * ((34 - 11) * h + 2.0 * model.ffn_hidden + 8.0 * (q + kv / 2.0));
+  const double extra_s = 2.0 * extra / (d.hbm_bytes_per_s * d.memory_bound_efficiency);
+  EXPECT_NEAR(eager.forward_s - fused.forward_s, extra_s, 1e-9 * extra_s);
+  EXPECT_NEAR(eager.backward_s - fused.backward_s, 2.0 * extra_s, 1e-9 * extra_s);
+}
+
+}  // namespace
+}  // namespace parplan
