@@ -9,6 +9,8 @@
 #include <functional>
 #include <random>
 
+#include "src/io/skip_problem_loader.h"
+
 namespace parplan {
 namespace {
 
@@ -86,6 +88,28 @@ TEST_P(SkipPartitionMilp, OptimumEqualsExhaustiveSearch) {
       EXPECT_LE(r.link_cost_s, r.warm_start_cost_s + 1e-9);
     }
   }
+}
+
+TEST_P(SkipPartitionMilp, GeoTwentyNodesNoWorseThanTheChainWarmStart) {
+  const SkipProblem p =
+      load_skip_problem(std::string(PARPLAN_SOURCE_DIR) + "/examples/skip-paths/geo-20-nodes.yaml").problem;
+  const SkipPartition warm = chain_partition(p.network, p.stage_sizes);
+  SolveOptions options;
+  options.time_limit_s = 5;
+  const SkipPartitionMilpResult r =
+      solve_skip_partition_milp(p.network, p.stage_sizes, warm, GetParam(), options);
+  ASSERT_TRUE(r.certificate.status == SolveStatus::kOptimal ||
+              r.certificate.status == SolveStatus::kFeasible ||
+              r.certificate.status == SolveStatus::kTimeLimitNoSolution)
+      << r.certificate.message;
+  EXPECT_LE(r.link_cost_s, r.warm_start_cost_s + 1e-6);
+  EXPECT_NEAR(brute_link_cost(p.network, r.partition), r.link_cost_s, 1e-6);
+  std::vector<int> seen(p.network.nodes, 0);
+  for (std::size_t s = 0; s < p.stage_sizes.size(); ++s) {
+    EXPECT_EQ(static_cast<int>(r.partition[s].size()), p.stage_sizes[s]);
+    for (int node : r.partition[s]) ++seen[node];
+  }
+  for (int count : seen) EXPECT_EQ(count, 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SkipPartitionMilp,

@@ -34,8 +34,9 @@ struct SweepFlags {
 };
 
 struct SkipPathsFlags {
-  std::string problem, format = "table", svg;
+  std::string problem, format = "table", svg, solver = "cbc";
   double time_limit_s = 60;
+  double solver_time_limit_s = 10;
   bool no_timings = false;
 };
 

@@ -22,6 +22,12 @@ void register_skip_paths(CLI::App& app, Commands& c) {
   c.skip_paths->add_option("--problem", f.problem, "problem file (YAML or JSON)")->required();
   c.skip_paths->add_option("--time-limit", f.time_limit_s, "seconds for the whole command (default 60)")
       ->check(CLI::PositiveNumber);
+  c.skip_paths->add_option("--solver", f.solver, "partition MILP backend: cbc | glpk (default cbc)")
+      ->check(CLI::IsMember({"cbc", "glpk"}));
+  c.skip_paths
+      ->add_option("--solver-time-limit", f.solver_time_limit_s,
+                   "seconds for the partition MILP (default 10; at most a quarter of --time-limit)")
+      ->check(CLI::PositiveNumber);
   c.skip_paths->add_option("--format", f.format, "table | json (default table)")
       ->check(CLI::IsMember({"table", "json"}));
   c.skip_paths->add_option("--svg", f.svg, "write the timeline (one row per node) to FILE");
@@ -38,6 +44,8 @@ int run_skip_paths(const SkipPathsFlags& flags) {
   }
   SkipSolveOptions options;
   options.time_limit_s = flags.time_limit_s;
+  options.solver_time_limit_s = flags.solver_time_limit_s;
+  options.backend = parse_backend(flags.solver);
   const SkipSolveResult result = solve_skip_paths(input.problem, options);
   if (!result.infeasible.empty()) {
     std::cerr << "parplan: no schedule within the rules: " << result.infeasible << "\n";
