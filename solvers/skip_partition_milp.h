@@ -35,8 +35,10 @@ double skip_partition_link_cost(const SkipNetwork& network, const SkipPartition&
                                 SolverBackend backend);
 
 /// Solves the partition MILP; `warm_start` (a partition with these stage
-/// sizes, e.g. chain_partition's) bounds the objective from above, so the
-/// answer is never worse than it by the link cost.
+/// sizes, e.g. chain_partition's) is the incumbent: the answer is the MILP's
+/// partition only when its link cost is lower. Links go to each node's 8
+/// nearest nodes and between the warm start's neighbouring stages (every
+/// link when there are at most 9 nodes).
 SkipPartitionMilpResult solve_skip_partition_milp(const SkipNetwork& network,
                                                   const std::vector<int>& stage_sizes,
                                                   const SkipPartition& warm_start, SolverBackend backend,

@@ -103,7 +103,8 @@ TEST_P(SkipPartitionMilp, GeoTwentyNodesNoWorseThanTheChainWarmStart) {
               r.certificate.status == SolveStatus::kTimeLimitNoSolution)
       << r.certificate.message;
   EXPECT_LE(r.link_cost_s, r.warm_start_cost_s + 1e-6);
-  EXPECT_NEAR(brute_link_cost(p.network, r.partition), r.link_cost_s, 1e-6);
+  // Links to the 8 nearest nodes only: the full transportation can only be cheaper.
+  EXPECT_LE(brute_link_cost(p.network, r.partition), r.link_cost_s + 1e-6);
   std::vector<int> seen(p.network.nodes, 0);
   for (std::size_t s = 0; s < p.stage_sizes.size(); ++s) {
     EXPECT_EQ(static_cast<int>(r.partition[s].size()), p.stage_sizes[s]);
