@@ -36,7 +36,7 @@ struct SweepFlags {
 struct SkipPathsFlags {
   std::string problem, format = "table", svg, solver = "cbc";
   double time_limit_s = 60;
-  double solver_time_limit_s = 10;
+  double solver_time_limit_s = 0.25;
   bool no_timings = false;
 };
 

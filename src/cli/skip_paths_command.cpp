@@ -26,7 +26,7 @@ void register_skip_paths(CLI::App& app, Commands& c) {
       ->check(CLI::IsMember({"cbc", "glpk"}));
   c.skip_paths
       ->add_option("--solver-time-limit", f.solver_time_limit_s,
-                   "seconds for the partition MILP (default 10; at most a quarter of --time-limit)")
+                   "seconds for the partition MILP (default 0.25; at most a quarter of --time-limit)")
       ->check(CLI::PositiveNumber);
   c.skip_paths->add_option("--format", f.format, "table | json (default table)")
       ->check(CLI::IsMember({"table", "json"}));
