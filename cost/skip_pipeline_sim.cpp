@@ -6,16 +6,64 @@
 #include "cost/skip_pipeline_sim.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace parplan {
 
+// com_sym.py sorts a node's waiting tasks by (ready time, tm_receive) where a
+// task that arrived while the node was busy has its ready time raised to when
+// the node frees, so they tie and tm_receive (arrival; 10000 for a micro-batch
+// injected on its source) decides, then the order of the previous sort.
+bool SkipSimulator::goes_before(int m, int b) const {
+  const bool m_fresh = step_[m] == 0, b_fresh = step_[b] == 0;
+  if (m_fresh != b_fresh) return b_fresh;
+  if (m_fresh) {
+    if (fresh_key_s_[m] != fresh_key_s_[b]) return fresh_key_s_[m] < fresh_key_s_[b];
+    return fresh_rank_[m] < fresh_rank_[b];
+  }
+  if (ready_s_[m] != ready_s_[b]) return ready_s_[m] < ready_s_[b];
+  return m < b;
+}
+
+// com_sym.py steps time in 1 s units of 15 passes. A forward blocked by memory
+// on an idle node has its ready time raised by 0.1 s per pass until it leaves
+// the unit, so at the first pass of unit u it reads u + (its start mod 0.1).
+// A task that starts at v0 and frees the node at L raises every waiting
+// micro-batch to L in the order of those values; the stable sort keeps that
+// order afterwards. Only injected micro-batches tie on tm_receive, so only
+// their order depends on it.
+void SkipSimulator::sync_fresh(const std::vector<int>& node_of, int node, int picked, double start_s,
+                               double prev_free_s, double free_s, bool blocked) {
+  sync_buf_.clear();
+  const double unit_s = std::floor(start_s);
+  const int n_mb = static_cast<int>(node_of.size());
+  for (int m = 0; m < n_mb; ++m) {
+    if (m == picked || node_of[m] != node || step_[m] != 0 || fresh_key_s_[m] >= free_s) continue;
+    double value_s = std::max(fresh_key_s_[m], prev_free_s);
+    if (blocked && value_s < unit_s) value_s += 0.1 * std::ceil((unit_s - value_s) / 0.1 - 1e-9);
+    sync_buf_.push_back({value_s, m});
+  }
+  std::sort(sync_buf_.begin(), sync_buf_.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return fresh_rank_[a.second] < fresh_rank_[b.second];
+  });
+  for (const auto& [value_s, m] : sync_buf_) {
+    fresh_key_s_[m] = free_s;
+    fresh_rank_[m] = next_rank_++;
+  }
+}
+
 void SkipSimulator::pick_candidate(const SkipNetwork& net, int node) {
-  int best = -1;
   const int n_mb = static_cast<int>(node_of_.size());
   const bool memory_full = held_[node] >= net.memory;
+  double earliest_s = std::numeric_limits<double>::infinity();
+  for (int m = 0; m < n_mb; ++m)
+    if (node_of_[m] == node && !(forward_[m] && memory_full)) earliest_s = std::min(earliest_s, ready_s_[m]);
+  const double start_s = std::max(free_at_s_[node], earliest_s);
+  int best = -1;
   for (int m = 0; m < n_mb; ++m) {
-    if (node_of_[m] != node || (forward_[m] && memory_full)) continue;
-    if (best < 0 || ready_s_[m] < ready_s_[best]) best = m;
+    if (node_of_[m] != node || (forward_[m] && memory_full) || ready_s_[m] > start_s) continue;
+    if (best < 0 || goes_before(m, best)) best = m;
   }
   best_mb_[node] = best;
 }
@@ -28,18 +76,21 @@ SkipSimResult SkipSimulator::run(const SkipNetwork& net, std::span<const SkipMic
   node_of_.resize(n_mb);
   forward_.assign(n_mb, 1);
   ready_s_.resize(n_mb);
+  fresh_key_s_.resize(n_mb);
+  fresh_rank_.resize(n_mb);
   for (int m = 0; m < n_mb; ++m) {
     ready_s_[m] = mbs[m].release_s;
+    fresh_key_s_[m] = mbs[m].release_s;
+    fresh_rank_[m] = m;
     node_of_[m] = mbs[m].path[0];
   }
+  next_rank_ = n_mb;
   free_at_s_.assign(n_nodes, 0.0);
   held_.assign(n_nodes, 0);
   best_mb_.assign(n_nodes, -1);
-  for (int m = 0; m < n_mb; ++m) {
-    const int node = node_of_[m];
-    const int best = best_mb_[node];
-    if (best < 0 || ready_s_[m] < ready_s_[best]) best_mb_[node] = m;
-  }
+  for (int node = 0; node < n_nodes; ++node) pick_candidate(net, node);
+  const double first_overhead_s =
+      net.first_forward_overhead_s < 0 ? net.task_overhead_s : net.first_forward_overhead_s;
 
   SkipSimResult result;
   result.peak_memory.assign(n_nodes, 0);
@@ -70,6 +121,7 @@ SkipSimResult SkipSimulator::run(const SkipNetwork& net, std::span<const SkipMic
     const int step = step_[m];
     const SkipTaskKind kind = skip_step_kind(p, step);
     const double forward_s = net.forward_s[pick_node];
+    const bool was_full = held_[pick_node] >= net.memory;
     double duration_s = forward_s;
     if (kind == SkipTaskKind::kForward) {
       result.peak_memory[pick_node] = std::max(result.peak_memory[pick_node], ++held_[pick_node]);
@@ -86,7 +138,9 @@ SkipSimResult SkipSimulator::run(const SkipNetwork& net, std::span<const SkipMic
       result.sum_finish_s = kNever;
       return result;
     }
-    free_at_s_[pick_node] = end_s + net.task_overhead_s;
+    const double prev_free_s = free_at_s_[pick_node];
+    free_at_s_[pick_node] = end_s + (step == 0 ? first_overhead_s : net.task_overhead_s);
+    sync_fresh(node_of_, pick_node, m, pick_start_s, prev_free_s, free_at_s_[pick_node], was_full);
     if (trace) trace->push_back(SkipTask{pick_node, m, kind, pick_start_s, end_s});
     step_[m] = step + 1;
     if (step == 2 * p) {

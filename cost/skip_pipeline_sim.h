@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace parplan {
@@ -24,6 +25,10 @@ struct SkipNetwork {
   double loss_factor = 0;
   /// Idle time a node needs after each task before the next (SkipPipe: 0.13 s).
   double task_overhead_s = 0;
+  /// Idle time after a micro-batch's first forward on its source; below 0:
+  /// task_overhead_s. SkipPipe's com_sym.py: 0.09 s (its injected micro-batches
+  /// carry tm_receive = 10000 > 1000, which selects 0.09 s instead of 0.13 s).
+  double first_forward_overhead_s = -1;
   /// Micro-batches a node may hold between its forward and its backward.
   int memory = 1;
 
@@ -60,12 +65,16 @@ struct SkipSimResult {
   std::vector<int> peak_memory;
 };
 
-/// The rules (SkipPipe's `schedulers/com_sym.py`): a node runs one task at a
-/// time; whenever it is free it starts, among the tasks that have arrived, the
-/// one that arrived first (ties: lower micro-batch index); a forward needs a
-/// free memory slot on its node (held until that node's backward of the same
-/// micro-batch) and otherwise waits there; a transfer occupies neither node.
-/// Reuses its buffers: keep one simulator per thread.
+/// The rules (SkipPipe's `schedulers/com_sym.py` as `create_schedule.py`
+/// drives it): a node runs one task at a time; whenever it is free it starts,
+/// among the tasks that have arrived, the one that arrived first, except that
+/// a micro-batch not yet started on its source (arrival = its release) yields
+/// to every arrived loss and backward and to forwards from other nodes, and
+/// such micro-batches go in index order; when none has arrived it starts the
+/// first to arrive. A forward needs a free memory slot on its node (held until
+/// that node's backward of the same micro-batch) and otherwise waits there; a
+/// transfer occupies neither node. Reuses its buffers: keep one simulator per
+/// thread.
 class SkipSimulator {
  public:
   /// Stops as soon as a task ends after `cutoff_s` (the makespan can only be
@@ -76,6 +85,10 @@ class SkipSimulator {
 
  private:
   void pick_candidate(const SkipNetwork& network, int node);
+  /// Task of micro-batch m on its node goes before that of micro-batch b.
+  bool goes_before(int m, int b) const;
+  void sync_fresh(const std::vector<int>& node_of, int node, int picked, double start_s, double prev_free_s,
+                  double free_s, bool blocked);
 
   std::vector<int> step_;
   std::vector<int> node_of_;   // node of each micro-batch's next task, -1 when done
@@ -84,6 +97,11 @@ class SkipSimulator {
   std::vector<double> free_at_s_;
   std::vector<int> held_;
   std::vector<int> best_mb_;
+  // Order of the micro-batches not yet started on their source.
+  std::vector<double> fresh_key_s_;
+  std::vector<int> fresh_rank_;
+  int next_rank_ = 0;
+  std::vector<std::pair<double, int>> sync_buf_;
 };
 
 /// Node and kind of step `step` (0 .. 2P) of a micro-batch whose path has P nodes.

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "solvers/skip_candidates.h"
+#include "solvers/skip_partition_milp.h"
 #include "solvers/skip_partition_search.h"
 #include "solvers/skip_path_rules.h"
 #include "solvers/skip_path_search.h"
@@ -53,8 +54,11 @@ double lower_bound_s(const SkipProblem& p, const SkipPartition& partition) {
   double bound_s = 0;
   for (int src : partition[0]) {
     // Every micro-batch runs forward, loss and backward on its source.
+    // 3K tasks, 3K-1 gaps; K of them follow a first forward.
+    const double first_gap_s =
+        net.first_forward_overhead_s < 0 ? net.task_overhead_s : net.first_forward_overhead_s;
     const double work_s = k * net.forward_s[src] * (1 + net.loss_factor + net.backward_factor) +
-                          (3 * k - 1) * net.task_overhead_s;
+                          (2 * k - 1) * net.task_overhead_s + k * first_gap_s;
     // Each holds one of the source's `memory` slots from its first forward to
     // its last backward, at least one idle round trip: some slot serves
     // ceil(K / memory) of them one after another.
@@ -152,12 +156,27 @@ SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& o
             .makespan_s;
       };
       const SkipPartition chains = chain_partition(p.network, p.stage_sizes);
-      const SkipPartition start = quick_score(chains) <= quick_score(seed) ? chains : seed;
+      // The link MILP, warm-started from the chains, is the third seed.
+      SolveOptions milp_options;
+      milp_options.time_limit_s =
+          std::max(0.05, std::min(options.solver_time_limit_s, 0.25 * options.time_limit_s));
+      milp_options.relative_gap = 1e-4;
+      const SkipPartitionMilpResult milp =
+          solve_skip_partition_milp(p.network, p.stage_sizes, chains, options.backend, milp_options);
+      result.partition_milp = milp.certificate;
+      result.partition_link_cost_s = milp.link_cost_s;
+      result.warm_start_link_cost_s = milp.warm_start_cost_s;
+      SkipPartition start = seed;
+      double start_score_s = quick_score(seed);
+      for (const SkipPartition* c : {&chains, &milp.partition}) {
+        const double score_s = quick_score(*c);
+        if (score_s < start_score_s) start_score_s = score_s, start = *c;
+      }
       // Leave a fifth of the time for the final path search and the baseline.
       const PartitionSearchResult ls = local_search_partition(
           start, quick_score, options.partition_evaluations, start_s, 0.8 * options.time_limit_s);
       partition = ls.best;
-      result.partitions_evaluated = ls.evaluations + 2;
+      result.partitions_evaluated = ls.evaluations + 3;
       result.time_limited = ls.time_limited;
     }
   }

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "cost/skip_pipeline_sim.h"
+#include "solvers/certificate.h"
+#include "solvers/solve.h"
 
 namespace parplan {
 
@@ -41,6 +43,12 @@ struct SkipSolveOptions {
   /// Enumerate every partition and every path assignment when there are at
   /// most this many combinations (the answer is then optimal for releases at 0).
   double exhaustive_limit = 3e5;
+  /// Backend and limit of the partition MILP (solvers/skip_partition_milp.h),
+  /// which seeds the local search when the partition is searched.
+  SolverBackend backend = SolverBackend::kCbc;
+  /// Short by default: the MILP only seeds the local search, which scores
+  /// partitions by the simulated makespan (and the 20-node target is 1 s).
+  double solver_time_limit_s = 0.25;
 };
 
 struct SkipSchedule {
@@ -60,6 +68,12 @@ struct SkipSolveResult {
   bool exhaustive = false;
   bool time_limited = false;
   int partitions_evaluated = 0;
+  /// The partition MILP's certificate (empty name when it did not run: a
+  /// given or enumerated partition) and link costs (seconds) of its answer and
+  /// of its warm start.
+  SolverCertificate partition_milp;
+  double partition_link_cost_s = 0;
+  double warm_start_link_cost_s = 0;
   /// Non-empty when no schedule obeys the rules: the binding rule.
   std::string infeasible;
 };

@@ -70,6 +70,69 @@ TEST(SkipPathsSim, TaskOverheadDelaysTheNextTaskOnTheSameNode) {
   EXPECT_DOUBLE_EQ(sim.run(net, std::vector<SkipMicroBatch>{{0, {0, 1}, 3}}).makespan_s, 11.5);
 }
 
+std::vector<SkipTask> node_tasks(const std::vector<SkipTask>& trace, int node) {
+  std::vector<SkipTask> out;
+  for (const SkipTask& t : trace)
+    if (t.node == node) out.push_back(t);
+  std::sort(out.begin(), out.end(),
+            [](const SkipTask& a, const SkipTask& b) { return a.start_s < b.start_s; });
+  return out;
+}
+
+TEST(SkipPathsSim, FirstForwardOverheadFollowsOnlyTheFirstForward) {
+  // com_sym.py idles 0.09 s after an injected micro-batch's first forward and
+  // 0.13 s after any other task; here 0.1 s and 0.25 s. Node 0: F0 [0,1],
+  // F1 [1.1,2.1]; node 1: F0 [1.5,2.5], F1 [2.75,3.75] (0.25 s after F0).
+  SkipNetwork net = two_stage_network(2);
+  net.task_overhead_s = 0.25;
+  net.first_forward_overhead_s = 0.1;
+  SkipSimulator sim;
+  std::vector<SkipTask> trace;
+  sim.run(net, std::vector<SkipMicroBatch>{{0, {0, 1}, 0}, {0, {0, 1}, 0}}, &trace);
+  const auto n0 = node_tasks(trace, 0), n1 = node_tasks(trace, 1);
+  EXPECT_DOUBLE_EQ(n0[1].start_s, 1.1);
+  EXPECT_DOUBLE_EQ(n1[1].start_s, 2.75);
+}
+
+TEST(SkipPathsSim, AnInjectedMicroBatchYieldsToAWaitingLoss) {
+  // com_sym.py gives injected micro-batches tm_receive = 10000, so once both
+  // wait for a busy node the returning task goes first. Loss 2 s, memory 3:
+  // node 0 F0 [0,1], F1 [1,2]; node 1 F0 [1.5,2.5], F1 [2.5,3.5]; node 0
+  // L0 [3,5] while mb 2 (released 3.2) and L1 (arrived 4) wait: L1 [5,7],
+  // then F2 [7,8], though mb 2 arrived first.
+  SkipNetwork net = two_stage_network(3);
+  net.loss_factor = 2;
+  SkipSimulator sim;
+  std::vector<SkipTask> trace;
+  sim.run(net, std::vector<SkipMicroBatch>{{0, {0, 1}, 0}, {0, {0, 1}, 0}, {0, {0, 1}, 3.2}}, &trace);
+  const auto n0 = node_tasks(trace, 0);
+  ASSERT_GE(n0.size(), 5u);
+  EXPECT_EQ(n0[2].micro_batch, 0);
+  EXPECT_EQ(n0[2].kind, SkipTaskKind::kLoss);
+  EXPECT_EQ(n0[3].micro_batch, 1);
+  EXPECT_EQ(n0[3].kind, SkipTaskKind::kLoss);
+  EXPECT_DOUBLE_EQ(n0[3].start_s, 5);
+  EXPECT_EQ(n0[4].micro_batch, 2);
+  EXPECT_EQ(n0[4].kind, SkipTaskKind::kForward);
+  EXPECT_DOUBLE_EQ(n0[4].start_s, 7);
+}
+
+TEST(SkipPathsSim, BlockedInjectedMicroBatchesGoInTheOrderOfTheirPollingPhase) {
+  // Memory 1 on node 0. mb 0 (released 0) holds the slot until its backward
+  // on node 0 ends at 8.5. mb 1 (released 1.06) and mb 2 (released 2.03)
+  // wait; com_sym.py raises their ready times 0.1 s per pass, so in every
+  // later second they read u + 0.06 and u + 0.03: mb 2 sorts first and goes
+  // first when the slot frees, though it was released later.
+  const SkipNetwork net = two_stage_network(1);
+  SkipSimulator sim;
+  std::vector<SkipTask> trace;
+  sim.run(net, std::vector<SkipMicroBatch>{{0, {0, 1}, 0}, {0, {0, 1}, 1.06}, {0, {0, 1}, 2.03}}, &trace);
+  const auto n0 = node_tasks(trace, 0);
+  ASSERT_GE(n0.size(), 4u);
+  EXPECT_EQ(n0[3].micro_batch, 2);
+  EXPECT_DOUBLE_EQ(n0[3].start_s, 8.5);
+}
+
 TEST(SkipPathsSim, RandomPathsNeverExceedMemoryNorOverlapOnANode) {
   std::mt19937 rng(7);
   SkipSimulator sim;

@@ -234,6 +234,9 @@ TEST(SkipPathsSolver, ThirtyTwoNodesUnderHalfTheFullPipeline) {
   expect_rules_hold(p, r.schedule);
   EXPECT_LT(r.schedule.makespan_s, 0.5 * r.full_pipeline.makespan_s);
   EXPECT_LE(r.lower_bound_s, r.schedule.makespan_s);
+  // The partition MILP ran, warm-started from the chain seed.
+  EXPECT_EQ(r.partition_milp.name, "skip_partition");
+  EXPECT_LE(r.partition_link_cost_s, r.warm_start_link_cost_s + 1e-6);
 }
 
 TEST(SkipPathsSolver, CapacityTooSmallIsNamed) {

@@ -42,7 +42,7 @@ struct SweepFlags {
 /// at its work bound on most problems).
 struct SkipPathsFlags {
   CommonFlags common;
-  std::string problem, svg;
+  std::string problem, svg, solver = "cbc";
 };
 
 struct CalibrateFlags {

@@ -22,6 +22,11 @@ void register_skip_paths(CLI::App& app, Commands& c) {
   SkipPathsFlags& f = c.skip_paths_flags;
   c.skip_paths->add_option("--problem", f.problem, "problem file (YAML or JSON)")->required();
   add_common_flags(*c.skip_paths, f.common);
+  // The partition MILP only warm-starts a combinatorial search: a quarter
+  // second unless --solver-time-limit asks for more (the flag overrides this).
+  f.common.solver_time_limit_s = 0.25;
+  c.skip_paths->add_option("--solver", f.solver, "partition MILP backend: cbc | glpk (default cbc)")
+      ->check(CLI::IsMember({"cbc", "glpk"}));
   c.skip_paths->add_option("--svg", f.svg, "write the timeline (one row per node) to FILE");
 }
 
@@ -34,11 +39,13 @@ int run_skip_paths(const SkipPathsFlags& flags) {
       throw InputError("--svg " + flags.svg + ": cannot be written; give a path in a writable directory");
   }
   SkipSolveOptions options;
-  // The search is combinatorial (no MILP, so --solver-time-limit has nothing
-  // to bound); the whole command gets --time-limit, 60 s without it. Time
+  // The partition MILP gets --solver-time-limit (0.25 s by default); the
+  // whole command gets --time-limit, 60 s without it. Time
   // already spent reading the problem counts.
   const double used_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   options.time_limit_s = std::max(0.001, flags.common.time_limit_s.value_or(60) - used_s);
+  options.solver_time_limit_s = flags.common.solver_time_limit_s;
+  options.backend = parse_backend(flags.solver);
   const SkipSolveResult result = solve_skip_paths(input.problem, options);
   if (!result.infeasible.empty()) {
     std::cerr << "parplan: no schedule within the rules: " << result.infeasible << "\n";

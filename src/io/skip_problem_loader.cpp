@@ -203,6 +203,7 @@ SkipProblemInput parse_skip_problem(const YAML::Node& root, const std::string& w
                          "backward_factor",
                          "loss_factor",
                          "task_overhead_s",
+                         "first_forward_overhead_s",
                          "transfer_s",
                          "stage_capacity",
                          "latency_ms",
@@ -250,6 +251,7 @@ SkipProblemInput parse_skip_problem(const YAML::Node& root, const std::string& w
     p.network.backward_factor = f.positive_number("backward_factor", 2.0);
   if (!cost_model || f.has("loss_factor")) p.network.loss_factor = r.non_negative("loss_factor", 0);
   p.network.task_overhead_s = r.non_negative("task_overhead_s", 0);
+  p.network.first_forward_overhead_s = r.non_negative("first_forward_overhead_s", p.network.task_overhead_s);
   read_network(r, p, activation_bytes);
   return in;
 }

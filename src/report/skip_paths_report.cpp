@@ -1,6 +1,7 @@
 // Table and JSON of a SkipPipe schedule.
 #include "src/report/skip_paths_report.h"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -53,6 +54,16 @@ nlohmann::ordered_json skip_paths_json(const SkipProblem& p, const SkipSolveResu
   j["exhaustive"] = r.exhaustive;
   j["time_limited"] = r.time_limited;
   j["partitions_evaluated"] = r.partitions_evaluated;
+  if (!r.partition_milp.name.empty()) {
+    const SolverCertificate& c = r.partition_milp;
+    nlohmann::ordered_json m = {{"backend", c.backend},
+                                {"status", status_name(c.status)},
+                                {"link_cost_s", r.partition_link_cost_s},
+                                {"warm_start_link_cost_s", r.warm_start_link_cost_s}};
+    m["gap"] = std::isfinite(c.gap) ? nlohmann::ordered_json(c.gap) : nlohmann::ordered_json(nullptr);
+    if (solve_s) m["solve_s"] = c.time_s;
+    j["partition_milp"] = m;
+  }
   if (solve_s) j["solve_s"] = *solve_s;
   return j;
 }
@@ -79,6 +90,15 @@ std::string skip_paths_table(const SkipProblem& p, const SkipSolveResult& r, std
     o << "search          exhaustive over partitions and paths (releases at 0), then releases\n";
   else
     o << "search          " << r.partitions_evaluated << " partitions scored\n";
+  if (!r.partition_milp.name.empty()) {
+    const SolverCertificate& c = r.partition_milp;
+    o << "partition MILP  " << c.backend << " " << status_name(c.status) << ", link cost "
+      << fixed(r.partition_link_cost_s, 2) << " s (chain warm start " << fixed(r.warm_start_link_cost_s, 2)
+      << " s)";
+    if (std::isfinite(c.gap)) o << ", gap " << fixed(100 * c.gap, 2) << " %";
+    if (solve_s) o << ", " << fixed(c.time_s, 3) << " s";
+    o << "\n";
+  }
   if (r.time_limited) o << "note            stopped at --time-limit: the best schedule found so far\n";
   if (solve_s) o << "solve time      " << fixed(*solve_s, 3) << " s\n";
   o << "\n  mb  source  release_s  path (node/stage, forward order)\n";
