@@ -6,6 +6,7 @@
 #include "cost/config_rules.h"
 #include "src/emit/emit.h"
 #include "src/emit/emit_internal.h"
+#include "src/emit/engine_capabilities.h"
 
 namespace parplan {
 namespace {
@@ -42,17 +43,14 @@ void model_rules(const Plan& p, Engine engine, Rules& r) {
   }
   JobSpec job = p.job;
   job.gpus = world_size(p);
-  // torchtitan shards parameters and gradients under pipelines (FSDP2 + PP,
-  // torchtitan/models/llama3/infra/parallelize.py applies fully_shard to each
-  // stage): the validator's "no ZeRO-2/3 with pp" is not its rule.
-  ParallelConfig c = p.config;
-  ConfigViolation v = validate_config(m, job, c);
-  if (v.rule == ConfigRule::kZeroWithPp && engine == Engine::kTorchtitan) {
-    c.pp = 1;
-    v = sharding_rules(c);
-    if (!v) v = expert_rules(m, job, p.config);
-    if (!v) v = recompute_rules(m, p.config);
-  }
+  // ZeRO-2/3 beside a pipeline is an engine capability (max_zero_with_pp in
+  // the capability tables), not a model rule.
+  const ConfigViolation v = validate_config(m, job, p.config);
+  const int max_zero_with_pp = engine_capabilities(engine).max_zero_with_pp;
+  r.check(p.config.pp > 1 && p.config.zero > max_zero_with_pp,
+          "ZeRO-" + std::to_string(p.config.zero) + " cannot run with pipeline parallelism (pp " +
+              std::to_string(p.config.pp) + "); this engine shards at most stage " +
+              std::to_string(max_zero_with_pp) + " beside a pipeline.");
   if (v) r.check(true, describe(v) + ".");
 }
 
