@@ -18,7 +18,7 @@ int run_check(const CheckFlags& flags) {
   const CostReport cost = estimate_cost(r.model, r.cluster, r.job, config);
   JobSpec free_job = r.job;
   free_job.pins = SearchPins{};
-  const PlannerOptions options = planner_options(flags.job, flags.solver);
+  const PlannerOptions options = planner_options(flags.job, r.engine, flags.solver);
   const PlannerResult best = plan_for_engines(r.model, r.cluster, free_job, options, 1).planner;
   // With --engine E the given config must be one E runs.
   std::string engine_problem;
@@ -50,7 +50,7 @@ int run_check(const CheckFlags& flags) {
     j["fits"] = fits;
     j["max_gap_percent"] = flags.max_gap_percent ? nlohmann::ordered_json(*flags.max_gap_percent) : nullptr;
     j["pass"] = pass;
-    j["engine"] = flags.job.engine;
+    j["engine"] = r.engine;
     if (!engine_runs) j["engine_problem"] = engine_problem;
     j["config"] = config_json(config);
     j["optimum"] = {{"config", config_json(optimum_config)}, {"step_s", optimum_s}};
@@ -75,7 +75,7 @@ int run_check(const CheckFlags& flags) {
                     *flags.max_gap_percent);
       out << line;
     }
-    if (!engine_runs) out << flags.job.engine << " cannot run this config: " << engine_problem << "\n";
+    if (!engine_runs) out << r.engine << " cannot run this config: " << engine_problem << "\n";
     std::cout << out.str();
   }
   return pass ? 0 : 1;

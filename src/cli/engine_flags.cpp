@@ -29,17 +29,18 @@ void add_engine_flags(CLI::App& app, JobFlags& f) {
 
 namespace parplan {
 
-PlannerOptions planner_options(const JobFlags& f, const std::string& solver, const std::string& emit) {
+PlannerOptions planner_options(const JobFlags& f, const std::string& engine, const std::string& solver,
+                               const std::string& emit) {
   PlannerOptions options;
   options.solver = solver;
-  options.engines = parse_engine_selection(f.engine);
+  options.engines = parse_engine_selection(engine);
   if (!emit.empty()) {
     // --emit E implies --engine E.
     const EngineSelection emitted = parse_engine_selection(emit, "--emit");
     if (emitted.any)
       throw InputError("--emit needs one engine: megatron, deepspeed, megatron-deepspeed or torchtitan");
     if (!options.engines.any && options.engines.engines[0] != emitted.engines[0])
-      throw InputError(std::string("--emit ") + emit + " and --engine " + f.engine +
+      throw InputError(std::string("--emit ") + emit + " and --engine " + engine +
                        " disagree; --emit E implies --engine E, so give one of them");
     options.engines = emitted;
   }
@@ -57,7 +58,7 @@ PlannerOptions planner_options(const JobFlags& f, const std::string& solver, con
 
 namespace parplan {
 
-void apply_memory_headroom(const std::optional<std::string>& given, JobSpec& job) {
+void apply_memory_headroom(const std::optional<std::string>& given, JobSpec& job, const std::string& field) {
   std::string text = given.value_or(kDefaultMemoryHeadroom);
   const std::string original = text;
   bool percent = false;
@@ -76,9 +77,8 @@ void apply_memory_headroom(const std::optional<std::string>& given, JobSpec& job
   }
   if (used == 0 || used != text.size() || !(value >= 0) || (percent && value >= 100) ||
       (!percent && value > 1e6))
-    throw InputError(
-        "--memory-headroom must be GiB (e.g. 4) or a percent of usable HBM below 100 (e.g. 10%); got '" +
-        original + "'");
+    throw InputError(field + " must be GiB (e.g. 4) or a percent of usable HBM below 100 (e.g. 10%); got '" +
+                     original + "'");
   job.memory_headroom_fraction = percent ? value / 100.0 : 0.0;
   job.memory_headroom_bytes = percent ? 0.0 : value * 1073741824.0;
 }

@@ -13,7 +13,7 @@ int run_estimate(const JobFlags& flags) {
   const ResolvedJob r = resolve_job(flags);
   const ParallelConfig config = config_from_flags(flags, r);
   const CostReport cost = estimate_cost(r.model, r.cluster, r.job, config);
-  const EngineSelection selection = planner_options(flags, "cbc").engines;
+  const EngineSelection selection = planner_options(flags, r.engine, "cbc").engines;
   std::string why_not;
   const std::vector<Engine> engines =
       engines_running(selection, Plan{r.model, r.cluster, r.job, config, cost}, &why_not);
@@ -35,7 +35,7 @@ int run_estimate(const JobFlags& flags) {
     } else {
       std::cout << "\n"
                 << (selection.any ? std::string("no released engine can run this config: ")
-                                  : flags.engine + " cannot run this config: ")
+                                  : r.engine + " cannot run this config: ")
                 << why_not << "\n";
     }
   }

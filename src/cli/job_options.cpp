@@ -82,7 +82,7 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                  "overlap neither data-parallel nor pipeline point-to-point communication with compute");
 }
 
-ResolvedJob resolve_job(const JobFlags& f) {
+ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   JobRequest request;
   if (f.job_file) {
     if (f.job_file->empty()) throw InputError("--job is empty: give the path of a job.yaml");
@@ -154,8 +154,19 @@ ResolvedJob resolve_job(const JobFlags& f) {
     throw InputError("--seq " + std::to_string(out.job.seq) + " exceeds the model's learned positions (" +
                      std::to_string(out.model.max_positions) + "); use a shorter sequence");
   check_input_limits(out.model, out.cluster, out.job);
-  apply_memory_headroom(f.memory_headroom, out.job);
-  apply_recipe_flags(f, out.job);
+  if (f.memory_headroom || !request.memory_headroom)
+    apply_memory_headroom(f.memory_headroom, out.job);
+  else
+    apply_memory_headroom(request.memory_headroom, out.job, *f.job_file + ": field 'memory_headroom'");
+  RecipeChoice recipe;
+  recipe.engine = f.engine != "any"        ? f.engine
+                  : !emit.empty()          ? emit
+                  : request.engine.empty() ? "any"
+                                           : request.engine;
+  recipe.grad_reduce_dtype = f.grad_reduce_dtype.empty() ? request.grad_reduce_dtype : f.grad_reduce_dtype;
+  recipe.cross_entropy = f.cross_entropy.empty() ? request.cross_entropy : f.cross_entropy;
+  apply_recipe_flags(recipe, out.job);
+  out.engine = recipe.engine;
   out.file_config = request.config;
   out.file_sp_given = request.config_sp_given;
   out.file_attention_given = request.config_attention_given;

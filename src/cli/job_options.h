@@ -61,16 +61,26 @@ void add_engine_flags(CLI::App& app, JobFlags& flags);
 /// The default --memory-headroom (docs/cost-model.md, "Memory headroom").
 inline constexpr const char* kDefaultMemoryHeadroom = "2%";
 /// Sets job.memory_headroom_* from --memory-headroom ("10%", "4", "4GiB");
-/// the default when absent. Throws InputError naming the flag.
-void apply_memory_headroom(const std::optional<std::string>& text, JobSpec& job);
+/// the default when absent. Throws InputError naming `field` (the flag, or
+/// the job file's field).
+void apply_memory_headroom(const std::optional<std::string>& text, JobSpec& job,
+                           const std::string& field = "--memory-headroom");
+/// The recipe inputs as given: flags over the job file's keys.
+struct RecipeChoice {
+  /// megatron | deepspeed | megatron-deepspeed | torchtitan | any.
+  std::string engine = "any";
+  std::string grad_reduce_dtype, cross_entropy;
+};
 /// Sets the recipe inputs (gradient-reduction dtype, loss kernel) from
-/// their flags, or from the engine's defaults when --engine names one.
-/// Throws InputError naming the flag.
-void apply_recipe_flags(const JobFlags& flags, JobSpec& job);
+/// `choice`, or from the engine's defaults where it names an engine and
+/// leaves them open. Throws InputError naming the flag.
+void apply_recipe_flags(const RecipeChoice& choice, JobSpec& job);
 
-/// The planner options of the engine and policy flags; `emit` (--emit E)
-/// implies --engine E. Throws InputError on an unknown or conflicting engine.
-PlannerOptions planner_options(const JobFlags& flags, const std::string& solver,
+/// The planner options of the engine and policy flags for `engine` (the
+/// resolved job's: --engine, else --emit, else the job file's); `emit`
+/// (--emit E) implies --engine E. Throws InputError on an unknown or
+/// conflicting engine.
+PlannerOptions planner_options(const JobFlags& flags, const std::string& engine, const std::string& solver,
                                const std::string& emit = "");
 
 /// Adds the shared flags; `config_flags` adds the parallel sizes too.
@@ -85,10 +95,14 @@ struct ResolvedJob {
   bool file_sp_given = false, file_attention_given = false;
   /// `config: dp` from the job file, when given.
   std::optional<int> file_dp;
+  /// The engine the job is planned for: --engine, else the engine of
+  /// --emit, else the job file's `engine:`, else "any".
+  std::string engine = "any";
 };
 
 /// Loads and checks everything; throws InputError naming the flag or field.
-ResolvedJob resolve_job(const JobFlags& flags);
+/// `emit` is plan's --emit ENGINE (it implies --engine ENGINE).
+ResolvedJob resolve_job(const JobFlags& flags, const std::string& emit = "");
 
 /// The config for estimate/check: flags over the job file's `config:`;
 /// throws InputError when the sizes do not divide.

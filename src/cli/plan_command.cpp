@@ -11,7 +11,7 @@
 namespace parplan {
 
 int run_plan(const PlanFlags& flags) {
-  ResolvedJob r = resolve_job(flags.job);
+  ResolvedJob r = resolve_job(flags.job, flags.emit);
   apply_pins(flags.job, r.job);
   const bool emitting = !flags.emit.empty();
   Launcher launcher = Launcher::kTorchrun;
@@ -36,7 +36,7 @@ int run_plan(const PlanFlags& flags) {
     if (flags.train_iters > 0 && flags.hours > 0)
       throw InputError("--train-iters and --hours: give one of them, not both");
   }
-  const PlannerOptions options = planner_options(flags.job, flags.solver, flags.emit);
+  const PlannerOptions options = planner_options(flags.job, r.engine, flags.solver, flags.emit);
   if (emitting) {
     emit_options.engine = options.engines.engines[0];
     emit_options.torchtitan_version = parse_engine_version(emit_options.engine, flags.engine_version);
@@ -46,20 +46,25 @@ int run_plan(const PlanFlags& flags) {
   if (result.ranked.empty()) {
     if (result.search.no_valid_split) throw InputError(result.search.infeasible_reason);
     if (!planned.engine_violation.empty())
-      std::cerr << "parplan: no feasible plan that " << flags.job.engine
+      std::cerr << "parplan: no feasible plan that " << r.engine
                 << " accepts; the best plan breaks: " << planned.engine_violation << "\n";
     else
       std::cerr << "parplan: no feasible plan: " << result.search.infeasible_reason << "\n";
     return 1;
   }
-  const RankedConfig& best = result.ranked.front();
   if (emitting) {
-    const Plan plan{r.model, r.cluster, r.job, best.config, best.cost};
+    // The files run the recommended plan (the optimum unless a plan within
+    // the profile's error band is safer; the notes say why).
+    const RankedConfig& chosen = planned.recommended.plan;
+    const Plan plan{r.model, r.cluster, r.job, chosen.config, chosen.cost};
     std::vector<std::string> notes;
     const auto files = emit_launch_files(plan, emit_options, &notes);
     for (const std::string& note : notes) std::cerr << "parplan: " << note << "\n";
     std::cerr << "parplan: wrote " << files.size() << (files.size() == 1 ? " file" : " files") << " to "
-              << flags.out << " (run " << files.front().string() << ")\n";
+              << flags.out << " for the "
+              << (planned.recommended.why.index == 0 ? "optimum (also the recommended plan)"
+                                                     : "recommended plan")
+              << " (run " << files.front().string() << ")\n";
   }
   if (const std::string note = time_limit_note(result.search); !note.empty()) {
     result.notes.push_back(note);

@@ -6,7 +6,7 @@
 
 namespace parplan {
 
-void apply_recipe_flags(const JobFlags& f, JobSpec& job) {
+void apply_recipe_flags(const RecipeChoice& f, JobSpec& job) {
   const EngineSelection engines = parse_engine_selection(f.engine);
   const EngineRecipe defaults = engine_recipe_defaults(engines);
   job.grad_reduce = defaults.grad_reduce;

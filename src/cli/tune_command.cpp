@@ -34,7 +34,7 @@ int run_tune(const TuneFlags& flags) {
   JobFlags job_flags;
   job_flags.job_file = flags.job_file;
   job_flags.common = flags.common;
-  const ResolvedJob resolved = resolve_job(job_flags);
+  const ResolvedJob resolved = resolve_job(job_flags, flags.emit);
   TuneRequest r;
   r.model = resolved.model;
   r.cluster = resolved.cluster;

@@ -114,6 +114,19 @@ struct TorchtitanMesh {
 };
 TorchtitanMesh torchtitan_mesh(const Plan& plan);
 
+/// torchtitan's pipeline_parallel_first/last_stage_less_layers for the
+/// plan's split: generate_llm_fqn_per_model_part (distributed/
+/// pipeline_parallel.py L262-L370 @ 1ce7f76) spreads L + first_less +
+/// last_less "effective layers" evenly and takes first_less / last_less
+/// from the first / last stage, so a split whose middle stages hold m layers
+/// each is first_less = m - first, last_less = m - last. False when the
+/// split has no such form (unequal middles, a first/last stage larger than
+/// the middle ones, or interleaving: the weights apply to virtual stages).
+struct TorchtitanLessLayers {
+  int first = 0, last = 0;
+};
+bool torchtitan_less_layers(const ParallelConfig& config, int layers, TorchtitanLessLayers& out);
+
 /// The TOML job config of torchtitan v0.2.x; `train_steps` is training.steps.
 std::string torchtitan_toml(const Plan& plan, long long train_steps);
 /// The Python config module of torchtitan main (--module/--config).

@@ -227,8 +227,12 @@ void torchtitan_rules(const Plan& p, Rules& r) {
           "parplan writes torchtitan pipelines with 1 or 2 stages per rank (1F1B, Interleaved1F1B), not " +
               s(c.vp) + ".");
   r.check(c.vp > 1 && c.pp <= 1, "interleaving (vp " + s(c.vp) + ") needs pipeline_parallel_degree > 1.");
-  r.check(c.first_stage_layers > 0 || c.last_stage_layers > 0 || c.custom_split(),
-          "torchtitan splits the layers itself; first/last stage layer counts cannot be passed.");
+  // torchtitan's split comes from pipeline_parallel_first/last_stage_less_layers.
+  emit_detail::TorchtitanLessLayers less;
+  r.check(!emit_detail::torchtitan_less_layers(c, m.layers, less),
+          "torchtitan splits the layers evenly less pipeline_parallel_first/last_stage_less_layers on the "
+          "first/last stage; this split (equal middle stages, no larger first/last stage, no interleaving) "
+          "has no such form.");
   // parallel_dims.py seq_len_divisor: tp * 2 * cp with context parallelism.
   if (c.tp >= 1 && c.cp >= 1 && p.job.seq > 0) {
     const int divisor = c.cp > 1 ? c.tp * 2 * c.cp : c.tp;

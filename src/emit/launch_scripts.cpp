@@ -3,6 +3,7 @@
 // launch_deepspeed.sh, and the pieces they share (script_parts.h).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "src/emit/script_parts.h"
@@ -163,8 +164,13 @@ std::string header(const Plan& plan, const EmitOptions& options, const std::stri
     << ", dp " << c.dp << ", ep " << c.ep << ", zero " << c.zero << ", mbs " << c.mbs << ", gbs " << c.gbs
     << ".\n";
   if (plan.cost.time.step_s > 0) {
-    h << "# Predicted step time " << plan.cost.time.step_s << " s";
-    if (plan.cost.throughput.mfu > 0) h << ", MFU " << plan.cost.throughput.mfu;
+    char line[96];
+    std::snprintf(line, sizeof line, "# Predicted step time %.3f s", plan.cost.time.step_s);
+    h << line;
+    if (plan.cost.throughput.mfu > 0) {
+      std::snprintf(line, sizeof line, ", MFU %.1f %%", plan.cost.throughput.mfu * 100.0);
+      h << line;
+    }
     h << ".\n";
   }
   h << "# Targets " << engine_target(options) << ".\n";

@@ -3,6 +3,7 @@
 // job_config.py @ v0.2.2, 73a0e69: job, model, optimizer, lr_scheduler,
 // training, parallelism, activation_checkpoint), and the flavor and mesh
 // mapping shared with torchtitan main's Python config.
+#include <algorithm>
 #include <sstream>
 
 #include "src/emit/emit_internal.h"
@@ -29,6 +30,30 @@ std::string torchtitan_llama3_flavor(const ModelSpec& m) {
     }
   }
   return "";
+}
+
+bool torchtitan_less_layers(const ParallelConfig& config, int layers, TorchtitanLessLayers& out) {
+  out = {};
+  ParallelConfig c;
+  if (!megatron_split(config, c)) return false;
+  if (c.first_stage_layers <= 0 && c.last_stage_layers <= 0) return true;
+  if (c.vp > 1 || c.pp < 2) return false;
+  const int first = c.first_stage_layers > 0 ? c.first_stage_layers : -1;
+  const int last = c.last_stage_layers > 0 ? c.last_stage_layers : -1;
+  // The stages the counts leave open share the remaining layers evenly.
+  const int open_stages = c.pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
+  const int rest = layers - std::max(first, 0) - std::max(last, 0);
+  int middle = 0;
+  if (open_stages > 0) {
+    if (rest <= 0 || rest % open_stages != 0) return false;
+    middle = rest / open_stages;
+  } else {
+    middle = std::max(first, last);  // pp 2: the larger stage is the even one
+  }
+  if (first > middle || last > middle) return false;
+  out.first = first > 0 ? middle - first : 0;
+  out.last = last > 0 ? middle - last : 0;
+  return true;
 }
 
 TorchtitanMesh torchtitan_mesh(const Plan& plan) {
@@ -88,9 +113,11 @@ std::string torchtitan_toml(const Plan& plan, long long train_steps) {
     t << "pipeline_parallel_schedule = \"" << (c.vp > 1 ? "Interleaved1F1B" : "1F1B") << "\"\n";
     t << "pipeline_parallel_microbatch_size = " << c.mbs << "\n";
     // distributed/pipeline_parallel.py counts the embedding and the output as
-    // one layer each unless these are 0; parplan costs an even split.
-    t << "pipeline_parallel_first_stage_less_layers = 0\n";
-    t << "pipeline_parallel_last_stage_less_layers = 0\n";
+    // one layer each unless these are 0; these give the split parplan costs.
+    TorchtitanLessLayers less;
+    (void)torchtitan_less_layers(c, plan.model.layers, less);  // engine_rules refused others
+    t << "pipeline_parallel_first_stage_less_layers = " << less.first << "\n";
+    t << "pipeline_parallel_last_stage_less_layers = " << less.last << "\n";
   }
   t << "context_parallel_degree = " << c.cp << "\n";
   if (plan.model.is_moe()) {

@@ -77,9 +77,12 @@ std::string torchtitan_python_config(const Plan& plan, long long train_steps) {
     // the plan's micro-batches go through the pipeline without accumulation.
     py << "        pipeline_parallel_schedule=\"" << (c.vp > 1 ? "Interleaved1F1B" : "1F1B") << "\",\n";
     py << "        num_pp_microbatches=" << micro_batches << ",\n";
-    py << "        # Even split, as costed: the embedding and output count as no layer.\n";
-    py << "        pipeline_parallel_first_stage_less_layers=0,\n";
-    py << "        pipeline_parallel_last_stage_less_layers=0,\n";
+    // The split as costed (torchtitan_less_layers; engine_rules refused others).
+    TorchtitanLessLayers less;
+    (void)torchtitan_less_layers(c, plan.model.layers, less);
+    py << "        # The split as costed: the embedding and output count as these many layers.\n";
+    py << "        pipeline_parallel_first_stage_less_layers=" << less.first << ",\n";
+    py << "        pipeline_parallel_last_stage_less_layers=" << less.last << ",\n";
   }
   py << "        context_parallel_degree=" << c.cp << ",\n";
   py << "    )\n";

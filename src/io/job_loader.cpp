@@ -116,7 +116,8 @@ JobRequest load_job_file(const std::string& path) {
   try {
     YamlFields f(root, path);
     f.allow_only({"model", "cluster", "gpus", "nodes", "gbs", "seq", "precision", "optimizer", "constraints",
-                  "config", "name", "description"});
+                  "config", "name", "description", "engine", "grad_reduce_dtype", "cross_entropy",
+                  "memory_headroom"});
     JobRequest r;
     r.model = f.text("model", "");
     r.cluster = f.text("cluster", "");
@@ -128,6 +129,12 @@ JobRequest load_job_file(const std::string& path) {
     const std::string optimizer = f.text("optimizer", "adam");
     if (optimizer != "adam" && optimizer != "sgd") f.fail("optimizer", "must be adam or sgd");
     r.job.optimizer = optimizer == "adam" ? Optimizer::kAdam : Optimizer::kSgd;
+    // The same words as the flags of the same names (which override them).
+    if (f.has("engine"))
+      r.engine = f.choice("engine", {"any", "megatron", "deepspeed", "megatron-deepspeed", "torchtitan"});
+    if (f.has("grad_reduce_dtype")) r.grad_reduce_dtype = f.choice("grad_reduce_dtype", {"fp32", "bf16"});
+    if (f.has("cross_entropy")) r.cross_entropy = f.choice("cross_entropy", {"fused", "eager"});
+    if (f.has("memory_headroom")) r.memory_headroom = f.text("memory_headroom");
     if (f.has("constraints")) {
       const YamlFields c = f.child("constraints");
       c.allow_only({"tp", "pp", "vp", "cp", "dp", "mbs", "zero", "recompute", "ep", "etp"});

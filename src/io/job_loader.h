@@ -22,6 +22,10 @@ struct JobRequest {
   bool config_attention_given = false;
   /// `config: dp`, when given (it must equal gpus / (tp * pp * cp)).
   std::optional<int> config_dp;
+  /// Engine and recipe keys, as their flags spell them (flags override them;
+  /// empty when the file does not give them).
+  std::string engine, grad_reduce_dtype, cross_entropy;
+  std::optional<std::string> memory_headroom;
 };
 
 /// Reads job.yaml; every problem is an InputError naming the field.
