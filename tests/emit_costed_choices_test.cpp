@@ -328,6 +328,18 @@ TEST(EmitCostedChoices, UnmodelledIsAWarningForPlanAndExit2ForEmit) {
   EXPECT_EQ(emit.exit_code, 2) << emit.err;
   EXPECT_NE(emit.err.find("soft-capping"), std::string::npos) << emit.err;
   EXPECT_FALSE(fs::exists(out));
+  const test::CliRun sweep =
+      test::run_cli("sweep --models " + gemma + " --cluster dgx-h100 --gpus 8 --gbs 16 --seq 2048");
+  EXPECT_EQ(sweep.exit_code, 0) << sweep.err;
+  EXPECT_NE(sweep.err.find("parplan: warning: "), std::string::npos) << sweep.err;
+  EXPECT_NE(sweep.err.find("soft-capping"), std::string::npos) << sweep.err;
+  const std::string array = ::testing::TempDir() + "gemma_array_" + std::to_string(::getpid());
+  const test::CliRun arrayed = test::run_cli("sweep --models " + gemma +
+                                             " --cluster dgx-h100 --gpus 8 --gbs 16 --seq 2048 "
+                                             "--emit-slurm-array " +
+                                             array);
+  EXPECT_EQ(arrayed.exit_code, 2) << arrayed.err;
+  EXPECT_NE(arrayed.err.find("soft-capping"), std::string::npos) << arrayed.err;
 }
 
 // ------------------------------------------ engine rules call the validator ----

@@ -172,10 +172,14 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   out.file_attention_given = request.config_attention_given;
   out.file_dp = request.config_dp;
   // After every input check, so a bad flag stays one line on stderr.
-  if (!out.model.unmodelled.empty())
-    std::cerr << "parplan: warning: " << out.model.name << " has " << out.model.unmodelled
-              << ", which parplan does not model: costed without it, and --emit refuses it\n";
+  warn_unmodelled(out.model);
   return out;
+}
+
+void warn_unmodelled(const ModelSpec& model) {
+  if (!model.unmodelled.empty())
+    std::cerr << "parplan: warning: " << model.name << " has " << model.unmodelled
+              << ", which parplan does not model: costed without it, and --emit refuses it\n";
 }
 
 namespace {

@@ -100,6 +100,10 @@ struct ResolvedJob {
   std::string engine = "any";
 };
 
+/// One warning line on stderr when `model` has features parplan does not
+/// model (sliding windows, soft-capping, ...); call after every input check.
+void warn_unmodelled(const ModelSpec& model);
+
 /// Loads and checks everything; throws InputError naming the flag or field.
 /// `emit` is plan's --emit ENGINE (it implies --engine ENGINE).
 ResolvedJob resolve_job(const JobFlags& flags, const std::string& emit = "");

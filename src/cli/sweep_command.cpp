@@ -67,6 +67,12 @@ int run_sweep(const SweepFlags& flags) {
     // Each point is written for the engine its plan is tagged with (the
     // CSV's engine column); the search is the same with or without the array.
     array.engine = sweep_engine(engines);
+    // A launch file must not silently change the model (as --emit).
+    for (const ModelSpec& model : grid.models)
+      if (!model.unmodelled.empty())
+        throw InputError("--emit-slurm-array: " + model.name + " has " + model.unmodelled +
+                         ", which parplan does not model; launch files would silently change the model "
+                         "(sweep it without the array, or describe it in a model YAML without them)");
     array.dir = check_slurm_array_dir(flags.emit_slurm_array);
     array.array_parallel = flags.array_parallel;
     if (flags.train_iters > 0 && flags.hours > 0)
@@ -77,6 +83,7 @@ int run_sweep(const SweepFlags& flags) {
     throw InputError("--train-iters and --hours only apply with --emit-slurm-array DIR");
   }
   const std::vector<SweepPoint> points = sweep_points(grid);
+  for (const ModelSpec& model : grid.models) warn_unmodelled(model);
 
   PlannerOptions options;
   options.top_k = 1;
