@@ -28,6 +28,9 @@ double layer_activation_bytes(const ModelSpec& model, const ActivationShape& sha
   const double kv_width = model.uses_mla() ? q_width : static_cast<double>(model.kv_groups) * model.head_dim;
   const double f = model.ffn_hidden;
   if (shape.recompute == Recompute::kFull) return layer_input_bytes(model, shape);
+  if (shape.recompute == Recompute::kSelective &&
+      shape.selective_checkpoint == SelectiveCheckpoint::kTorchtitanOps)
+    return local_tokens * torchtitan_op_checkpoint_bytes_per_token(model, shape);
   // Korthikanti's 10 s b h: both norm inputs (4), the QKV and FC1 inputs (4)
   // and two 1-byte dropout masks (2, only when the model has dropout);
   // replicated over tp unless sp.
@@ -51,6 +54,33 @@ double layer_activation_bytes(const ModelSpec& model, const ActivationShape& sha
     per_token += (model.dropout > 0 ? 5.0 : 2.0) * model.heads * shape.seq / t;
   }
   return local_tokens * per_token;
+}
+
+double torchtitan_op_checkpoint_bytes_per_token(const ModelSpec& model, const ActivationShape& shape) {
+  // torchtitan/distributed/activation_checkpoint.py (_apply_op_sac): the
+  // checkpoint keeps the block input, the outputs of the ops in its save
+  // list (aten.mm, the SDPA kernels, reduce_scatter) except every second
+  // mm of the block, counted in call order: wq (1) kept, wk (2) recomputed,
+  // wv (3) kept, wo (4) recomputed, w1 (5) kept, w3 (6) recomputed, w2 (7)
+  // kept (models/llama3/model.py call order). Everything else (norms, rope,
+  // SiLU, products) is recomputed from those.
+  const double t = shape.tp;
+  const double h = model.hidden;
+  const double q_width = static_cast<double>(model.heads) * model.head_dim;
+  const double kv_width = model.uses_mla() ? q_width : static_cast<double>(model.kv_groups) * model.head_dim;
+  const double f = model.ffn_hidden;
+  const double element = shape.fp8 ? 1.0 : 2.0;
+  // Column-parallel outputs (wq, wv, w1) and the attention output split over tp.
+  double per_token = element * (2.0 * q_width + kv_width + f) / t;
+  // The attention kernel's log-sum-exp: fp32 per head.
+  per_token += 4.0 * model.heads / t;
+  // The block input, sequence-sharded under tp (torchtitan always runs SP).
+  per_token += 2.0 * h / (shape.sp ? t : 1.0);
+  // w2 is row-parallel: its mm output is the full-width partial sum; under
+  // tp the reduce-scatter outputs after wo and w2 are kept too.
+  per_token += 2.0 * h;
+  if (t > 1) per_token += 2.0 * (2.0 * h / t);
+  return per_token;
 }
 
 double layer_input_bytes(const ModelSpec& model, const ActivationShape& shape) {

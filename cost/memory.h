@@ -46,12 +46,16 @@ struct ActivationShape {
   /// fp8 GEMMs (Transformer Engine): their inputs are saved as the fp8 cast.
   bool fp8 = false;
   CrossEntropy cross_entropy = CrossEntropy::kFused;
+  SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
 };
 
 /// 16-bit activation bytes one layer keeps for one micro-batch until its
 /// backward pass. With tp = cp = 1, unfused attention and a GPT layer this is
 /// Korthikanti's `s b h (34 + 5 a s / h)`.
 double layer_activation_bytes(const ModelSpec& model, const ActivationShape& shape);
+/// Bytes per token one layer keeps under torchtitan's op-level selective
+/// checkpointing (SelectiveCheckpoint::kTorchtitanOps).
+double torchtitan_op_checkpoint_bytes_per_token(const ModelSpec& model, const ActivationShape& shape);
 /// The part of a layer's activations that full recomputation keeps: its input.
 double layer_input_bytes(const ModelSpec& model, const ActivationShape& shape);
 /// Output layer at the start of the backward pass, per logit per tp rank: a

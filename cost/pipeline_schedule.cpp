@@ -74,6 +74,20 @@ bool pipeline_links_alike(const ClusterSpec& cluster, const ParallelConfig& c) {
   return c.vp == 1 || &tier_between(cluster, (c.pp - 1) * stride, 0) == first;
 }
 
+double selective_recompute_s(const ModelSpec& model, const JobSpec& job, const LayerComputeTimes& times,
+                             bool is_moe) {
+  if (is_moe || job.selective_checkpoint != SelectiveCheckpoint::kTorchtitanOps)
+    return times.attention_forward_s;
+  const double h = model.hidden;
+  const double q = static_cast<double>(model.heads) * model.head_dim;
+  const double kv = model.uses_mla() ? q : static_cast<double>(model.kv_groups) * model.head_dim;
+  const double f = model.ffn_hidden;
+  const double ffn_gemms = model.gated_ffn ? 3.0 : 2.0;
+  const double all_gemms = h * q + 2.0 * h * kv + q * h + ffn_gemms * h * f;
+  const double recomputed = h * kv + q * h + (model.gated_ffn ? h * f : 0.0);
+  return (times.forward_s - times.attention_forward_s) * recomputed / all_gemms;
+}
+
 PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                               const ParallelConfig& c, int stage) {
   PerLayerCosts costs;
@@ -109,6 +123,8 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
     costs.comm.ep_forward_s = ep.forward_s;
     costs.comm.ep_backward_s = ep.backward_s;
   }
+  costs.selective_dense_s = selective_recompute_s(model, job, costs.dense, false);
+  if (model.is_moe()) costs.selective_moe_s = selective_recompute_s(model, job, costs.moe, true);
   costs.edges = edge_compute_times(model, device, peak, tokens, c.tp);
   costs.overlap_slowdown = device.overlap_compute_slowdown;
   // Point-to-point: activations forward and gradients backward, once per
@@ -132,7 +148,7 @@ StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const 
   double backward = dense_layers * dense.backward_s + load.moe_layers * moe.backward_s;
   double extra = 0;
   if (c.recompute == Recompute::kSelective) {
-    extra = dense_layers * dense.attention_forward_s + load.moe_layers * moe.attention_forward_s;
+    extra = dense_layers * costs.selective_dense_s + load.moe_layers * costs.selective_moe_s;
   } else if (recomputed > 0) {
     const double per_layer = (dense_layers * dense.forward_s + load.moe_layers * moe.forward_s) / load.layers;
     extra = recomputed * per_layer;

@@ -105,6 +105,7 @@ ActivationShape activation_shape(const JobSpec& job, const ParallelConfig& c) {
   shape.recompute = c.recompute;
   shape.fp8 = job.precision == Precision::kFp8;
   shape.cross_entropy = job.cross_entropy;
+  shape.selective_checkpoint = job.selective_checkpoint;
   return shape;
 }
 
@@ -159,8 +160,15 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
   const int recomputed = recomputed_layers(c, load.layers);
   const double in_flight = in_flight_micro_batches(c, stage);
   double activations = in_flight * ((load.layers - recomputed) * full_layer + recomputed * input_only);
-  // Recomputing a layer rebuilds its full activations for one micro-batch.
+  // Recomputing a layer rebuilds its full activations for one micro-batch;
+  // so does torchtitan's op-level checkpointing (everything it did not keep).
   if (recomputed > 0) activations += full_layer;
+  if (recomputed == 0 && c.recompute == Recompute::kSelective &&
+      job.selective_checkpoint == SelectiveCheckpoint::kTorchtitanOps) {
+    ActivationShape rebuilt = shape;
+    rebuilt.recompute = Recompute::kNone;
+    activations += layer_activation_bytes(model, rebuilt);
+  }
   // Embedding dropout's output and mask (Korthikanti sec. 4.3); without
   // dropout the embedding output is the first layer's input, counted there.
   if (load.first && model.dropout > 0)

@@ -88,7 +88,19 @@ struct PerLayerCosts {
   EdgeComputeTimes edges;
   double p2p_s = 0;             // point-to-point per micro-batch on the critical path
   double overlap_slowdown = 0;  // compute slowdown beside overlapped traffic
+  /// Forward work selective recomputation repeats per dense / MoE layer:
+  /// Megatron's attention core, or torchtitan's op policy's recomputed
+  /// matmuls (selective_recompute_s).
+  double selective_dense_s = 0, selective_moe_s = 0;
 };
+
+/// The forward time selective recomputation repeats in one layer whose
+/// compute times are `times`: the attention core (Megatron), or under
+/// torchtitan's op policy the matmuls it does not keep (wk, wo, w3: every
+/// second one, cost/memory.cpp) as their share of the layer's weight-GEMM
+/// FLOPs, the attention kernel being kept. MoE layers: the attention core.
+double selective_recompute_s(const ModelSpec& model, const JobSpec& job, const LayerComputeTimes& times,
+                             bool is_moe);
 
 /// Whether every pipeline boundary (and the interleaved schedule's wrap from
 /// the last stage to the first) runs over the same link, so that every stage

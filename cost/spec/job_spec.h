@@ -24,6 +24,13 @@ enum class GradReduceDtype : std::uint8_t { kEngineDefault, kFp32, kBf16 };
 /// (Megatron) or an eager fp32-upcast cross-entropy (torchtitan).
 enum class CrossEntropy : std::uint8_t { kFused, kEager };
 
+/// What selective recomputation keeps (cost/memory.h): Megatron-LM's
+/// (--recompute-granularity selective: everything but the attention core,
+/// which is recomputed) or torchtitan's op-level policy (activation_
+/// checkpoint.selective_ac_option "op": the outputs of every other matmul
+/// and of the attention kernel; the rest is recomputed from the layer input).
+enum class SelectiveCheckpoint : std::uint8_t { kAttentionCore, kTorchtitanOps };
+
 /// Measured MoE imbalance at one expert-parallel size: the busiest rank's
 /// tokens over the mean, from routing statistics (--routing-stats).
 struct MeasuredEpImbalance {
@@ -100,6 +107,7 @@ struct JobSpec {
   /// Recipe inputs an engine fixes or the user sets (docs/cost-model.md).
   GradReduceDtype grad_reduce = GradReduceDtype::kEngineDefault;
   CrossEntropy cross_entropy = CrossEntropy::kFused;
+  SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
   /// MoE: load of the busiest expert-parallel rank over the mean (max/mean,
   /// from routing statistics); 0 = the cost model's default for the
   /// model's balancing scheme (cost/moe.h).

@@ -11,6 +11,7 @@ void apply_recipe_flags(const RecipeChoice& f, JobSpec& job) {
   const EngineRecipe defaults = engine_recipe_defaults(engines);
   job.grad_reduce = defaults.grad_reduce;
   job.cross_entropy = defaults.cross_entropy;
+  job.selective_checkpoint = defaults.selective_checkpoint;
   if (!f.grad_reduce_dtype.empty()) {
     if (f.grad_reduce_dtype != "fp32" && f.grad_reduce_dtype != "bf16")
       throw InputError("--grad-reduce-dtype must be fp32 or bf16 (got '" + f.grad_reduce_dtype + "')");

@@ -332,6 +332,7 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
   if (!selection.any && selection.engines[0] == Engine::kTorchtitan) {
     recipe.grad_reduce = GradReduceDtype::kFp32;
     recipe.cross_entropy = CrossEntropy::kEager;
+    recipe.selective_checkpoint = SelectiveCheckpoint::kTorchtitanOps;
   }
   return recipe;
 }

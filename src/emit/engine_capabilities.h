@@ -95,6 +95,7 @@ EngineSelection parse_engine_selection(const std::string& name, const char* flag
 struct EngineRecipe {
   GradReduceDtype grad_reduce = GradReduceDtype::kEngineDefault;
   CrossEntropy cross_entropy = CrossEntropy::kFused;
+  SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
 };
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection);
 
