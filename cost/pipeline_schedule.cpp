@@ -36,8 +36,15 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
     const double step_s = all_gather_s(cluster, span, kv_bytes * c.cp) / std::max(1, c.cp - 1);
     const double forward = (c.cp - 1) * step_s;
     const double slowdown = cluster.device.overlap_compute_slowdown;
-    comm.cp_forward_s = exposed_after_overlap_s(forward, times.attention_forward_s, slowdown);
-    comm.cp_backward_s = exposed_after_overlap_s(2.0 * forward, 2.0 * times.attention_forward_s, slowdown);
+    // The all-gather variant hides behind the first local block only (1/cp
+    // of the attention work); its backward gathers KV again and
+    // reduce-scatters their gradients (the same volume each).
+    const double hiding_fraction =
+        job.cp_exchange == ContextParallelExchange::kAllGatherKv ? 1.0 / c.cp : 1.0;
+    comm.cp_forward_s =
+        exposed_after_overlap_s(forward, hiding_fraction * times.attention_forward_s, slowdown);
+    comm.cp_backward_s =
+        exposed_after_overlap_s(2.0 * forward, hiding_fraction * 2.0 * times.attention_forward_s, slowdown);
   }
   return comm;
 }

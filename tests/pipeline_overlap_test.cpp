@@ -61,5 +61,32 @@ TEST(PipelineOverlap, OverlapCostsTheComputeSlowdownOrWhatSticksOut) {
   EXPECT_DOUBLE_EQ(exposed_after_overlap_s(1.0, 2.0, 0.0), 0.0);
 }
 
+// Context parallelism: Megatron/TE's ring hides each step's KV send behind
+// the previous block's attention; PyTorch's all-gather rotation (torchtitan's
+// default) has only the first local block (1/cp of the attention) to hide
+// behind. On a slow fabric the all-gather variant exposes more, never less;
+// compute is the same.
+TEST(PipelineOverlap, AllGatherContextParallelHidesLessThanTheRing) {
+  const ModelSpec model = load_model("llama3-8b");
+  const ClusterSpec cluster = load_cluster("holmes-ethernet");
+  JobSpec job;
+  job.gpus = 64, job.gbs = 8, job.seq = 65536;
+  // tp 8 fills each node, so the cp ring crosses the Ethernet.
+  ParallelConfig c;
+  c.tp = 8, c.pp = 1, c.cp = 8, c.dp = 1, c.mbs = 1, c.gbs = 8, c.zero = 1;
+  ASSERT_EQ(config_problem(model, job, c), nullptr);
+  const CostReport ring = estimate_cost(model, cluster, job, c);
+  job.cp_exchange = ContextParallelExchange::kAllGatherKv;
+  const CostReport gathered = estimate_cost(model, cluster, job, c);
+  EXPECT_GT(gathered.time.cp_comm_s, ring.time.cp_comm_s);
+  EXPECT_DOUBLE_EQ(gathered.time.compute_s, ring.time.compute_s);
+  c.cp = 1, c.dp = 8;
+  job.seq = 8192;
+  // Without context parallelism the choice changes nothing.
+  const CostReport none_gathered = estimate_cost(model, cluster, job, c);
+  job.cp_exchange = ContextParallelExchange::kRingOverlapped;
+  EXPECT_DOUBLE_EQ(estimate_cost(model, cluster, job, c).time.step_s, none_gathered.time.step_s);
+}
+
 }  // namespace
 }  // namespace parplan

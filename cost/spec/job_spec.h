@@ -31,6 +31,14 @@ enum class CrossEntropy : std::uint8_t { kFused, kEager };
 /// and of the attention kernel; the rest is recomputed from the layer input).
 enum class SelectiveCheckpoint : std::uint8_t { kAttentionCore, kTorchtitanOps };
 
+/// How context parallelism exchanges keys and values: Megatron-LM /
+/// Transformer Engine's ring (cp_comm_type "p2p", each step's send hidden
+/// behind the previous block's attention), or PyTorch's experimental
+/// context_parallel as torchtitan runs it (context_parallel_rotate_method
+/// "allgather": all KV shards gathered after the first local block, only
+/// that block to hide behind; the KV gradients reduce-scattered likewise).
+enum class ContextParallelExchange : std::uint8_t { kRingOverlapped, kAllGatherKv };
+
 /// Measured MoE imbalance at one expert-parallel size: the busiest rank's
 /// tokens over the mean, from routing statistics (--routing-stats).
 struct MeasuredEpImbalance {
@@ -108,6 +116,7 @@ struct JobSpec {
   GradReduceDtype grad_reduce = GradReduceDtype::kEngineDefault;
   CrossEntropy cross_entropy = CrossEntropy::kFused;
   SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
+  ContextParallelExchange cp_exchange = ContextParallelExchange::kRingOverlapped;
   /// MoE: load of the busiest expert-parallel rank over the mean (max/mean,
   /// from routing statistics); 0 = the cost model's default for the
   /// model's balancing scheme (cost/moe.h).

@@ -12,6 +12,7 @@ void apply_recipe_flags(const RecipeChoice& f, JobSpec& job) {
   job.grad_reduce = defaults.grad_reduce;
   job.cross_entropy = defaults.cross_entropy;
   job.selective_checkpoint = defaults.selective_checkpoint;
+  job.cp_exchange = defaults.cp_exchange;
   if (!f.grad_reduce_dtype.empty()) {
     if (f.grad_reduce_dtype != "fp32" && f.grad_reduce_dtype != "bf16")
       throw InputError("--grad-reduce-dtype must be fp32 or bf16 (got '" + f.grad_reduce_dtype + "')");

@@ -333,6 +333,7 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
     recipe.grad_reduce = GradReduceDtype::kFp32;
     recipe.cross_entropy = CrossEntropy::kEager;
     recipe.selective_checkpoint = SelectiveCheckpoint::kTorchtitanOps;
+    recipe.cp_exchange = ContextParallelExchange::kAllGatherKv;
   }
   return recipe;
 }

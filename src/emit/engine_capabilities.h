@@ -96,6 +96,7 @@ struct EngineRecipe {
   GradReduceDtype grad_reduce = GradReduceDtype::kEngineDefault;
   CrossEntropy cross_entropy = CrossEntropy::kFused;
   SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
+  ContextParallelExchange cp_exchange = ContextParallelExchange::kRingOverlapped;
 };
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection);
 
