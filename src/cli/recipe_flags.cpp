@@ -11,6 +11,18 @@ void apply_recipe_flags(const JobFlags& f, JobSpec& job) {
   const EngineRecipe defaults = engine_recipe_defaults(engines);
   job.grad_reduce = defaults.grad_reduce;
   job.cross_entropy = defaults.cross_entropy;
+  job.grad_sync = defaults.grad_sync;
+  if (!f.grad_sync.empty()) {
+    if (f.grad_sync == "every-micro-batch")
+      job.grad_sync = GradSyncSchedule::kEveryMicroBatch;
+    else if (f.grad_sync == "last-micro-batch")
+      job.grad_sync = GradSyncSchedule::kLastMicroBatch;
+    else if (f.grad_sync == "after-backward")
+      job.grad_sync = GradSyncSchedule::kAfterLastBackward;
+    else
+      throw InputError("--grad-sync must be every-micro-batch, last-micro-batch or after-backward (got '" +
+                       f.grad_sync + "')");
+  }
   if (!f.grad_reduce_dtype.empty()) {
     if (f.grad_reduce_dtype != "fp32" && f.grad_reduce_dtype != "bf16")
       throw InputError("--grad-reduce-dtype must be fp32 or bf16 (got '" + f.grad_reduce_dtype + "')");

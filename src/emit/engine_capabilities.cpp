@@ -327,12 +327,23 @@ EngineSelection parse_engine_selection(const std::string& name, const char* flag
                    "'; choose one of megatron, deepspeed, megatron-deepspeed, torchtitan, any.");
 }
 
+namespace {
+// Each engine's gradient-reduction schedule; the sources are in
+// cost/grad_sync_schedule.h (DeepSpeed's is the default rule).
+GradSyncSchedule engine_grad_sync(Engine engine) {
+  if (engine == Engine::kMegatron) return GradSyncSchedule::kLastMicroBatch;
+  if (engine == Engine::kTorchtitan) return GradSyncSchedule::kTorchtitan;
+  return GradSyncSchedule::kEngineDefault;
+}
+}  // namespace
+
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
   EngineRecipe recipe;
   if (!selection.any && selection.engines[0] == Engine::kTorchtitan) {
     recipe.grad_reduce = GradReduceDtype::kFp32;
     recipe.cross_entropy = CrossEntropy::kEager;
   }
+  if (!selection.any) recipe.grad_sync = engine_grad_sync(selection.engines[0]);
   return recipe;
 }
 

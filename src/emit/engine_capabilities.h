@@ -95,6 +95,8 @@ EngineSelection parse_engine_selection(const std::string& name, const char* flag
 struct EngineRecipe {
   GradReduceDtype grad_reduce = GradReduceDtype::kEngineDefault;
   CrossEntropy cross_entropy = CrossEntropy::kFused;
+  /// When gradients are reduced (cost/grad_sync_schedule.h).
+  GradSyncSchedule grad_sync = GradSyncSchedule::kEngineDefault;
 };
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection);
 
