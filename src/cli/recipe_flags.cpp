@@ -12,6 +12,7 @@ void apply_recipe_flags(const JobFlags& f, JobSpec& job) {
   job.grad_reduce = defaults.grad_reduce;
   job.cross_entropy = defaults.cross_entropy;
   job.grad_sync = defaults.grad_sync;
+  job.attention_kernel = defaults.attention_kernel;
   if (!f.grad_sync.empty()) {
     if (f.grad_sync == "every-micro-batch")
       job.grad_sync = GradSyncSchedule::kEveryMicroBatch;

@@ -97,6 +97,8 @@ struct EngineRecipe {
   CrossEntropy cross_entropy = CrossEntropy::kFused;
   /// When gradients are reduced (cost/grad_sync_schedule.h).
   GradSyncSchedule grad_sync = GradSyncSchedule::kEngineDefault;
+  /// The attention kernel the engine runs (kProfile: not known).
+  AttentionKernel attention_kernel = AttentionKernel::kProfile;
 };
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection);
 
