@@ -24,6 +24,24 @@ double attention_peak_flops_per_s(const DeviceSpec& device, double peak_flops_pe
 }
 }  // namespace
 
+Fp8CastTimes fp8_cast_times(const DeviceSpec& device, const LayerShape& shape, double attention_inputs,
+                            double attention_output_grads, double ffn_inputs, double ffn_output_grads) {
+  if (!shape.fp8) return {};
+  // Transformer Engine's Linear under delayed scaling casts each GEMM input
+  // with fp8_cast_transpose_fused ("FP8 input for forward, FP8 input
+  // transpose for backward wgrad") and each output gradient the same way in
+  // the backward (transformer_engine/pytorch/module/linear.py, TE 1.x): one
+  // pass reading the 16-bit tensor (2 bytes) and writing the fp8 copy and
+  // its fp8 transpose (1 + 1); the amax of the delayed-scaling history is
+  // reduced in the same kernel. Weights are cast once per step (TE caches
+  // them across micro-batches, is_first_microbatch) and are left out.
+  constexpr double kCastBytesPerElement = 2.0 + 1.0 + 1.0;
+  Fp8CastTimes out;
+  out.forward_s = memory_bound_s(device, kCastBytesPerElement * (attention_inputs + ffn_inputs));
+  out.backward_s = memory_bound_s(device, kCastBytesPerElement * (attention_output_grads + ffn_output_grads));
+  return out;
+}
+
 double gemm_time_s(const DeviceSpec& device, double peak_flops_per_s, double m, double n, double k) {
   const double flops = 2.0 * m * n * k;
   const double smallest = std::min(m, std::min(n, k));
@@ -98,12 +116,16 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
     attention_backward_s = 2.0 * batched + scores_s;
   }
   const double elementwise_s = memory_bound_s(device, kActivationBytes * elements);
+  const Fp8CastTimes casts = fp8_cast_times(device, shape, model.uses_mla() ? 0.0 : m * (h + out_width),
+                                            model.uses_mla() ? 0.0 : m * (q_width + kv_width + h),
+                                            ffn_copies * m * (h + ffn / t), ffn_copies * m * (ffn_in + h));
 
   LayerComputeTimes times;
   times.attention_forward_s = attention_forward_s;
-  times.forward_s = gemm_s + attention_forward_s + elementwise_s + device.layer_overhead_s / 3.0;
-  times.backward_s =
-      2.0 * gemm_s + attention_backward_s + 2.0 * elementwise_s + device.layer_overhead_s * 2.0 / 3.0;
+  times.forward_s =
+      gemm_s + attention_forward_s + elementwise_s + casts.forward_s + device.layer_overhead_s / 3.0;
+  times.backward_s = 2.0 * gemm_s + attention_backward_s + 2.0 * elementwise_s + casts.backward_s +
+                     device.layer_overhead_s * 2.0 / 3.0;
   return times;
 }
 

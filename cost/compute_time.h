@@ -22,6 +22,9 @@ struct LayerShape {
   bool is_moe = false;
   AttentionKernel kernel = AttentionKernel::kProfile;
   bool fused_elementwise = true;
+  /// fp8 linear layers (Transformer Engine, delayed scaling): each GEMM
+  /// input and output gradient is cast to fp8 by its own kernel.
+  bool fp8 = false;
 };
 
 struct LayerComputeTimes {
@@ -31,6 +34,16 @@ struct LayerComputeTimes {
   /// forward pass: what selective recomputation repeats.
   double attention_forward_s = 0;
 };
+
+/// The fp8 cast kernels of one layer and micro-batch (zero unless
+/// shape.fp8): element counts of the GEMM inputs and of the GEMM output
+/// gradients, attention projections and FFN apart. Memory-bound.
+struct Fp8CastTimes {
+  double forward_s = 0;
+  double backward_s = 0;
+};
+Fp8CastTimes fp8_cast_times(const DeviceSpec& device, const LayerShape& shape, double attention_inputs,
+                            double attention_output_grads, double ffn_inputs, double ffn_output_grads);
 
 LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& device,
                                       double peak_flops_per_s, const LayerShape& shape);

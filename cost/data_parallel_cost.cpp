@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "cost/collectives.h"
+#include "cost/grad_sync_schedule.h"
 #include "cost/memory.h"
 #include "cost/overlap.h"
 #include "cost/step_cost.h"
@@ -123,17 +124,19 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
     return out;
   }
   const double grad_bytes = gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce) * params;
-  // ZeRO-2 keeps only its shard of the gradients, so it cannot accumulate a
-  // step's gradients unsharded: every micro-batch's are reduce-scattered
-  // (DeepSpeed stage 2 reduces each micro-step; Llama 3's FSDP with
-  // pipeline parallelism shards gradients, Dubey et al. 2024 sec. 3.3.2).
-  const int reductions = c.zero == 2 ? std::max(1, m) : 1;
-  const double reduce = c.zero == 0 ? all_reduce_s(cluster, span, grad_bytes, traffic)
+  // How many reductions a step runs and what each may hide behind is the
+  // engine's schedule (cost/grad_sync_schedule.h): DeepSpeed's ZeRO-2
+  // reduce-scatters every micro-batch, Megatron-LM once with the last
+  // micro-batch's backward, PyTorch pipelining + FSDP2 once after it.
+  const GradSyncPlan sync = grad_sync_plan(job.grad_sync, c.zero, c.pp, m);
+  const int reductions = sync.reductions;
+  const double reduce = c.zero == 0 ? all_reduce_s(cluster, span, grad_bytes, traffic, reductions)
                                     : all_gather_s(cluster, span, grad_bytes, traffic, reductions);
   const double gather = c.zero == 0 ? 0.0 : all_gather_s(cluster, span, weight_bytes, traffic);
   // Overlap hides each reduction behind its micro-batch's backward and the
   // parameter gather behind the next step's first forward.
-  const double reduce_window = c.overlap_grad_reduce ? window.backward_last_s : 0.0;
+  const double reduce_window =
+      c.overlap_grad_reduce && sync.window == GradSyncWindow::kOwnBackward ? window.backward_last_s : 0.0;
   const double gather_window = c.overlap_grad_reduce ? window.forward_s : 0.0;
   out.exposed_s = reductions * exposed_after_overlap_s(reduce, reduce_window, slowdown) +
                   exposed_after_overlap_s(gather, gather_window, slowdown);

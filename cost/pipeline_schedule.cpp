@@ -109,6 +109,7 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
   shape.flash_attention = c.flash_attention;
   shape.kernel = job.attention_kernel;
   shape.fused_elementwise = job.fused_elementwise;
+  shape.fp8 = job.precision == Precision::kFp8;
   costs.dense = layer_compute_times(model, device, peak, shape);
   costs.comm = layer_comm(model, cluster, job, c, costs.dense, stage);
   if (model.is_moe()) {

@@ -33,6 +33,7 @@ TEST(JobFileRecipe, KeysActAsTheirFlags) {
   const Case cases[] = {{"engine: torchtitan\n", "--engine torchtitan"},
                         {"grad_reduce_dtype: bf16\n", "--grad-reduce-dtype bf16"},
                         {"cross_entropy: eager\n", "--cross-entropy eager"},
+                        {"grad_sync: every-micro-batch\n", "--grad-sync every-micro-batch"},
                         {"memory_headroom: 10%\n", "--memory-headroom 10%"},
                         {"memory_headroom: 12\n", "--memory-headroom 12"}};
   for (const Case& c : cases) {
@@ -59,6 +60,7 @@ TEST(JobFileRecipe, BadValuesNameTheField) {
   } cases[] = {{"engine: tensorflow\n", "engine"},
                {"grad_reduce_dtype: fp8\n", "grad_reduce_dtype"},
                {"cross_entropy: fast\n", "cross_entropy"},
+               {"grad_sync: sometimes\n", "grad_sync"},
                {"memory_headroom: lots\n", "memory_headroom"}};
   for (const auto& c : cases) {
     const std::string file = write_temp("recipe_bad.yaml", kJob + c.key);

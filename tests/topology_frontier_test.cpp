@@ -23,12 +23,9 @@ struct Frontier20b {
   JobSpec job;
   ParallelConfig base;
   Frontier20b() {
-    // The network model as published (tier bandwidths, latencies): the
-    // shipped frontier profile's fitted GEMM ceiling (0.504) and per-layer
-    // overhead (9.76 ms) come from four dense runs and shrink this paper's
-    // ratio to 1.06; the pre-calibration values reproduce Xu et al. 2025.
-    cluster.device.gemm_efficiency_max = 0.703;
-    cluster.device.layer_overhead_s = 0;
+    // The shipped (calibrated) profile: its fitted GEMM ceiling and
+    // per-layer overhead come from dense runs; what it can claim for this
+    // paper is below (the ratio it misses is in docs/calibrate.md).
     job.gpus = 384;
     job.gbs = 384;
     job.seq = 1024;
@@ -102,17 +99,23 @@ TEST(TopologyFrontier, HierarchicalKeepsPerMicroBatchTrafficInsideTheNode) {
             zpp.memory.params_bytes + zpp.memory.optimizer_bytes);
 }
 
-TEST(TopologyFrontier, TflopsRiseFromZero3ToZeroPlusPlusToHierarchicalNearThePapersRatio) {
+// What the calibrated profile can claim of Xu et al. 2025: the order of the
+// three schemes, and that hierarchical partitioning leaves less exposed
+// data-parallel time than ZeRO++, which leaves less than ZeRO-3. It does NOT
+// reproduce the paper's 1.71x over ZeRO++ on 384 GCDs: with the fitted
+// per-layer overhead, compute dominates ZeRO++'s exposed traffic and the
+// predicted ratio is about 1.06 (docs/calibrate.md, "Known misses").
+TEST(TopologyFrontier, TflopsRiseFromZero3ToZeroPlusPlusToHierarchical) {
   const Frontier20b f;
-  const double zero3 = estimate_cost(f.model, f.cluster, f.job, f.base).throughput.model_tflops_per_gpu;
-  const double zpp = estimate_cost(f.model, f.cluster, f.job, f.zeropp()).throughput.model_tflops_per_gpu;
-  const double hier =
-      estimate_cost(f.model, f.cluster, f.job, f.hierarchical()).throughput.model_tflops_per_gpu;
-  EXPECT_LT(zero3, zpp);
-  EXPECT_LT(zpp, hier);
-  // Xu et al. 2025: 1.71x over ZeRO++ on 384 GCDs; within 1.4x - 2.0x.
-  EXPECT_GE(hier / zpp, 1.4);
-  EXPECT_LE(hier / zpp, 2.0);
+  const CostReport zero3 = estimate_cost(f.model, f.cluster, f.job, f.base);
+  const CostReport zpp = estimate_cost(f.model, f.cluster, f.job, f.zeropp());
+  const CostReport hier = estimate_cost(f.model, f.cluster, f.job, f.hierarchical());
+  EXPECT_LT(zero3.throughput.model_tflops_per_gpu, zpp.throughput.model_tflops_per_gpu);
+  EXPECT_LT(zpp.throughput.model_tflops_per_gpu, hier.throughput.model_tflops_per_gpu);
+  EXPECT_GT(zero3.time.dp_comm_s, zpp.time.dp_comm_s);
+  EXPECT_GT(zpp.time.dp_comm_s, hier.time.dp_comm_s);
+  // The same compute in all three: the schemes differ only in traffic.
+  EXPECT_DOUBLE_EQ(zero3.time.compute_s, hier.time.compute_s);
 }
 
 TEST(TopologyFrontier, PlannerPicksHierarchicalPartitioningForPureShardedDataParallelism) {

@@ -19,6 +19,31 @@ enum class Optimizer { kAdam, kSgd };
 /// (cost/memory.h gradient_bytes_per_param).
 enum class GradReduceDtype : std::uint8_t { kEngineDefault, kFp32, kBf16 };
 
+/// When data parallelism reduces (reduce-scatters) the gradients of a step
+/// of m micro-batches (--grad-sync); ZeRO-0/1/2 (ZeRO-3 reduces every
+/// micro-batch in every engine parplan knows). Sources in
+/// cost/grad_sync_schedule.h and docs/cost-model.md.
+enum class GradSyncSchedule : std::uint8_t {
+  /// The rule of the engine that runs the config: ZeRO-2 every
+  /// micro-batch (DeepSpeed) or, beside a pipeline, after the last backward
+  /// (torchtitan, the only engine running it); ZeRO-0/1 once per step with
+  /// the last micro-batch's backward.
+  kEngineDefault,
+  /// Every micro-batch, each reduction overlapped with its own backward
+  /// (DeepSpeed ZeRO-2; torchtitan's FSDP2 without a pipeline).
+  kEveryMicroBatch,
+  /// Once per step, bucketed, overlapped with the last micro-batch's
+  /// backward (Megatron-LM DDP / distributed optimizer with
+  /// --overlap-grad-reduce; DeepSpeed ZeRO-0/1).
+  kLastMicroBatch,
+  /// Once per step, after the stage's last backward, not overlapped with it
+  /// (PyTorch pipelining's REDUCE_GRAD action under FSDP2: torchtitan + PP).
+  kAfterLastBackward,
+  /// torchtitan: kAfterLastBackward with a pipeline, kEveryMicroBatch
+  /// without one.
+  kTorchtitan,
+};
+
 /// How the loss is computed, which sets the logits' footprint at the start
 /// of the backward pass (--cross-entropy): a fused / vocab-parallel kernel
 /// (Megatron) or an eager fp32-upcast cross-entropy (torchtitan).
@@ -114,6 +139,7 @@ struct JobSpec {
   SearchPins pins;
   /// Recipe inputs an engine fixes or the user sets (docs/cost-model.md).
   GradReduceDtype grad_reduce = GradReduceDtype::kEngineDefault;
+  GradSyncSchedule grad_sync = GradSyncSchedule::kEngineDefault;
   CrossEntropy cross_entropy = CrossEntropy::kFused;
   SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
   ContextParallelExchange cp_exchange = ContextParallelExchange::kRingOverlapped;

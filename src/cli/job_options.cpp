@@ -61,6 +61,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   app.add_option("--grad-reduce-dtype", f.grad_reduce_dtype,
                  "fp32 | bf16: the dtype gradients are accumulated and reduced in (default: the engine's; "
                  "Megatron-LM keeps fp32 main grads under bf16, see docs/cost-model.md)");
+  app.add_option("--grad-sync", f.grad_sync,
+                 "every-micro-batch | last-micro-batch | after-backward: when data parallelism reduces the "
+                 "gradients (default: the engine's; DeepSpeed ZeRO-2 every micro-batch, Megatron-LM with the "
+                 "last one's backward, torchtitan + PP after it; docs/cost-model.md)");
   app.add_option("--cross-entropy", f.cross_entropy,
                  "fused | eager: the loss kernel, which sets the logits' memory (default: the engine's; "
                  "fused for Megatron-LM, eager fp32-upcast for torchtitan)");
@@ -165,6 +169,7 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
                                            : request.engine;
   recipe.grad_reduce_dtype = f.grad_reduce_dtype.empty() ? request.grad_reduce_dtype : f.grad_reduce_dtype;
   recipe.cross_entropy = f.cross_entropy.empty() ? request.cross_entropy : f.cross_entropy;
+  recipe.grad_sync = f.grad_sync.empty() ? request.grad_sync : f.grad_sync;
   apply_recipe_flags(recipe, out.job);
   out.engine = recipe.engine;
   out.file_config = request.config;

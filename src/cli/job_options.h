@@ -27,7 +27,7 @@ struct JobFlags {
   /// --decoder-first/last-pipeline-num-layers).
   std::optional<int> first_stage_layers, last_stage_layers;
   /// Recipe inputs: --grad-reduce-dtype fp32|bf16, --cross-entropy fused|eager.
-  std::string grad_reduce_dtype, cross_entropy;
+  std::string grad_reduce_dtype, cross_entropy, grad_sync;
   /// Expert-parallel and expert tensor-parallel sizes (MoE models).
   std::optional<int> ep, etp;
   /// MoE: max/mean load of the busiest expert-parallel rank (routing statistics).
@@ -69,7 +69,7 @@ void apply_memory_headroom(const std::optional<std::string>& text, JobSpec& job,
 struct RecipeChoice {
   /// megatron | deepspeed | megatron-deepspeed | torchtitan | any.
   std::string engine = "any";
-  std::string grad_reduce_dtype, cross_entropy;
+  std::string grad_reduce_dtype, cross_entropy, grad_sync;
 };
 /// Sets the recipe inputs (gradient-reduction dtype, loss kernel) from
 /// `choice`, or from the engine's defaults where it names an engine and

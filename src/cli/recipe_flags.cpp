@@ -13,6 +13,19 @@ void apply_recipe_flags(const RecipeChoice& f, JobSpec& job) {
   job.cross_entropy = defaults.cross_entropy;
   job.selective_checkpoint = defaults.selective_checkpoint;
   job.cp_exchange = defaults.cp_exchange;
+  job.grad_sync = defaults.grad_sync;
+  job.attention_kernel = defaults.attention_kernel;
+  if (!f.grad_sync.empty()) {
+    if (f.grad_sync == "every-micro-batch")
+      job.grad_sync = GradSyncSchedule::kEveryMicroBatch;
+    else if (f.grad_sync == "last-micro-batch")
+      job.grad_sync = GradSyncSchedule::kLastMicroBatch;
+    else if (f.grad_sync == "after-backward")
+      job.grad_sync = GradSyncSchedule::kAfterLastBackward;
+    else
+      throw InputError("--grad-sync must be every-micro-batch, last-micro-batch or after-backward (got '" +
+                       f.grad_sync + "')");
+  }
   if (!f.grad_reduce_dtype.empty()) {
     if (f.grad_reduce_dtype != "fp32" && f.grad_reduce_dtype != "bf16")
       throw InputError("--grad-reduce-dtype must be fp32 or bf16 (got '" + f.grad_reduce_dtype + "')");

@@ -327,6 +327,46 @@ EngineSelection parse_engine_selection(const std::string& name, const char* flag
                    "'; choose one of megatron, deepspeed, megatron-deepspeed, torchtitan, any.");
 }
 
+namespace {
+// Each engine's gradient-reduction schedule; the sources are in
+// cost/grad_sync_schedule.h (DeepSpeed's is the default rule).
+GradSyncSchedule engine_grad_sync(Engine engine) {
+  if (engine == Engine::kMegatron) return GradSyncSchedule::kLastMicroBatch;
+  if (engine == Engine::kTorchtitan) return GradSyncSchedule::kTorchtitan;
+  return GradSyncSchedule::kEngineDefault;
+}
+
+// The attention kernel each engine runs on its default path; on devices
+// without published kernel figures every kernel is the profile's
+// (cost/attention_kernels.h).
+AttentionKernel engine_attention_kernel(Engine engine) {
+  switch (engine) {
+    // Megatron-Core's TransformerConfig.attention_backend defaults to auto
+    // (megatron/core/transformer/transformer_config.py:151 at
+    // core_v0.15.0rc7-2333-gd98e8a64) and Transformer Engine then disables
+    // FlashAttention "to give FusedAttention preference on Hopper+"
+    // (transformer_engine/pytorch/attention/dot_product_attention/utils.py,
+    // get_attention_backend): cuDNN fused attention; the launch file says
+    // --attention-backend fused.
+    case Engine::kMegatron:
+      return AttentionKernel::kCudnn;
+    // torchtitan's ScaledDotProductAttention runs SDPA under
+    // sdpa_kernel([CUDNN_ATTENTION, FLASH_ATTENTION, MATH], set_priority=True)
+    // (torchtitan/models/common/attention.py:389-393 and 417 at b5bcd76c):
+    // cuDNN first.
+    case Engine::kTorchtitan:
+      return AttentionKernel::kCudnn;
+    // Megatron-DeepSpeed with --use-flash-attn-v2 (what parplan emits):
+    // the flash-attn 2 package.
+    case Engine::kMegatronDeepSpeed:
+      return AttentionKernel::kFlash2;
+    // DeepSpeed leaves attention to the user's model code.
+    default:
+      return AttentionKernel::kProfile;
+  }
+}
+}  // namespace
+
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
   EngineRecipe recipe;
   if (!selection.any && selection.engines[0] == Engine::kTorchtitan) {
@@ -334,6 +374,10 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
     recipe.cross_entropy = CrossEntropy::kEager;
     recipe.selective_checkpoint = SelectiveCheckpoint::kTorchtitanOps;
     recipe.cp_exchange = ContextParallelExchange::kAllGatherKv;
+  }
+  if (!selection.any) {
+    recipe.grad_sync = engine_grad_sync(selection.engines[0]);
+    recipe.attention_kernel = engine_attention_kernel(selection.engines[0]);
   }
   return recipe;
 }

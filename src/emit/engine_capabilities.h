@@ -97,6 +97,10 @@ struct EngineRecipe {
   CrossEntropy cross_entropy = CrossEntropy::kFused;
   SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
   ContextParallelExchange cp_exchange = ContextParallelExchange::kRingOverlapped;
+  /// When gradients are reduced (cost/grad_sync_schedule.h).
+  GradSyncSchedule grad_sync = GradSyncSchedule::kEngineDefault;
+  /// The attention kernel the engine runs (kProfile: not known).
+  AttentionKernel attention_kernel = AttentionKernel::kProfile;
 };
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection);
 

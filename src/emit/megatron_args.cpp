@@ -237,7 +237,11 @@ std::vector<std::string> megatron_args(const Plan& plan) {
   }
   // Context parallelism needs flash or fused attention (engine_rules.cpp
   // refuses unfused with cp > 1).
-  a.opt("--attention-backend", c.flash_attention ? "flash" : "unfused");
+  // A plan costed with cuDNN fused attention (Megatron's default on Hopper)
+  // says so: "flash" would force Transformer Engine's FlashAttention.
+  a.opt("--attention-backend", !c.flash_attention                                     ? "unfused"
+                               : plan.job.attention_kernel == AttentionKernel::kCudnn ? "fused"
+                                                                                      : "flash");
   a.append(optimizer_args(plan));
   return a.take();
 }

@@ -117,7 +117,7 @@ JobRequest load_job_file(const std::string& path) {
     YamlFields f(root, path);
     f.allow_only({"model", "cluster", "gpus", "nodes", "gbs", "seq", "precision", "optimizer", "constraints",
                   "config", "name", "description", "engine", "grad_reduce_dtype", "cross_entropy",
-                  "memory_headroom"});
+                  "grad_sync", "memory_headroom"});
     JobRequest r;
     r.model = f.text("model", "");
     r.cluster = f.text("cluster", "");
@@ -134,6 +134,8 @@ JobRequest load_job_file(const std::string& path) {
       r.engine = f.choice("engine", {"any", "megatron", "deepspeed", "megatron-deepspeed", "torchtitan"});
     if (f.has("grad_reduce_dtype")) r.grad_reduce_dtype = f.choice("grad_reduce_dtype", {"fp32", "bf16"});
     if (f.has("cross_entropy")) r.cross_entropy = f.choice("cross_entropy", {"fused", "eager"});
+    if (f.has("grad_sync"))
+      r.grad_sync = f.choice("grad_sync", {"every-micro-batch", "last-micro-batch", "after-backward"});
     if (f.has("memory_headroom")) r.memory_headroom = f.text("memory_headroom");
     if (f.has("constraints")) {
       const YamlFields c = f.child("constraints");

@@ -24,7 +24,7 @@ struct JobRequest {
   std::optional<int> config_dp;
   /// Engine and recipe keys, as their flags spell them (flags override them;
   /// empty when the file does not give them).
-  std::string engine, grad_reduce_dtype, cross_entropy;
+  std::string engine, grad_reduce_dtype, cross_entropy, grad_sync;
   std::optional<std::string> memory_headroom;
 };
 
