@@ -63,6 +63,7 @@ constexpr CapabilitySource kDeepSpeedSources[] = {
      "deepspeed/runtime/zero/config.py:134,351-353"},
     {"gradient reduction dtype", "communication_data_type fp32/bf16/fp16",
      "deepspeed/runtime/config.py:253-267"},
+    {"fp8", "none: precision is the fp16 or bf16 section", "deepspeed/runtime/config.py:161-172"},
     {"optimizers",
      "AdamW from the config (parplan); SGD only by torch.optim name, and with ZeRO only with "
      "zero_allow_untested_optimizer",
@@ -83,6 +84,10 @@ constexpr CapabilitySource kMegatronDeepSpeedSources[] = {
      "megatron/arguments.py:1159,1151-1153"},
     {"zero, ZeRO++", "as DeepSpeed (zero <= 1 with pp)",
      "DeepSpeed v0.17.0 deepspeed/runtime/pipe/engine.py:77-78"},
+    {"overlap",
+     "DeepSpeed's zero_optimization.overlap_comm; no --overlap-grad-reduce/--overlap-param-gather/"
+     "--tp-comm-overlap (only --overlap-p2p-communication)",
+     "megatron/arguments.py:1166-1169; DeepSpeed v0.17.0 deepspeed/runtime/zero/config.py:134"},
     {"recompute", "selective; full on every layer, in groups of a checkpoint interval (no block method)",
      "megatron/arguments.py:830-864; megatron/model/gpt_model.py:444-451"},
     {"gradient reduction dtype", "communication_data_type",
