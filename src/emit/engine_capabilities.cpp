@@ -1,6 +1,7 @@
-// The engines' capability tables. Sources were read on the revisions named in
-// each table; a "parplan" source is a limit of the launch files parplan
-// writes for that engine, not of the engine.
+// The engines' capability tables. Each source is `path:line` (or a line
+// range) at the commit named in the table's comment and revision string; a
+// value marked "(parplan)" is a limit of the launch files parplan writes
+// for that engine, not of the engine.
 #include "src/emit/engine_capabilities.h"
 
 #include "src/io/input_error.h"
@@ -8,101 +9,142 @@
 namespace parplan {
 namespace {
 
-// NVIDIA/Megatron-LM, core_r0.13.0.
+// NVIDIA/Megatron-LM, branch core_r0.13.0 at 73a28a1078a8 (2025-08-12,
+// core_v0.13.1 plus the version bump). EP all-to-all overlap
+// (--overlap-moe-expert-parallel-comm) and --use-megatron-fsdp arrive in
+// core_v0.14.0; they are not in this table.
 constexpr CapabilitySource kMegatronSources[] = {
     {"tp, sp", "any tp; sp optional",
-     "megatron/core/model_parallel_config.py tensor_model_parallel_size, sequence_parallel"},
-    {"cp", "yes; seq % (2 cp) == 0", "megatron/training/arguments.py validate_args (context_parallel_size)"},
+     "megatron/core/model_parallel_config.py:19,38; megatron/training/arguments.py:2243,1939"},
+    {"cp", "yes; seq % (2 cp) == 0", "megatron/training/arguments.py:775-778"},
     {"pp, vp", "yes; interleaved",
-     "megatron/core/model_parallel_config.py pipeline_model_parallel_size, "
-     "virtual_pipeline_model_parallel_size"},
+     "megatron/core/model_parallel_config.py:27,30; megatron/training/arguments.py:2277-2280"},
     {"ep, etp", "any divisors",
-     "megatron/core/model_parallel_config.py expert_model_parallel_size, expert_tensor_parallel_size"},
-    {"hierarchical all-to-all", "--moe-token-dispatcher-type flex",
-     "megatron/core/transformer/moe/token_dispatcher.py MoEFlexTokenDispatcher"},
-    {"a2a overlap", "--overlap-moe-expert-parallel-comm",
-     "megatron/core/transformer/transformer_config.py __post_init__"},
+     "megatron/core/model_parallel_config.py:55,58; megatron/training/arguments.py:2700-2703"},
+    {"hierarchical all-to-all", "--moe-token-dispatcher-type flex --moe-enable-deepep",
+     "megatron/core/transformer/moe/token_dispatcher.py:1133; megatron/training/arguments.py:2790-2795"},
+    {"a2a overlap", "none (--moe-shared-expert-overlap overlaps shared experts only)",
+     "megatron/training/arguments.py:2721; megatron/core/transformer/transformer_config.py:378"},
     {"zero 1", "--use-distributed-optimizer",
-     "megatron/core/optimizer/distrib_optimizer.py DistributedOptimizer"},
-    {"zero 2/3", "Megatron-FSDP, pp 1 only (parplan)",
-     "megatron/core/distributed/fsdp (data_parallel_sharding_strategy optim_grads[_params])"},
-    {"ZeRO++, hierarchical partition", "none", "no flag in megatron/training/arguments.py"},
+     "megatron/training/arguments.py:2348; megatron/core/optimizer/distrib_optimizer.py:79"},
+    {"zero 2/3", "Megatron FSDP (--use-custom-fsdp, optim_grads[_params]); pp 1 only (parplan)",
+     "megatron/training/arguments.py:2356-2361; megatron/core/distributed/custom_fsdp/"
+     "fully_sharded_data_parallel.py:49"},
+    {"ZeRO++, hierarchical partition", "none: sharding is no_shard/optim/optim_grads/optim_grads_params",
+     "megatron/training/arguments.py:2360"},
     {"recompute", "selective; full uniform/block with a layer count",
-     "megatron/training/arguments.py _add_training_args "
-     "--recompute-granularity/--recompute-method/--recompute-num-layers"},
+     "megatron/training/arguments.py:1733-1770"},
     {"uneven first/last stages", "yes",
-     "megatron/core/transformer/transformer_config.py num_layers_in_first/last_pipeline_stage"},
+     "megatron/core/transformer/transformer_config.py:53-59; megatron/training/arguments.py:2258-2265"},
     {"overlap", "--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap",
-     "megatron/training/arguments.py _add_distributed_args, _add_training_args"},
-    {"fp8", "--fp8-format, --fp8-recipe (Transformer Engine)",
-     "megatron/training/arguments.py _add_transformer_engine_args"},
-    {"gradient reduction dtype", "fp32 main grads (default) or --grad-reduce-in-bf16",
-     "megatron/core/distributed/distributed_data_parallel_config.py grad_reduce_in_fp32"},
+     "megatron/training/arguments.py:2295,2319,1811"},
+    {"fp8", "--fp8-format, --fp8-recipe (Transformer Engine)", "megatron/training/arguments.py:1179-1187"},
+    {"gradient reduction dtype", "fp32 main grads under bf16 (default) or --grad-reduce-in-bf16",
+     "megatron/training/arguments.py:683-689,2204; "
+     "megatron/core/distributed/distributed_data_parallel_config.py:11"},
 };
 
-// deepspeedai/DeepSpeed, v0.17.
+// deepspeedai/DeepSpeed, tag v0.17.0 (720787e79b55, 2025-06-02).
 constexpr CapabilitySource kDeepSpeedSources[] = {
-    {"tp, sp, cp, vp", "none in a plain DeepSpeed script (parplan)",
-     "parplan writes no AutoTP/Ulysses model"},
-    {"pp", "PipelineModule, even split", "deepspeed/runtime/pipe/module.py PipelineModule partition_method"},
-    {"zero 0-3", "zero_optimization.stage", "deepspeed/runtime/zero/config.py DeepSpeedZeroConfig.stage"},
-    {"zero with pp", "stage <= 1",
-     "deepspeed/runtime/pipe/engine.py PipelineEngine.__init__ (ZeRO-2/3 incompatible)"},
+    {"tp, sp, cp, vp", "none in the plain DeepSpeed script (parplan writes no AutoTP or Ulysses model)",
+     "deepspeed/runtime/tensor_parallel/config.py:45; deepspeed/sequence/layer.py:331"},
+    {"pp", "PipelineModule, uniform split", "deepspeed/runtime/pipe/module.py:393-405"},
+    {"zero 0-3", "zero_optimization.stage", "deepspeed/runtime/zero/config.py:91"},
+    {"zero with pp", "stage <= 1 (ZeRO-2/3 incompatible with pipeline parallelism)",
+     "deepspeed/runtime/pipe/engine.py:77-78"},
     {"hpZ, qwZ, qgZ", "zero_hpz_partition_size, zero_quantized_weights, zero_quantized_gradients",
-     "deepspeed/runtime/zero/config.py DeepSpeedZeroConfig"},
-    {"hierarchical partition", "none released", "no 3-level placement in deepspeed/runtime/zero"},
-    {"recompute", "full, every layer",
-     "deepspeed/runtime/activation_checkpointing/checkpointing.py checkpoint"},
-    {"overlap", "zero_optimization.overlap_comm", "deepspeed/runtime/zero/config.py overlap_comm"},
+     "deepspeed/runtime/zero/config.py:294,298,310"},
+    {"hierarchical partition", "none released: hpZ is one secondary group (two levels)",
+     "deepspeed/runtime/zero/config.py:294-297"},
+    {"recompute", "full, every layer (PipelineModule activation_checkpoint_interval)",
+     "deepspeed/runtime/pipe/module.py:117,223-226; "
+     "deepspeed/runtime/activation_checkpointing/checkpointing.py:948"},
+    {"overlap", "zero_optimization.overlap_comm (default on for stage 3)",
+     "deepspeed/runtime/zero/config.py:134,351-353"},
     {"gradient reduction dtype", "communication_data_type fp32/bf16/fp16",
-     "deepspeed/runtime/config.py get_communication_data_type"},
-    {"optimizers", "Adam, AdamW, LAMB, ... (no SGD)", "deepspeed/runtime/config.py DEEPSPEED_OPTIMIZERS"},
+     "deepspeed/runtime/config.py:253-267"},
+    {"fp8", "none: precision is the fp16 or bf16 section", "deepspeed/runtime/config.py:161-172"},
+    {"optimizers",
+     "AdamW from the config (parplan); SGD only by torch.optim name, and with ZeRO only with "
+     "zero_allow_untested_optimizer",
+     "deepspeed/runtime/engine.py:1530-1532,1341-1344; deepspeed/runtime/zero/utils.py:43-44"},
 };
 
-// deepspeedai/Megatron-DeepSpeed, main.
+// deepspeedai/Megatron-DeepSpeed, main at 4efb479d5317 (2025-07-16); the
+// DeepSpeed rows it inherits cite DeepSpeed v0.17.0.
 constexpr CapabilitySource kMegatronDeepSpeedSources[] = {
-    {"tp, sp", "yes", "megatron/arguments.py --tensor-model-parallel-size, --sequence-parallel"},
-    {"cp, vp", "none (Ulysses is a different split)", "megatron/arguments.py --ds-sequence-parallel-size"},
-    {"pp", "DeepSpeed PipelineModule, even split", "megatron/model/gpt_model.py GPTModelPipe"},
+    {"tp, sp", "yes", "megatron/arguments.py:1149,972"},
+    {"cp, vp",
+     "none: Ulysses (--ds-sequence-parallel-size) is a different split; DeepSpeed's pipeline has no "
+     "virtual stages",
+     "megatron/arguments.py:974,94-96; megatron/model/gpt_model.py:459-463"},
+    {"pp", "DeepSpeed PipelineModule, even split of transformer layers",
+     "megatron/model/gpt_model.py:459-463"},
     {"ep, etp", "--moe-expert-parallel-size; etp 1 or tp (--enable-expert-tensor-parallelism)",
-     "megatron/arguments.py _add_moe_args"},
+     "megatron/arguments.py:1159,1151-1153"},
     {"zero, ZeRO++", "as DeepSpeed (zero <= 1 with pp)",
-     "deepspeed/runtime/pipe/engine.py PipelineEngine.__init__"},
-    {"recompute", "selective; full on every layer (--checkpoint-activations)",
-     "megatron/arguments.py --recompute-granularity, --checkpoint-activations"},
+     "DeepSpeed v0.17.0 deepspeed/runtime/pipe/engine.py:77-78"},
+    {"overlap",
+     "DeepSpeed's zero_optimization.overlap_comm; no --overlap-grad-reduce/--overlap-param-gather/"
+     "--tp-comm-overlap (only --overlap-p2p-communication)",
+     "megatron/arguments.py:1166-1169; DeepSpeed v0.17.0 deepspeed/runtime/zero/config.py:134"},
+    {"recompute", "selective; full on every layer, in groups of a checkpoint interval (no block method)",
+     "megatron/arguments.py:830-864; megatron/model/gpt_model.py:444-451"},
     {"gradient reduction dtype", "communication_data_type",
-     "deepspeed/runtime/config.py get_communication_data_type"},
+     "DeepSpeed v0.17.0 deepspeed/runtime/config.py:253-267"},
+    {"fp8", "--fp8-e4m3 / --fp8-hybrid (Transformer Engine layers); parplan writes no fp8 plan (parplan)",
+     "megatron/arguments.py:506-509,372-377"},
+    {"optimizers",
+     "adam, sgd (--optimizer); SGD under ZeRO >= 1 needs zero_allow_untested_optimizer (DeepSpeed "
+     "v0.17.0 deepspeed/runtime/engine.py:1341-1344)",
+     "megatron/arguments.py:940-942; megatron/optimizer/__init__.py:106-110"},
 };
 
-// pytorch/torchtitan, v0.2.0.
+// pytorch/torchtitan, main at b5bcd76c6 (2026-08-21), the Python-config
+// release parplan emits for by default. Where v0.2.2 (73a0e69, the TOML
+// target) is narrower, the flags keep its limit so a plan runs on both.
 constexpr CapabilitySource kTorchtitanSources[] = {
-    {"tp, sp", "tp with sequence parallelism always",
-     "torchtitan/models/llama3/infra/parallelize.py apply_tp (SequenceParallel)"},
+    {"tp, sp", "tp with sequence parallelism (enable_sequence_parallel, on by default; parplan keeps it on)",
+     "torchtitan/config/configs.py:166-170"},
     {"cp", "context_parallel_degree; seq % (2 tp cp) == 0",
-     "torchtitan/distributed/parallel_dims.py seq_len_divisor"},
-    {"pp, vp", "pipeline_parallel_degree; 1F1B / Interleaved1F1B (<= 2 stages per rank, parplan)",
-     "torchtitan/distributed/pipeline_parallel.py"},
-    {"ep, etp", "expert_parallel_degree; etp 1 or tp", "torchtitan/distributed/parallel_dims.py _validate"},
-    {"zero 0", "DDP, 1-D data parallelism only",
-     "torchtitan/models/llama3/infra/parallelize.py apply_ddp ('DDP has not supported > 1D parallelism')"},
-    {"zero 2/3, HSDP", "FSDP2 fully_shard (reshard_after_forward), dp_shard/dp_replicate",
-     "torchtitan/distributed/parallel_dims.py dp_shard, dp_replicate"},
-    {"zero 1, qwZ, qgZ, hierarchical partition", "none", "no optimizer-only sharding in FSDP2"},
-    {"recompute", "activation_checkpoint.mode none/selective(op)/full, every layer",
-     "torchtitan/distributed/activation_checkpoint.py"},
+     "torchtitan/config/configs.py:239; torchtitan/distributed/parallel_dims.py:664-671"},
+    {"pp, vp",
+     "pipeline_parallel_degree; 1F1B / Interleaved1F1B, 2 stages per rank by default (<= 2, parplan)",
+     "torchtitan/config/configs.py:180,216; torchtitan/distributed/pipeline_parallel.py:242-263"},
+    {"ep, etp",
+     "expert_parallel_degree divides dp_shard*cp*tp; routed experts shard over ep only, so etp 1 with "
+     "ep > 1 (v0.2.2 also allowed etp = tp)",
+     "torchtitan/config/configs.py:282; torchtitan/distributed/parallel_dims.py:187-192; "
+     "torchtitan/models/common/moe_sharding.py:29-46,208-218"},
+    {"zero 0",
+     "replicate only: FSDP2 with shard degree 1 (main); parplan keeps v0.2.2's 1-D DDP limit "
+     "(llama3/infra/parallelize.py:151 there)",
+     "torchtitan/models/llama3/parallelize.py:56-76"},
+    {"zero 2/3, HSDP", "FSDP2 fully_shard (reshard_after_forward always/never), dp_shard/dp_replicate",
+     "torchtitan/config/configs.py:122,133,145; torchtitan/distributed/fsdp.py:124-131"},
+    {"zero 1, qwZ, qgZ, hierarchical partition",
+     "none: FSDP2 reshards parameters or not, no optimizer-only "
+     "sharding",
+     "torchtitan/distributed/fsdp.py:112-135"},
+    {"recompute", "selective (per-op) / full / none, every transformer block",
+     "torchtitan/distributed/activation_checkpoint.py:152-163,166,185,332-337"},
     {"precision", "bf16 mixed_precision_param; reduce in fp32 (mixed_precision_reduce)",
-     "torchtitan/config/job_config.py Parallelism/Training"},
-    {"uneven first/last stages", "fewer layers only: pipeline_parallel_first/last_stage_less_layers",
-     "torchtitan/config/job_config.py Parallelism (default 1 each)"},
-    {"zero 2/3 with pp", "FSDP2 + PP (reshard_after_forward off with pp)",
-     "torchtitan/models/llama3/infra/parallelize.py apply_fsdp reshard_after_forward_policy"},
-    {"loss", "eager cross_entropy on fp32-upcast logits", "torchtitan/components/loss.py cross_entropy_loss"},
-    {"optimizers", "Adam, AdamW", "torchtitan/components/optimizer.py"},
+     "torchtitan/config/configs.py:94,102"},
+    {"uneven first/last stages",
+     "fewer layers only: pipeline_parallel_first/last_stage_less_layers (default 1)",
+     "torchtitan/config/configs.py:197-207; torchtitan/distributed/pipeline_parallel.py:215-216"},
+    {"zero 2/3 with pp", "FSDP2 + PP (reshard_after_forward off with pp by default)",
+     "torchtitan/distributed/fsdp.py:128-131"},
+    {"loss", "eager cross_entropy on fp32-upcast logits (loss-parallel with tp)",
+     "torchtitan/components/loss.py:41-61"},
+    {"optimizers", "Adam, AdamW", "torchtitan/components/optimizer/optimizer.py:143-147"},
+    {"fp8", "torchao Float8Linear converter (rowwise recipes); parplan writes no fp8 plan (parplan)",
+     "torchtitan/components/quantization/float8.py:53-58"},
 };
 
 constexpr EngineCapabilities kMegatron{Engine::kMegatron,
                                        "megatron",
-                                       "Megatron-LM core_r0.13.0",
+                                       "Megatron-LM core_r0.13.0 at 73a28a1",
                                        /*tp*/ true,
                                        /*cp*/ true,
                                        /*pp*/ true,
@@ -112,7 +154,7 @@ constexpr EngineCapabilities kMegatron{Engine::kMegatron,
                                        /*max_vp*/ 0,
                                        /*etp_any*/ true,
                                        /*a2a_hierarchical*/ true,
-                                       /*ep_overlap*/ true,
+                                       /*ep_overlap*/ false,
                                        /*zero*/ {true, true, true, true},
                                        /*max_zero_with_pp*/ 1,
                                        /*zero0_only_1d*/ false,
@@ -138,7 +180,7 @@ constexpr EngineCapabilities kMegatron{Engine::kMegatron,
 
 constexpr EngineCapabilities kDeepSpeed{Engine::kDeepSpeed,
                                         "deepspeed",
-                                        "DeepSpeed v0.17",
+                                        "DeepSpeed v0.17.0",
                                         false,
                                         false,
                                         true,
@@ -174,7 +216,7 @@ constexpr EngineCapabilities kDeepSpeed{Engine::kDeepSpeed,
 
 constexpr EngineCapabilities kMegatronDeepSpeed{Engine::kMegatronDeepSpeed,
                                                 "megatron-deepspeed",
-                                                "Megatron-DeepSpeed main",
+                                                "Megatron-DeepSpeed main at 4efb479",
                                                 true,
                                                 false,
                                                 true,
@@ -210,7 +252,7 @@ constexpr EngineCapabilities kMegatronDeepSpeed{Engine::kMegatronDeepSpeed,
 
 constexpr EngineCapabilities kTorchtitan{Engine::kTorchtitan,
                                          "torchtitan",
-                                         "torchtitan v0.2.0",
+                                         "torchtitan main at b5bcd76",
                                          true,
                                          true,
                                          true,
@@ -242,7 +284,8 @@ constexpr EngineCapabilities kTorchtitan{Engine::kTorchtitan,
                                          true,
                                          false,
                                          kTorchtitanSources,
-                                         /*uneven_fewer_only*/ true};
+                                         /*uneven_fewer_only*/ true,
+                                         /*etp_one_with_ep*/ true};
 
 }  // namespace
 
@@ -275,6 +318,8 @@ const char* capability_problem(const EngineCapabilities& e, const ModelSpec& mod
   if (model.is_moe() && !e.moe) return "no MoE layers";
   if (c.ep > 1 && !e.ep) return "no expert parallelism";
   if (!e.etp_any && c.etp != 1 && c.etp != c.tp) return "expert tensor parallelism is 1 or tp";
+  if (e.etp_one_with_ep && c.ep > 1 && c.etp != 1)
+    return "expert tensor parallelism is 1 with expert parallelism";
   if (c.a2a_hierarchical && !e.a2a_hierarchical) return "no hierarchical all-to-all";
   if (c.ep_overlap && !e.ep_overlap) return "no overlapped all-to-all";
   if (c.zero < 0 || c.zero > 3 || !e.zero[c.zero]) return "no such ZeRO stage";

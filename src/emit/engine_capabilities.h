@@ -19,8 +19,8 @@ enum class Engine : std::uint8_t { kMegatron, kDeepSpeed, kMegatronDeepSpeed, kT
 inline constexpr int kEngineCount = 4;
 
 /// One row of an engine's table: a capability, what the engine has, and
-/// where in its source that was read (file, and function or line at the
-/// named revision).
+/// where in its source that was read: `path:line` or `path:first-last` at
+/// the commit the table's revision names.
 struct CapabilitySource {
   const char* feature;
   const char* value;
@@ -30,7 +30,7 @@ struct CapabilitySource {
 struct EngineCapabilities {
   Engine engine;
   const char* name;
-  /// The revision the table was read at.
+  /// The revision the table was read at: a tag or a short commit hash.
   const char* revision;
   // Parallel dimensions.
   bool tp, cp, pp, ep;
@@ -65,6 +65,9 @@ struct EngineCapabilities {
   /// First/last stages may only hold fewer layers than the middle ones
   /// (torchtitan's pipeline_parallel_*_stage_less_layers take layers away).
   bool uneven_fewer_only = false;
+  /// Expert tensor parallelism must be 1 once ep > 1 (torchtitan main shards
+  /// routed experts over ep only).
+  bool etp_one_with_ep = false;
 };
 
 const EngineCapabilities& engine_capabilities(Engine engine);
