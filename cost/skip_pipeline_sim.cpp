@@ -82,6 +82,15 @@ void SkipSimulator::pick_candidate(const SkipNetwork& net, int node) {
   }
   best_mb_[node] = best;
   best_start_s_[node] = best < 0 ? std::numeric_limits<double>::infinity() : start_s;
+  update_winner(node);
+}
+
+void SkipSimulator::update_winner(int node) {
+  for (int i = (leaves_ + node) / 2; i >= 1; i /= 2) {
+    const int a = winner_[2 * i], b = winner_[2 * i + 1];
+    // a < b: the left subtree holds the lower node ids.
+    winner_[i] = best_start_s_[b] < best_start_s_[a] ? b : a;
+  }
 }
 
 SkipSimResult SkipSimulator::run(const SkipNetwork& net, std::span<const SkipMicroBatch> mbs,
@@ -126,7 +135,12 @@ SkipSimScore SkipSimulator::simulate(const SkipNetwork& net, std::span<const Ski
   held_.assign(n_nodes, 0);
   peak_.assign(n_nodes, 0);
   best_mb_.assign(n_nodes, -1);
-  best_start_s_.resize(n_nodes);
+  leaves_ = 1;
+  while (leaves_ < n_nodes) leaves_ *= 2;
+  best_start_s_.assign(leaves_, std::numeric_limits<double>::infinity());
+  winner_.resize(2 * static_cast<std::size_t>(leaves_));
+  for (int i = 0; i < leaves_; ++i) winner_[leaves_ + i] = i;
+  for (int i = leaves_ - 1; i >= 1; --i) winner_[i] = winner_[2 * i];
   for (int node = 0; node < n_nodes; ++node) pick_candidate(net, node);
   const double first_overhead_s =
       net.first_forward_overhead_s < 0 ? net.task_overhead_s : net.first_forward_overhead_s;
@@ -136,11 +150,9 @@ SkipSimScore SkipSimulator::simulate(const SkipNetwork& net, std::span<const Ski
   int unfinished = n_mb;
   constexpr double kNever = std::numeric_limits<double>::infinity();
   while (unfinished > 0) {
-    int pick_node = -1;
-    double pick_start_s = kNever;
-    for (int node = 0; node < n_nodes; ++node)
-      if (best_start_s_[node] < pick_start_s) pick_start_s = best_start_s_[node], pick_node = node;
-    if (pick_node < 0) {
+    const int pick_node = winner_[1];
+    const double pick_start_s = best_start_s_[pick_node];
+    if (pick_start_s == kNever) {
       result.deadlock = true;
       result.makespan_s = kNever;
       result.sum_finish_s = kNever;

@@ -115,9 +115,14 @@ class SkipSimulator {
   std::vector<int> held_;
   std::vector<int> peak_;
   std::vector<int> best_mb_;
-  // Start of each node's best waiting task (infinity when none): the next
-  // task to start is the least of these.
+  // Start of each node's best waiting task (infinity when none; padded to a
+  // power of two). The next task to start is the least of these, earliest
+  // node id on a tie: a tournament tree over the nodes keeps it, winner_[1]
+  // at the root, leaves at winner_[leaves_ + node].
   std::vector<double> best_start_s_;
+  std::vector<int> winner_;
+  int leaves_ = 1;
+  void update_winner(int node);
   // Micro-batches whose next task is on each node, `stride_` slots per node
   // (any order: goes_before is a total order).
   std::vector<int> waiting_;
