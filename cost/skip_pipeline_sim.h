@@ -65,6 +65,15 @@ struct SkipSimResult {
   std::vector<int> peak_memory;
 };
 
+/// SkipSimResult without the per-node peaks: what a search needs, with no
+/// allocation per call.
+struct SkipSimScore {
+  double makespan_s = 0;
+  double sum_finish_s = 0;
+  bool deadlock = false;
+  bool cut = false;
+};
+
 /// The rules (SkipPipe's `schedulers/com_sym.py` as `create_schedule.py`
 /// drives it): a node runs one task at a time; whenever it is free it starts,
 /// among the tasks that have arrived, the one that arrived first, except that
@@ -73,8 +82,8 @@ struct SkipSimResult {
 /// such micro-batches go in index order; when none has arrived it starts the
 /// first to arrive. A forward needs a free memory slot on its node (held until
 /// that node's backward of the same micro-batch) and otherwise waits there; a
-/// transfer occupies neither node. Reuses its buffers: keep one simulator per
-/// thread.
+/// transfer occupies neither node. Reuses its buffers (no allocation per call
+/// once warm): keep one simulator per thread.
 class SkipSimulator {
  public:
   /// Stops as soon as a task ends after `cutoff_s` (the makespan can only be
@@ -82,13 +91,21 @@ class SkipSimulator {
   SkipSimResult run(const SkipNetwork& network, std::span<const SkipMicroBatch> micro_batches,
                     std::vector<SkipTask>* trace = nullptr,
                     double cutoff_s = std::numeric_limits<double>::infinity());
+  /// run() without the trace and the peaks (the search's inner loop).
+  SkipSimScore score(const SkipNetwork& network, std::span<const SkipMicroBatch> micro_batches,
+                     double cutoff_s = std::numeric_limits<double>::infinity());
 
  private:
+  SkipSimScore simulate(const SkipNetwork& network, std::span<const SkipMicroBatch> micro_batches,
+                        std::vector<SkipTask>* trace, double cutoff_s);
   void pick_candidate(const SkipNetwork& network, int node);
   /// Task of micro-batch m on its node goes before that of micro-batch b.
   bool goes_before(int m, int b) const;
-  void sync_fresh(const std::vector<int>& node_of, int node, int picked, double start_s, double prev_free_s,
-                  double free_s, bool blocked);
+  void sync_fresh(int node, double start_s, double prev_free_s, double free_s, bool blocked);
+  void enqueue(int node, int m) {
+    waiting_[static_cast<std::size_t>(node) * stride_ + waiting_count_[node]++] = m;
+  }
+  void dequeue(int node, int m);
 
   std::vector<int> step_;
   std::vector<int> node_of_;   // node of each micro-batch's next task, -1 when done
@@ -96,7 +113,21 @@ class SkipSimulator {
   std::vector<double> ready_s_;
   std::vector<double> free_at_s_;
   std::vector<int> held_;
+  std::vector<int> peak_;
   std::vector<int> best_mb_;
+  // Start of each node's best waiting task (infinity when none; padded to a
+  // power of two). The next task to start is the least of these, earliest
+  // node id on a tie: a tournament tree over the nodes keeps it, winner_[1]
+  // at the root, leaves at winner_[leaves_ + node].
+  std::vector<double> best_start_s_;
+  std::vector<int> winner_;
+  int leaves_ = 1;
+  void update_winner(int node);
+  // Micro-batches whose next task is on each node, `stride_` slots per node
+  // (any order: goes_before is a total order).
+  std::vector<int> waiting_;
+  std::vector<int> waiting_count_;
+  std::size_t stride_ = 0;
   // Order of the micro-batches not yet started on their source.
   std::vector<double> fresh_key_s_;
   std::vector<int> fresh_rank_;

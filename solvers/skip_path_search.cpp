@@ -25,7 +25,7 @@ bool better(const Score& a, const Score& b) {
 /// Simulates no further than `than`'s makespan: a cut run is never better.
 Score score(SkipSimulator& sim, const SkipNetwork& net, const std::vector<SkipMicroBatch>& mbs,
             const Score& than = Score{}) {
-  const SkipSimResult r = sim.run(net, mbs, nullptr, than.makespan_s + 1e-9);
+  const SkipSimScore r = sim.score(net, mbs, than.makespan_s + 1e-9);
   return {r.makespan_s, r.sum_finish_s};
 }
 
@@ -150,7 +150,7 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
     if (score(sim, net, mbs).makespan_s == std::numeric_limits<double>::infinity()) {
       // Deadlock on every path: release it once every earlier micro-batch has finished.
       mbs.pop_back();
-      const double prefix_s = mbs.empty() ? 0.0 : sim.run(net, mbs).makespan_s;
+      const double prefix_s = mbs.empty() ? 0.0 : sim.score(net, mbs).makespan_s;
       mbs.push_back(SkipMicroBatch{sources[si], {}, prefix_s});
     }
     mbs.back().path = pick->path;

@@ -91,7 +91,7 @@ SkipSchedule exhaustive_paths(const SkipProblem& p, const SkipPartition& partiti
     bool fits = true;
     for (std::size_t s = 1; s < used.size(); ++s) fits &= used[s] <= in.capacity[s];
     if (fits) {
-      const SkipSimResult r = sim.run(p.network, mbs, nullptr, best.makespan_s + 1e-9);
+      const SkipSimScore r = sim.score(p.network, mbs, best.makespan_s + 1e-9);
       if (r.makespan_s < best.makespan_s - 1e-9 ||
           (r.makespan_s < best.makespan_s + 1e-9 && r.sum_finish_s < best_sum_s - 1e-9)) {
         best.makespan_s = r.makespan_s;

@@ -25,6 +25,10 @@ void register_skip_paths(CLI::App& app, Commands& c) {
   // The partition MILP only warm-starts a combinatorial search: a quarter
   // second unless --solver-time-limit asks for more (the flag overrides this).
   f.common.solver_time_limit_s = 0.25;
+  c.skip_paths->get_option("--solver-time-limit")
+      ->description(
+          "bound the partition MILP to S seconds (default 0.25: it only seeds the partition search); "
+          "a solve stopped early keeps its best partition and reports its gap");
   c.skip_paths->add_option("--solver", f.solver, "partition MILP backend: cbc | glpk (default cbc)")
       ->check(CLI::IsMember({"cbc", "glpk"}));
   c.skip_paths->add_option("--svg", f.svg, "write the timeline (one row per node) to FILE");
