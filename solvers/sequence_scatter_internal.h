@@ -47,6 +47,11 @@ ScatterPlan fast_path(const Instance& instance, const std::vector<std::int64_t>&
 ScatterPlan pack_items(const Instance& instance, const std::vector<std::int64_t>& lengths,
                        std::vector<int> items, int micro_batches);
 
+/// The longest sequence and its longest peers in one micro-batch, the rest
+/// packed into the others (sequence_scatter_split.cpp). Finalized.
+ScatterPlan split_path(const Instance& instance, const std::vector<std::int64_t>& lengths,
+                       Clock::time_point deadline);
+
 /// Moves single sequences between groups while the step time falls
 /// (sequence_scatter_local.cpp). Returns the better of `plan` and the result.
 ScatterPlan local_search(const Instance& instance, const std::vector<std::int64_t>& lengths,
