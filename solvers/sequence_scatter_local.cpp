@@ -182,13 +182,19 @@ class Search {
       consider(delta, square, static_cast<int>(h), -1, -1);
     }
     for (size_t m2 = 0; m2 < mbs_.size(); ++m2) {
-      if (static_cast<int>(m2) == m || mbs_[m2].sequences == 0) continue;
+      if (mbs_[m2].sequences == 0) continue;
       for (int j = 0; j < in_.num_sizes; ++j) {
         const double w = in_.work(i, j);
         if (in_.size[j] > mbs_[m2].free_gpus || !std::isfinite(w)) continue;
         const double top_m = groups_[g].count == 1 ? top_with(m, g, 0) : top_with(m, g, left_ms);
-        const double after_m = last_in_mb ? 0 : in_.coefficients->fixed_ms + top_m;
-        const double delta = after_m - before_m + std::max(0.0, w - mbs_[m2].top_ms);
+        double delta;
+        if (static_cast<int>(m2) == m) {
+          // A new group beside the old one in the same micro-batch.
+          delta = in_.coefficients->fixed_ms + std::max(top_m, w) - before_m;
+        } else {
+          const double after_m = last_in_mb ? 0 : in_.coefficients->fixed_ms + top_m;
+          delta = after_m - before_m + std::max(0.0, w - mbs_[m2].top_ms);
+        }
         consider(delta, sq(w) - g_square, -1, j, static_cast<int>(m2));
       }
     }
