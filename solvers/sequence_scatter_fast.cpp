@@ -195,6 +195,25 @@ void tighten(const Instance& in, Packer& packer, const std::vector<std::int64_t>
 
 }  // namespace
 
+ScatterPlan pack_items(const Instance& in, const std::vector<std::int64_t>& lengths, std::vector<int> items,
+                       int micro_batches) {
+  std::sort(items.begin(), items.end(), [&](int x, int y) {
+    return in.cheapest_gpu_ms[x] > in.cheapest_gpu_ms[y] ||
+           (in.cheapest_gpu_ms[x] == in.cheapest_gpu_ms[y] && x < y);
+  });
+  Packer packer(in);
+  ScatterPlan best;
+  for (bool existing_first : {false, true}) {
+    ScatterPlan plan =
+        bisect(packer, items, items_lower_ms(in, items, micro_batches), micro_batches, existing_first);
+    if (plan.empty()) continue;
+    finalize_scatter_plan(plan, lengths, *in.coefficients);
+    if (micro_batches > 1) tighten(in, packer, lengths, plan, existing_first);
+    if (plan.time_ms < best.time_ms) best = std::move(plan);
+  }
+  return best;
+}
+
 ScatterPlan fast_path(const Instance& in, const std::vector<std::int64_t>& lengths,
                       Clock::time_point deadline) {
   const int n = in.num_sequences();

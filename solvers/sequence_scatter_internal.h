@@ -42,6 +42,25 @@ double lower_bound_ms(const Instance& instance);
 ScatterPlan fast_path(const Instance& instance, const std::vector<std::int64_t>& lengths,
                       Clock::time_point deadline);
 
+/// The constructive path on `items` alone with at most `micro_batches`
+/// micro-batches (finalized; time_ms = +inf when nothing fits).
+ScatterPlan pack_items(const Instance& instance, const std::vector<std::int64_t>& lengths,
+                       std::vector<int> items, int micro_batches);
+
+/// The longest sequence and its longest peers in one micro-batch, the rest
+/// packed into the others (sequence_scatter_split.cpp). Finalized.
+ScatterPlan split_path(const Instance& instance, const std::vector<std::int64_t>& lengths,
+                       Clock::time_point deadline);
+
+/// Moves single sequences between groups while the step time falls
+/// (sequence_scatter_local.cpp). Returns the better of `plan` and the result.
+ScatterPlan local_search(const Instance& instance, const std::vector<std::int64_t>& lengths,
+                         const ScatterPlan& plan, Clock::time_point deadline);
+
+/// The group-count LP bound (proof in sequence_scatter_group_lp.cpp); -inf
+/// when the LP did not finish by `deadline`.
+double group_lp_bound_ms(const Instance& instance, SolverBackend backend, Clock::time_point deadline);
+
 struct MilpOutcome {
   bool ran = false;
   ScatterPlan plan;  ///< empty unless the MILP found a solution

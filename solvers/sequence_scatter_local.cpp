@@ -1,0 +1,240 @@
+// Local search on a sequence-scattering plan: moves one sequence to another
+// group (of any micro-batch) or into a new group where a micro-batch has GPUs
+// free, while the step time falls, or stays and the groups' loads even out.
+#include <algorithm>
+#include <cmath>
+
+#include "solvers/sequence_scatter_internal.h"
+
+namespace parplan::scatter_detail {
+
+namespace {
+
+constexpr double kEps = 1e-9;
+constexpr int kMaxPasses = 60;
+
+struct Group {
+  int micro_batch = 0;
+  int size_index = 0;
+  double load_ms = 0;  ///< work, without fixed_ms
+  double tokens = 0;
+  int count = 0;
+};
+
+struct MicroBatch {
+  std::vector<int> groups;
+  int free_gpus = 0;
+  int sequences = 0;
+  double top_ms = 0;  ///< largest group load
+  int top_group = -1;
+  double second_ms = 0;  ///< largest load among the other groups
+};
+
+class Search {
+ public:
+  Search(const Instance& in, const ScatterPlan& plan) : in_(in), group_of_(in.num_sequences(), -1) {
+    for (const ScatterMicroBatch& mb : plan.micro_batches) {
+      MicroBatch m;
+      m.free_gpus = in_.gpus;
+      for (const ScatterGroup& g : mb.groups) {
+        const int j =
+            static_cast<int>(std::find(in_.size.begin(), in_.size.end(), g.size) - in_.size.begin());
+        const int id = open(static_cast<int>(mbs_.size()), j, m);
+        for (int i : g.sequences) add(i, id);
+        m.sequences += static_cast<int>(g.sequences.size());
+      }
+      mbs_.push_back(std::move(m));
+    }
+    for (size_t m = 0; m < mbs_.size(); ++m) refresh(static_cast<int>(m));
+  }
+
+  /// One pass over every sequence; true when some move was made.
+  bool pass(Clock::time_point deadline) {
+    bool moved = false;
+    for (int i = 0; i < in_.num_sequences(); ++i) {
+      if ((i & 31) == 0 && Clock::now() >= deadline) return moved;
+      moved |= improve(i);
+    }
+    return moved;
+  }
+
+  ScatterPlan plan() const {
+    ScatterPlan out;
+    for (const MicroBatch& m : mbs_) {
+      ScatterMicroBatch mb;
+      for (int g : m.groups) {
+        if (groups_[g].count > 0)
+          mb.groups.push_back(ScatterGroup{in_.size[groups_[g].size_index], 0, {}, 0, 0});
+        else
+          mb.groups.push_back(ScatterGroup{0, 0, {}, 0, 0});
+      }
+      out.micro_batches.push_back(std::move(mb));
+    }
+    for (int i = 0; i < in_.num_sequences(); ++i) {
+      const Group& g = groups_[group_of_[i]];
+      const MicroBatch& m = mbs_[g.micro_batch];
+      const int slot =
+          static_cast<int>(std::find(m.groups.begin(), m.groups.end(), group_of_[i]) - m.groups.begin());
+      out.micro_batches[g.micro_batch].groups[slot].sequences.push_back(i);
+    }
+    return out;
+  }
+
+ private:
+  int open(int micro_batch, int j, MicroBatch& m) {
+    groups_.push_back(Group{micro_batch, j, 0, 0, 0});
+    m.groups.push_back(static_cast<int>(groups_.size()) - 1);
+    m.free_gpus -= in_.size[j];
+    return static_cast<int>(groups_.size()) - 1;
+  }
+
+  void add(int i, int g) {
+    groups_[g].load_ms += in_.work(i, groups_[g].size_index);
+    groups_[g].tokens += in_.tokens[i];
+    ++groups_[g].count;
+    group_of_[i] = g;
+  }
+
+  void remove(int i, int g) {
+    groups_[g].load_ms -= in_.work(i, groups_[g].size_index);
+    groups_[g].tokens -= in_.tokens[i];
+    if (--groups_[g].count == 0) {
+      groups_[g].load_ms = 0;
+      groups_[g].tokens = 0;
+    }
+  }
+
+  void refresh(int m) {
+    MicroBatch& mb = mbs_[m];
+    mb.top_ms = 0;
+    mb.second_ms = 0;
+    mb.top_group = -1;
+    mb.free_gpus = in_.gpus;
+    for (int g : mb.groups) {
+      if (groups_[g].count == 0) continue;
+      mb.free_gpus -= in_.size[groups_[g].size_index];
+      const double load = groups_[g].load_ms;
+      if (mb.top_group < 0 || load > mb.top_ms) {
+        mb.second_ms = mb.top_group < 0 ? 0 : mb.top_ms;
+        mb.top_ms = load;
+        mb.top_group = g;
+      } else {
+        mb.second_ms = std::max(mb.second_ms, load);
+      }
+    }
+  }
+
+  /// Largest load of micro-batch m once group g carries `load_ms`.
+  double top_with(int m, int g, double load_ms) const {
+    const MicroBatch& mb = mbs_[m];
+    const double others = mb.top_group == g ? mb.second_ms : mb.top_ms;
+    return std::max(others, load_ms);
+  }
+
+  double time_of(int m, double top_ms) const {
+    return mbs_[m].sequences == 0 ? 0 : in_.coefficients->fixed_ms + top_ms;
+  }
+
+  bool improve(int i) {
+    const int g = group_of_[i];
+    const int m = groups_[g].micro_batch;
+    const double left_ms = groups_[g].load_ms - in_.work(i, groups_[g].size_index);
+    const double before_m = time_of(m, mbs_[m].top_ms);
+    const double g_square = sq(groups_[g].load_ms) - sq(groups_[g].count == 1 ? 0 : left_ms);
+    int best_target = -1;
+    int best_new_size = -1;
+    int best_new_mb = -1;
+    double best_delta = -kEps;
+    double best_square = 0;
+    auto consider = [&](double delta, double square, int target, int new_size, int new_mb) {
+      if (delta < best_delta - kEps ||
+          (delta <= best_delta + kEps && square < best_square - kEps && (delta < -kEps || square < -kEps))) {
+        best_delta = std::min(delta, best_delta);
+        best_square = square;
+        best_target = target;
+        best_new_size = new_size;
+        best_new_mb = new_mb;
+      }
+    };
+    const bool last_in_mb = mbs_[m].sequences == 1;
+    for (size_t h = 0; h < groups_.size(); ++h) {
+      const Group& target = groups_[h];
+      if (static_cast<int>(h) == g || target.count == 0) continue;
+      const double w = in_.work(i, target.size_index);
+      if (target.tokens + in_.tokens[i] > in_.capacity_tokens[target.size_index] || !std::isfinite(w))
+        continue;
+      const int m2 = target.micro_batch;
+      double delta;
+      if (m2 == m) {
+        const MicroBatch& mb = mbs_[m];
+        double top = std::max(left_ms, target.load_ms + w);
+        for (int o : mb.groups) {
+          if (o != g && o != static_cast<int>(h) && groups_[o].count > 0)
+            top = std::max(top, groups_[o].load_ms);
+        }
+        delta = in_.coefficients->fixed_ms + top - before_m;
+      } else {
+        const double top_m = groups_[g].count == 1 ? top_with(m, g, 0) : top_with(m, g, left_ms);
+        const double after_m = last_in_mb ? 0 : in_.coefficients->fixed_ms + top_m;
+        delta = after_m - before_m + std::max(0.0, target.load_ms + w - mbs_[m2].top_ms);
+      }
+      const double square = sq(target.load_ms + w) - sq(target.load_ms) - g_square;
+      consider(delta, square, static_cast<int>(h), -1, -1);
+    }
+    for (size_t m2 = 0; m2 < mbs_.size(); ++m2) {
+      if (mbs_[m2].sequences == 0) continue;
+      for (int j = 0; j < in_.num_sizes; ++j) {
+        const double w = in_.work(i, j);
+        if (in_.size[j] > mbs_[m2].free_gpus || !std::isfinite(w)) continue;
+        const double top_m = groups_[g].count == 1 ? top_with(m, g, 0) : top_with(m, g, left_ms);
+        double delta;
+        if (static_cast<int>(m2) == m) {
+          // A new group beside the old one in the same micro-batch.
+          delta = in_.coefficients->fixed_ms + std::max(top_m, w) - before_m;
+        } else {
+          const double after_m = last_in_mb ? 0 : in_.coefficients->fixed_ms + top_m;
+          delta = after_m - before_m + std::max(0.0, w - mbs_[m2].top_ms);
+        }
+        consider(delta, sq(w) - g_square, -1, j, static_cast<int>(m2));
+      }
+    }
+    if (best_target < 0 && best_new_size < 0) return false;
+    remove(i, g);
+    --mbs_[m].sequences;
+    int m2;
+    if (best_target >= 0) {
+      m2 = groups_[best_target].micro_batch;
+      add(i, best_target);
+    } else {
+      m2 = best_new_mb;
+      add(i, open(m2, best_new_size, mbs_[m2]));
+    }
+    ++mbs_[m2].sequences;
+    refresh(m);
+    refresh(m2);
+    return true;
+  }
+
+  static double sq(double x) { return x * x; }
+
+  const Instance& in_;
+  std::vector<Group> groups_;
+  std::vector<MicroBatch> mbs_;
+  std::vector<int> group_of_;
+};
+
+}  // namespace
+
+ScatterPlan local_search(const Instance& in, const std::vector<std::int64_t>& lengths,
+                         const ScatterPlan& plan, Clock::time_point deadline) {
+  if (plan.empty()) return plan;
+  Search search(in, plan);
+  for (int pass = 0; pass < kMaxPasses && Clock::now() < deadline; ++pass) {
+    if (!search.pass(deadline)) break;
+  }
+  ScatterPlan out = search.plan();
+  finalize_scatter_plan(out, lengths, *in.coefficients);
+  return out.time_ms < plan.time_ms ? out : plan;
+}
+
+}  // namespace parplan::scatter_detail

@@ -1,0 +1,73 @@
+// The split path of sequence scattering for steps of few micro-batches: the
+// longest sequence and the next longest that fit under its time form one
+// micro-batch, the rest are packed into the others. A common time cap
+// (the fast path) cannot find such plans, where one micro-batch is long
+// and the others short.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "solvers/sequence_scatter_internal.h"
+
+namespace parplan::scatter_detail {
+
+namespace {
+
+// The first micro-batch may run this much over the longest sequence's time.
+constexpr double kSlack = 0.02;
+
+ScatterPlan join(ScatterPlan first, ScatterPlan rest, const std::vector<std::int64_t>& lengths,
+                 const ScatterCoefficients& c) {
+  for (ScatterMicroBatch& mb : rest.micro_batches) first.micro_batches.push_back(std::move(mb));
+  finalize_scatter_plan(first, lengths, c);
+  return first;
+}
+
+}  // namespace
+
+ScatterPlan split_path(const Instance& in, const std::vector<std::int64_t>& lengths,
+                       Clock::time_point deadline) {
+  const int n = in.num_sequences();
+  const ScatterCoefficients& c = *in.coefficients;
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return in.tokens[x] > in.tokens[y]; });
+  const double memory_tokens = in.gpus * c.token_capacity_per_gpu;
+  ScatterPlan best;
+  const int longest = order.front();
+  for (int j = 0; j < in.num_sizes && n > 1; ++j) {
+    if (!std::isfinite(in.work(longest, j)) || Clock::now() >= deadline) continue;
+    const double cap_ms = c.fixed_ms + in.work(longest, j) * (1 + kSlack);
+    // Largest prefix of the longest sequences that one micro-batch runs
+    // under cap_ms (bisection; the longest alone always fits).
+    int lo = 1;
+    int hi = n - 1;
+    ScatterPlan first = pack_items(in, lengths, {longest}, 1);
+    while (lo < hi && Clock::now() < deadline) {
+      const int mid = (lo + hi + 1) / 2;
+      const std::vector<int> items(order.begin(), order.begin() + mid);
+      double tokens = 0;
+      for (int i : items) tokens += in.tokens[i];
+      ScatterPlan plan = tokens <= memory_tokens ? pack_items(in, lengths, items, 1) : ScatterPlan{};
+      if (!plan.empty() && plan.time_ms <= cap_ms) {
+        lo = mid;
+        first = std::move(plan);
+      } else {
+        hi = mid - 1;
+      }
+    }
+    const std::vector<int> rest(order.begin() + lo, order.end());
+    double rest_tokens = 0;
+    for (int i : rest) rest_tokens += in.tokens[i];
+    const int fewest = std::max(1, static_cast<int>(std::ceil(rest_tokens / memory_tokens - 1e-9)));
+    for (int m = fewest; m <= fewest + 1 && Clock::now() < deadline; ++m) {
+      ScatterPlan others = pack_items(in, lengths, rest, m);
+      if (others.empty()) continue;
+      ScatterPlan plan = join(first, std::move(others), lengths, c);
+      if (plan.time_ms < best.time_ms) best = std::move(plan);
+    }
+  }
+  return best;
+}
+
+}  // namespace parplan::scatter_detail
