@@ -36,6 +36,14 @@ std::vector<std::string> deepspeed_check(const nlohmann::json& cfg, long long dp
   return errors;
 }
 
+// engine.py _do_optimizer_sanity_check (v0.17.0 :1341-1344): under ZeRO an
+// optimizer outside ZERO_SUPPORTED_OPTIMIZERS (Adam, AdamW, Adagrad, Lion)
+// needs zero_allow_untested_optimizer.
+bool zero_accepts_optimizer(const nlohmann::json& cfg, bool sgd) {
+  return !sgd || cfg.at("zero_optimization").value("stage", 0) == 0 ||
+         cfg.value("zero_allow_untested_optimizer", false);
+}
+
 struct DsRun {
   std::vector<fs::path> files;
   RunResult result;
@@ -136,6 +144,25 @@ TEST(EmitMegatronDeepSpeed, PipelineWithZero1) {
   EXPECT_EQ(joined(deepspeed_check(cfg, 16, 8)), "");
   EXPECT_EQ(cfg["gradient_accumulation_steps"].get<int>(), 96);  // 1536 / (1 * 16)
   EXPECT_EQ(cfg["zero_optimization"]["stage"].get<int>(), 1);
+  EXPECT_TRUE(zero_accepts_optimizer(cfg, false));
+}
+
+TEST(EmitMegatronDeepSpeed, SgdUnderZeroIsAllowedExplicitly) {
+  Plan plan = gpt3_175b_on_1024_a100();
+  plan.config.vp = 1;
+  plan.job.optimizer = Optimizer::kSgd;
+  TempDir dir;
+  const DsRun r = emit_and_run(plan, Engine::kMegatronDeepSpeed, dir, "launch.sh",
+                               {{"MEGATRON_DEEPSPEED", "/opt/mds"},
+                                {"DATA_PATH", "/data/a"},
+                                {"TOKENIZER_MODEL", "gpt2"},
+                                {"NNODES", "128"}});
+  ASSERT_EQ(r.result.rc, 0) << r.result.output;
+  const ArgMap a = parse_args(after(read_lines(r.record / "torchrun.args"), "pretrain_gpt.py"));
+  EXPECT_EQ(a.value("--optimizer"), "sgd");
+  const nlohmann::json cfg = nlohmann::json::parse(read_text(dir.path / "out" / "ds_config.json"));
+  EXPECT_EQ(joined(deepspeed_check(cfg, 16, 8)), "");
+  EXPECT_TRUE(zero_accepts_optimizer(cfg, true));
 }
 
 TEST(EmitDeepSpeed, PlainScriptUnderTorchrunAndDeepSpeedLauncher) {

@@ -176,11 +176,11 @@ TEST(EmitMegatron, Zero3MapsToMegatronFsdp) {
   const Launch l = emit_and_run(plan, dir, {{"NNODES", "8"}, {"CUDA_DEVICE_MAX_CONNECTIONS", "1"}});
   ASSERT_EQ(l.run.rc, 0) << l.run.output;
   const ArgMap& a = l.megatron;
-  EXPECT_TRUE(a.has("--use-megatron-fsdp"));
+  EXPECT_TRUE(a.has("--use-custom-fsdp"));
   expect_flag(a, "--data-parallel-sharding-strategy", "optim_grads_params");
   EXPECT_TRUE(a.has("--use-distributed-optimizer"));
   EXPECT_TRUE(a.has("--no-gradient-accumulation-fusion"));
-  expect_flag(a, "--ckpt-format", "fsdp_dtensor");
+  EXPECT_FALSE(a.has("--ckpt-format"));
   expect_flag(a, "--recompute-method", "block");
   expect_flag(a, "--recompute-num-layers", "40");
   EXPECT_EQ(l.env.count("CUDA_DEVICE_MAX_CONNECTIONS"), 0u);

@@ -96,6 +96,11 @@ nlohmann::json deepspeed_config(const Plan& plan, Engine engine) {
   if (c.qwz) zero["zero_quantized_weights"] = true;
   if (c.qgz) zero["zero_quantized_gradients"] = true;
   cfg["zero_optimization"] = zero;
+  // Megatron-DeepSpeed hands its own SGD to deepspeed.initialize; ZeRO
+  // asserts on optimizers outside ZERO_SUPPORTED_OPTIMIZERS (Adam, AdamW,
+  // Adagrad, Lion) unless this key is set (DeepSpeed v0.17.0
+  // deepspeed/runtime/engine.py:1341-1344, runtime/zero/utils.py:43-46).
+  if (c.zero >= 1 && plan.job.optimizer == Optimizer::kSgd) cfg["zero_allow_untested_optimizer"] = true;
 
   if (plan.job.precision == Precision::kFp16) {
     // loss_scale 0 = dynamic loss scaling.

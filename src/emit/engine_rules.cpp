@@ -70,10 +70,7 @@ void megatron_layer_rules(const Plan& p, Rules& r) {
 // TransformerConfig.__post_init__ MoE checks the validator does not make
 // (megatron/core/transformer/transformer_config.py).
 void megatron_moe_rules(const Plan& p, Rules& r) {
-  const ParallelConfig& c = p.config;
   const ModelSpec& m = p.model;
-  r.check(c.ep_overlap && m.mtp_layers > 1,
-          "--overlap-moe-expert-parallel-comm supports at most one MTP layer (Megatron TransformerConfig).");
   // Group-limited routing: moe_router_group_topk <= moe_router_num_groups.
   r.check(m.is_moe() && m.route_groups > 0 && m.route_group_topk > m.route_groups,
           "moe-router-group-topk must not exceed moe-router-num-groups (Megatron TransformerConfig).");

@@ -94,11 +94,13 @@ void megatron_moe_args(const Plan& plan, Args& a) {
   if (c.ep > 1 || c.etp > 1) {
     // arguments.py: "We recommend using 'alltoall' when applying expert
     // parallelism"; the hierarchical all-to-all is the flex dispatcher on
-    // DeepEP (TransformerConfig moe_flex_dispatcher_backend).
+    // DeepEP (--moe-enable-deepep, arguments.py:2794 at core_r0.13.0; later
+    // releases spell it --moe-flex-dispatcher-backend deepep).
     a.opt("--moe-token-dispatcher-type", c.a2a_hierarchical ? "flex" : "alltoall");
-    if (c.a2a_hierarchical) a.opt("--moe-flex-dispatcher-backend", "deepep");
+    if (c.a2a_hierarchical) a.flag("--moe-enable-deepep");
   }
-  if (c.ep_overlap) a.flag("--overlap-moe-expert-parallel-comm");
+  // No EP all-to-all overlap: --overlap-moe-expert-parallel-comm arrives in
+  // core_v0.14.0, and the capability table refuses such plans for this target.
   if (m.aux_loss_free) {
     // DeepSeek-V3 (report sec. 2.1.2 and 4.2): sigmoid scores, a per-expert
     // bias instead of the auxiliary loss, a sequence-wise balance loss with
@@ -191,12 +193,14 @@ std::vector<std::string> megatron_args(const Plan& plan) {
   }
   if (c.zero >= 1) a.flag("--use-distributed-optimizer");
   if (megatron_uses_fsdp(plan)) {
-    // The required set of docs/discussions/megatron-fsdp-user-guide:
-    // optim_grads = ZeRO-2, optim_grads_params = ZeRO-3.
-    a.flag("--use-megatron-fsdp");
+    // Megatron FSDP as core_r0.13.0 spells it (arguments.py:2356-2361,
+    // validate_args :646-660): --use-custom-fsdp beside the distributed
+    // optimizer, optim_grads = ZeRO-2, optim_grads_params = ZeRO-3, without
+    // gradient-accumulation fusion; checkpoints stay torch_dist. (Later
+    // releases rename it --use-megatron-fsdp with --ckpt-format fsdp_dtensor.)
+    a.flag("--use-custom-fsdp");
     a.opt("--data-parallel-sharding-strategy", c.zero == 2 ? "optim_grads" : "optim_grads_params");
     a.flag("--no-gradient-accumulation-fusion");
-    a.opt("--ckpt-format", "fsdp_dtensor");
   }
   a.append(megatron_overlap_args(plan));
   // overlap_p2p_comm is Megatron's default with interleaving; a plan modelled

@@ -108,9 +108,10 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   config["vp"] = int_or(args, "virtual_pipeline_model_parallel_size", 1);
   config["mbs"] = need_int(args, "micro_batch_size", origin);
   config["sp"] = flag(args, "sequence_parallel");
-  // Megatron-FSDP (--use-megatron-fsdp) shards by --data-parallel-sharding-strategy.
+  // Megatron FSDP (--use-custom-fsdp up to core_r0.13, --use-megatron-fsdp
+  // after) shards by --data-parallel-sharding-strategy.
   int zero = flag(args, "use_distributed_optimizer") ? 1 : 0;
-  if (flag(args, "use_megatron_fsdp")) {
+  if (flag(args, "use_megatron_fsdp") || flag(args, "use_custom_fsdp")) {
     const std::string strategy = text_or(args, "data_parallel_sharding_strategy", "no_shard");
     zero = strategy == "optim_grads_params" ? 3
            : strategy == "optim_grads"      ? 2

@@ -9,7 +9,8 @@ namespace parplan::emit_test {
 
 // ------------------------------------------- Megatron-LM validate_args ----
 
-// Flags of megatron/training/arguments.py (NVIDIA/Megatron-LM main) that a
+// Flags of megatron/training/arguments.py (NVIDIA/Megatron-LM core_r0.13.0,
+// the target of parplan's Megatron files) that a
 // parplan launch may pass, as the file spells them.
 inline const std::set<std::string>& megatron_known_flags() {
   static const std::set<std::string> flags = {
@@ -21,21 +22,21 @@ inline const std::set<std::string>& megatron_known_flags() {
       "--moe-token-dispatcher-type",
       // TransformerConfig fields generated into arguments.py
       // (ArgumentGroupFactory) and _add_moe_args / _add_mla_args.
-      "--moe-grouped-gemm", "--moe-flex-dispatcher-backend", "--overlap-moe-expert-parallel-comm",
-      "--moe-router-score-function", "--moe-router-enable-expert-bias", "--moe-router-load-balancing-type",
-      "--moe-aux-loss-coeff", "--moe-router-num-groups", "--moe-router-group-topk",
-      "--moe-expert-capacity-factor", "--mtp-num-layers", "--multi-latent-attention", "--q-lora-rank",
-      "--kv-lora-rank", "--qk-head-dim", "--qk-pos-emb-head-dim", "--v-head-dim",
-      "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size",
-      "--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
-      "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers", "--sequence-parallel",
-      "--expert-model-parallel-size", "--expert-tensor-parallel-size", "--use-distributed-optimizer",
-      "--use-megatron-fsdp", "--data-parallel-sharding-strategy", "--no-gradient-accumulation-fusion",
-      "--ckpt-format", "--overlap-grad-reduce", "--micro-batch-size", "--global-batch-size",
-      "--recompute-granularity", "--recompute-method", "--recompute-num-layers", "--bf16", "--fp16",
-      "--fp8-format", "--attention-backend", "--optimizer", "--train-iters", "--lr", "--min-lr",
-      "--lr-decay-style", "--lr-warmup-iters", "--tokenizer-type", "--tokenizer-model", "--data-path",
-      "--split", "--log-interval", "--eval-interval", "--eval-iters", "--save", "--load", "--save-interval",
+      "--moe-grouped-gemm", "--moe-enable-deepep", "--moe-router-score-function",
+      "--moe-router-enable-expert-bias", "--moe-router-load-balancing-type", "--moe-aux-loss-coeff",
+      "--moe-router-num-groups", "--moe-router-group-topk", "--moe-expert-capacity-factor",
+      "--mtp-num-layers", "--multi-latent-attention", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
+      "--qk-pos-emb-head-dim", "--v-head-dim", "--tensor-model-parallel-size",
+      "--pipeline-model-parallel-size", "--context-parallel-size", "--num-layers-per-virtual-pipeline-stage",
+      "--num-virtual-stages-per-pipeline-rank", "--decoder-first-pipeline-num-layers",
+      "--decoder-last-pipeline-num-layers", "--sequence-parallel", "--expert-model-parallel-size",
+      "--expert-tensor-parallel-size", "--use-distributed-optimizer", "--use-custom-fsdp",
+      "--data-parallel-sharding-strategy", "--no-gradient-accumulation-fusion", "--ckpt-format",
+      "--overlap-grad-reduce", "--micro-batch-size", "--global-batch-size", "--recompute-granularity",
+      "--recompute-method", "--recompute-num-layers", "--bf16", "--fp16", "--fp8-format",
+      "--attention-backend", "--optimizer", "--train-iters", "--lr", "--min-lr", "--lr-decay-style",
+      "--lr-warmup-iters", "--tokenizer-type", "--tokenizer-model", "--data-path", "--split",
+      "--log-interval", "--eval-interval", "--eval-iters", "--save", "--load", "--save-interval",
       // Architecture, overlap and Adam (arguments.py at core_r0.13.0: :1400-1410,
       // :1433, :1442, :1665-1686, :1909, :2319, :2690).
       "--rotary-base", "--rotary-percent", "--use-rope-scaling", "--rope-scaling-factor", "--norm-epsilon",
@@ -130,13 +131,18 @@ inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
   fail(cp > 1 && a.value("--attention-backend") == "unfused",
        "Context parallelism is only supported by TEDotProductAttention");
   fail(a.has("--fp16") && a.has("--bf16"), "fp16 and bf16 are exclusive");
-  const bool fsdp = a.has("--use-megatron-fsdp");
+  const bool fsdp = a.has("--use-custom-fsdp");
   const auto conn = env.find("CUDA_DEVICE_MAX_CONNECTIONS");
   const bool single = conn != env.end() && conn->second == "1";
   if (fsdp) {
     fail(single, "FSDP always requires CUDA_DEVICE_MAX_CONNECTIONS value large than one");
-    fail(a.value("--ckpt-format") != "fsdp_dtensor",
-         "Megatron FSDP only supports fsdp_dtensor checkpoint format");
+    // validate_args :646-660 at core_r0.13.0.
+    fail(!a.has("--use-distributed-optimizer"),
+         "--use-custom-fsdp only supported with distributed optimizer");
+    const std::string strategy = a.value("--data-parallel-sharding-strategy");
+    fail((strategy == "optim_grads" || strategy == "optim_grads_params") &&
+             !a.has("--no-gradient-accumulation-fusion"),
+         "optim_grads_params optim_grads are not supported with gradient accumulation fusion");
   } else if (tp > 1 || cp > 1) {
     fail(!single, "tensor or context parallelism require CUDA_DEVICE_MAX_CONNECTIONS=1");
   }
@@ -158,18 +164,9 @@ inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
        "When using expert parallelism and tensor parallelism, sequence parallelism must be used");
   const std::string dispatcher =
       a.has("--moe-token-dispatcher-type") ? a.value("--moe-token-dispatcher-type") : "allgather";
-  // TransformerConfig: moe_flex_dispatcher_backend 'deepep' is the flex dispatcher's.
-  fail(a.has("--moe-flex-dispatcher-backend") && dispatcher != "flex",
+  // transformer_config.py:719-721 at core_r0.13.0.
+  fail(a.has("--moe-enable-deepep") && dispatcher != "flex",
        "DeepEP backend is only supported with flex token dispatcher");
-  if (a.has("--overlap-moe-expert-parallel-comm")) {
-    fail(pp > 1 && vp <= 1,
-         "If enabling EP A2A overlap, virtual_pipeline_model_parallel_size must be specified");
-    fail(ep <= 1, "overlap_moe_expert_parallel_comm is only supported with expert model parallelism");
-    fail(dispatcher != "alltoall" && dispatcher != "flex",
-         "overlap_moe_expert_parallel_comm is supported with alltoall/flex token dispatcher");
-    fail(gran == "full", "disable full recomputation when enabling overlap_moe_expert_parallel_comm");
-    fail(a.num("--mtp-num-layers", 0) > 1, "MTP supports at most one layer when enabling overlap");
-  }
   if (a.has("--moe-router-group-topk")) {
     fail(!a.has("--moe-router-num-groups"),
          "When using group limited routing, moe_router_num_groups must be specified");
@@ -191,7 +188,7 @@ inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
   choice("--optimizer", {"adam", "sgd", "muon", "dist_muon"});
   choice("--recompute-granularity", {"full", "selective"});
   choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "flex"});
-  choice("--moe-flex-dispatcher-backend", {"deepep", "hybridep", "ncclep"});
+  choice("--ckpt-format", {"torch", "torch_dist", "zarr", "torch_dcp"});
   choice("--moe-router-score-function", {"softmax", "sigmoid", "sqrtsoftplus"});
   choice("--moe-router-load-balancing-type",
          {"aux_loss", "seq_aux_loss", "global_aux_loss", "sinkhorn", "quantile_balancing", "none"});
