@@ -85,7 +85,7 @@ double torchtitan_op_checkpoint_bytes_per_token(const ModelSpec& model, const Ac
 
 double layer_input_bytes(const ModelSpec& model, const ActivationShape& shape) {
   const double local_tokens = shape.seq * shape.micro_batch / shape.cp;
-  return 2.0 * local_tokens * model.hidden / (shape.sp ? shape.tp : 1);
+  return 2.0 * local_tokens * model.hidden / (shape.sp || shape.partitioned_checkpoint ? shape.tp : 1);
 }
 
 double logits_bytes(const ModelSpec& model, const ActivationShape& shape) {

@@ -47,7 +47,16 @@ struct ActivationShape {
   bool fp8 = false;
   CrossEntropy cross_entropy = CrossEntropy::kFused;
   SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
+  /// Layer inputs kept by full recomputation are split over tp
+  /// (JobSpec::partition_activations) where sp does not split them already.
+  bool partitioned_checkpoint = false;
 };
+
+/// Whether full recomputation's checkpoints are split over tp (the job asks
+/// for it, and sequence parallelism does not split them already).
+inline bool partitions_checkpoints(const JobSpec& job, const ParallelConfig& c) {
+  return job.partition_activations && c.recompute == Recompute::kFull && c.tp > 1 && !c.sp;
+}
 
 /// 16-bit activation bytes one layer keeps for one micro-batch until its
 /// backward pass. With tp = cp = 1, unfused attention and a GPT layer this is

@@ -27,6 +27,10 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
     const double one = all_reduce_s(cluster, span, 2.0 * tokens * model.hidden);
     comm.tp_forward_s = 2.0 * one;
     comm.tp_backward_s = 2.0 * one;
+    // DeepSpeed's checkpointing gathers the split layer input over tp
+    // (activation_checkpointing/checkpointing.py get_full_inputs).
+    if (partitions_checkpoints(job, c))
+      comm.checkpoint_gather_s = all_gather_s(cluster, span, 2.0 * tokens * model.hidden);
   }
   if (c.cp > 1) {
     // Ring attention: cp - 1 steps pass this rank's keys and values (forward)
@@ -166,7 +170,7 @@ StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const 
   t.compute_s = t.forward_s + backward + extra;
   t.backward_last_s = backward + extra;
   t.tp_s = load.layers * (dense_comm.tp_forward_s + dense_comm.tp_backward_s) +
-           recomputed * dense_comm.tp_forward_s;
+           recomputed * (dense_comm.tp_forward_s + dense_comm.checkpoint_gather_s);
   t.cp_s = load.layers * (dense_comm.cp_forward_s + dense_comm.cp_backward_s) +
            recomputed * dense_comm.cp_forward_s;
   t.ep_s = load.moe_layers * (dense_comm.ep_forward_s + dense_comm.ep_backward_s);

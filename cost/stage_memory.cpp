@@ -106,6 +106,7 @@ ActivationShape activation_shape(const JobSpec& job, const ParallelConfig& c) {
   shape.fp8 = job.precision == Precision::kFp8;
   shape.cross_entropy = job.cross_entropy;
   shape.selective_checkpoint = job.selective_checkpoint;
+  shape.partitioned_checkpoint = partitions_checkpoints(job, c);
   return shape;
 }
 
@@ -119,8 +120,9 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
                          const ParallelConfig& c, const StageLoad& load, int stage) {
   const DeviceSpec& device = cluster.device;
   StageMemory memory;
-  memory.states = model_state_bytes(load.params, c.zero, c.dp * c.cp, job.optimizer_state_bytes_per_param(),
-                                    gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
+  memory.states =
+      model_state_bytes(load.params, c.zero, c.dp * c.cp, job.optimizer_state_bytes_per_param(c.zero),
+                        gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
   if (c.hierarchical_partition && c.zero >= 3) {
     const GroupSpan span = group_span_at(cluster, c.dp * c.cp, c.tp, stage * c.tp * c.cp * c.dp);
     const ShardGroups g = shard_groups(cluster, c, span);
@@ -128,7 +130,7 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
     if (g.backward < g.params) memory.secondary_bytes = 2.0 * load.params / g.backward;
     memory.states.params_bytes += memory.secondary_bytes;
     memory.states.grads_bytes = 2.0 * load.params / g.grads;
-    memory.states.optimizer_bytes = job.optimizer_state_bytes_per_param() * load.params / g.optimizer;
+    memory.states.optimizer_bytes = job.optimizer_state_bytes_per_param(c.zero) * load.params / g.optimizer;
   } else if (c.hpz_ranks > 1 && c.zero >= 3) {
     // hpZ: a secondary copy of the weights sharded over hpz_ranks ranks
     // (Wang et al. 2023: M / k more per device).
@@ -139,7 +141,7 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
   if (load.expert_params > 0) {
     // Distributed optimizer / ZeRO over the expert-data-parallel group.
     const ModelStateBytes experts =
-        model_state_bytes(load.expert_params, c.zero, c.edp(), job.optimizer_state_bytes_per_param(),
+        model_state_bytes(load.expert_params, c.zero, c.edp(), job.optimizer_state_bytes_per_param(c.zero),
                           gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
     memory.states.params_bytes += experts.params_bytes;
     memory.states.grads_bytes += experts.grads_bytes;

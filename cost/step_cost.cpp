@@ -66,11 +66,18 @@ StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& 
   k.fixed_memory_bytes = m1.peak_bytes - k.layer_memory_bytes;
   // Full recomputation of one layer: its forward (and tp traffic) again, and
   // the activations it keeps shrink to its input.
-  k.recompute_time_s = (costs.dense.forward_s + costs.comm.tp_forward_s + costs.comm.cp_forward_s);
+  ParallelConfig recomputing = config;
+  recomputing.recompute = Recompute::kFull;
+  const double gather_s =
+      partitions_checkpoints(job, recomputing)
+          ? per_layer_costs(model, cluster, job, recomputing, stage).comm.checkpoint_gather_s
+          : 0.0;
+  k.recompute_time_s = costs.dense.forward_s + costs.comm.tp_forward_s + costs.comm.cp_forward_s + gather_s;
   ParallelConfig stored = config;
   stored.recompute = Recompute::kNone;
   ActivationShape shape = activation_shape(job, stored);
-  const double kept = layer_activation_bytes(model, shape) - layer_input_bytes(model, shape);
+  const double kept =
+      layer_activation_bytes(model, shape) - layer_input_bytes(model, activation_shape(job, recomputing));
   k.recompute_saved_bytes =
       in_flight_micro_batches(config, stage) * kept * (1.0 + cluster.device.allocator_headroom_fraction);
   return k;

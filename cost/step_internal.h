@@ -79,6 +79,8 @@ struct LayerComm {
   double cp_backward_s = 0;
   double ep_forward_s = 0;
   double ep_backward_s = 0;
+  /// All-gather of a partitioned checkpoint before its layer is recomputed.
+  double checkpoint_gather_s = 0;
 };
 
 // Everything per layer and per micro-batch that stage times are built from.

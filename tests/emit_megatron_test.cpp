@@ -309,5 +309,15 @@ TEST(EmitOutput, RanksFillWholeNodes) {
   EXPECT_NE(text.find("SLURM_JOB_NUM_NODES:-1}"), std::string::npos);
 }
 
+TEST(EmitMegatron, PrecisionAwareOptimizerFlag) {
+  Plan plan = llama3_70b_on_64_h100();
+  plan.job.precision_aware_optimizer = true;
+  TempDir dir;
+  const Launch l = emit_and_run(plan, dir, {{"NNODES", "8"}});
+  ASSERT_EQ(l.run.rc, 0) << l.run.output;
+  EXPECT_TRUE(l.megatron.has("--use-precision-aware-optimizer"));
+  EXPECT_EQ(joined(megatron_check(l.megatron, 64, l.env)), "");
+}
+
 }  // namespace
 }  // namespace parplan::emit_test

@@ -34,6 +34,7 @@ TEST(JobFileRecipe, KeysActAsTheirFlags) {
                         {"grad_reduce_dtype: bf16\n", "--grad-reduce-dtype bf16"},
                         {"cross_entropy: eager\n", "--cross-entropy eager"},
                         {"grad_sync: every-micro-batch\n", "--grad-sync every-micro-batch"},
+                        {"precision_aware_optimizer: true\n", "--precision-aware-optimizer"},
                         {"memory_headroom: 10%\n", "--memory-headroom 10%"},
                         {"memory_headroom: 12\n", "--memory-headroom 12"}};
   for (const Case& c : cases) {

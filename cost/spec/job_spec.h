@@ -143,6 +143,17 @@ struct JobSpec {
   CrossEntropy cross_entropy = CrossEntropy::kFused;
   SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
   ContextParallelExchange cp_exchange = ContextParallelExchange::kRingOverlapped;
+  /// Full recomputation's checkpointed layer inputs split over the tp group
+  /// and gathered again before the layer is recomputed (DeepSpeed activation
+  /// checkpointing's partition_activations, Megatron-DeepSpeed
+  /// --partition-activations); only where sequence parallelism does not
+  /// already shard them.
+  bool partition_activations = false;
+  /// Megatron-LM's precision-aware optimizer (--use-precision-aware-optimizer,
+  /// Transformer Engine's FusedAdam): under bf16 the distributed optimizer
+  /// keeps only the 16 low bits of each fp32 master weight (the high 16 are
+  /// the bf16 parameter), 2 bytes instead of 4.
+  bool precision_aware_optimizer = false;
   /// MoE: load of the busiest expert-parallel rank over the mean (max/mean,
   /// from routing statistics); 0 = the cost model's default for the
   /// model's balancing scheme (cost/moe.h).
@@ -176,7 +187,14 @@ struct JobSpec {
 
   /// Bytes of optimizer state per parameter beyond the 16-bit weights and
   /// gradients (ZeRO's K): fp32 master copy + Adam momentum + variance = 12.
-  double optimizer_state_bytes_per_param() const { return optimizer == Optimizer::kAdam ? 12.0 : 8.0; }
+  /// Adam: fp32 master, momentum and variance (12 bytes), or 10 with the
+  /// precision-aware optimizer's 2-byte master remainders (ZeRO >= 1, not
+  /// fp16: megatron/core/optimizer/distrib_optimizer.py:735-740 at
+  /// core_r0.13.0). SGD: fp32 master and momentum.
+  double optimizer_state_bytes_per_param(int zero = 0) const {
+    if (optimizer != Optimizer::kAdam) return 8.0;
+    return precision_aware_optimizer && zero >= 1 && precision != Precision::kFp16 ? 10.0 : 12.0;
+  }
 };
 
 }  // namespace parplan

@@ -65,6 +65,9 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                  "every-micro-batch | last-micro-batch | after-backward: when data parallelism reduces the "
                  "gradients (default: the engine's; DeepSpeed ZeRO-2 every micro-batch, Megatron-LM with the "
                  "last one's backward, torchtitan + PP after it; docs/cost-model.md)");
+  app.add_flag("--precision-aware-optimizer", f.precision_aware_optimizer,
+               "Megatron-LM's --use-precision-aware-optimizer: bf16 plans keep 2-byte master remainders "
+               "(Adam states 10 bytes per parameter instead of 12); megatron, zero 1 only");
   app.add_option("--cross-entropy", f.cross_entropy,
                  "fused | eager: the loss kernel, which sets the logits' memory (default: the engine's; "
                  "fused for Megatron-LM, eager fp32-upcast for torchtitan)");
@@ -170,6 +173,7 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   recipe.grad_reduce_dtype = f.grad_reduce_dtype.empty() ? request.grad_reduce_dtype : f.grad_reduce_dtype;
   recipe.cross_entropy = f.cross_entropy.empty() ? request.cross_entropy : f.cross_entropy;
   recipe.grad_sync = f.grad_sync.empty() ? request.grad_sync : f.grad_sync;
+  recipe.precision_aware_optimizer = f.precision_aware_optimizer || request.precision_aware_optimizer;
   apply_recipe_flags(recipe, out.job);
   out.engine = recipe.engine;
   out.file_config = request.config;

@@ -28,6 +28,7 @@ struct JobFlags {
   std::optional<int> first_stage_layers, last_stage_layers;
   /// Recipe inputs: --grad-reduce-dtype fp32|bf16, --cross-entropy fused|eager.
   std::string grad_reduce_dtype, cross_entropy, grad_sync;
+  bool precision_aware_optimizer = false;
   /// Expert-parallel and expert tensor-parallel sizes (MoE models).
   std::optional<int> ep, etp;
   /// MoE: max/mean load of the busiest expert-parallel rank (routing statistics).
@@ -70,6 +71,7 @@ struct RecipeChoice {
   /// megatron | deepspeed | megatron-deepspeed | torchtitan | any.
   std::string engine = "any";
   std::string grad_reduce_dtype, cross_entropy, grad_sync;
+  bool precision_aware_optimizer = false;
 };
 /// Sets the recipe inputs (gradient-reduction dtype, loss kernel) from
 /// `choice`, or from the engine's defaults where it names an engine and

@@ -13,6 +13,19 @@ void apply_recipe_flags(const RecipeChoice& f, JobSpec& job) {
   job.cross_entropy = defaults.cross_entropy;
   job.selective_checkpoint = defaults.selective_checkpoint;
   job.cp_exchange = defaults.cp_exchange;
+  job.partition_activations = defaults.partition_activations;
+  job.precision_aware_optimizer = f.precision_aware_optimizer;
+  if (f.precision_aware_optimizer) {
+    if (!engines.any && engines.engines[0] != Engine::kMegatron)
+      throw InputError(
+          "--precision-aware-optimizer is Megatron-LM's; use it with --engine megatron (or any)");
+    if (job.optimizer != Optimizer::kAdam)
+      throw InputError("--precision-aware-optimizer needs --optimizer adam (Megatron-LM asserts it)");
+    if (job.precision == Precision::kFp16)
+      throw InputError(
+          "--precision-aware-optimizer keeps 2-byte master remainders only under bf16 or fp8; "
+          "drop it or use --precision bf16");
+  }
   job.grad_sync = defaults.grad_sync;
   job.attention_kernel = defaults.attention_kernel;
   if (!f.grad_sync.empty()) {

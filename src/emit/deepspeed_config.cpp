@@ -3,6 +3,7 @@
 // (zero_optimization, which forbids unknown keys), runtime/precision_config.
 #include <algorithm>
 
+#include "cost/memory.h"
 #include "cost/step_cost.h"
 #include "cost/zero_buckets.h"
 #include "src/emit/emit_internal.h"
@@ -115,7 +116,7 @@ nlohmann::json deepspeed_config(const Plan& plan, Engine engine) {
     // --deepspeed-activation-checkpointing (megatron/initialize.py:186), a
     // plain script calls it itself. Every layer of a stage is a checkpoint.
     const int stages = std::max(1, c.pp);
-    cfg["activation_checkpointing"] = {{"partition_activations", false},
+    cfg["activation_checkpointing"] = {{"partition_activations", partitions_checkpoints(plan.job, c)},
                                        {"contiguous_memory_optimization", false},
                                        {"cpu_checkpointing", false},
                                        {"number_checkpoints", plan.model.layers / stages},

@@ -42,6 +42,10 @@ constexpr CapabilitySource kMegatronSources[] = {
     {"gradient reduction dtype", "fp32 main grads under bf16 (default) or --grad-reduce-in-bf16",
      "megatron/training/arguments.py:683-689,2204; "
      "megatron/core/distributed/distributed_data_parallel_config.py:11"},
+    {"precision-aware optimizer",
+     "--use-precision-aware-optimizer: Adam with the distributed optimizer; bf16 master remainders (2 bytes)",
+     "megatron/training/arguments.py:2932; megatron/core/optimizer/optimizer_config.py:64,194-200; "
+     "megatron/core/optimizer/distrib_optimizer.py:735-740"},
 };
 
 // deepspeedai/DeepSpeed, tag v0.17.0 (720787e79b55, 2025-06-02).
@@ -90,6 +94,10 @@ constexpr CapabilitySource kMegatronDeepSpeedSources[] = {
      "megatron/arguments.py:1166-1169; DeepSpeed v0.17.0 deepspeed/runtime/zero/config.py:134"},
     {"recompute", "selective; full on every layer, in groups of a checkpoint interval (no block method)",
      "megatron/arguments.py:830-864; megatron/model/gpt_model.py:444-451"},
+    {"partition activations",
+     "--partition-activations: full recomputation's checkpoints split over tp (DeepSpeed checkpointing); "
+     "parplan writes it with tp > 1 and no sp",
+     "megatron/arguments.py:1526-1527; megatron/initialize.py:186-189"},
     {"gradient reduction dtype", "communication_data_type",
      "DeepSpeed v0.17.0 deepspeed/runtime/config.py:253-267"},
     {"fp8", "--fp8-e4m3 / --fp8-hybrid (Transformer Engine layers); parplan writes no fp8 plan (parplan)",
@@ -176,7 +184,9 @@ constexpr EngineCapabilities kMegatron{Engine::kMegatron,
                                        /*moe*/ true,
                                        /*sgd*/ true,
                                        kMegatronSources,
-                                       /*uneven_fewer_only*/ false};
+                                       /*uneven_fewer_only*/ false,
+                                       /*etp_one_with_ep*/ false,
+                                       /*precision_aware_optimizer*/ true};
 
 constexpr EngineCapabilities kDeepSpeed{Engine::kDeepSpeed,
                                         "deepspeed",
@@ -354,6 +364,13 @@ const char* capability_problem(const EngineCapabilities& e, const ModelSpec& mod
   if (job.precision == Precision::kFp8 && !e.fp8) return "no fp8";
   if (job.precision == Precision::kFp16 && !e.fp16) return "no fp16";
   if (job.optimizer == Optimizer::kSgd && !e.sgd) return "no SGD";
+  if (job.precision_aware_optimizer) {
+    if (!e.precision_aware_optimizer) return "no precision-aware optimizer";
+    if (job.optimizer != Optimizer::kAdam) return "the precision-aware optimizer is Adam only";
+    // parplan models it beside the distributed optimizer (Megatron FSDP
+    // drops its fp32 weights instead, training.py:1115-1116).
+    if (c.zero != 1) return "the precision-aware optimizer with the distributed optimizer (zero 1) only";
+  }
   return nullptr;
 }
 
@@ -420,6 +437,10 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
     recipe.selective_checkpoint = SelectiveCheckpoint::kTorchtitanOps;
     recipe.cp_exchange = ContextParallelExchange::kAllGatherKv;
   }
+  // Megatron-DeepSpeed runs full recomputation through DeepSpeed's
+  // checkpointing; parplan's launch files pass --partition-activations.
+  if (!selection.any && selection.engines[0] == Engine::kMegatronDeepSpeed)
+    recipe.partition_activations = true;
   if (!selection.any) {
     recipe.grad_sync = engine_grad_sync(selection.engines[0]);
     recipe.attention_kernel = engine_attention_kernel(selection.engines[0]);

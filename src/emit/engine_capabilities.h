@@ -68,6 +68,8 @@ struct EngineCapabilities {
   /// Expert tensor parallelism must be 1 once ep > 1 (torchtitan main shards
   /// routed experts over ep only).
   bool etp_one_with_ep = false;
+  /// 2-byte master-weight remainders (Megatron's precision-aware optimizer).
+  bool precision_aware_optimizer = false;
 };
 
 const EngineCapabilities& engine_capabilities(Engine engine);
@@ -104,6 +106,8 @@ struct EngineRecipe {
   GradSyncSchedule grad_sync = GradSyncSchedule::kEngineDefault;
   /// The attention kernel the engine runs (kProfile: not known).
   AttentionKernel attention_kernel = AttentionKernel::kProfile;
+  /// Full recomputation's checkpoints split over tp (Megatron-DeepSpeed).
+  bool partition_activations = false;
 };
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection);
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "cost/memory.h"
 #include "src/emit/emit_internal.h"
 
 namespace parplan::emit_detail {
@@ -192,6 +193,8 @@ std::vector<std::string> megatron_args(const Plan& plan) {
     a.opt("--expert-tensor-parallel-size", c.etp);
   }
   if (c.zero >= 1) a.flag("--use-distributed-optimizer");
+  // 2-byte master remainders (the plan was costed with them).
+  if (plan.job.precision_aware_optimizer) a.flag("--use-precision-aware-optimizer");
   if (megatron_uses_fsdp(plan)) {
     // Megatron FSDP as core_r0.13.0 spells it (arguments.py:2356-2361,
     // validate_args :646-660): --use-custom-fsdp beside the distributed
@@ -299,6 +302,9 @@ std::vector<std::string> megatron_deepspeed_args(const Plan& plan) {
     a.flag("--checkpoint-activations");
     a.opt("--checkpoint-num-layers", 1);
     a.flag("--deepspeed-activation-checkpointing");
+    // Overrides ds_config's key: configure(partition_activations=...) in
+    // megatron/initialize.py:186-189; the plan was costed with it.
+    if (partitions_checkpoints(plan.job, c)) a.flag("--partition-activations");
   }
   a.flag(plan.job.precision == Precision::kFp16 ? "--fp16" : "--bf16");
   if (c.flash_attention) a.flag("--use-flash-attn-v2");

@@ -117,7 +117,7 @@ JobRequest load_job_file(const std::string& path) {
     YamlFields f(root, path);
     f.allow_only({"model", "cluster", "gpus", "nodes", "gbs", "seq", "precision", "optimizer", "constraints",
                   "config", "name", "description", "engine", "grad_reduce_dtype", "cross_entropy",
-                  "grad_sync", "memory_headroom"});
+                  "grad_sync", "precision_aware_optimizer", "memory_headroom"});
     JobRequest r;
     r.model = f.text("model", "");
     r.cluster = f.text("cluster", "");
@@ -136,6 +136,8 @@ JobRequest load_job_file(const std::string& path) {
     if (f.has("cross_entropy")) r.cross_entropy = f.choice("cross_entropy", {"fused", "eager"});
     if (f.has("grad_sync"))
       r.grad_sync = f.choice("grad_sync", {"every-micro-batch", "last-micro-batch", "after-backward"});
+    if (f.has("precision_aware_optimizer"))
+      r.precision_aware_optimizer = f.boolean("precision_aware_optimizer", false);
     if (f.has("memory_headroom")) r.memory_headroom = f.text("memory_headroom");
     if (f.has("constraints")) {
       const YamlFields c = f.child("constraints");

@@ -25,6 +25,7 @@ struct JobRequest {
   /// Engine and recipe keys, as their flags spell them (flags override them;
   /// empty when the file does not give them).
   std::string engine, grad_reduce_dtype, cross_entropy, grad_sync;
+  bool precision_aware_optimizer = false;
   std::optional<std::string> memory_headroom;
 };
 

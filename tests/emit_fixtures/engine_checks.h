@@ -41,7 +41,8 @@ inline const std::set<std::string>& megatron_known_flags() {
       // :1433, :1442, :1665-1686, :1909, :2319, :2690).
       "--rotary-base", "--rotary-percent", "--use-rope-scaling", "--rope-scaling-factor", "--norm-epsilon",
       "--openai-gelu", "--add-qkv-bias", "--qk-layernorm", "--attention-dropout", "--hidden-dropout",
-      "--overlap-param-gather", "--weight-decay", "--adam-beta1", "--adam-beta2", "--adam-eps"};
+      "--overlap-param-gather", "--use-precision-aware-optimizer", "--weight-decay", "--adam-beta1",
+      "--adam-beta2", "--adam-eps"};
   return flags;
 }
 
@@ -131,6 +132,11 @@ inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
   fail(cp > 1 && a.value("--attention-backend") == "unfused",
        "Context parallelism is only supported by TEDotProductAttention");
   fail(a.has("--fp16") && a.has("--bf16"), "fp16 and bf16 are exclusive");
+  // optimizer_config.py:194-200 at core_r0.13.0.
+  fail(a.has("--use-precision-aware-optimizer") && a.has("--optimizer") && a.value("--optimizer") != "adam",
+       "--use-precision-aware-optimizer only supported with adam");
+  fail(a.has("--use-precision-aware-optimizer") && !a.has("--use-distributed-optimizer"),
+       "--use-precision-aware-optimizer only supported with distributed optimizer");
   const bool fsdp = a.has("--use-custom-fsdp");
   const auto conn = env.find("CUDA_DEVICE_MAX_CONNECTIONS");
   const bool single = conn != env.end() && conn->second == "1";
@@ -300,6 +306,7 @@ inline const std::set<std::string>& megatron_deepspeed_known_flags() {
                                               "--checkpoint-activations",
                                               "--checkpoint-num-layers",
                                               "--deepspeed-activation-checkpointing",
+                                              "--partition-activations",
                                               "--bf16",
                                               "--fp16",
                                               "--use-flash-attn-v2",
