@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cost/collectives.h"
+#include "cost/grad_sync_schedule.h"
 #include "cost/memory.h"
 #include "cost/moe.h"
 #include "cost/parameters.h"
@@ -147,6 +148,16 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
     memory.states.grads_bytes += experts.grads_bytes;
     memory.states.optimizer_bytes += experts.optimizer_bytes;
   }
+  // ZeRO-2 reduced once per step accumulates the step's gradients unsharded
+  // first: FSDP2 keeps the unsharded accumulated gradient in the reduce
+  // dtype (torch/distributed/fsdp/_fully_shard/_fsdp_param.py
+  // to_accumulated_grad_if_needed), Llama 3 "FP32 gradient accumulation
+  // during backward computation over multiple micro-batches" (Dubey et al.
+  // 2024, sec. 3.3.2).
+  const int m = c.micro_batches();
+  if (c.zero == 2 && m > 1 && grad_sync_plan(job.grad_sync, c.zero, c.pp, m).reductions == 1)
+    memory.states.grads_bytes +=
+        gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce) * (load.params + load.expert_params);
 
   ActivationShape shape = activation_shape(job, c);
   ActivationShape stored = shape;

@@ -6,12 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_support.h"
 #include "cost/step_cost.h"
 #include "emit_fixtures/emit_test_util.h"
 #include "src/emit/engine_capabilities.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
-#include "cli_support.h"
 
 namespace parplan::emit_test {
 namespace {
@@ -58,15 +58,17 @@ TEST(PrecisionAwareOptimizer, MasterRemaindersSaveTwoBytesPerShardedParameter) {
 
 TEST(PrecisionAwareOptimizer, ContradictoryRequestsExitTwo) {
   const std::string job = "plan --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 128 --seq 8192 ";
-  for (const char* extra : {"--precision-aware-optimizer --engine torchtitan",
-                            "--precision-aware-optimizer --optimizer sgd",
-                            "--precision-aware-optimizer --precision fp16"}) {
+  for (const char* extra :
+       {"--precision-aware-optimizer --engine torchtitan", "--precision-aware-optimizer --optimizer sgd",
+        "--precision-aware-optimizer --precision fp16"}) {
     const parplan::test::CliRun run = parplan::test::run_cli(job + extra);
     EXPECT_EQ(run.exit_code, 2) << extra;
     EXPECT_EQ(parplan::test::line_count(run.err), 1) << run.err;
     EXPECT_NE(run.err.find("--precision-aware-optimizer"), std::string::npos) << run.err;
   }
-  EXPECT_EQ(parplan::test::run_cli(job + "--precision-aware-optimizer --engine megatron --no-timings").exit_code, 0);
+  EXPECT_EQ(
+      parplan::test::run_cli(job + "--precision-aware-optimizer --engine megatron --no-timings").exit_code,
+      0);
 }
 
 TEST(PartitionActivations, CheckpointsSplitOverTensorParallelism) {
@@ -80,7 +82,8 @@ TEST(PartitionActivations, CheckpointsSplitOverTensorParallelism) {
   // 20 layers are all checkpointed, pp = 4 micro-batches in flight on the
   // first stage (1F1B), transients scaled by the allocator allowance.
   const double input = 2.0 * 8192 * 1 * 8192;
-  const double saved = 4 * 20 * input * (1.0 - 1.0 / 8) * (1.0 + j.cluster.device.allocator_headroom_fraction);
+  const double saved =
+      4 * 20 * input * (1.0 - 1.0 / 8) * (1.0 + j.cluster.device.allocator_headroom_fraction);
   EXPECT_NEAR(whole.memory.peak_bytes - split.memory.peak_bytes, saved, 1e-6 * saved);
   // The gather before each recomputation costs time, never saves it.
   EXPECT_GT(split.time.step_s, whole.time.step_s);
