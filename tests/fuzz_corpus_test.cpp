@@ -98,6 +98,12 @@ TEST(FuzzCorpus, RunFilesSeeds) {
 // The command-line seeds through the binary: exit 0, 1 or 2, never a crash
 // or an internal error.
 TEST(FuzzCorpus, CliSeeds) {
+  // Seeds may name relative output files (--csv s.csv): write them in a
+  // scratch directory, not wherever the tests were started.
+  const fs::path started_in = fs::current_path();
+  const fs::path scratch = fs::temp_directory_path() / ("parplan-cli-seeds-" + std::to_string(::getpid()));
+  fs::create_directories(scratch);
+  fs::current_path(scratch);
   for (const fs::path& seed : seeds("cli")) {
     std::string args, line;
     std::istringstream lines(text(seed));
@@ -106,6 +112,8 @@ TEST(FuzzCorpus, CliSeeds) {
     EXPECT_GE(run.exit_code, 0) << seed << args;
     EXPECT_LE(run.exit_code, 2) << seed << args << "\n" << run.err;
   }
+  fs::current_path(started_in);
+  fs::remove_all(scratch);
 }
 
 }  // namespace
