@@ -45,8 +45,16 @@ Fp8CastTimes fp8_cast_times(const DeviceSpec& device, const LayerShape& shape, d
 double gemm_time_s(const DeviceSpec& device, double peak_flops_per_s, double m, double n, double k) {
   const double flops = 2.0 * m * n * k;
   const double smallest = std::min(m, std::min(n, k));
-  const double efficiency = device.gemm_efficiency_max * smallest / (smallest + device.gemm_half_dim) *
-                            flops / (flops + device.gemm_half_flops);
+  double efficiency = device.gemm_efficiency_max * smallest / (smallest + device.gemm_half_dim) * flops /
+                      (flops + device.gemm_half_flops);
+  // Called at the fp8 peak: an fp8 GEMM (the linear layers under
+  // Transformer Engine's fp8 recipes), slower to saturate than bf16.
+  const bool fp8 = device.fp8_gemm_ratio_max > 0 && peak_flops_per_s == device.peak_fp8_flops_per_s &&
+                   device.peak_fp8_flops_per_s > device.peak_bf16_flops_per_s;
+  if (fp8)
+    efficiency =
+        std::min(1.0, efficiency * device.fp8_gemm_ratio_max * (smallest + device.fp8_gemm_bf16_half_dim) /
+                          (smallest + device.fp8_gemm_half_dim));
   const double compute_s = flops / (peak_flops_per_s * efficiency);
   const double traffic_s = memory_bound_s(device, kActivationBytes * (m * k + k * n + m * n));
   return std::max(compute_s, traffic_s);

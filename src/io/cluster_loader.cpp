@@ -69,6 +69,9 @@ DeviceSpec read_device(const YamlFields& f) {
                 "gemm_efficiency_max",
                 "gemm_half_dim",
                 "gemm_half_gflop",
+                "fp8_gemm_ratio_max",
+                "fp8_gemm_half_dim",
+                "fp8_gemm_bf16_half_dim",
                 "flash_attention_efficiency",
                 "memory_bound_efficiency",
                 "reserved_gib",
@@ -95,6 +98,9 @@ DeviceSpec read_device(const YamlFields& f) {
   d.gemm_efficiency_max = f.number_in("gemm_efficiency_max", 0.05, 1.0, d.gemm_efficiency_max);
   d.gemm_half_dim = f.number_in("gemm_half_dim", 0.0, 1e5, d.gemm_half_dim);
   d.gemm_half_flops = f.number_in("gemm_half_gflop", 0.0, 1e9, 0.0) * kGiga;
+  d.fp8_gemm_ratio_max = f.number_in("fp8_gemm_ratio_max", 0.0, 2.0, 0.0);
+  d.fp8_gemm_half_dim = f.number_in("fp8_gemm_half_dim", 0.0, 1e5, 0.0);
+  d.fp8_gemm_bf16_half_dim = f.number_in("fp8_gemm_bf16_half_dim", 0.0, 1e5, 0.0);
   d.flash_attention_efficiency =
       f.number_in("flash_attention_efficiency", 0.05, 1.0, d.flash_attention_efficiency);
   d.memory_bound_efficiency = f.number_in("memory_bound_efficiency", 0.05, 1.0, d.memory_bound_efficiency);
