@@ -64,24 +64,31 @@ void SkipSimulator::dequeue(int node, int m) {
     }
 }
 
+// One pass: when some eligible task arrived by the time the node frees, the
+// best of those starts then; otherwise the start is the earliest arrival and
+// only the tasks arriving exactly then compete.
 void SkipSimulator::pick_candidate(const SkipNetwork& net, int node) {
   const int* waiting = &s_.waiting[static_cast<std::size_t>(node) * stride_];
   const int count = s_.waiting_count[node];
   const bool memory_full = s_.held[node] >= net.memory;
+  const double free_s = s_.free_at_s[node];
   double earliest_s = std::numeric_limits<double>::infinity();
+  int arrived = -1, first = -1;
   for (int i = 0; i < count; ++i) {
     const int m = waiting[i];
-    if (!(s_.forward[m] && memory_full)) earliest_s = std::min(earliest_s, s_.ready_s[m]);
+    if (s_.forward[m] && memory_full) continue;
+    const double ready_s = s_.ready_s[m];
+    if (ready_s <= free_s) {
+      if (arrived < 0 || goes_before(m, arrived)) arrived = m;
+    } else if (arrived < 0) {
+      if (ready_s < earliest_s || (ready_s == earliest_s && goes_before(m, first)))
+        earliest_s = ready_s, first = m;
+    }
   }
-  const double start_s = std::max(s_.free_at_s[node], earliest_s);
-  int best = -1;
-  for (int i = 0; i < count; ++i) {
-    const int m = waiting[i];
-    if ((s_.forward[m] && memory_full) || s_.ready_s[m] > start_s) continue;
-    if (best < 0 || goes_before(m, best)) best = m;
-  }
+  const int best = arrived >= 0 ? arrived : first;
   s_.best_mb[node] = best;
-  s_.best_start_s[node] = best < 0 ? std::numeric_limits<double>::infinity() : start_s;
+  s_.best_start_s[node] =
+      best < 0 ? std::numeric_limits<double>::infinity() : (arrived >= 0 ? free_s : earliest_s);
   update_winner(node);
 }
 
