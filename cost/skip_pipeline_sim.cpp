@@ -15,13 +15,13 @@ namespace parplan {
 // the node frees, so they tie and tm_receive (arrival; 10000 for a micro-batch
 // injected on its source) decides, then the order of the previous sort.
 bool SkipSimulator::goes_before(int m, int b) const {
-  const bool m_fresh = step_[m] == 0, b_fresh = step_[b] == 0;
+  const bool m_fresh = s_.step[m] == 0, b_fresh = s_.step[b] == 0;
   if (m_fresh != b_fresh) return b_fresh;
   if (m_fresh) {
-    if (fresh_key_s_[m] != fresh_key_s_[b]) return fresh_key_s_[m] < fresh_key_s_[b];
-    return fresh_rank_[m] < fresh_rank_[b];
+    if (s_.fresh_key_s[m] != s_.fresh_key_s[b]) return s_.fresh_key_s[m] < s_.fresh_key_s[b];
+    return s_.fresh_rank[m] < s_.fresh_rank[b];
   }
-  if (ready_s_[m] != ready_s_[b]) return ready_s_[m] < ready_s_[b];
+  if (s_.ready_s[m] != s_.ready_s[b]) return s_.ready_s[m] < s_.ready_s[b];
   return m < b;
 }
 
@@ -35,28 +35,28 @@ bool SkipSimulator::goes_before(int m, int b) const {
 void SkipSimulator::sync_fresh(int node, double start_s, double prev_free_s, double free_s, bool blocked) {
   sync_buf_.clear();
   const double unit_s = std::floor(start_s);
-  const int* waiting = &waiting_[static_cast<std::size_t>(node) * stride_];
-  for (int i = 0; i < waiting_count_[node]; ++i) {
+  const int* waiting = &s_.waiting[static_cast<std::size_t>(node) * stride_];
+  for (int i = 0; i < s_.waiting_count[node]; ++i) {
     const int m = waiting[i];
-    if (step_[m] != 0 || fresh_key_s_[m] >= free_s) continue;
-    double value_s = std::max(fresh_key_s_[m], prev_free_s);
+    if (s_.step[m] != 0 || s_.fresh_key_s[m] >= free_s) continue;
+    double value_s = std::max(s_.fresh_key_s[m], prev_free_s);
     if (blocked && value_s < unit_s) value_s += 0.1 * std::ceil((unit_s - value_s) / 0.1 - 1e-9);
     sync_buf_.push_back({value_s, m});
   }
   if (sync_buf_.empty()) return;
   std::sort(sync_buf_.begin(), sync_buf_.end(), [&](const auto& a, const auto& b) {
     if (a.first != b.first) return a.first < b.first;
-    return fresh_rank_[a.second] < fresh_rank_[b.second];
+    return s_.fresh_rank[a.second] < s_.fresh_rank[b.second];
   });
   for (const auto& [value_s, m] : sync_buf_) {
-    fresh_key_s_[m] = free_s;
-    fresh_rank_[m] = next_rank_++;
+    s_.fresh_key_s[m] = free_s;
+    s_.fresh_rank[m] = s_.next_rank++;
   }
 }
 
 void SkipSimulator::dequeue(int node, int m) {
-  int* waiting = &waiting_[static_cast<std::size_t>(node) * stride_];
-  int& count = waiting_count_[node];
+  int* waiting = &s_.waiting[static_cast<std::size_t>(node) * stride_];
+  int& count = s_.waiting_count[node];
   for (int i = 0; i < count; ++i)
     if (waiting[i] == m) {
       waiting[i] = waiting[--count];
@@ -64,146 +64,183 @@ void SkipSimulator::dequeue(int node, int m) {
     }
 }
 
+// One pass: when some eligible task arrived by the time the node frees, the
+// best of those starts then; otherwise the start is the earliest arrival and
+// only the tasks arriving exactly then compete.
 void SkipSimulator::pick_candidate(const SkipNetwork& net, int node) {
-  const int* waiting = &waiting_[static_cast<std::size_t>(node) * stride_];
-  const int count = waiting_count_[node];
-  const bool memory_full = held_[node] >= net.memory;
+  const int* waiting = &s_.waiting[static_cast<std::size_t>(node) * stride_];
+  const int count = s_.waiting_count[node];
+  const bool memory_full = s_.held[node] >= net.memory;
+  const double free_s = s_.free_at_s[node];
   double earliest_s = std::numeric_limits<double>::infinity();
+  int arrived = -1, first = -1;
   for (int i = 0; i < count; ++i) {
     const int m = waiting[i];
-    if (!(forward_[m] && memory_full)) earliest_s = std::min(earliest_s, ready_s_[m]);
+    if (s_.forward[m] && memory_full) continue;
+    const double ready_s = s_.ready_s[m];
+    if (ready_s <= free_s) {
+      if (arrived < 0 || goes_before(m, arrived)) arrived = m;
+    } else if (arrived < 0) {
+      if (ready_s < earliest_s || (ready_s == earliest_s && goes_before(m, first)))
+        earliest_s = ready_s, first = m;
+    }
   }
-  const double start_s = std::max(free_at_s_[node], earliest_s);
-  int best = -1;
-  for (int i = 0; i < count; ++i) {
-    const int m = waiting[i];
-    if ((forward_[m] && memory_full) || ready_s_[m] > start_s) continue;
-    if (best < 0 || goes_before(m, best)) best = m;
-  }
-  best_mb_[node] = best;
-  best_start_s_[node] = best < 0 ? std::numeric_limits<double>::infinity() : start_s;
+  const int best = arrived >= 0 ? arrived : first;
+  s_.best_mb[node] = best;
+  s_.best_start_s[node] =
+      best < 0 ? std::numeric_limits<double>::infinity() : (arrived >= 0 ? free_s : earliest_s);
   update_winner(node);
 }
 
 void SkipSimulator::update_winner(int node) {
   for (int i = (leaves_ + node) / 2; i >= 1; i /= 2) {
-    const int a = winner_[2 * i], b = winner_[2 * i + 1];
+    const int a = s_.winner[2 * i], b = s_.winner[2 * i + 1];
     // a < b: the left subtree holds the lower node ids.
-    winner_[i] = best_start_s_[b] < best_start_s_[a] ? b : a;
+    s_.winner[i] = s_.best_start_s[b] < s_.best_start_s[a] ? b : a;
   }
 }
 
 SkipSimResult SkipSimulator::run(const SkipNetwork& net, std::span<const SkipMicroBatch> mbs,
                                  std::vector<SkipTask>* trace, double cutoff_s) {
-  const SkipSimScore s = simulate(net, mbs, trace, cutoff_s);
+  if (trace) trace->clear();
+  start(net, mbs);
+  const SkipSimScore s = finish(advance(net, mbs, trace, cutoff_s, -1));
   SkipSimResult result;
   result.makespan_s = s.makespan_s;
   result.sum_finish_s = s.sum_finish_s;
   result.deadlock = s.deadlock;
   result.cut = s.cut;
-  result.peak_memory = peak_;
+  result.peak_memory = s_.peak;
+  result.peak_memory.resize(net.nodes);
   return result;
 }
 
 SkipSimScore SkipSimulator::score(const SkipNetwork& net, std::span<const SkipMicroBatch> mbs,
                                   double cutoff_s) {
-  return simulate(net, mbs, nullptr, cutoff_s);
+  start(net, mbs);
+  return finish(advance(net, mbs, nullptr, cutoff_s, -1));
 }
 
-SkipSimScore SkipSimulator::simulate(const SkipNetwork& net, std::span<const SkipMicroBatch> mbs,
-                                     std::vector<SkipTask>* trace, double cutoff_s) {
+void SkipSimulator::checkpoint(const SkipNetwork& net, std::span<const SkipMicroBatch> mbs, int m) {
+  start(net, mbs);
+  saved_stop_ = advance(net, mbs, nullptr, std::numeric_limits<double>::infinity(), m);
+  saved_ = s_;
+}
+
+SkipSimScore SkipSimulator::score_from_checkpoint(const SkipNetwork& net, std::span<const SkipMicroBatch> mbs,
+                                                  double cutoff_s) {
+  s_ = saved_;
+  // Not stopped: the run ended (or deadlocked) before m's first task, which
+  // then never ran; m's path made no difference.
+  if (saved_stop_ != Stop::kStopped) return finish(saved_stop_);
+  if (s_.last_end_s > cutoff_s) {
+    s_.score.makespan_s = s_.last_end_s;
+    return finish(Stop::kCut);
+  }
+  return finish(advance(net, mbs, nullptr, cutoff_s, -1));
+}
+
+void SkipSimulator::start(const SkipNetwork& net, std::span<const SkipMicroBatch> mbs) {
   const int n_mb = static_cast<int>(mbs.size());
   const int n_nodes = net.nodes;
-  step_.assign(n_mb, 0);
-  node_of_.resize(n_mb);
-  forward_.assign(n_mb, 1);
-  ready_s_.resize(n_mb);
-  fresh_key_s_.resize(n_mb);
-  fresh_rank_.resize(n_mb);
+  s_.step.assign(n_mb, 0);
+  s_.forward.assign(n_mb, 1);
+  s_.ready_s.resize(n_mb);
+  s_.fresh_key_s.resize(n_mb);
+  s_.fresh_rank.resize(n_mb);
   stride_ = static_cast<std::size_t>(std::max(1, n_mb));
-  waiting_.resize(stride_ * n_nodes);
-  waiting_count_.assign(n_nodes, 0);
+  s_.waiting.resize(stride_ * n_nodes);
+  s_.waiting_count.assign(n_nodes, 0);
   for (int m = 0; m < n_mb; ++m) {
-    ready_s_[m] = mbs[m].release_s;
-    fresh_key_s_[m] = mbs[m].release_s;
-    fresh_rank_[m] = m;
-    node_of_[m] = mbs[m].path[0];
-    enqueue(node_of_[m], m);
+    s_.ready_s[m] = mbs[m].release_s;
+    s_.fresh_key_s[m] = mbs[m].release_s;
+    s_.fresh_rank[m] = m;
+    enqueue(mbs[m].path[0], m);
   }
-  next_rank_ = n_mb;
-  free_at_s_.assign(n_nodes, 0.0);
-  held_.assign(n_nodes, 0);
-  peak_.assign(n_nodes, 0);
-  best_mb_.assign(n_nodes, -1);
+  s_.next_rank = n_mb;
+  s_.free_at_s.assign(n_nodes, 0.0);
+  s_.held.assign(n_nodes, 0);
+  s_.peak.assign(n_nodes, 0);
+  s_.best_mb.assign(n_nodes, -1);
   leaves_ = 1;
   while (leaves_ < n_nodes) leaves_ *= 2;
-  best_start_s_.assign(leaves_, std::numeric_limits<double>::infinity());
-  winner_.resize(2 * static_cast<std::size_t>(leaves_));
-  for (int i = 0; i < leaves_; ++i) winner_[leaves_ + i] = i;
-  for (int i = leaves_ - 1; i >= 1; --i) winner_[i] = winner_[2 * i];
+  s_.best_start_s.assign(leaves_, std::numeric_limits<double>::infinity());
+  s_.winner.resize(2 * static_cast<std::size_t>(leaves_));
+  for (int i = 0; i < leaves_; ++i) s_.winner[leaves_ + i] = i;
+  for (int i = leaves_ - 1; i >= 1; --i) s_.winner[i] = s_.winner[2 * i];
   for (int node = 0; node < n_nodes; ++node) pick_candidate(net, node);
+  s_.unfinished = n_mb;
+  s_.last_end_s = 0;
+  s_.score = SkipSimScore{};
+}
+
+SkipSimScore SkipSimulator::finish(Stop stop) {
+  constexpr double kNever = std::numeric_limits<double>::infinity();
+  SkipSimScore r = s_.score;
+  if (stop == Stop::kDeadlock) {
+    r.deadlock = true;
+    r.makespan_s = kNever;
+    r.sum_finish_s = kNever;
+  } else if (stop == Stop::kCut) {
+    r.cut = true;
+    r.sum_finish_s = kNever;
+  }
+  return r;
+}
+
+SkipSimulator::Stop SkipSimulator::advance(const SkipNetwork& net, std::span<const SkipMicroBatch> mbs,
+                                           std::vector<SkipTask>* trace, double cutoff_s, int stop_mb) {
   const double first_overhead_s =
       net.first_forward_overhead_s < 0 ? net.task_overhead_s : net.first_forward_overhead_s;
-
-  SkipSimScore result;
-  if (trace) trace->clear();
-  int unfinished = n_mb;
   constexpr double kNever = std::numeric_limits<double>::infinity();
-  while (unfinished > 0) {
-    const int pick_node = winner_[1];
-    const double pick_start_s = best_start_s_[pick_node];
-    if (pick_start_s == kNever) {
-      result.deadlock = true;
-      result.makespan_s = kNever;
-      result.sum_finish_s = kNever;
-      return result;
-    }
-    const int m = best_mb_[pick_node];
+  while (s_.unfinished > 0) {
+    const int pick_node = s_.winner[1];
+    const double pick_start_s = s_.best_start_s[pick_node];
+    if (pick_start_s == kNever) return Stop::kDeadlock;
+    const int m = s_.best_mb[pick_node];
+    const int step = s_.step[m];
+    if (m == stop_mb && step == 0) return Stop::kStopped;
     const std::vector<int>& path = mbs[m].path;
     const int p = static_cast<int>(path.size());
-    const int step = step_[m];
     const SkipTaskKind kind = skip_step_kind(p, step);
     const double forward_s = net.forward_s[pick_node];
-    const bool was_full = held_[pick_node] >= net.memory;
+    const bool was_full = s_.held[pick_node] >= net.memory;
     double duration_s = forward_s;
     if (kind == SkipTaskKind::kForward) {
-      peak_[pick_node] = std::max(peak_[pick_node], ++held_[pick_node]);
+      s_.peak[pick_node] = std::max(s_.peak[pick_node], ++s_.held[pick_node]);
     } else if (kind == SkipTaskKind::kLoss) {
       duration_s = forward_s * net.loss_factor;
     } else {
       duration_s = forward_s * net.backward_factor;
-      --held_[pick_node];
+      --s_.held[pick_node];
     }
     const double end_s = pick_start_s + duration_s;
     if (end_s > cutoff_s) {
-      result.cut = true;
-      result.makespan_s = end_s;
-      result.sum_finish_s = kNever;
-      return result;
+      s_.score.makespan_s = end_s;
+      return Stop::kCut;
     }
-    const double prev_free_s = free_at_s_[pick_node];
-    free_at_s_[pick_node] = end_s + (step == 0 ? first_overhead_s : net.task_overhead_s);
+    s_.last_end_s = std::max(s_.last_end_s, end_s);
+    const double prev_free_s = s_.free_at_s[pick_node];
+    s_.free_at_s[pick_node] = end_s + (step == 0 ? first_overhead_s : net.task_overhead_s);
     dequeue(pick_node, m);
-    sync_fresh(pick_node, pick_start_s, prev_free_s, free_at_s_[pick_node], was_full);
+    sync_fresh(pick_node, pick_start_s, prev_free_s, s_.free_at_s[pick_node], was_full);
     if (trace) trace->push_back(SkipTask{pick_node, m, kind, pick_start_s, end_s});
-    step_[m] = step + 1;
+    s_.step[m] = step + 1;
     if (step == 2 * p) {
-      node_of_[m] = -1;
-      --unfinished;
-      result.makespan_s = std::max(result.makespan_s, end_s);
-      result.sum_finish_s += end_s;
+      --s_.unfinished;
+      s_.score.makespan_s = std::max(s_.score.makespan_s, end_s);
+      s_.score.sum_finish_s += end_s;
       pick_candidate(net, pick_node);
       continue;
     }
     const int next_node = skip_step_node(path, step + 1);
-    ready_s_[m] = end_s + (next_node == pick_node ? 0.0 : net.transfer(pick_node, next_node));
-    node_of_[m] = next_node;
-    forward_[m] = step + 1 < p;
+    s_.ready_s[m] = end_s + (next_node == pick_node ? 0.0 : net.transfer(pick_node, next_node));
+    s_.forward[m] = step + 1 < p;
     enqueue(next_node, m);
     pick_candidate(net, pick_node);
     if (next_node != pick_node) pick_candidate(net, next_node);
   }
-  return result;
+  return Stop::kDone;
 }
 
 }  // namespace parplan

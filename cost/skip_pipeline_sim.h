@@ -95,43 +95,73 @@ class SkipSimulator {
   SkipSimScore score(const SkipNetwork& network, std::span<const SkipMicroBatch> micro_batches,
                      double cutoff_s = std::numeric_limits<double>::infinity());
 
+  /// Simulates `micro_batches` until micro-batch `m`'s first task (on its
+  /// source) is about to start and keeps that state. Everything before it is
+  /// the same whatever m's path beyond its source: the rules read a path only
+  /// when its task ends. So a search trying several paths for m scores each
+  /// with score_from_checkpoint, simulating only what follows.
+  void checkpoint(const SkipNetwork& network, std::span<const SkipMicroBatch> micro_batches, int m);
+  /// score(network, micro_batches, cutoff_s) where micro_batches differ from
+  /// the checkpoint's at most in the path of its micro-batch m, with the same
+  /// source and number of nodes. A cut run's makespan_s is some task's end
+  /// above cutoff_s (not necessarily the first, as in score()).
+  SkipSimScore score_from_checkpoint(const SkipNetwork& network,
+                                     std::span<const SkipMicroBatch> micro_batches,
+                                     double cutoff_s = std::numeric_limits<double>::infinity());
+
  private:
-  SkipSimScore simulate(const SkipNetwork& network, std::span<const SkipMicroBatch> micro_batches,
-                        std::vector<SkipTask>* trace, double cutoff_s);
+  // Everything a run changes, so that a checkpoint is one copy (the vectors
+  // keep their capacity: no allocation once warm).
+  struct State {
+    std::vector<int> step;
+    std::vector<char> forward;  // the next task is a forward (needs a memory slot)
+    std::vector<double> ready_s;
+    std::vector<double> free_at_s;
+    std::vector<int> held;
+    std::vector<int> peak;
+    std::vector<int> best_mb;
+    // Start of each node's best waiting task (infinity when none; padded to
+    // a power of two). The next task to start is the least of these, earliest
+    // node id on a tie: a tournament tree over the nodes keeps it, winner[1]
+    // at the root, leaves at winner[leaves + node].
+    std::vector<double> best_start_s;
+    std::vector<int> winner;
+    // Micro-batches whose next task is on each node, `stride` slots per node
+    // (any order: goes_before is a total order).
+    std::vector<int> waiting;
+    std::vector<int> waiting_count;
+    // Order of the micro-batches not yet started on their source.
+    std::vector<double> fresh_key_s;
+    std::vector<int> fresh_rank;
+    int next_rank = 0;
+    int unfinished = 0;
+    /// Latest task end so far (a checkpoint's cut test).
+    double last_end_s = 0;
+    SkipSimScore score;
+  };
+  enum class Stop { kDone, kStopped, kCut, kDeadlock };
+
+  void start(const SkipNetwork& network, std::span<const SkipMicroBatch> micro_batches);
+  /// Runs tasks until all end, one ends after cutoff_s, or the next to start
+  /// is the first task of micro-batch `stop_mb` (not run; -1: none).
+  Stop advance(const SkipNetwork& network, std::span<const SkipMicroBatch> micro_batches,
+               std::vector<SkipTask>* trace, double cutoff_s, int stop_mb);
+  SkipSimScore finish(Stop stop);
   void pick_candidate(const SkipNetwork& network, int node);
   /// Task of micro-batch m on its node goes before that of micro-batch b.
   bool goes_before(int m, int b) const;
   void sync_fresh(int node, double start_s, double prev_free_s, double free_s, bool blocked);
   void enqueue(int node, int m) {
-    waiting_[static_cast<std::size_t>(node) * stride_ + waiting_count_[node]++] = m;
+    s_.waiting[static_cast<std::size_t>(node) * stride_ + s_.waiting_count[node]++] = m;
   }
   void dequeue(int node, int m);
-
-  std::vector<int> step_;
-  std::vector<int> node_of_;   // node of each micro-batch's next task, -1 when done
-  std::vector<char> forward_;  // that task is a forward (needs a memory slot)
-  std::vector<double> ready_s_;
-  std::vector<double> free_at_s_;
-  std::vector<int> held_;
-  std::vector<int> peak_;
-  std::vector<int> best_mb_;
-  // Start of each node's best waiting task (infinity when none; padded to a
-  // power of two). The next task to start is the least of these, earliest
-  // node id on a tie: a tournament tree over the nodes keeps it, winner_[1]
-  // at the root, leaves at winner_[leaves_ + node].
-  std::vector<double> best_start_s_;
-  std::vector<int> winner_;
-  int leaves_ = 1;
   void update_winner(int node);
-  // Micro-batches whose next task is on each node, `stride_` slots per node
-  // (any order: goes_before is a total order).
-  std::vector<int> waiting_;
-  std::vector<int> waiting_count_;
+
+  State s_;
+  State saved_;
+  Stop saved_stop_ = Stop::kDone;
   std::size_t stride_ = 0;
-  // Order of the micro-batches not yet started on their source.
-  std::vector<double> fresh_key_s_;
-  std::vector<int> fresh_rank_;
-  int next_rank_ = 0;
+  int leaves_ = 1;
   std::vector<std::pair<double, int>> sync_buf_;
 };
 

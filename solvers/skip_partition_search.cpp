@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 
 namespace parplan {
@@ -96,6 +97,7 @@ PartitionSearchResult local_search_partition(const SkipPartition& start,
   constexpr int kBatch = 24;
   constexpr int kPatienceRounds = 5;
   PartitionSearchResult r{start, score(start), 1, false};
+  std::map<SkipPartition, double> scored{{start, r.makespan_s}};
   std::mt19937 rng(20250101);
   int stale_rounds = 0;
   while (r.evaluations < max_evaluations && stale_rounds < kPatienceRounds) {
@@ -123,7 +125,22 @@ PartitionSearchResult local_search_partition(const SkipPartition& start,
       std::sort(tries[t][sa].begin(), tries[t][sa].end());
       std::sort(tries[t][sb].begin(), tries[t][sb].end());
     }
-    tbb::parallel_for(0, batch, [&](int t) { values[t] = score(tries[t]); });
+    // Rounds without gain draw swaps of the same partition again, and a swap
+    // back gives an earlier partition: those scores are known (the score is
+    // a pure function), so only new partitions are scored. They still count
+    // as evaluations, so the search takes the same steps.
+    std::vector<int> fresh;
+    for (int t = 0; t < batch; ++t) {
+      const auto known = scored.find(tries[t]);
+      if (known == scored.end()) {
+        fresh.push_back(t);
+      } else {
+        values[t] = known->second;
+      }
+    }
+    tbb::parallel_for(0, static_cast<int>(fresh.size()),
+                      [&](int f) { values[fresh[f]] = score(tries[fresh[f]]); });
+    for (int t : fresh) scored.emplace(tries[t], values[t]);
     r.evaluations += batch;
     int best = -1;
     for (int t = 0; t < batch; ++t)

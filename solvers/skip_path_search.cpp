@@ -29,6 +29,13 @@ Score score(SkipSimulator& sim, const SkipNetwork& net, const std::vector<SkipMi
   return {r.makespan_s, r.sum_finish_s};
 }
 
+/// score() after sim.checkpoint(net, mbs, m) where mbs changed only in m's path.
+Score score_resumed(SkipSimulator& sim, const SkipNetwork& net, const std::vector<SkipMicroBatch>& mbs,
+                    const Score& than) {
+  const SkipSimScore r = sim.score_from_checkpoint(net, mbs, than.makespan_s + 1e-9);
+  return {r.makespan_s, r.sum_finish_s};
+}
+
 class Capacity {
  public:
   Capacity(std::vector<int> remaining, int path_length)
@@ -114,9 +121,11 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
     for (int c = 0; c < static_cast<int>(in.candidates[si].size()); ++c) {
       const SkipCandidate& cand = in.candidates[si][c];
       if (!capacity.fits(cand.stages, left)) continue;
-      if (first_fit < 0) first_fit = c;
       mbs.back().path = cand.path;
-      const Score s = score(sim, net, mbs, best_score);
+      // Micro-batch m's path matters only from its first task on: simulate
+      // what comes before once.
+      if (first_fit < 0) first_fit = c, sim.checkpoint(net, mbs, m);
+      const Score s = score_resumed(sim, net, mbs, best_score);
       if (better(s, best_score)) best_score = s, best = c;
     }
     SkipCandidate extra;
@@ -147,7 +156,8 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
       pick = &extra;
     }
     mbs.back().path = pick->path;
-    if (score(sim, net, mbs).makespan_s == std::numeric_limits<double>::infinity()) {
+    // A finite best score already shows the pick does not deadlock.
+    if (best < 0 && score(sim, net, mbs).makespan_s == std::numeric_limits<double>::infinity()) {
       // Deadlock on every path: release it once every earlier micro-batch has finished.
       mbs.pop_back();
       const double prefix_s = mbs.empty() ? 0.0 : sim.score(net, mbs).makespan_s;
@@ -166,11 +176,12 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
       capacity.take(chosen_stages[m], -1);
       const std::vector<int> kept_path = mbs[m].path;
       int best = -1;
+      sim.checkpoint(net, mbs, m);
       for (int c = 0; c < static_cast<int>(in.candidates[si].size()); ++c) {
         const SkipCandidate& cand = in.candidates[si][c];
         if (cand.path == kept_path || !capacity.has_room(cand.stages)) continue;
         mbs[m].path = cand.path;
-        const Score s = score(sim, net, mbs, current);
+        const Score s = score_resumed(sim, net, mbs, current);
         if (better(s, current)) current = s, best = c;
       }
       if (best >= 0) {

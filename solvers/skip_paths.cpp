@@ -5,9 +5,11 @@
 #include "solvers/skip_paths.h"
 
 #include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_invoke.h>
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <limits>
 
 #include "solvers/skip_candidates.h"
@@ -156,25 +158,32 @@ SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& o
             .makespan_s;
       };
       const SkipPartition chains = chain_partition(p.network, p.stage_sizes);
-      // The link MILP, warm-started from the chains, is the third seed.
+      // The link MILP, warm-started from the chains, is the third seed. It
+      // runs beside a local search from the better of the other two, which
+      // is the search to keep unless the MILP returns another partition that
+      // scores better still (the answer is the same as running it first).
       SolveOptions milp_options;
       milp_options.time_limit_s =
           std::max(0.05, std::min(options.solver_time_limit_s, 0.25 * options.time_limit_s));
       milp_options.relative_gap = 1e-4;
-      const SkipPartitionMilpResult milp =
-          solve_skip_partition_milp(p.network, p.stage_sizes, chains, options.backend, milp_options);
+      std::future<SkipPartitionMilpResult> milp_future = std::async(std::launch::async, [&] {
+        return solve_skip_partition_milp(p.network, p.stage_sizes, chains, options.backend, milp_options);
+      });
+      SkipPartition start = seed;
+      double start_score_s = quick_score(seed);
+      const double chains_score_s = quick_score(chains);
+      if (chains_score_s < start_score_s) start_score_s = chains_score_s, start = chains;
+      // Leave a fifth of the time for the final path search and the baseline.
+      const double deadline_s = 0.8 * options.time_limit_s;
+      PartitionSearchResult ls =
+          local_search_partition(start, quick_score, options.partition_evaluations, start_s, deadline_s);
+      const SkipPartitionMilpResult milp = milp_future.get();
       result.partition_milp = milp.certificate;
       result.partition_link_cost_s = milp.link_cost_s;
       result.warm_start_link_cost_s = milp.warm_start_cost_s;
-      SkipPartition start = seed;
-      double start_score_s = quick_score(seed);
-      for (const SkipPartition* c : {&chains, &milp.partition}) {
-        const double score_s = quick_score(*c);
-        if (score_s < start_score_s) start_score_s = score_s, start = *c;
-      }
-      // Leave a fifth of the time for the final path search and the baseline.
-      const PartitionSearchResult ls = local_search_partition(
-          start, quick_score, options.partition_evaluations, start_s, 0.8 * options.time_limit_s);
+      if (milp.partition != chains && quick_score(milp.partition) < start_score_s)
+        ls = local_search_partition(milp.partition, quick_score, options.partition_evaluations, start_s,
+                                    deadline_s);
       partition = ls.best;
       result.partitions_evaluated = ls.evaluations + 3;
       result.time_limited = ls.time_limited;
@@ -182,12 +191,20 @@ SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& o
   }
 
   const PathSearchEffort effort{3, options.search_release_times};
-  SkipSchedule polished =
-      search_paths(path_input(p, partition, false, options.candidates_per_source), effort, sim);
+  // The schedule and the baseline are independent: side by side, one
+  // simulator each (the same answer as one after the other).
+  SkipSchedule polished;
+  tbb::parallel_invoke(
+      [&] {
+        polished = search_paths(path_input(p, partition, false, options.candidates_per_source), effort, sim);
+      },
+      [&] {
+        SkipSimulator own;
+        result.full_pipeline =
+            search_paths(path_input(p, partition, true, options.candidates_per_source), effort, own);
+      });
   if (!result.exhaustive || polished.makespan_s < result.schedule.makespan_s - 1e-9)
     result.schedule = std::move(polished);
-  result.full_pipeline =
-      search_paths(path_input(p, partition, true, options.candidates_per_source), effort, sim);
   result.lower_bound_s = lower_bound_s(p, partition);
   return result;
 }

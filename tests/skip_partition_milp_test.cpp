@@ -103,6 +103,8 @@ TEST_P(SkipPartitionMilp, GeoTwentyNodesNoWorseThanTheChainWarmStart) {
               r.certificate.status == SolveStatus::kTimeLimitNoSolution)
       << r.certificate.message;
   EXPECT_LE(r.link_cost_s, r.warm_start_cost_s + 1e-6);
+  // Stopped or not, the LP relaxation's bound at least gives the gap.
+  EXPECT_TRUE(std::isfinite(r.certificate.gap));
   // Links to the 8 nearest nodes only: the full transportation can only be cheaper.
   EXPECT_LE(brute_link_cost(p.network, r.partition), r.link_cost_s + 1e-6);
   std::vector<int> seen(p.network.nodes, 0);
@@ -111,6 +113,43 @@ TEST_P(SkipPartitionMilp, GeoTwentyNodesNoWorseThanTheChainWarmStart) {
     for (int node : r.partition[s]) ++seen[node];
   }
   for (int count : seen) EXPECT_EQ(count, 1);
+}
+
+TEST_P(SkipPartitionMilp, LpBoundProvesAnEvenNetworkWithoutBranching) {
+  // Every link costs the same round trip, so every partition costs
+  // (nodes of stages 0..S-2) x 2c and so does the LP relaxation: the warm
+  // start is optimal by the bound alone.
+  constexpr double kOneWay_s = 0.4;
+  SkipNetwork net = random_network(7, 3);
+  for (int i = 0; i < net.nodes; ++i)
+    for (int j = 0; j < net.nodes; ++j) net.transfer_s[i * net.nodes + j] = i == j ? 0 : kOneWay_s;
+  const std::vector<int> sizes{3, 2, 2};
+  const SkipPartition warm = chain_partition(net, sizes);
+  const SkipPartitionMilpResult r = solve_skip_partition_milp(net, sizes, warm, GetParam(), SolveOptions{});
+  ASSERT_EQ(r.certificate.status, SolveStatus::kOptimal) << r.certificate.message;
+  EXPECT_NE(r.certificate.message.find("LP relaxation"), std::string::npos) << r.certificate.message;
+  EXPECT_EQ(r.partition, warm);
+  EXPECT_NEAR(r.link_cost_s, 5 * 2 * kOneWay_s, 1e-9);
+  EXPECT_NEAR(r.link_cost_s, brute_optimum(net, sizes), 1e-9);
+  EXPECT_EQ(r.certificate.gap, 0);
+}
+
+TEST_P(SkipPartitionMilp, StatedBoundNeverExceedsTheOptimum) {
+  // A tiny limit stops some solves before the optimum: whatever the status,
+  // the stated bound is a true lower bound and the gap is the answer's.
+  for (unsigned seed = 0; seed < 6; ++seed) {
+    const SkipNetwork net = random_network(7, 100 + seed);
+    const std::vector<int> sizes{3, 2, 2};
+    const SkipPartition warm = chain_partition(net, sizes);
+    SolveOptions options;
+    options.time_limit_s = seed % 2 ? 1e-3 : 5;
+    const SkipPartitionMilpResult r = solve_skip_partition_milp(net, sizes, warm, GetParam(), options);
+    const double optimum = brute_optimum(net, sizes);
+    EXPECT_GE(r.link_cost_s, optimum - 1e-6) << seed;
+    if (!std::isfinite(r.certificate.best_bound)) continue;
+    EXPECT_LE(r.certificate.best_bound, optimum + 1e-6) << seed;
+    EXPECT_NEAR(r.certificate.gap, (r.link_cost_s - r.certificate.best_bound) / r.link_cost_s, 1e-6) << seed;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SkipPartitionMilp,

@@ -2,6 +2,7 @@
 // written here on its own, and the partition against random and greedy ones.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <random>
 
@@ -237,6 +238,12 @@ TEST(SkipPathsSolver, ThirtyTwoNodesUnderHalfTheFullPipeline) {
   // The partition MILP ran, warm-started from the chain seed.
   EXPECT_EQ(r.partition_milp.name, "skip_partition");
   EXPECT_LE(r.partition_link_cost_s, r.warm_start_link_cost_s + 1e-6);
+  // With its bound (at least the LP relaxation's) it states how far the
+  // partition's links may be from the least.
+  ASSERT_TRUE(std::isfinite(r.partition_milp.gap));
+  EXPECT_GE(r.partition_milp.gap, 0);
+  EXPECT_LE(r.partition_milp.gap, 1);
+  EXPECT_LE(r.partition_milp.best_bound, r.partition_link_cost_s + 1e-6);
 }
 
 TEST(SkipPathsSolver, CapacityTooSmallIsNamed) {
