@@ -225,9 +225,9 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
     const Instance single = make_instance(lengths, gpus, one);
     ScatterPlan plan = fast_path(single, lengths, deadline);
     if (options.use_milp && single.num_sequences() <= 8 && Clock::now() < deadline) {
-      const double left_s = std::chrono::duration<double>(deadline - Clock::now()).count();
       const int m = milp_micro_batches(single, plan.time_ms, options.max_milp_integers);
-      MilpOutcome milp = milp_path(single, lengths, plan, lower_bound_ms(single), m, options.backend, left_s);
+      MilpOutcome milp =
+          milp_path(single, lengths, plan, lower_bound_ms(single), m, options.backend, deadline);
       if (!milp.plan.empty() && milp.plan.time_ms < plan.time_ms) plan = std::move(milp.plan);
     }
     const bool better_static = std::isnan(result.static_time_ms) || plan.time_ms < result.static_time_ms;
@@ -261,17 +261,19 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
   }
   if (options.use_milp && gap_of(best.time_ms, proven) > options.relative_gap) {
     const int m = milp_micro_batches(in, best.time_ms, options.max_milp_integers);
-    const double left_s = std::chrono::duration<double>(deadline - Clock::now()).count();
+    MilpOutcome milp;
     if (milp_integer_count(in, m) > options.max_milp_integers) {
       cert.message += "; MILP skipped (too large for the step budget)";
-    } else if (left_s <= 0) {
-      cert.message += "; MILP skipped (step time limit reached)";
-    } else {
-      MilpOutcome milp = milp_path(in, lengths, best, proven, m, options.backend, left_s);
+    } else if (Clock::now() < deadline) {
+      milp = milp_path(in, lengths, best, proven, m, options.backend, deadline);
+    }
+    if (milp.ran) {
       cert.backend = backend_name(options.backend);
       cert.message = cert.message + "; MILP " + std::string(status_name(milp.certificate.status));
       if (!milp.plan.empty() && milp.plan.time_ms < best.time_ms) best = std::move(milp.plan);
       proven = std::min(std::max(proven, milp.bound_ms), best.time_ms);
+    } else if (milp_integer_count(in, m) <= options.max_milp_integers) {
+      cert.message += "; MILP skipped (step time limit reached)";
     }
   }
   result.plan = std::move(best);
