@@ -186,7 +186,10 @@ int milp_micro_batches(const Instance& in, double incumbent_ms, int max_integers
     const double needed = std::floor((incumbent_ms - gpu_ms / in.gpus) / d);
     if (needed < n) m = std::max(1, static_cast<int>(needed));
   }
-  while (m > 1 && milp_integer_count(in, m) > max_integers) --m;
+  // The count is linear in the micro-batches.
+  const long long per_micro_batch = milp_integer_count(in, 1);
+  if (per_micro_batch > 0)
+    m = static_cast<int>(std::min<long long>(m, std::max<long long>(1, max_integers / per_micro_batch)));
   return m;
 }
 
@@ -261,8 +264,9 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
   cert.message = lp_bound > bound ? "bound: group-count LP" : "bound: combinatorial";
   if (options.use_milp && gap_of(best.time_ms, proven) > options.relative_gap) {
     const int m = milp_micro_batches(in, best.time_ms, options.max_milp_integers);
+    const bool too_large = milp_integer_count(in, m) > options.max_milp_integers;
     MilpOutcome milp;
-    if (milp_integer_count(in, m) > options.max_milp_integers) {
+    if (too_large) {
       cert.message += "; MILP skipped (too large for the step budget)";
     } else if (Clock::now() < deadline) {
       milp = milp_path(in, lengths, best, proven, m, options.backend, deadline);
@@ -272,7 +276,7 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
       cert.message = cert.message + "; MILP " + std::string(status_name(milp.certificate.status));
       if (!milp.plan.empty() && milp.plan.time_ms < best.time_ms) best = std::move(milp.plan);
       proven = std::min(std::max(proven, milp.bound_ms), best.time_ms);
-    } else if (milp_integer_count(in, m) <= options.max_milp_integers) {
+    } else if (!too_large) {
       cert.message += "; MILP skipped (step time limit reached)";
     }
   }

@@ -13,7 +13,11 @@ namespace parplan::scatter_detail {
 namespace {
 
 constexpr double kEps = 1e-9;
-constexpr int kMaxPasses = 60;
+// Passes of moves and swaps: on the bench, 60 gained 0.03 % of gap over 20
+// for 15 % more CPU time.
+constexpr int kMaxPasses = 20;
+// A pass that shortens the step by less than this fraction ends the search.
+constexpr double kMinPassGain = 1e-5;
 
 struct Group {
   int micro_batch = 0;
@@ -72,6 +76,13 @@ class Search {
       moved |= best_swap(i);
     }
     return moved;
+  }
+
+  /// Step time of the current plan.
+  double time_ms() const {
+    double total = 0;
+    for (const MicroBatch& m : mbs_) total += time_of_mb(m);
+    return total;
   }
 
   ScatterPlan plan() const {
@@ -283,6 +294,10 @@ class Search {
     return true;
   }
 
+  double time_of_mb(const MicroBatch& m) const {
+    return m.sequences == 0 ? 0 : in_.coefficients->fixed_ms + m.top_ms;
+  }
+
   static double sq(double x) { return x * x; }
 
   const Instance& in_;
@@ -297,9 +312,13 @@ ScatterPlan local_search(const Instance& in, const std::vector<std::int64_t>& le
                          const ScatterPlan& plan, Clock::time_point deadline) {
   if (plan.empty()) return plan;
   Search search(in, plan);
+  double time_ms = search.time_ms();
   for (int pass = 0; pass < kMaxPasses && Clock::now() < deadline; ++pass) {
     const bool moved = search.pass(deadline);
     if (!search.swap_pass(deadline) && !moved) break;
+    const double after_ms = search.time_ms();
+    if (time_ms - after_ms < kMinPassGain * time_ms) break;
+    time_ms = after_ms;
   }
 
   ScatterPlan out = search.plan();
