@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "solvers/milp_model.h"
@@ -65,6 +66,8 @@ double group_lp_bound_ms(const Instance& instance, SolverBackend backend, Clock:
 
 struct MilpOutcome {
   bool ran = false;
+  /// Why it did not run (when ran is false).
+  std::string skipped;
   ScatterPlan plan;  ///< empty unless the MILP found a solution
   SolverCertificate certificate;
   /// Proven lower bound on every plan (ms), -inf when nothing was proven.

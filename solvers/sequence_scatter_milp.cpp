@@ -61,7 +61,12 @@ MilpOutcome milp_path(const Instance& in, const std::vector<std::int64_t>& lengt
   // A MILP that cannot get through its root LP before the deadline only
   // overruns it (CBC checks its clock between nodes): not started.
   const double left_ms = std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
-  if (left_ms < kMsPerInteger * static_cast<double>(milp_integer_count(in, micro_batches))) return out;
+  const long long integers = milp_integer_count(in, micro_batches);
+  if (left_ms < kMsPerInteger * static_cast<double>(integers)) {
+    out.skipped =
+        "its root LP (" + std::to_string(integers) + " integers) would not finish in the step's time left";
+    return out;
+  }
   const ScatterCoefficients& c = *in.coefficients;
   const std::vector<Bucket> buckets = buckets_of(in);
   const int nb = static_cast<int>(buckets.size());
@@ -163,7 +168,10 @@ MilpOutcome milp_path(const Instance& in, const std::vector<std::int64_t>& lengt
   }
 
   const std::optional<SolveResult> solved = solve_until(model, backend, 1e-6, deadline);
-  if (!solved) return out;  // the step's budget ran out before the solver started
+  if (!solved) {
+    out.skipped = "step time limit reached";
+    return out;
+  }
   const SolveResult& result = *solved;
   out.ran = true;
   out.certificate = result.certificate;
