@@ -107,7 +107,7 @@ BackendOutcome solve_mip(OsiClpSolverInterface& lp, const SolveOptions& options)
   }
   const double left_s =
       options.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!lp.isProvenOptimal() || left_s <= 0) {
+  if (left_s <= 0 || lp.isIterationLimitReached()) {
     // The relaxation used up the time limit; its value bounds the MILP only
     // when it was solved to the end.
     out.status = SolveStatus::kTimeLimitNoSolution;
@@ -118,7 +118,7 @@ BackendOutcome solve_mip(OsiClpSolverInterface& lp, const SolveOptions& options)
   // gets a limit, a quarter above CbcModel's. CbcModel takes a node LP
   // stopped at that limit for an infeasible node, which voids its bound and
   // optimality claim: a search that ran that long keeps only the root's.
-  const double relaxation_min = lp.getObjValue();
+  const double relaxation_min = lp.isProvenOptimal() ? lp.getObjValue() : -kInfinity;
   const double lp_limit_s = 1.25 * left_s;
   lp.getModelPtr()->setMaximumWallSeconds(lp_limit_s);
   const auto search_start = std::chrono::steady_clock::now();
