@@ -1,5 +1,6 @@
 // COIN-OR backend: Clp for pure LPs, CbcModel branch and bound otherwise.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <coin/CbcModel.hpp>
 #include <coin/CoinError.hpp>
@@ -88,6 +89,10 @@ BackendOutcome solve_lp(OsiClpSolverInterface& lp, const SolveOptions& options) 
 
 BackendOutcome solve_mip(OsiClpSolverInterface& lp, const SolveOptions& options) {
   BackendOutcome out;
+  const auto start = std::chrono::steady_clock::now();
+  // Clp's default start on a large LP (the Idiot crash) ignores the
+  // wall-clock limit; the dual simplex checks it.
+  lp.setHintParam(OsiDoDualInInitial, true, OsiHintDo);
   // CbcModel reports an unbounded MILP as infeasible: look at the relaxation
   // first (solve() then decides unbounded vs infeasible).
   lp.getModelPtr()->setMaximumWallSeconds(options.time_limit_s);
@@ -100,23 +105,46 @@ BackendOutcome solve_mip(OsiClpSolverInterface& lp, const SolveOptions& options)
     out.status = SolveStatus::kInfeasible;
     return out;
   }
-  lp.getModelPtr()->setMaximumWallSeconds(-1.0);  // CbcModel keeps its own clock
+  const double left_s =
+      options.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (left_s <= 0 || lp.isIterationLimitReached()) {
+    // The relaxation used up the time limit; its value bounds the MILP only
+    // when it was solved to the end.
+    out.status = SolveStatus::kTimeLimitNoSolution;
+    out.bound_min = lp.isProvenOptimal() ? lp.getObjValue() : -kInfinity;
+    return out;
+  }
+  // CbcModel checks its clock between nodes only, so each LP it solves also
+  // gets a limit, a quarter above CbcModel's. CbcModel takes a node LP
+  // stopped at that limit for an infeasible node, which voids its bound and
+  // optimality claim: a search that ran that long keeps only the root's.
+  const double relaxation_min = lp.isProvenOptimal() ? lp.getObjValue() : -kInfinity;
+  const double lp_limit_s = 1.25 * left_s;
+  lp.getModelPtr()->setMaximumWallSeconds(lp_limit_s);
+  const auto search_start = std::chrono::steady_clock::now();
 
   CbcModel cbc(lp);
   cbc.setLogLevel(0);
   cbc.messageHandler()->setLogLevel(0);
   cbc.solver()->messageHandler()->setLogLevel(0);
   cbc.setUseElapsedTime(true);
-  cbc.setMaximumSeconds(options.time_limit_s);
+  cbc.setMaximumSeconds(left_s);
   cbc.setAllowableFractionGap(options.relative_gap);
   cbc.setAllowableGap(0.0);
   cbc.branchAndBound();
+  const bool lp_stopped =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - search_start).count() >= lp_limit_s;
 
   const double* best = cbc.bestSolution();
   if (best != nullptr) {
     out.values.assign(best, best + cbc.getNumCols());
-    out.bound_min = cbc.getBestPossibleObjValue();
-    out.status = cbc.isProvenOptimal() ? SolveStatus::kOptimal : SolveStatus::kFeasible;
+    out.bound_min = lp_stopped ? relaxation_min : cbc.getBestPossibleObjValue();
+    out.status = cbc.isProvenOptimal() && !lp_stopped ? SolveStatus::kOptimal : SolveStatus::kFeasible;
+    return out;
+  }
+  if (lp_stopped) {
+    out.status = SolveStatus::kTimeLimitNoSolution;
+    out.bound_min = relaxation_min;
     return out;
   }
   if (cbc.isContinuousUnbounded() || cbc.secondaryStatus() == 7) {

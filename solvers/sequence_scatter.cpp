@@ -169,6 +169,9 @@ namespace {
 // Steps with this many micro-batches or fewer also try the split path (on
 // more, a common time cap loses little and the split path costs ~10 ms).
 constexpr size_t kSplitMicroBatches = 4;
+// Share of the step's budget the bound may take (waiting for the backend
+// included) before the plan search.
+constexpr double kEarlyBoundShare = 0.4;
 
 double elapsed_ms(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -186,7 +189,10 @@ int milp_micro_batches(const Instance& in, double incumbent_ms, int max_integers
     const double needed = std::floor((incumbent_ms - gpu_ms / in.gpus) / d);
     if (needed < n) m = std::max(1, static_cast<int>(needed));
   }
-  while (m > 1 && milp_integer_count(in, m) > max_integers) --m;
+  // The count is linear in the micro-batches.
+  const long long per_micro_batch = milp_integer_count(in, 1);
+  if (per_micro_batch > 0)
+    m = static_cast<int>(std::min<long long>(m, std::max<long long>(1, max_integers / per_micro_batch)));
   return m;
 }
 
@@ -225,9 +231,9 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
     const Instance single = make_instance(lengths, gpus, one);
     ScatterPlan plan = fast_path(single, lengths, deadline);
     if (options.use_milp && single.num_sequences() <= 8 && Clock::now() < deadline) {
-      const double left_s = std::chrono::duration<double>(deadline - Clock::now()).count();
       const int m = milp_micro_batches(single, plan.time_ms, options.max_milp_integers);
-      MilpOutcome milp = milp_path(single, lengths, plan, lower_bound_ms(single), m, options.backend, left_s);
+      MilpOutcome milp =
+          milp_path(single, lengths, plan, lower_bound_ms(single), m, options.backend, deadline);
       if (!milp.plan.empty() && milp.plan.time_ms < plan.time_ms) plan = std::move(milp.plan);
     }
     const bool better_static = std::isnan(result.static_time_ms) || plan.time_ms < result.static_time_ms;
@@ -236,6 +242,22 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
       result.static_time_ms = plan.time_ms;
       if (plan.time_ms < best.time_ms) best = plan;
     }
+  }
+
+  // The bound first: it does not depend on the plan, and the plan search
+  // below uses whatever time is left.
+  auto gap_of = [](double objective, double lower) {
+    return std::max(0.0, objective - lower) / std::max(std::abs(objective), 1e-9);
+  };
+  // Another step's MILP may hold the backend: the bound waits for it at
+  // most a share of the budget here, and is tried again after the search.
+  double lp_bound = -kInfinity;
+  const bool want_lp = options.use_milp && gap_of(best.time_ms, bound) > options.relative_gap;
+  if (want_lp && Clock::now() < deadline) {
+    const Clock::time_point now = Clock::now();
+    const Clock::time_point early =
+        now + std::chrono::duration_cast<Clock::duration>((deadline - now) * kEarlyBoundShare);
+    lp_bound = group_lp_bound_ms(in, options.backend, early);
   }
 
   // Adaptive: fast path, warm-started by the best static plan.
@@ -247,31 +269,29 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
   }
   best = local_search(in, lengths, best, deadline);
 
-  double proven = std::min(bound, best.time_ms);
-  auto gap_of = [](double objective, double lower) {
-    return std::max(0.0, objective - lower) / std::max(std::abs(objective), 1e-9);
-  };
-  cert.message = "bound: combinatorial";
-  if (options.use_milp && gap_of(best.time_ms, proven) > options.relative_gap && Clock::now() < deadline) {
-    const double lp = group_lp_bound_ms(in, options.backend, deadline);
-    if (lp > proven) {
-      proven = std::min(lp, best.time_ms);
-      cert.message = "bound: group-count LP";
-    }
+  if (want_lp && !std::isfinite(lp_bound) && gap_of(best.time_ms, bound) > options.relative_gap &&
+      Clock::now() < deadline) {
+    lp_bound = group_lp_bound_ms(in, options.backend, deadline);
   }
+  double proven = std::min(std::max(bound, lp_bound), best.time_ms);
+  cert.message = lp_bound > bound ? "bound: group-count LP" : "bound: combinatorial";
   if (options.use_milp && gap_of(best.time_ms, proven) > options.relative_gap) {
     const int m = milp_micro_batches(in, best.time_ms, options.max_milp_integers);
-    const double left_s = std::chrono::duration<double>(deadline - Clock::now()).count();
-    if (milp_integer_count(in, m) > options.max_milp_integers) {
+    const bool too_large = milp_integer_count(in, m) > options.max_milp_integers;
+    MilpOutcome milp;
+    if (too_large) {
       cert.message += "; MILP skipped (too large for the step budget)";
-    } else if (left_s <= 0) {
-      cert.message += "; MILP skipped (step time limit reached)";
-    } else {
-      MilpOutcome milp = milp_path(in, lengths, best, proven, m, options.backend, left_s);
+    } else if (Clock::now() < deadline) {
+      milp = milp_path(in, lengths, best, proven, m, options.backend, deadline);
+    }
+    if (milp.ran) {
       cert.backend = backend_name(options.backend);
       cert.message = cert.message + "; MILP " + std::string(status_name(milp.certificate.status));
       if (!milp.plan.empty() && milp.plan.time_ms < best.time_ms) best = std::move(milp.plan);
       proven = std::min(std::max(proven, milp.bound_ms), best.time_ms);
+    } else if (!too_large) {
+      cert.message += "; MILP skipped (" +
+                      (milp.skipped.empty() ? std::string("step time limit reached") : milp.skipped) + ")";
     }
   }
   result.plan = std::move(best);

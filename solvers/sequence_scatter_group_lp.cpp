@@ -44,8 +44,8 @@ int crowd_level(double tokens, double capacity) {
 
 /// The LP with M in [lower, upper]; its optimum and M there (-inf when the
 /// LP did not finish).
-std::pair<double, double> solve_group_lp(const Instance& in, SolverBackend backend, double time_limit_s,
-                                         double lower, double upper) {
+std::pair<double, double> solve_group_lp(const Instance& in, SolverBackend backend,
+                                         Clock::time_point deadline, double lower, double upper) {
   const int n = in.num_sequences();
   const ScatterCoefficients& c = *in.coefficients;
   const double g = in.gpus;
@@ -117,9 +117,9 @@ std::pair<double, double> solve_group_lp(const Instance& in, SolverBackend backe
       model.add_less_equal("crowd_" + tag + "_" + std::to_string(q), crowd[j][q], 0);
     }
   }
-  SolveOptions options;
-  options.time_limit_s = std::max(1e-3, time_limit_s);
-  const SolveResult result = solve(model, backend, options);
+  const std::optional<SolveResult> solved = solve_until(model, backend, 1e-6, deadline);
+  if (!solved) return {-kInfinity, 0};
+  const SolveResult& result = *solved;
   // Only a finished LP is a bound; a simplex stopped early is not.
   if (result.certificate.status == SolveStatus::kInfeasible) return {kInfinity, 0};
   if (result.certificate.status != SolveStatus::kOptimal) return {-kInfinity, 0};
@@ -130,13 +130,12 @@ std::pair<double, double> solve_group_lp(const Instance& in, SolverBackend backe
 
 double group_lp_bound_ms(const Instance& in, SolverBackend backend, Clock::time_point deadline) {
   if (in.num_sequences() == 0) return 0;
-  auto left_s = [&] { return std::chrono::duration<double>(deadline - Clock::now()).count(); };
   // A micro-batch holds at most G K tokens.
   double tokens = 0;
   for (double t : in.tokens) tokens += t;
   const double fewest =
       std::max(1.0, std::ceil(tokens / (in.gpus * in.coefficients->token_capacity_per_gpu) - 1e-9));
-  const double relaxed = solve_group_lp(in, backend, left_s(), fewest, kInfinity).first;
+  const double relaxed = solve_group_lp(in, backend, deadline, fewest, kInfinity).first;
   // An LP that reports no solution proves nothing here (a plan exists).
   if (!std::isfinite(relaxed)) return -kInfinity;
   // Fixing M at the whole numbers either side of the relaxed optimum (the LP

@@ -4,8 +4,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "solvers/milp_model.h"
 #include "solvers/sequence_scatter.h"
 
 namespace parplan::scatter_detail {
@@ -63,6 +66,8 @@ double group_lp_bound_ms(const Instance& instance, SolverBackend backend, Clock:
 
 struct MilpOutcome {
   bool ran = false;
+  /// Why it did not run (when ran is false).
+  std::string skipped;
   ScatterPlan plan;  ///< empty unless the MILP found a solution
   SolverCertificate certificate;
   /// Proven lower bound on every plan (ms), -inf when nothing was proven.
@@ -74,9 +79,16 @@ struct MilpOutcome {
 long long milp_integer_count(const Instance& instance, int micro_batches);
 
 /// The FlexSP MILP over equal-length buckets with at most `micro_batches`
-/// micro-batches, the incumbent's time as a cutoff.
+/// micro-batches, the incumbent's time as a cutoff; returns by `deadline`
+/// (ran = false when no time was left to start it).
 MilpOutcome milp_path(const Instance& instance, const std::vector<std::int64_t>& lengths,
                       const ScatterPlan& incumbent, double combinatorial_bound_ms, int micro_batches,
-                      SolverBackend backend, double time_limit_s);
+                      SolverBackend backend, Clock::time_point deadline);
+
+/// solve() within what is left before `deadline`, the wait for the backend
+/// included (sequence_scatter_solve.cpp); nullopt when nothing was left to
+/// start it.
+std::optional<SolveResult> solve_until(const MilpModel& model, SolverBackend backend, double relative_gap,
+                                       Clock::time_point deadline);
 
 }  // namespace parplan::scatter_detail

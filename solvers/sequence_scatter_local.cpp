@@ -1,6 +1,8 @@
 // Local search on a sequence-scattering plan: moves one sequence to another
 // group (of any micro-batch) or into a new group where a micro-batch has GPUs
-// free, while the step time falls, or stays and the groups' loads even out.
+// free, while the step time falls, or stays and the groups' loads even out;
+// and swaps a sequence of a micro-batch's slowest group with a shorter one
+// elsewhere while the step time falls.
 #include <algorithm>
 #include <cmath>
 
@@ -11,7 +13,11 @@ namespace parplan::scatter_detail {
 namespace {
 
 constexpr double kEps = 1e-9;
-constexpr int kMaxPasses = 60;
+// Passes of moves and swaps: on the bench, 60 gained 0.03 % of gap over 20
+// for 15 % more CPU time.
+constexpr int kMaxPasses = 20;
+// A pass that shortens the step by less than this fraction ends the search.
+constexpr double kMinPassGain = 1e-5;
 
 struct Group {
   int micro_batch = 0;
@@ -56,6 +62,27 @@ class Search {
       moved |= improve(i);
     }
     return moved;
+  }
+
+  /// Swaps of two sequences between groups: for each sequence of a group
+  /// that sets its micro-batch's time, the best exchange with a sequence of
+  /// another group. True when some swap was made.
+  bool swap_pass(Clock::time_point deadline) {
+    bool moved = false;
+    for (int i = 0; i < in_.num_sequences(); ++i) {
+      if ((i & 15) == 0 && Clock::now() >= deadline) return moved;
+      const int g = group_of_[i];
+      if (mbs_[groups_[g].micro_batch].top_group != g) continue;
+      moved |= best_swap(i);
+    }
+    return moved;
+  }
+
+  /// Step time of the current plan.
+  double time_ms() const {
+    double total = 0;
+    for (const MicroBatch& m : mbs_) total += time_of_mb(m);
+    return total;
   }
 
   ScatterPlan plan() const {
@@ -215,6 +242,62 @@ class Search {
     return true;
   }
 
+  /// Top load of micro-batch m once groups g and h (h may be -1 or in
+  /// another micro-batch) carry the given loads.
+  double top_after(int m, int g, double load_g, int h, double load_h) const {
+    const MicroBatch& mb = mbs_[m];
+    if (h < 0 || groups_[h].micro_batch != m) return top_with(m, g, load_g);
+    double top = std::max(load_g, load_h);
+    for (int o : mb.groups) {
+      if (o != g && o != h && groups_[o].count > 0) top = std::max(top, groups_[o].load_ms);
+    }
+    return top;
+  }
+
+  bool best_swap(int i) {
+    const int g = group_of_[i];
+    const Group& a = groups_[g];
+    const int m = a.micro_batch;
+    const double w_ig = in_.work(i, a.size_index);
+    int best_k = -1;
+    double best_delta = -kEps;
+    for (int k = 0; k < in_.num_sequences(); ++k) {
+      const int h = group_of_[k];
+      if (h == g) continue;
+      const Group& b = groups_[h];
+      const double w_kg = in_.work(k, a.size_index);
+      // Only a shorter sequence can shorten the top group.
+      if (!(w_kg < w_ig)) continue;
+      const double w_ih = in_.work(i, b.size_index);
+      if (!std::isfinite(w_ih)) continue;
+      if (a.tokens - in_.tokens[i] + in_.tokens[k] > in_.capacity_tokens[a.size_index] ||
+          b.tokens - in_.tokens[k] + in_.tokens[i] > in_.capacity_tokens[b.size_index])
+        continue;
+      const double load_g = a.load_ms - w_ig + w_kg;
+      const double load_h = b.load_ms - in_.work(k, b.size_index) + w_ih;
+      const int m2 = b.micro_batch;
+      double delta = top_after(m, g, load_g, h, load_h) - mbs_[m].top_ms;
+      if (m2 != m) delta += top_with(m2, h, load_h) - mbs_[m2].top_ms;
+      if (delta < best_delta) {
+        best_delta = delta;
+        best_k = k;
+      }
+    }
+    if (best_k < 0) return false;
+    const int h = group_of_[best_k];
+    remove(i, g);
+    remove(best_k, h);
+    add(i, h);
+    add(best_k, g);
+    refresh(m);
+    if (groups_[h].micro_batch != m) refresh(groups_[h].micro_batch);
+    return true;
+  }
+
+  double time_of_mb(const MicroBatch& m) const {
+    return m.sequences == 0 ? 0 : in_.coefficients->fixed_ms + m.top_ms;
+  }
+
   static double sq(double x) { return x * x; }
 
   const Instance& in_;
@@ -229,9 +312,15 @@ ScatterPlan local_search(const Instance& in, const std::vector<std::int64_t>& le
                          const ScatterPlan& plan, Clock::time_point deadline) {
   if (plan.empty()) return plan;
   Search search(in, plan);
+  double time_ms = search.time_ms();
   for (int pass = 0; pass < kMaxPasses && Clock::now() < deadline; ++pass) {
-    if (!search.pass(deadline)) break;
+    const bool moved = search.pass(deadline);
+    if (!search.swap_pass(deadline) && !moved) break;
+    const double after_ms = search.time_ms();
+    if (time_ms - after_ms < kMinPassGain * time_ms) break;
+    time_ms = after_ms;
   }
+
   ScatterPlan out = search.plan();
   finalize_scatter_plan(out, lengths, *in.coefficients);
   return out.time_ms < plan.time_ms ? out : plan;
