@@ -53,7 +53,7 @@ ShardGroups shard_groups(const ClusterSpec& cluster, const ParallelConfig& c, co
 }
 
 DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelConfig& c, double params,
-               const StageTime& window, int m, int stage, TierTraffic* traffic) {
+               const StageTime& window, int m, int stage, TierTraffic* traffic, double units) {
   DpCost out;
   const int shard = c.dp * c.cp;
   const double slowdown = cluster.device.overlap_compute_slowdown;
@@ -77,9 +77,11 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
     // partition; prefetching overlaps it with the micro-batch's compute.
     // DeepSpeed issues one collective per bucket (stage3_prefetch_bucket_size
     // 5e7 and reduce_bucket_size 5e8 elements, the values parplan emits);
+    // FSDP (torchtitan's FSDP2, Megatron FSDP) one per unit and direction;
     // only ring collectives make the count matter.
-    const double gather_calls = std::ceil(params / kZeroPrefetchBucketElements);
-    const double reduce_calls = std::ceil(params / kZeroReduceBucketElements);
+    const bool per_unit = job.shard_unit == ShardUnit::kLayer && units > 0;
+    const double gather_calls = per_unit ? units : std::ceil(params / kZeroPrefetchBucketElements);
+    const double reduce_calls = per_unit ? units : std::ceil(params / kZeroReduceBucketElements);
     const double gather_forward =
         bucketed_all_gather_s(cluster, sub(g.forward, 1), weight_bytes, gather_calls, traffic, m);
     const bool secondary = c.hierarchical_partition ? g.backward != g.forward : c.hpz_ranks > 1;
@@ -144,7 +146,8 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
 }
 
 DpCost expert_dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelConfig& c,
-                      double expert_params, const StageTime& window, int m, int stage, TierTraffic* traffic) {
+                      double expert_params, const StageTime& window, int m, int stage, TierTraffic* traffic,
+                      double units) {
   if (expert_params <= 0) return {};
   // The expert-data-parallel group as a data-parallel group of edp ranks
   // spaced etp * ep apart; it spans the stage's tp * cp * dp ranks, so the
@@ -159,7 +162,7 @@ DpCost expert_dp_cost(const ClusterSpec& cluster, const JobSpec& job, const Para
   e.qwz = e.qgz = false;
   // The dense and the expert reductions are each given the whole window
   // (optimistic when both are long: they may share links).
-  return dp_cost(cluster, job, e, expert_params, window, m, stage, traffic);
+  return dp_cost(cluster, job, e, expert_params, window, m, stage, traffic, units);
 }
 
 }  // namespace parplan::detail

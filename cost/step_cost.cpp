@@ -1,6 +1,7 @@
 #include "cost/step_cost.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "cost/compute_time.h"
 #include "cost/flops.h"
@@ -55,8 +56,10 @@ StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& 
     // Stages on different fabrics differ in their data-parallel exchange:
     // spread its exposed time over the step's micro-batches.
     const int m = std::max(1, as_given.micro_batches());
-    total1 += dp_cost(cluster, job, as_given, one.params, t1, m, stage, nullptr).exposed_s / m;
-    total2 += dp_cost(cluster, job, as_given, two.params, t2, m, stage, nullptr).exposed_s / m;
+    total1 +=
+        dp_cost(cluster, job, as_given, one.params, t1, m, stage, nullptr, shard_units(one)).exposed_s / m;
+    total2 +=
+        dp_cost(cluster, job, as_given, two.params, t2, m, stage, nullptr, shard_units(two)).exposed_s / m;
   }
   k.layer_time_s = total2 - total1;
   k.extra_time_s = total1 - k.layer_time_s;
@@ -96,16 +99,20 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
     const PerLayerCosts costs = per_layer_costs(model, cluster, job, c);
     double max_params = 0;
     double max_expert_params = 0;
+    double max_units = 0, max_moe_units = 0;
     const int probe[3] = {0, c.pp - 1, c.pp > 2 ? 1 : 0};
     for (int stage : probe) {
       const StageLoad load = stage_load(model, job, c, stage);
       max_params = std::max(max_params, load.params);
       max_expert_params = std::max(max_expert_params, load.expert_params);
+      max_units = std::max(max_units, shard_units(load));
+      max_moe_units = std::max(max_moe_units, std::ceil(load.moe_layers));
       const StageTime t = stage_time(c, costs, load);
       if (t.total() > slowest.total()) slowest = t, slowest_load = load;
     }
-    const DpCost dp = dp_cost(cluster, job, c, max_params, slowest, m, 0, &report.dp_traffic);
-    const DpCost edp = expert_dp_cost(cluster, job, c, max_expert_params, slowest, m, 0, &report.dp_traffic);
+    const DpCost dp = dp_cost(cluster, job, c, max_params, slowest, m, 0, &report.dp_traffic, max_units);
+    const DpCost edp =
+        expert_dp_cost(cluster, job, c, max_expert_params, slowest, m, 0, &report.dp_traffic, max_moe_units);
     time.dp_comm_s = dp.exposed_s + edp.exposed_s;
     time.optimizer_s = optimizer_step_s(device, dp.optimizer_params + edp.optimizer_params);
   } else {
@@ -119,8 +126,9 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
       const StageTime t = stage_time(c, costs, load);
       if (t.total() > slowest.total()) slowest = t, slowest_load = load;
       TierTraffic traffic;
-      const DpCost dp = dp_cost(cluster, job, c, load.params, t, m, stage, &traffic);
-      const DpCost edp = expert_dp_cost(cluster, job, c, load.expert_params, t, m, stage, &traffic);
+      const DpCost dp = dp_cost(cluster, job, c, load.params, t, m, stage, &traffic, shard_units(load));
+      const DpCost edp = expert_dp_cost(cluster, job, c, load.expert_params, t, m, stage, &traffic,
+                                        std::ceil(load.moe_layers));
       if (stage == 0 || dp.exposed_s + edp.exposed_s > time.dp_comm_s)
         time.dp_comm_s = dp.exposed_s + edp.exposed_s, report.dp_traffic = traffic;
       time.optimizer_s =

@@ -141,13 +141,21 @@ struct DpCost {
 // Over the dp x cp group (Megatron's distributed optimizer and gradient
 // reduction span both) of pipeline stage `stage`, for `params` parameters on
 // the stage; `window` gives the compute that the traffic may hide behind.
+/// `units`: the stage's FSDP units (layers, plus the embedding and the
+/// output on the first and last stages) when job.shard_unit is kLayer.
 DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelConfig& c, double params,
-               const StageTime& window, int m, int stage, TierTraffic* traffic);
+               const StageTime& window, int m, int stage, TierTraffic* traffic, double units = 0);
+/// FSDP units of a stage (JobSpec::shard_unit kLayer): one per layer, the
+/// embedding and the norm + output head on the first and last stages.
+inline double shard_units(const StageLoad& load) {
+  return load.layers + load.mtp + (load.first ? 1 : 0) + (load.last ? 1 : 0);
+}
 
 /// The same for the stage's routed-expert parameters over the
 /// expert-data-parallel group (edp ranks, stride etp * ep: MoE parallel
 /// folding); zero when the model has no experts on the stage.
 DpCost expert_dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelConfig& c,
-                      double expert_params, const StageTime& window, int m, int stage, TierTraffic* traffic);
+                      double expert_params, const StageTime& window, int m, int stage, TierTraffic* traffic,
+                      double units = 0);
 
 }  // namespace parplan::detail

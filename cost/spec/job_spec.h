@@ -64,6 +64,14 @@ enum class SelectiveCheckpoint : std::uint8_t { kAttentionCore, kTorchtitanOps }
 /// that block to hide behind; the KV gradients reduce-scattered likewise).
 enum class ContextParallelExchange : std::uint8_t { kRingOverlapped, kAllGatherKv };
 
+/// What one ZeRO-3 collective call moves: DeepSpeed's buckets
+/// (stage3_prefetch_bucket_size, reduce_bucket_size), or one FSDP unit per
+/// transformer layer (torchtitan's FSDP2 fully_shard per block plus the
+/// embedding and the norm + output; Megatron FSDP's TransformerLayer units
+/// under optim_grads_params). Ring collectives pay (n - 1) step latencies
+/// per call, so the count matters at 1000+ ranks.
+enum class ShardUnit : std::uint8_t { kBuckets, kLayer };
+
 /// Measured MoE imbalance at one expert-parallel size: the busiest rank's
 /// tokens over the mean, from routing statistics (--routing-stats).
 struct MeasuredEpImbalance {
@@ -149,6 +157,7 @@ struct JobSpec {
   /// --partition-activations); only where sequence parallelism does not
   /// already shard them.
   bool partition_activations = false;
+  ShardUnit shard_unit = ShardUnit::kBuckets;
   /// Megatron-LM's precision-aware optimizer (--use-precision-aware-optimizer,
   /// Transformer Engine's FusedAdam): under bf16 the distributed optimizer
   /// keeps only the 16 low bits of each fp32 master weight (the high 16 are

@@ -14,6 +14,7 @@ void apply_recipe_flags(const RecipeChoice& f, JobSpec& job) {
   job.selective_checkpoint = defaults.selective_checkpoint;
   job.cp_exchange = defaults.cp_exchange;
   job.partition_activations = defaults.partition_activations;
+  job.shard_unit = defaults.shard_unit;
   job.precision_aware_optimizer = f.precision_aware_optimizer;
   if (f.precision_aware_optimizer) {
     if (!engines.any && engines.engines[0] != Engine::kMegatron)

@@ -442,6 +442,12 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
   if (!selection.any && selection.engines[0] == Engine::kMegatronDeepSpeed)
     recipe.partition_activations = true;
   if (!selection.any) {
+    // torchtitan/distributed/fsdp.py:246-296 (b5bcd76): fully_shard per
+    // transformer block, the embedding, and norm + output; Megatron FSDP
+    // under optim_grads_params: TransformerLayer units
+    // (custom_fsdp/fully_sharded_data_parallel.py:186-192 at core_r0.13.0).
+    const Engine e = selection.engines[0];
+    if (e == Engine::kTorchtitan || e == Engine::kMegatron) recipe.shard_unit = ShardUnit::kLayer;
     recipe.grad_sync = engine_grad_sync(selection.engines[0]);
     recipe.attention_kernel = engine_attention_kernel(selection.engines[0]);
   }

@@ -108,6 +108,7 @@ struct EngineRecipe {
   AttentionKernel attention_kernel = AttentionKernel::kProfile;
   /// Full recomputation's checkpoints split over tp (Megatron-DeepSpeed).
   bool partition_activations = false;
+  ShardUnit shard_unit = ShardUnit::kBuckets;
 };
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection);
 

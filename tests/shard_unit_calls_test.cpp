@@ -1,0 +1,55 @@
+// ZeRO-3's collective calls per engine: DeepSpeed one per bucket
+// (stage3_prefetch_bucket_size 5e7, reduce_bucket_size 5e8 elements), FSDP
+// (torchtitan's FSDP2, Megatron FSDP) one per unit: each layer, the
+// embedding, the norm + output. On ring collectives every call walks the
+// ring, (n - 1) step latencies (cost/collectives.h).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cost/collectives.h"
+#include "cost/parameters.h"
+#include "cost/step_cost.h"
+#include "src/emit/engine_capabilities.h"
+#include "src/io/cluster_loader.h"
+#include "src/io/model_loader.h"
+
+namespace parplan {
+namespace {
+
+TEST(ShardUnitCalls, EachCallPaysTheRingLatency) {
+  const ModelSpec model = load_model("llama3-8b");
+  const ClusterSpec frontier = load_cluster("frontier");
+  ASSERT_TRUE(frontier.ring_collectives);
+  JobSpec job;
+  job.gpus = 1024, job.gbs = 1024, job.seq = 2048;
+  ParallelConfig c;
+  c.tp = 1, c.pp = 1, c.dp = 1024, c.mbs = 1, c.gbs = 1024, c.zero = 3;
+  c.overlap_grad_reduce = false;  // nothing hidden: the calls add up as they are
+  ASSERT_EQ(config_problem(model, job, c), nullptr);
+  const double buckets_s = estimate_cost(model, frontier, job, c).time.dp_comm_s;
+  job.shard_unit = ShardUnit::kLayer;
+  const double units_s = estimate_cost(model, frontier, job, c).time.dp_comm_s;
+  // One micro-batch: a forward gather, a backward gather and a reduction.
+  const double params = total_params(model, job.seq);
+  const double bucket_calls = 2.0 * std::ceil(params / 5e7) + std::ceil(params / 5e8);
+  const double unit_calls = 3.0 * (model.layers + 2);
+  const double latency_s = ring_latency_s(frontier, group_span_at(frontier, 1024, 1, 0));
+  EXPECT_NEAR(units_s - buckets_s, (unit_calls - bucket_calls) * latency_s, 1e-9);
+  // Without ring collectives the count does not matter.
+  const ClusterSpec h100 = load_cluster("dgx-h100");
+  job.shard_unit = ShardUnit::kBuckets;
+  const double h100_buckets_s = estimate_cost(model, h100, job, c).time.dp_comm_s;
+  job.shard_unit = ShardUnit::kLayer;
+  EXPECT_DOUBLE_EQ(estimate_cost(model, h100, job, c).time.dp_comm_s, h100_buckets_s);
+}
+
+TEST(ShardUnitCalls, AreTheEnginesRecipe) {
+  EXPECT_EQ(engine_recipe_defaults(parse_engine_selection("torchtitan")).shard_unit, ShardUnit::kLayer);
+  EXPECT_EQ(engine_recipe_defaults(parse_engine_selection("megatron")).shard_unit, ShardUnit::kLayer);
+  EXPECT_EQ(engine_recipe_defaults(parse_engine_selection("deepspeed")).shard_unit, ShardUnit::kBuckets);
+  EXPECT_EQ(engine_recipe_defaults(parse_engine_selection("any")).shard_unit, ShardUnit::kBuckets);
+}
+
+}  // namespace
+}  // namespace parplan
