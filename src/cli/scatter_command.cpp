@@ -17,6 +17,7 @@
 #include "src/cli/job_options.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"
+#include "src/io/input_limits.h"
 #include "src/io/job_loader.h"
 #include "src/io/model_loader.h"
 #include "src/io/scatter_input.h"
@@ -90,6 +91,7 @@ ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& sou
     ScatterCostSetting setting;
     setting.gpus = gpus;
     setting.precision = parse_precision(f.precision, "--precision");
+    check_precision_supported(cluster, setting.precision, "--precision");
     setting.recompute = parse_recompute(f.recompute, "--recompute");
     if (f.zero) setting.zero = *f.zero;
     std::vector<int> allowed = ulysses_group_sizes(model, gpus);

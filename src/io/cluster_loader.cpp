@@ -88,8 +88,8 @@ DeviceSpec read_device(const YamlFields& f) {
     f.fail("peak_bf16_tflops", "is missing; add the dense bf16 peak in TFLOP/s");
   d.peak_fp16_flops_per_s =
       f.number_in("peak_fp16_tflops", 1e-6, kMaxTflops, d.peak_bf16_flops_per_s / kTera) * kTera;
-  d.peak_fp8_flops_per_s =
-      f.number_in("peak_fp8_tflops", 1e-6, kMaxTflops, d.peak_bf16_flops_per_s / kTera) * kTera;
+  // Absent: the device has no fp8 tensor cores, and fp8 jobs are refused.
+  d.peak_fp8_flops_per_s = f.number_in("peak_fp8_tflops", 1e-6, kMaxTflops, 0.0) * kTera;
   // Capacity in GiB (2^30 bytes): an "80 GB" A100/H100 has 80 GiB. The old
   // key hbm_gb was read as 10^9 bytes and stays so, with a warning.
   d.hbm_bytes = required_renamed(f, "hbm_gib", "hbm_gb", kGiga / kGibi, kMaxGib) * kGibi;

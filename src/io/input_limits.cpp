@@ -51,9 +51,19 @@ void check_input_limits(const ModelSpec& model, const ClusterSpec& cluster, cons
   for (const NetworkTier& tier : cluster.tiers)
     finite_positive(tier.bandwidth_bytes_per_s, cluster.name, "bandwidth of tier " + tier.name);
 
+  check_precision_supported(cluster, job.precision, "precision");
+
   at_most(job.gpus, kMaxGpus, "the job's GPU count");
   at_most(job.gbs, kMaxGbs, "the global batch (gbs)");
   at_most(job.seq, kMaxSeq, "the sequence length (seq)");
+}
+
+void check_precision_supported(const ClusterSpec& cluster, Precision precision, const std::string& where) {
+  if (precision != Precision::kFp8 || cluster.device.peak_fp8_flops_per_s > 0) return;
+  throw InputError(
+      where + " fp8: cluster " + cluster.name + "'s " + cluster.device.name +
+      " has no fp8 peak (peak_fp8_tflops) in its profile, and the engines run fp8 only on "
+      "fp8 tensor cores (Hopper, Ada, MI300); train in bf16, or add peak_fp8_tflops to the profile");
 }
 
 }  // namespace parplan

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "cost/spec/cluster_spec.h"
 #include "cost/spec/job_spec.h"
@@ -47,5 +48,11 @@ void check_input_limits(const ModelSpec& model, const ClusterSpec& cluster, cons
 /// tp * pp * cp of a config as a 64-bit product (no overflow for any int
 /// sizes).
 inline std::int64_t model_ranks(std::int64_t tp, std::int64_t pp, std::int64_t cp) { return tp * pp * cp; }
+
+/// fp8 needs fp8 tensor cores, which a profile states with peak_fp8_tflops
+/// (Transformer Engine and torchao's float8 refuse devices before Hopper/Ada,
+/// MI250X has none): without it an fp8 job is refused, not timed at the bf16
+/// peak. `where` names the field for the error line.
+void check_precision_supported(const ClusterSpec& cluster, Precision precision, const std::string& where);
 
 }  // namespace parplan

@@ -6,6 +6,7 @@
 
 #include "cost/step_cost.h"
 #include "src/io/input_error.h"
+#include "src/io/input_limits.h"
 #include "src/io/job_loader.h"
 #include "src/io/measured_figure.h"
 #include "src/io/model_loader.h"
@@ -62,6 +63,7 @@ MeasuredFigure read_measured(const YamlFields& f) {
 }  // namespace
 
 void check_run_expressible(const FitRun& run, const ClusterSpec& cluster, const std::string& where) {
+  check_precision_supported(cluster, run.job.precision, where + ": precision");
   const ParallelConfig& c = run.config;
   // Each size may be up to 2e9: the product needs 64 bits.
   const std::int64_t model_ranks = std::int64_t{c.tp} * c.cp * c.pp;
