@@ -16,6 +16,10 @@ namespace {
 
 constexpr int kMaxNodes = 1024;
 constexpr int kMaxMicroBatchesPerSource = 4096;
+// A task or a transfer of a billion seconds (31 years) is a typo; the bound
+// keeps every sum of the simulation finite (1e308 s doubled was infinite).
+constexpr double kMaxSeconds = 1e9;
+constexpr double kMaxFactor = 1e6;
 
 class Reader {
  public:
@@ -188,6 +192,34 @@ void read_network(const Reader& r, SkipProblem& p, double activation_bytes_from_
       }
 }
 
+void at_most(const Reader& r, const char* key, const std::string& at, double value, double limit) {
+  if (value > limit) {
+    std::ostringstream text;
+    text << at << (at.empty() ? "" : " ") << "is " << value << "; parplan accepts at most " << limit
+         << " (check the unit)";
+    r.fail(key, text.str());
+  }
+}
+
+void check_time_bounds(const Reader& r, const SkipProblem& p) {
+  const SkipNetwork& net = p.network;
+  const bool listed = r.fields().has("stage_forward_s") && r.root()["stage_forward_s"].IsSequence();
+  for (std::size_t i = 0; i < net.forward_s.size(); ++i)
+    at_most(r, "stage_forward_s", listed ? "entry " + std::to_string(i) : "", net.forward_s[i], kMaxSeconds);
+  at_most(r, "backward_factor", "", net.backward_factor, kMaxFactor);
+  at_most(r, "loss_factor", "", net.loss_factor, kMaxFactor);
+  at_most(r, "task_overhead_s", "", net.task_overhead_s, kMaxSeconds);
+  at_most(r, "first_forward_overhead_s", "", net.first_forward_overhead_s, kMaxSeconds);
+  const bool given = r.fields().has("transfer_s");
+  const int n = net.nodes;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      at_most(r, given ? "transfer_s" : "latency_ms",
+              (given ? "entry [" : "the transfer time it gives with the bandwidth, entry [") +
+                  std::to_string(i) + "][" + std::to_string(j) + "]",
+              net.transfer_s[static_cast<std::size_t>(i) * n + j], kMaxSeconds);
+}
+
 }  // namespace
 
 SkipProblemInput parse_skip_problem(const YAML::Node& root, const std::string& where) {
@@ -253,6 +285,7 @@ SkipProblemInput parse_skip_problem(const YAML::Node& root, const std::string& w
   p.network.task_overhead_s = r.non_negative("task_overhead_s", 0);
   p.network.first_forward_overhead_s = r.non_negative("first_forward_overhead_s", p.network.task_overhead_s);
   read_network(r, p, activation_bytes);
+  check_time_bounds(r, p);
   return in;
 }
 
