@@ -131,12 +131,21 @@ ScatterCoefficients derive_scatter_coefficients(const ModelSpec& model, const Cl
 
 std::string check_scatter_coefficients(const ScatterCoefficients& c, int gpus) {
   std::ostringstream out;
-  auto bad = [](double x) { return !std::isfinite(x) || x < 0; };
-  if (bad(c.quadratic_ms)) return "quadratic_ms must be a finite number >= 0";
-  if (bad(c.linear_ms)) return "linear_ms must be a finite number >= 0";
-  if (bad(c.fixed_ms)) return "fixed_ms must be a finite number >= 0";
-  if (!std::isfinite(c.token_capacity_per_gpu) || c.token_capacity_per_gpu < 1) {
-    return "token_capacity_per_gpu must be a finite number >= 1";
+  // Upper bounds a million times above real coefficients (FlexSP's GPT-7B:
+  // a ~ 1e-7 ms/token^2, b ~ 0.01 ms/token): they keep every time the
+  // solver forms from lengths up to 1e9 tokens finite (1e308 overflowed).
+  constexpr double kMaxQuadraticMs = 1.0;
+  constexpr double kMaxPerTokenMs = 1e3;
+  constexpr double kMaxFixedMs = 1e9;
+  constexpr double kMaxTokenCapacity = 1e9;
+  auto bad = [](double x, double high) { return !std::isfinite(x) || x < 0 || x > high; };
+  if (bad(c.quadratic_ms, kMaxQuadraticMs))
+    return "quadratic_ms must be a number from 0 to 1 (ms per token^2)";
+  if (bad(c.linear_ms, kMaxPerTokenMs)) return "linear_ms must be a number from 0 to 1000 (ms per token)";
+  if (bad(c.fixed_ms, kMaxFixedMs)) return "fixed_ms must be a number from 0 to 1e9 (ms per micro-batch)";
+  if (!std::isfinite(c.token_capacity_per_gpu) || c.token_capacity_per_gpu < 1 ||
+      c.token_capacity_per_gpu > kMaxTokenCapacity) {
+    return "token_capacity_per_gpu must be a number from 1 to 1e9 (tokens per GPU)";
   }
   if (c.group_sizes.empty()) return "no group size is allowed: give at least one";
   if (c.alltoall_ms_per_token.size() != c.group_sizes.size()) {
@@ -157,8 +166,8 @@ std::string check_scatter_coefficients(const ScatterCoefficients& c, int gpus) {
       out << "group size " << p << " is listed twice";
       return out.str();
     }
-    if (bad(c.alltoall_ms_per_token[i])) {
-      out << "alltoall_ms_per_token of group size " << p << " must be a finite number >= 0";
+    if (bad(c.alltoall_ms_per_token[i], kMaxPerTokenMs)) {
+      out << "alltoall_ms_per_token of group size " << p << " must be a number from 0 to 1000 (ms per token)";
       return out.str();
     }
   }
