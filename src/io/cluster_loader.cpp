@@ -1,6 +1,7 @@
 #include "src/io/cluster_loader.h"
 
 #include <iostream>
+#include <sstream>
 
 #include "src/io/batch_limits_block.h"
 #include "src/io/calibration_block.h"
@@ -20,6 +21,9 @@ constexpr double kMicro = 1e-6;
 constexpr double kMaxTflops = 1e6;
 constexpr double kMaxGib = 1e6;
 constexpr double kMaxGbPerS = 1e6;
+// 100 kB/s, below any interconnect or WAN link a job would train over: a
+// bandwidth of 1e-300 GB/s gave step times of 1e254 s instead of an error.
+constexpr double kMinGbPerS = 1e-4;
 
 // A unit-named key, or the old key it replaces (read in the old unit, with a
 // deprecation line on stderr naming the new key and its unit).
@@ -42,14 +46,31 @@ double required_renamed(const YamlFields& f, const char* key, const char* old_ke
   return value;
 }
 
+/// required_renamed with a floor: a positive value below `low` (a unit slip,
+/// 1e-300) made times of 1e254 s instead of an error.
+double required_at_least(const YamlFields& f, const char* key, const char* old_key, double old_to_new,
+                         double low, double high, const char* unit) {
+  const double value = required_renamed(f, key, old_key, old_to_new, high);
+  if (value < low) {
+    std::ostringstream text;
+    text << "must be at least " << low << " (" << unit << "); check the unit";
+    f.fail(f.has(key) ? key : old_key, text.str());
+  }
+  return value;
+}
+
+double link_bandwidth_gb_per_s(const YamlFields& f) {
+  return required_at_least(f, "bandwidth_gb_per_s", "bandwidth_gbps", 1.0, kMinGbPerS, kMaxGbPerS,
+                           "GB/s; 100 kB/s is slower than any link a job trains over");
+}
+
 NetworkTier read_tier(const YamlFields& f, bool needs_ranks) {
   f.allow_only(
       {"name", "ranks", "bandwidth_gb_per_s", "bandwidth_gbps", "latency_us", "efficiency", "nic", "source"});
   NetworkTier tier;
   tier.name = f.text("name", "tier");
   tier.ranks = needs_ranks ? f.positive_int("ranks") : f.non_negative_int("ranks", 0);
-  tier.bandwidth_bytes_per_s =
-      required_renamed(f, "bandwidth_gb_per_s", "bandwidth_gbps", 1.0, kMaxGbPerS) * kGiga;
+  tier.bandwidth_bytes_per_s = link_bandwidth_gb_per_s(f) * kGiga;
   tier.latency_s = f.number_in("latency_us", 0, 1e6, 5.0) * kMicro;
   tier.efficiency = f.number_in("efficiency", 0.01, 1.0, 1.0);
   tier.nic = parse_nic(f.text("nic", "intra-node"), f.where() + ": field '" + f.full("nic") + "'");
@@ -92,9 +113,9 @@ DeviceSpec read_device(const YamlFields& f) {
   d.peak_fp8_flops_per_s = f.number_in("peak_fp8_tflops", 1e-6, kMaxTflops, 0.0) * kTera;
   // Capacity in GiB (2^30 bytes): an "80 GB" A100/H100 has 80 GiB. The old
   // key hbm_gb was read as 10^9 bytes and stays so, with a warning.
-  d.hbm_bytes = required_renamed(f, "hbm_gib", "hbm_gb", kGiga / kGibi, kMaxGib) * kGibi;
+  d.hbm_bytes = required_at_least(f, "hbm_gib", "hbm_gb", kGiga / kGibi, 0.01, kMaxGib, "GiB") * kGibi;
   d.hbm_usable_bytes = f.number_in("hbm_usable_gib", 1e-6, d.hbm_bytes / kGibi, d.hbm_bytes / kGibi) * kGibi;
-  d.hbm_bytes_per_s = required_renamed(f, "hbm_tb_per_s", "hbm_tbps", 1.0, 1e3) * kTera;
+  d.hbm_bytes_per_s = required_at_least(f, "hbm_tb_per_s", "hbm_tbps", 1.0, 1e-3, 1e3, "TB/s") * kTera;
   d.gemm_efficiency_max = f.number_in("gemm_efficiency_max", 0.05, 1.0, d.gemm_efficiency_max);
   d.gemm_half_dim = f.number_in("gemm_half_dim", 0.0, 1e5, d.gemm_half_dim);
   d.gemm_half_flops = f.number_in("gemm_half_gflop", 0.0, 1e9, 0.0) * kGiga;
@@ -197,8 +218,7 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
         group.nic = parse_nic(g.text("nic"), g.where() + ": field '" + g.full("nic") + "'");
         group.fabric.name = group.name;
         group.fabric.nic = group.nic;
-        group.fabric.bandwidth_bytes_per_s =
-            required_renamed(g, "bandwidth_gb_per_s", "bandwidth_gbps", 1.0, kMaxGbPerS) * kGiga;
+        group.fabric.bandwidth_bytes_per_s = link_bandwidth_gb_per_s(g) * kGiga;
         group.fabric.latency_s = g.number_in("latency_us", 0, 1e6, 5.0) * kMicro;
         group.fabric.efficiency = g.number_in("efficiency", 0.01, 1.0, 1.0);
         nodes += group.nodes;
