@@ -54,14 +54,22 @@ std::vector<FitRun> load_runs(const std::vector<std::string>& paths, const Clust
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
       std::vector<fs::path> files;
-      for (const auto& entry : fs::directory_iterator(p))
-        if (entry.is_regular_file() && run_extension(entry.path())) files.push_back(entry.path());
+      fs::directory_iterator it(p, ec), end;
+      if (ec) throw InputError("--runs " + p + ": cannot list the directory (" + ec.message() + ")");
+      for (; it != end; it.increment(ec)) {
+        if (ec) throw InputError("--runs " + p + ": cannot list the directory (" + ec.message() + ")");
+        std::error_code entry_ec;
+        if (it->is_regular_file(entry_ec) && run_extension(it->path())) files.push_back(it->path());
+      }
       std::sort(files.begin(), files.end());
       if (files.empty())
         throw InputError("--runs " + p + ": the directory holds no .yaml, .csv or .log files");
       for (const auto& f : files) load_file(f, cluster, out);
     } else if (fs::is_regular_file(p, ec)) {
       load_file(p, cluster, out);
+    } else if (fs::exists(p, ec)) {
+      throw InputError("--runs " + p +
+                       ": is not a regular file or a directory; give run files or a folder of them");
     } else {
       throw InputError("--runs " + p + ": no such file or directory");
     }
