@@ -25,12 +25,13 @@ inline std::string slurp(const std::string& path) {
   return s.str();
 }
 
-inline CliRun run_cli(const std::string& args) {
+/// `prefix` runs before the binary (e.g. "timeout 60 ").
+inline CliRun run_cli(const std::string& args, const std::string& prefix = "") {
   static int counter = 0;
   const std::string base =
       ::testing::TempDir() + "parplan_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
   const std::string command =
-      std::string(PARPLAN_BINARY) + " " + args + " >" + base + ".out 2>" + base + ".err </dev/null";
+      prefix + std::string(PARPLAN_BINARY) + " " + args + " >" + base + ".out 2>" + base + ".err </dev/null";
   const int status = std::system(command.c_str());
   CliRun run;
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

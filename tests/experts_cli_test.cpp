@@ -41,7 +41,7 @@ TEST(ExpertsCli, BadLoadFilesExitTwoWithOneLine) {
   expect_bad_input("--loads " + write_temp("nokey.json", "{\"load\": []}") + " --gpus 2", "'loads'");
   expect_bad_input("--loads " + write_temp("broken.json", "{\"loads\": [[1,2]") + " --gpus 2",
                    "not valid JSON");
-  expect_bad_input("--loads /nonexistent/loads.csv --gpus 2", "cannot open");
+  expect_bad_input("--loads /nonexistent/loads.csv --gpus 2", "no such file");
 }
 
 TEST(ExpertsCli, BadShapesExitTwoWithOneLine) {

@@ -121,7 +121,7 @@ TEST(RoutingStatsCli, BadFilesExitTwoWithOneLine) {
   const std::string bad = write_temp("plan_bad.csv", "1,2,3,4,5,6,7,nan\n");
   expect_bad("plan" + job + " --routing-stats " + bad, "--routing-stats");
   expect_bad("check" + job + " --tp 1 --pp 1 --routing-stats " + bad, "--routing-stats");
-  expect_bad(estimate + "/nonexistent/loads.csv", "cannot open");
+  expect_bad(estimate + "/nonexistent/loads.csv", "no such file");
   const std::string ok = write_temp("ok.csv", "1,2,3,4,5,6,7,8\n");
   expect_bad(estimate + ok + " --moe-imbalance 1.1", "give one of them");
   expect_bad(

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "src/io/input_error.h"
+#include "src/io/input_file.h"
 
 namespace parplan {
 
@@ -165,14 +166,8 @@ ExpertLoads parse_expert_loads(const std::string& text, const std::string& sourc
 }
 
 ExpertLoads read_expert_loads(const std::string& path, const std::string& flag) {
-  if (std::filesystem::is_directory(path))
-    throw InputError(flag + " " + path + ": is a directory; give a JSON or CSV file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(flag + " " + path + ": cannot open the file; check the path");
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(flag + " " + path + ": cannot read the file");
-  return parse_expert_loads(text.str(), flag + " " + path);
+  return parse_expert_loads(read_input_file(path, flag + " " + path, "a JSON or CSV file"),
+                            flag + " " + path);
 }
 
 RoutingImbalance routing_imbalance(const ExpertLoads& loads) {

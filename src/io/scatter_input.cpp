@@ -10,17 +10,15 @@
 #include <sstream>
 
 #include "src/io/input_error.h"
+#include "src/io/input_file.h"
 
 namespace parplan {
 
 namespace {
 
 std::string read_text(const std::string& path, const std::string& flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(flag + ": cannot read '" + path + "': check the path");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_input_file(path, flag + " " + path,
+                         flag == "--lengths" ? "a text or JSON file of lengths" : "a JSON file");
 }
 
 /// A length as decimal digits (no sign, no exponent, no leading-zero octal).
