@@ -525,11 +525,20 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
           engine_capabilities(options.engines.engines[0]).name,
           engine_reason ? engine_reason : "unsupported");
     } else if (structural == 0) {
+      // Name the pins: they are what the user can change.
+      std::string pins;
+      const SearchPins& p = job.pins;
+      for (const auto& [name, value] :
+           {std::pair{"tp", p.tp}, std::pair{"pp", p.pp}, std::pair{"vp", p.vp}, std::pair{"cp", p.cp},
+            std::pair{"dp", p.dp}, std::pair{"mbs", p.mbs}, std::pair{"ep", p.ep}, std::pair{"etp", p.etp}})
+        if (value) pins += std::string(pins.empty() ? "" : ", ") + name + " " + std::to_string(*value);
       std::snprintf(
           text, sizeof text,
           "no split of %d GPUs divides the job: check that gbs %d, seq %d and the model's %d heads and "
-          "%d layers admit tp * cp * pp * dp = %d with gbs divisible by dp (and the pinned sizes)",
-          world, job.gbs, job.seq, model.heads, model.layers, world);
+          "%d layers admit tp * cp * pp * dp = %d with gbs divisible by dp%s%s%s",
+          world, job.gbs, job.seq, model.heads, model.layers, world,
+          pins.empty() ? "" : " and layers by pp * vp, with the pinned sizes (", pins.c_str(),
+          pins.empty() ? "" : ")");
     } else {
       std::snprintf(
           text, sizeof text,
