@@ -60,15 +60,49 @@ double published_attention_tflops(AttentionKernel kernel, double seq, bool backw
   return interpolate(f->noncausal_backward, seq) * forward / interpolate(f->noncausal_forward, seq);
 }
 
+double published_noncausal_attention_tflops(AttentionKernel kernel, double seq, bool backward) {
+  const KernelFigures* f = figures(kernel);
+  if (f == nullptr) return 0;
+  return interpolate(backward ? f->noncausal_backward : f->noncausal_forward, seq);
+}
+
+namespace {
+bool published_figures_apply(const DeviceSpec& device, AttentionKernel kernel) {
+  return kernel != AttentionKernel::kProfile &&
+         std::abs(device.peak_bf16_flops_per_s / 1e12 - kH100PeakTflops) < 0.01 * kH100PeakTflops;
+}
+
+double profile_efficiency(const DeviceSpec& device, double seq) {
+  return device.flash_attention_efficiency * seq / (seq + device.attention_half_seq);
+}
+}  // namespace
+
 AttentionEfficiency attention_efficiency(const DeviceSpec& device, AttentionKernel kernel, double seq) {
-  const bool hopper_sxm =
-      std::abs(device.peak_bf16_flops_per_s / 1e12 - kH100PeakTflops) < 0.01 * kH100PeakTflops;
-  if (kernel != AttentionKernel::kProfile && hopper_sxm) {
+  if (published_figures_apply(device, kernel)) {
     return {published_attention_tflops(kernel, seq, false) / kH100PeakTflops,
             published_attention_tflops(kernel, seq, true) / kH100PeakTflops};
   }
-  const double e = device.flash_attention_efficiency * seq / (seq + device.attention_half_seq);
+  const double e = profile_efficiency(device, seq);
   return {e, e};
+}
+
+AttentionEfficiency context_parallel_attention_efficiency(const DeviceSpec& device, AttentionKernel kernel,
+                                                          double seq, int cp) {
+  if (cp <= 1) return attention_efficiency(device, kernel, seq);
+  const double local = seq / cp;
+  const AttentionEfficiency diagonal = attention_efficiency(device, kernel, local);
+  const double block = local / std::sqrt(2.0);
+  AttentionEfficiency off;
+  if (published_figures_apply(device, kernel)) {
+    off.forward = published_noncausal_attention_tflops(kernel, block, false) / kH100PeakTflops;
+    off.backward = published_noncausal_attention_tflops(kernel, block, true) / kH100PeakTflops;
+  } else {
+    off.forward = off.backward = profile_efficiency(device, block);
+  }
+  const double w_diagonal = 1.0 / cp;
+  const double w_off = 1.0 - w_diagonal;
+  return {1.0 / (w_diagonal / diagonal.forward + w_off / off.forward),
+          1.0 / (w_diagonal / diagonal.backward + w_off / off.backward)};
 }
 
 }  // namespace parplan

@@ -23,8 +23,23 @@ struct AttentionEfficiency {
 /// TFLOP/s dense bf16 peak (the Hopper SXM parts: H100, H800, H200).
 AttentionEfficiency attention_efficiency(const DeviceSpec& device, AttentionKernel kernel, double seq);
 
+/// Context parallelism runs each rank's causal attention as one kernel per
+/// KV block: Megatron/Transformer Engine's ring (AttnFuncWithCPAndKVP2P) and
+/// PyTorch's context_parallel (_templated_ring_attention) both lay the
+/// sequence out load-balanced (rank r holds chunks r and 2cp-1-r) and run
+/// one causal block of s/cp queries and keys (1/cp of the rank's work), then
+/// cp - 1 non-causal blocks of s/cp x s/(2cp) (the rest). The result is the
+/// work-weighted harmonic mean of the blocks' efficiencies (counting the
+/// causal FLOPs of the rank's share, as attention_efficiency does); a
+/// rectangular block runs at the non-causal efficiency of the square of its
+/// geometric-mean side. cp = 1 is attention_efficiency itself.
+AttentionEfficiency context_parallel_attention_efficiency(const DeviceSpec& device, AttentionKernel kernel,
+                                                          double seq, int cp);
+
 /// Published TFLOP/s of `kernel` on H100 SXM5 at `seq` (head dim 128):
 /// causal forward, and backward (tests; 0 for kProfile).
 double published_attention_tflops(AttentionKernel kernel, double seq, bool backward);
+/// The same for the non-causal kernel (full square).
+double published_noncausal_attention_tflops(AttentionKernel kernel, double seq, bool backward);
 
 }  // namespace parplan

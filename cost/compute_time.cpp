@@ -110,7 +110,8 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
     // A causal fused kernel skips the masked half; its backward recomputes
     // the scores: 5 GEMMs against 2 forward (Dao 2023, FlashAttention-2), at
     // the kernel's own backward efficiency (cost/attention_kernels.h).
-    const AttentionEfficiency eff = attention_efficiency(device, shape.kernel, shape.seq);
+    const AttentionEfficiency eff =
+        context_parallel_attention_efficiency(device, shape.kernel, shape.seq, shape.cp);
     attention_forward_s = 0.5 * attention_flops / (attention_peak * eff.forward);
     attention_backward_s = 2.5 * 0.5 * attention_flops / (attention_peak * eff.backward);
   } else {

@@ -17,6 +17,9 @@ struct LayerShape {
   double tokens = 0;  ///< b * s / cp: tokens this device holds
   double seq = 0;     ///< keys each query attends to (whole sequence)
   int tp = 1;
+  /// Context-parallel size: attention runs as per-block kernels
+  /// (context_parallel_attention_efficiency).
+  int cp = 1;
   bool sp = false;
   bool flash_attention = true;
   bool is_moe = false;

@@ -109,6 +109,7 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
   shape.tokens = tokens;
   shape.seq = job.seq;
   shape.tp = c.tp;
+  shape.cp = c.cp;
   shape.sp = c.sp;
   shape.flash_attention = c.flash_attention;
   shape.kernel = job.attention_kernel;

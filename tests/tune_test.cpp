@@ -45,7 +45,10 @@ TEST(Tune, TrialsPinMoreConstantsThanTheTopPlansAlone) {
   ASSERT_EQ(trials.size(), static_cast<std::size_t>(kTrials));
   const auto pinned = identifiable_constants(s.cluster, trial_runs(s.model, trials), s.time_constants, 1e-3);
   EXPECT_EQ(pinned.size(), s.time_constants.size());
-  const auto top = top_plan_trials(s.model, s.cluster, s.job, 2 * kTrials);
+  // With as many runs, the top plans alone (which differ little from one
+  // another) leave a constant unpinned; the top-K sets are nested, so no
+  // fewer top plans pin them all either.
+  const auto top = top_plan_trials(s.model, s.cluster, s.job, kTrials);
   const auto top_pinned = identifiable_constants(s.cluster, trial_runs(s.model, top), s.time_constants, 1e-3);
   EXPECT_LT(top_pinned.size(), s.time_constants.size()) << "top plans: " << top.size();
 }
