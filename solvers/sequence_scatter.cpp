@@ -53,7 +53,22 @@ double lower_bound_ms(const Instance& in) {
   // its time. A micro-batch holds at most G K tokens.
   const double fewest =
       std::max(1.0, std::ceil(tokens / (in.gpus * in.coefficients->token_capacity_per_gpu) - 1e-9));
-  return fewest * in.coefficients->fixed_ms + std::max(gpu_ms / in.gpus, slowest);
+  // Any one sequence i runs at some size j: its micro-batch lasts at least
+  // w_ij and its GPU-ms is p_j w_ij, not its cheapest. Minimising over j,
+  // each term at that same j, is a bound for every i; the longest sequence
+  // gains most when its fastest size is not its cheapest.
+  double busy = std::max(gpu_ms / in.gpus, slowest);
+  for (int i = 0; i < in.num_sequences(); ++i) {
+    double least = kInfinity;
+    for (int j = 0; j < in.num_sizes; ++j) {
+      const double w = in.work(i, j);
+      if (!std::isfinite(w)) continue;
+      const double spent = gpu_ms - in.cheapest_gpu_ms[i] + in.size[j] * w;
+      least = std::min(least, std::max(spent / in.gpus, w));
+    }
+    busy = std::max(busy, least);
+  }
+  return std::max(fewest * in.coefficients->fixed_ms + busy, pinned_micro_batch_bound_ms(in));
 }
 
 }  // namespace scatter_detail
