@@ -259,7 +259,19 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
     }
   }
 
-  // The bound first: it does not depend on the plan, and the plan search
+  // Steps the memory allows in few micro-batches get the split path before
+  // anything else: on such steps it usually wins (one micro-batch for the
+  // longest sequence), and on a loaded machine the search below may reach
+  // the deadline before it.
+  double step_tokens = 0;
+  for (double t : in.tokens) step_tokens += t;
+  const bool split_early = step_tokens <= kSplitMicroBatches * gpus * c.token_capacity_per_gpu;
+  if (split_early && Clock::now() < deadline) {
+    ScatterPlan split = split_path(in, lengths, deadline);
+    if (split.time_ms < best.time_ms) best = std::move(split);
+  }
+
+  // The bound next: it does not depend on the plan, and the plan search
   // below uses whatever time is left.
   auto gap_of = [](double objective, double lower) {
     return std::max(0.0, objective - lower) / std::max(std::abs(objective), 1e-9);
@@ -278,7 +290,7 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
   // Adaptive: fast path, warm-started by the best static plan.
   ScatterPlan fast = fast_path(in, lengths, deadline);
   if (fast.time_ms < best.time_ms) best = std::move(fast);
-  if (best.micro_batches.size() <= kSplitMicroBatches) {
+  if (!split_early && best.micro_batches.size() <= kSplitMicroBatches) {
     ScatterPlan split = split_path(in, lengths, deadline);
     if (split.time_ms < best.time_ms) best = std::move(split);
   }
