@@ -53,7 +53,22 @@ double lower_bound_ms(const Instance& in) {
   // its time. A micro-batch holds at most G K tokens.
   const double fewest =
       std::max(1.0, std::ceil(tokens / (in.gpus * in.coefficients->token_capacity_per_gpu) - 1e-9));
-  return fewest * in.coefficients->fixed_ms + std::max(gpu_ms / in.gpus, slowest);
+  // Any one sequence i runs at some size j: its micro-batch lasts at least
+  // w_ij and its GPU-ms is p_j w_ij, not its cheapest. Minimising over j,
+  // each term at that same j, is a bound for every i; the longest sequence
+  // gains most when its fastest size is not its cheapest.
+  double busy = std::max(gpu_ms / in.gpus, slowest);
+  for (int i = 0; i < in.num_sequences(); ++i) {
+    double least = kInfinity;
+    for (int j = 0; j < in.num_sizes; ++j) {
+      const double w = in.work(i, j);
+      if (!std::isfinite(w)) continue;
+      const double spent = gpu_ms - in.cheapest_gpu_ms[i] + in.size[j] * w;
+      least = std::min(least, std::max(spent / in.gpus, w));
+    }
+    busy = std::max(busy, least);
+  }
+  return std::max(fewest * in.coefficients->fixed_ms + busy, pinned_micro_batch_bound_ms(in));
 }
 
 }  // namespace scatter_detail
@@ -244,7 +259,19 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
     }
   }
 
-  // The bound first: it does not depend on the plan, and the plan search
+  // Steps the memory allows in few micro-batches get the split path before
+  // anything else: on such steps it usually wins (one micro-batch for the
+  // longest sequence), and on a loaded machine the search below may reach
+  // the deadline before it.
+  double step_tokens = 0;
+  for (double t : in.tokens) step_tokens += t;
+  const bool split_early = step_tokens <= kSplitMicroBatches * gpus * c.token_capacity_per_gpu;
+  if (split_early && Clock::now() < deadline) {
+    ScatterPlan split = split_path(in, lengths, deadline);
+    if (split.time_ms < best.time_ms) best = std::move(split);
+  }
+
+  // The bound next: it does not depend on the plan, and the plan search
   // below uses whatever time is left.
   auto gap_of = [](double objective, double lower) {
     return std::max(0.0, objective - lower) / std::max(std::abs(objective), 1e-9);
@@ -263,7 +290,7 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
   // Adaptive: fast path, warm-started by the best static plan.
   ScatterPlan fast = fast_path(in, lengths, deadline);
   if (fast.time_ms < best.time_ms) best = std::move(fast);
-  if (best.micro_batches.size() <= kSplitMicroBatches) {
+  if (!split_early && best.micro_batches.size() <= kSplitMicroBatches) {
     ScatterPlan split = split_path(in, lengths, deadline);
     if (split.time_ms < best.time_ms) best = std::move(split);
   }

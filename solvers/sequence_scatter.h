@@ -75,7 +75,8 @@ int first_unplaceable_sequence(const std::vector<std::int64_t>& lengths,
 /// Proven lower bound on the step time of any plan (ms): every micro-batch
 /// pays fixed_ms and holds at most G K tokens, and lasts at least its
 /// GPU-milliseconds (each sequence at its cheapest allowed size) over G;
-/// the step lasts at least its slowest sequence on its fastest group.
+/// the step lasts at least its slowest sequence on its fastest group; and,
+/// for any one sequence at any one size, both terms with it at that size.
 double scatter_lower_bound_ms(const std::vector<std::int64_t>& lengths, int gpus,
                               const ScatterCoefficients& coefficients);
 

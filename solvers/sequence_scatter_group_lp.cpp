@@ -14,6 +14,9 @@
 // bound does not: a sequence over half a group's memory keeps that group for
 // itself, so its spare memory costs either micro-batches or extra
 // all-to-all for the sequences that fill it.
+// Every plan runs a given sequence at one of its sizes: with it pinned at
+// size j (its GPU-ms, memory and crowding at j, T >= its time there) the LP
+// bounds the plans that do so, and the least over j bounds them all.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -42,10 +45,17 @@ int crowd_level(double tokens, double capacity) {
   return tokens > capacity ? -1 : level;
 }
 
+/// One sequence held at one size in the LP (pinned < 0: none).
+struct Pin {
+  int sequence = -1;
+  int size_index = 0;
+};
+
 /// The LP with M in [lower, upper]; its optimum and M there (-inf when the
 /// LP did not finish).
 std::pair<double, double> solve_group_lp(const Instance& in, SolverBackend backend,
-                                         Clock::time_point deadline, double lower, double upper) {
+                                         Clock::time_point deadline, double lower, double upper,
+                                         Pin pin = {}) {
   const int n = in.num_sequences();
   const ScatterCoefficients& c = *in.coefficients;
   const double g = in.gpus;
@@ -57,6 +67,10 @@ std::pair<double, double> solve_group_lp(const Instance& in, SolverBackend backe
   for (int i = 0; i < n; ++i) {
     const double s = in.tokens[i];
     quadratic_gpu_ms += c.quadratic_ms * s * s;
+    if (i == pin.sequence) {
+      slowest = std::max(slowest, in.work(i, pin.size_index));
+      continue;
+    }
     slowest = std::max(slowest, in.fastest_ms[i]);
     std::vector<int> signature(in.num_sizes);
     for (int j = 0; j < in.num_sizes; ++j) signature[j] = crowd_level(s, in.capacity_tokens[j]);
@@ -104,17 +118,30 @@ std::pair<double, double> solve_group_lp(const Instance& in, SolverBackend backe
     model.add_equal("tokens_" + std::to_string(index), all_tokens, b.tokens);
     ++index;
   }
-  model.add_less_equal("work", work, -quadratic_gpu_ms);
+  // The pinned sequence's linear GPU-ms, tokens and crowding at its size are
+  // constants.
+  double pinned_linear = 0;
+  double pinned_tokens = 0;
+  int pinned_level = 0;
+  if (pin.sequence >= 0) {
+    const int j = pin.size_index;
+    pinned_tokens = in.tokens[pin.sequence];
+    pinned_linear = (c.linear_ms + in.size[j] * c.alltoall_ms_per_token[j]) * pinned_tokens;
+    pinned_level = crowd_level(pinned_tokens, in.capacity_tokens[j]);
+  }
+  model.add_less_equal("work", work, -quadratic_gpu_ms - pinned_linear);
   model.add_greater_equal("slowest", {{t, 1.0}}, slowest);
   for (int j = 0; j < in.num_sizes; ++j) {
     const std::string tag = std::to_string(j);
+    const bool pinned_here = pin.sequence >= 0 && pin.size_index == j;
     memory[j].push_back({groups[j], -in.capacity_tokens[j]});
-    model.add_less_equal("memory_" + tag, memory[j], 0);
+    model.add_less_equal("memory_" + tag, memory[j], pinned_here ? -pinned_tokens : 0);
     // At most q + 1 sequences longer than capacity / (q + 2) per group.
     for (int q = 0; q < 3; ++q) {
-      if (crowd[j][q].empty()) continue;
+      const double pinned_count = pinned_here && pinned_level >= 3 - q ? 1 : 0;
+      if (crowd[j][q].empty() && pinned_count == 0) continue;
       crowd[j][q].push_back({groups[j], -(q + 1.0)});
-      model.add_less_equal("crowd_" + tag + "_" + std::to_string(q), crowd[j][q], 0);
+      model.add_less_equal("crowd_" + tag + "_" + std::to_string(q), crowd[j][q], -pinned_count);
     }
   }
   const std::optional<SolveResult> solved = solve_until(model, backend, 1e-6, deadline);
@@ -135,7 +162,40 @@ double group_lp_bound_ms(const Instance& in, SolverBackend backend, Clock::time_
   for (double t : in.tokens) tokens += t;
   const double fewest =
       std::max(1.0, std::ceil(tokens / (in.gpus * in.coefficients->token_capacity_per_gpu) - 1e-9));
-  const double relaxed = solve_group_lp(in, backend, deadline, fewest, kInfinity).first;
+  // The sequence whose size choice trades its own time against GPU-ms the
+  // most (lower_bound_ms's enumeration): every plan runs it at one of its
+  // sizes, so the least of the LPs with it pinned at each size is a bound.
+  double gpu_ms = 0;
+  for (double e : in.cheapest_gpu_ms) gpu_ms += e;
+  Pin pin;
+  double best_gain = 1e-9 * gpu_ms / in.gpus;
+  for (int i = 0; i < in.num_sequences(); ++i) {
+    double least = kInfinity;
+    for (int j = 0; j < in.num_sizes; ++j) {
+      const double w = in.work(i, j);
+      if (std::isfinite(w))
+        least = std::min(least, std::max((gpu_ms - in.cheapest_gpu_ms[i] + in.size[j] * w) / in.gpus, w));
+    }
+    const double gain = least - std::max(gpu_ms / in.gpus, in.fastest_ms[i]);
+    if (gain > best_gain) {
+      best_gain = gain;
+      pin.sequence = i;
+    }
+  }
+  double relaxed = -kInfinity;
+  if (pin.sequence < 0) {
+    relaxed = solve_group_lp(in, backend, deadline, fewest, kInfinity).first;
+  } else {
+    relaxed = kInfinity;
+    for (int j = 0; j < in.num_sizes && relaxed > -kInfinity; ++j) {
+      if (!std::isfinite(in.work(pin.sequence, j))) continue;
+      pin.size_index = j;
+      const double pinned = solve_group_lp(in, backend, deadline, fewest, kInfinity, pin).first;
+      // An infeasible pinned LP (+inf) only rules that size out; one that did
+      // not finish (-inf) makes the minimum unproven.
+      relaxed = std::min(relaxed, pinned);
+    }
+  }
   // An LP that reports no solution proves nothing here (a plan exists).
   if (!std::isfinite(relaxed)) return -kInfinity;
   // Fixing M at the whole numbers either side of the relaxed optimum (the LP

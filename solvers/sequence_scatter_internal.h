@@ -38,6 +38,11 @@ Instance make_instance(const std::vector<std::int64_t>& lengths, int gpus,
 /// Lower bound of scatter_lower_bound_ms for an instance.
 double lower_bound_ms(const Instance& instance);
 
+/// The pinned micro-batch bound (proof in sequence_scatter_pinned_bound.cpp):
+/// a slow sequence's micro-batch lasts its time while the other GPUs there
+/// hold at most K tokens each.
+double pinned_micro_batch_bound_ms(const Instance& instance);
+
 /// The constructive path: for a few micro-batch counts, packs sequences into
 /// groups under a common time cap found by bisection, then tightens each
 /// micro-batch alone. Returns a finalized plan (time_ms = +inf when nothing

@@ -1,0 +1,106 @@
+// The pinned micro-batch bound of sequence scattering. Proof of validity:
+// take any plan and one sequence i in it, at size p_j in micro-batch 1 with
+// r other micro-batches (T_m: micro-batch times, d: fixed_ms, e*_s: the
+// cheapest GPU-ms of sequence s, E = sum_s e*_s, w_j(s): its time at p_j).
+//  - Its group runs i and the set S2 of sequences sharing it one after
+//    another: T_1 - d >= w_j(i) + sum_S2 w_j(s).
+//  - The other sequences of micro-batch 1 (set S1) run on the G - p_j other
+//    GPUs: at most (G - p_j) K tokens, only sequences whose smallest size
+//    fits there; sum_S1 e*_s <= X1, the fractional knapsack of the densest
+//    (e*_s per token) such sequences.
+//  - The other micro-batches hold the rest: sum_{m>1} (T_m - d) >=
+//    (E - e*_i - sum_S1 e*_s - sum_S2 e*_s) / G, and at most r G K tokens,
+//    so S2 holds at least need2(r) = tokens - s_i - r G K - (G - p_j) K.
+//  - For s in S2, w_j(s) - e*_s / G >= rho_j s with rho_j the least
+//    (w_j(s) - e*_s / G) / s over all sequences (>= 0 as e*_s <= p_j w_j(s)).
+// Summing: step >= (1 + r) d + w_j(i) + (E - e*_i - X1) / G + rho_j need2(r).
+// Also step >= (1 + r) d + (p_j w_j(i) + E - e*_i) / G (all work over G).
+// The least over j and r of the larger of the two bounds every plan; any i
+// may be pinned, so the largest over the sequences tried is a bound. It sees
+// what a fluid bound misses: a long sequence's micro-batch lasts its time,
+// and the other GPUs there can hold only K tokens each to fill it.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "solvers/sequence_scatter_internal.h"
+
+namespace parplan::scatter_detail {
+
+namespace {
+
+// Sequences pinned in turn: the slowest ones (only a sequence whose own time
+// is a large share of the step gains; the cost is O(n) per size each).
+constexpr int kPinnedSequences = 8;
+
+}  // namespace
+
+double pinned_micro_batch_bound_ms(const Instance& in) {
+  const int n = in.num_sequences();
+  if (n == 0) return 0;
+  const ScatterCoefficients& c = *in.coefficients;
+  const double g = in.gpus;
+  const double k = c.token_capacity_per_gpu;
+  const double d = c.fixed_ms;
+  const double tokens = std::accumulate(in.tokens.begin(), in.tokens.end(), 0.0);
+  const double e_total = std::accumulate(in.cheapest_gpu_ms.begin(), in.cheapest_gpu_ms.end(), 0.0);
+
+  std::vector<int> smallest_size(n, in.gpus + 1);
+  std::vector<double> rho(in.num_sizes, kInfinity);
+  for (int s = 0; s < n; ++s) {
+    for (int j = in.num_sizes - 1; j >= 0; --j) {
+      const double w = in.work(s, j);
+      if (!std::isfinite(w)) continue;
+      smallest_size[s] = std::min(smallest_size[s], in.size[j]);
+      rho[j] = std::min(rho[j], (w - in.cheapest_gpu_ms[s] / g) / in.tokens[s]);
+    }
+  }
+  std::vector<int> densest(n);
+  std::iota(densest.begin(), densest.end(), 0);
+  std::sort(densest.begin(), densest.end(), [&](int x, int y) {
+    return in.cheapest_gpu_ms[x] * in.tokens[y] > in.cheapest_gpu_ms[y] * in.tokens[x];
+  });
+  std::vector<int> slowest(n);
+  std::iota(slowest.begin(), slowest.end(), 0);
+  const int tried = std::min(n, kPinnedSequences);
+  std::partial_sort(slowest.begin(), slowest.begin() + tried, slowest.end(),
+                    [&](int x, int y) { return in.fastest_ms[x] > in.fastest_ms[y]; });
+
+  double best = 0;
+  for (int t = 0; t < tried; ++t) {
+    const int i = slowest[t];
+    const double rest_tokens = tokens - in.tokens[i];
+    const double rest_e = e_total - in.cheapest_gpu_ms[i];
+    double least = kInfinity;
+    for (int j = 0; j < in.num_sizes; ++j) {
+      const double w = in.work(i, j);
+      if (!std::isfinite(w)) continue;
+      const int free_gpus = in.gpus - in.size[j];
+      // X1: the densest sequences that fit on the free GPUs, fractionally.
+      double room = free_gpus * k;
+      double x1 = 0;
+      for (int s : densest) {
+        if (room <= 0) break;
+        if (s == i || smallest_size[s] > free_gpus) continue;
+        const double take = std::min(room, in.tokens[s]);
+        x1 += in.cheapest_gpu_ms[s] * take / in.tokens[s];
+        room -= take;
+      }
+      const double all_work = (in.size[j] * w + rest_e) / g;
+      const double spare = in.capacity_tokens[j] - in.tokens[i];
+      const double outside = rest_tokens - free_gpus * k;  // tokens beyond micro-batch 1's free GPUs
+      const double r_min = std::max(0.0, std::ceil((outside - spare) / (g * k) - 1e-9));
+      const double r_max = std::max(r_min, std::ceil(outside / (g * k) - 1e-9));
+      for (double r = r_min; r <= r_max; r += 1) {
+        const double need2 = std::max(0.0, outside - r * g * k);
+        if (need2 > spare * (1 + 1e-12)) continue;
+        const double own = w + (rest_e - x1) / g + rho[j] * need2;
+        least = std::min(least, (1 + r) * d + std::max(own, all_work));
+      }
+    }
+    if (std::isfinite(least)) best = std::max(best, least);
+  }
+  return best * (1 - 1e-12);
+}
+
+}  // namespace parplan::scatter_detail

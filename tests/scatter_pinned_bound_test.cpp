@@ -1,0 +1,88 @@
+// The pinned micro-batch bound and the group-count LP with its slowest
+// sequence pinned never exceed the brute-force optimum on random tiny steps
+// with one long sequence (the case both were added for), and the pinned
+// bound beats the fluid bound (M d + max(GPU-ms / G, slowest)) on some.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "solvers/sequence_scatter.h"
+#include "solvers/sequence_scatter_internal.h"
+#include "tests/scatter_brute_force.h"
+
+namespace parplan {
+namespace {
+
+struct Step {
+  ScatterCoefficients c;
+  std::vector<std::int64_t> lengths;
+  int gpus = 4;
+};
+
+// 4 or 8 GPUs, all-to-all costs that need not fall with p, one sequence
+// that needs a large group, the others short enough to fill small ones.
+Step long_tail_step(unsigned seed) {
+  std::mt19937 rng(seed);
+  Step t;
+  t.gpus = seed % 2 == 0 ? 4 : 8;
+  t.c.quadratic_ms = 1e-3 * (rng() % 5);
+  t.c.linear_ms = 0.1 + 0.1 * (rng() % 5);
+  t.c.fixed_ms = (rng() % 4) * 20.0;
+  t.c.group_sizes = {1, 2, 4};
+  t.c.alltoall_ms_per_token = {0, 0.05 * (rng() % 4), 0.05 * (rng() % 6)};
+  if (t.gpus == 8) {
+    t.c.group_sizes.push_back(8);
+    t.c.alltoall_ms_per_token.push_back(0.05 * (rng() % 6));
+  }
+  t.c.token_capacity_per_gpu = 100 + rng() % 200;
+  const double k = t.c.token_capacity_per_gpu;
+  // The long one: more than one GPU's memory, at most the largest group's.
+  const double largest = k * t.c.group_sizes.back();
+  t.lengths.push_back(static_cast<std::int64_t>(k * 1.1 + (largest - k * 1.1) * (rng() % 1000) / 1000.0));
+  const int n = 2 + static_cast<int>(rng() % (t.gpus == 4 ? 4 : 3));
+  for (int i = 1; i < n; ++i)
+    t.lengths.push_back(
+        std::max<std::int64_t>(1, static_cast<std::int64_t>(k * (0.1 + 0.9 * (rng() % 1000) / 1000.0))));
+  return t;
+}
+
+double fluid_bound_ms(const scatter_detail::Instance& in) {
+  double tokens = 0, gpu_ms = 0, slowest = 0;
+  for (int i = 0; i < in.num_sequences(); ++i) {
+    tokens += in.tokens[i];
+    gpu_ms += in.cheapest_gpu_ms[i];
+    slowest = std::max(slowest, in.fastest_ms[i]);
+  }
+  const double fewest =
+      std::max(1.0, std::ceil(tokens / (in.gpus * in.coefficients->token_capacity_per_gpu)));
+  return fewest * in.coefficients->fixed_ms + std::max(gpu_ms / in.gpus, slowest);
+}
+
+TEST(ScatterPinnedBound, NeverExceedsTheBruteForceOptimum) {
+  int above_fluid = 0;
+  int lp_finished = 0;
+  constexpr unsigned kSeeds = 60;
+  for (unsigned seed = 0; seed < kSeeds; ++seed) {
+    const Step t = long_tail_step(seed);
+    const double optimum = test::brute_force_step_ms(t.lengths, t.gpus, t.c);
+    ASSERT_TRUE(std::isfinite(optimum)) << "seed " << seed;
+    const scatter_detail::Instance in = scatter_detail::make_instance(t.lengths, t.gpus, t.c);
+    const double pinned = scatter_detail::pinned_micro_batch_bound_ms(in);
+    EXPECT_LE(pinned, optimum * (1 + 1e-9)) << "seed " << seed;
+    EXPECT_LE(scatter_lower_bound_ms(t.lengths, t.gpus, t.c), optimum * (1 + 1e-9)) << "seed " << seed;
+    above_fluid += pinned > fluid_bound_ms(in) * (1 + 1e-6) ? 1 : 0;
+    for (SolverBackend backend : {SolverBackend::kCbc, SolverBackend::kGlpk}) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      const double lp = scatter_detail::group_lp_bound_ms(in, backend, deadline);
+      EXPECT_LE(lp, optimum * (1 + 1e-9)) << backend_name(backend) << " seed " << seed;
+      lp_finished += std::isfinite(lp) ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(lp_finished, 2 * static_cast<int>(kSeeds));  // every LP finished
+  EXPECT_GT(above_fluid, 0);                             // and the pin tightened some bound
+}
+
+}  // namespace
+}  // namespace parplan
