@@ -200,6 +200,8 @@ std::vector<FitRun> read_run_csv(const std::string& path, const ClusterSpec& clu
                                          "pp",
                                          "vp",
                                          "cp",
+                                         "ep",
+                                         "etp",
                                          "sp",
                                          "mbs",
                                          "zero",
