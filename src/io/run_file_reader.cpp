@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cost/step_cost.h"
+#include "src/emit/engine_capabilities.h"
 #include "src/io/input_error.h"
 #include "src/io/input_limits.h"
 #include "src/io/job_loader.h"
@@ -27,13 +28,15 @@ int int_or_best(const YamlFields& f, const char* key, bool* best) {
 }
 
 ParallelConfig read_run_config(const YamlFields& f, FitRun& run) {
-  f.allow_only({"tp", "pp", "vp", "cp", "sp", "mbs", "zero", "recompute", "recompute_layers", "attention",
-                "overlap_grad_reduce", "overlap_p2p"});
+  f.allow_only({"tp", "pp", "vp", "cp", "ep", "etp", "sp", "mbs", "zero", "recompute", "recompute_layers",
+                "attention", "overlap_grad_reduce", "overlap_p2p"});
   ParallelConfig c;
   c.tp = f.positive_int("tp", 1);
   c.pp = f.positive_int("pp", 1);
   c.vp = int_or_best(f, "vp", &run.best_vp);
   c.cp = f.positive_int("cp", 1);
+  c.ep = f.positive_int("ep", 1);
+  c.etp = f.positive_int("etp", 1);
   c.mbs = int_or_best(f, "mbs", &run.best_mbs);
   c.zero = static_cast<int>(f.number_in("zero", 0, 3, 0));
   c.sp = f.boolean("sp", false);
@@ -84,7 +87,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   YamlFields f(node, where);
   f.allow_only({"name", "model", "gpus", "gbs", "seq", "precision", "config", "measured", "step_s",
                 "peak_memory_gib", "source", "notes", "assumed", "gpu", "attention_kernel",
-                "fused_elementwise"});
+                "fused_elementwise", "engine", "moe_imbalance", "category"});
   FitRun run;
   run.name = f.text("name", where);
   run.source = f.text("source", default_source);
@@ -100,16 +103,37 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   run.job.gbs = f.positive_int("gbs");
   run.job.seq = f.positive_int("seq");
   run.job.precision = parse_precision(f.text("precision", "bf16"), where + ": field 'precision'");
+  // `engine:` sets the recipe inputs the engine fixes (gradient-reduction
+  // dtype and schedule, loss kernel, ZeRO-3 shard unit, context-parallel
+  // exchange, attention kernel), as `plan --engine` does; without it a run
+  // keeps the JobSpec defaults.
+  if (f.has("engine")) {
+    const EngineRecipe recipe = engine_recipe_defaults(
+        parse_engine_selection(f.text("engine"), (where + ": field 'engine'").c_str()));
+    run.job.grad_reduce = recipe.grad_reduce;
+    run.job.cross_entropy = recipe.cross_entropy;
+    run.job.selective_checkpoint = recipe.selective_checkpoint;
+    run.job.cp_exchange = recipe.cp_exchange;
+    run.job.partition_activations = recipe.partition_activations;
+    run.job.shard_unit = recipe.shard_unit;
+    run.job.grad_sync = recipe.grad_sync;
+    run.job.attention_kernel = recipe.attention_kernel;
+  }
   // The engine's attention kernel (cost/attention_kernels.h) and whether it
   // fuses element-wise operators (eager PyTorch does not).
-  const std::string kernel = f.text("attention_kernel", "profile");
-  if (kernel != "profile" && kernel != "fa2" && kernel != "fa3" && kernel != "cudnn")
-    f.fail("attention_kernel", "must be profile, fa2, fa3 or cudnn");
-  run.job.attention_kernel = kernel == "fa2"     ? AttentionKernel::kFlash2
-                             : kernel == "fa3"   ? AttentionKernel::kFlash3
-                             : kernel == "cudnn" ? AttentionKernel::kCudnn
-                                                 : AttentionKernel::kProfile;
+  if (f.has("attention_kernel") || !f.has("engine")) {
+    const std::string kernel = f.text("attention_kernel", "profile");
+    if (kernel != "profile" && kernel != "fa2" && kernel != "fa3" && kernel != "cudnn")
+      f.fail("attention_kernel", "must be profile, fa2, fa3 or cudnn");
+    run.job.attention_kernel = kernel == "fa2"     ? AttentionKernel::kFlash2
+                               : kernel == "fa3"   ? AttentionKernel::kFlash3
+                               : kernel == "cudnn" ? AttentionKernel::kCudnn
+                                                   : AttentionKernel::kProfile;
+  }
   run.job.fused_elementwise = f.boolean("fused_elementwise", true);
+  // MoE: the busiest expert-parallel rank's load over the mean (1 = balanced,
+  // as benchmarks that force-balance routing state); absent: the model's default.
+  run.job.moe_imbalance = f.number_in("moe_imbalance", 1.0, 1e3, 0.0);
   run.config = f.has("config") ? read_run_config(f.child("config"), run) : ParallelConfig{};
   run.config.gbs = run.job.gbs;
   run.config.dp =
@@ -176,6 +200,8 @@ std::vector<FitRun> read_run_csv(const std::string& path, const ClusterSpec& clu
                                          "pp",
                                          "vp",
                                          "cp",
+                                         "ep",
+                                         "etp",
                                          "sp",
                                          "mbs",
                                          "zero",

@@ -1,0 +1,88 @@
+// Held-out validation: predicts published runs parplan was not calibrated on
+// (calibration/heldout-published-runs.yaml) with a shipped profile, fitting
+// nothing, and prints each run's step-time error and the mean and max per
+// category (docs/calibrate.md, "Held-out published runs").
+// Usage: heldout_bench [RUN_FILE] [PROFILE]
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "solvers/fit_run.h"
+#include "src/io/cluster_loader.h"
+#include "src/io/data_paths.h"
+#include "src/io/input_error.h"
+#include "src/io/run_file_reader.h"
+#include "src/io/yaml_fields.h"
+
+namespace {
+struct Tally {
+  double sum = 0, worst = 0;
+  int count = 0;
+  void add(double error) {
+    sum += std::fabs(error);
+    worst = std::fmax(worst, std::fabs(error));
+    ++count;
+  }
+};
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace parplan;
+  try {
+    const std::string path =
+        argc > 1 ? argv[1] : (data_dir() / "calibration/heldout-published-runs.yaml").string();
+    const ClusterSpec cluster = load_cluster(argc > 2 ? argv[2] : "dgx-h100");
+    const std::vector<FitRun> runs = read_run_yaml(path, cluster);
+    const YAML::Node nodes = load_yaml_file(path)["runs"];
+    // Second tally: only runs on the hardware the profile describes (without
+    // the h100-500w tag: torchtitan's 500 W HBM2e H100s are slower).
+    std::map<std::string, Tally> by_category, same_hardware;
+    Tally all, all_same_hardware;
+    std::printf("%-36s %-32s %6s %4s %4s %10s %10s %8s\n", "run", "categories", "gpus", "vp", "mbs",
+                "measured_s", "predicted_s", "error");
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const FitRun& run = runs[i];
+      const RunPrediction p = predict_run(run, cluster);
+      // Positive: parplan predicts a longer step than measured (too slow).
+      const double error = (p.step_s - run.measured_step_s) / run.measured_step_s;
+      std::string tags;
+      bool other_hardware = false;
+      for (const auto& tag : nodes[i]["category"]) {
+        const std::string t = tag.as<std::string>();
+        tags += (tags.empty() ? "" : ",") + t;
+        by_category[t].add(error);
+        other_hardware = other_hardware || t == "h100-500w";
+      }
+      all.add(error);
+      if (!other_hardware) {
+        all_same_hardware.add(error);
+        for (const auto& tag : nodes[i]["category"]) same_hardware[tag.as<std::string>()].add(error);
+      }
+      std::printf("%-36s %-32s %6d %4d %4d %10.3f %10.3f %+7.1f%%%s\n", run.name.c_str(), tags.c_str(),
+                  run.job.gpus, p.vp, p.mbs, run.measured_step_s, p.step_s, 100 * error,
+                  p.fits ? "" : " (OOM)");
+    }
+    std::printf("\n%-12s %5s %10s %10s   %s\n", "category", "runs", "mean|err|", "max|err|",
+                "without h100-500w: runs mean max");
+    const auto row = [](const char* tag, const Tally& t, const Tally& s) {
+      std::printf("%-12s %5d %9.1f%% %9.1f%%", tag, t.count, 100 * t.sum / t.count, 100 * t.worst);
+      if (s.count > 0)
+        std::printf("   %5d %9.1f%% %9.1f%%\n", s.count, 100 * s.sum / s.count, 100 * s.worst);
+      else
+        std::printf("   %5d %10s %10s\n", 0, "-", "-");
+    };
+    for (const auto& [tag, t] : by_category) row(tag.c_str(), t, same_hardware[tag]);
+    row("all", all, all_same_hardware);
+    std::printf("goal (issue 14): mean <= 5%%, max <= 10%% per category\n");
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "internal error: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}
