@@ -308,6 +308,10 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& toml
   run["seq"] = seq;
   run["precision"] = fp8 ? "fp8" : "bf16";
   run["config"] = config;
+  // torchtitan's recipe: per-layer FSDP units, fp32 gradient reduction, its
+  // grad-sync schedule and context-parallel all-gather, as `plan --engine
+  // torchtitan` costs them.
+  run["engine"] = "torchtitan";
   // tps = tokens of one data-parallel rank / (window seconds x tp*cp*pp)
   // (torchtitan metrics.py): gbs * seq / world tokens per device per step.
   run["step_s"] = static_cast<double>(gbs) * seq / (static_cast<double>(world) * median_tps);
