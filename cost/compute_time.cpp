@@ -131,6 +131,7 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
 
   LayerComputeTimes times;
   times.attention_forward_s = attention_forward_s;
+  times.gemm_forward_s = gemm_s;
   times.forward_s =
       gemm_s + attention_forward_s + elementwise_s + casts.forward_s + device.layer_overhead_s / 3.0;
   times.backward_s = 2.0 * gemm_s + attention_backward_s + 2.0 * elementwise_s + casts.backward_s +

@@ -36,6 +36,9 @@ struct LayerComputeTimes {
   /// The attention core alone (scores, softmax, dropout, times V) in the
   /// forward pass: what selective recomputation repeats.
   double attention_forward_s = 0;
+  /// The linear layers' GEMMs of the forward pass (backward: twice): what
+  /// Transformer Engine's userbuffers overlap tp traffic with.
+  double gemm_forward_s = 0;
 };
 
 /// The fp8 cast kernels of one layer and micro-batch (zero unless

@@ -9,6 +9,7 @@
 #include "cost/moe_dispatch.h"
 #include "cost/overlap.h"
 #include "cost/step_internal.h"
+#include "cost/tp_comm_overlap.h"
 
 namespace parplan::detail {
 
@@ -27,6 +28,14 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
     const double one = all_reduce_s(cluster, span, 2.0 * tokens * model.hidden);
     comm.tp_forward_s = 2.0 * one;
     comm.tp_backward_s = 2.0 * one;
+    if (tp_comm_overlapped(job, c)) {
+      // Userbuffers pipeline each all-gather / reduce-scatter with the GEMM
+      // that consumes or produces it (forward: QKV, projection, FC1, FC2;
+      // backward: their data- and weight-gradient GEMMs, twice the work).
+      const double slowdown = cluster.device.overlap_compute_slowdown;
+      comm.tp_forward_s = exposed_after_overlap_s(comm.tp_forward_s, times.gemm_forward_s, slowdown);
+      comm.tp_backward_s = exposed_after_overlap_s(comm.tp_backward_s, 2.0 * times.gemm_forward_s, slowdown);
+    }
     // DeepSpeed's checkpointing gathers the split layer input over tp
     // (activation_checkpointing/checkpointing.py get_full_inputs).
     if (partitions_checkpoints(job, c))

@@ -319,5 +319,27 @@ TEST(EmitMegatron, PrecisionAwareOptimizerFlag) {
   EXPECT_EQ(joined(megatron_check(l.megatron, 64, l.env)), "");
 }
 
+// Costed as overlapped, emitted as such; without sp (which it requires) it
+// is neither.
+TEST(EmitMegatron, TpCommOverlapFlagFollowsTheCostedConfig) {
+  Plan plan = llama3_70b_on_64_h100();
+  plan.job.tp_comm_overlap = true;
+  {
+    TempDir dir;
+    const Launch l = emit_and_run(plan, dir, {{"NNODES", "8"}});
+    ASSERT_EQ(l.run.rc, 0) << l.run.output;
+    EXPECT_TRUE(l.megatron.has("--tp-comm-overlap"));
+    EXPECT_EQ(joined(megatron_check(l.megatron, 64, l.env)), "");
+  }
+  plan.config.sp = false;
+  {
+    TempDir dir;
+    const Launch l = emit_and_run(plan, dir, {{"NNODES", "8"}});
+    ASSERT_EQ(l.run.rc, 0) << l.run.output;
+    EXPECT_FALSE(l.megatron.has("--tp-comm-overlap"));
+    EXPECT_EQ(joined(megatron_check(l.megatron, 64, l.env)), "");
+  }
+}
+
 }  // namespace
 }  // namespace parplan::emit_test

@@ -163,6 +163,11 @@ struct JobSpec {
   /// keeps only the 16 low bits of each fp32 master weight (the high 16 are
   /// the bf16 parameter), 2 bytes instead of 4.
   bool precision_aware_optimizer = false;
+  /// Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers): with
+  /// sequence parallelism each tp all-gather and reduce-scatter is pipelined
+  /// with the linear layer's GEMM beside it, so it costs only what outlasts
+  /// those GEMMs (cost/overlap.h). Applies to configs with tp > 1 and sp.
+  bool tp_comm_overlap = false;
   /// MoE: load of the busiest expert-parallel rank over the mean (max/mean,
   /// from routing statistics); 0 = the cost model's default for the
   /// model's balancing scheme (cost/moe.h).

@@ -68,6 +68,9 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   app.add_flag("--precision-aware-optimizer", f.precision_aware_optimizer,
                "Megatron-LM's --use-precision-aware-optimizer: bf16 plans keep 2-byte master remainders "
                "(Adam states 10 bytes per parameter instead of 12); megatron, zero 1 only");
+  app.add_flag("--tp-comm-overlap", f.tp_comm_overlap,
+               "Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers): with --sp, tp traffic "
+               "overlaps the linear layers' GEMMs; megatron only");
   app.add_option("--cross-entropy", f.cross_entropy,
                  "fused | eager: the loss kernel, which sets the logits' memory (default: the engine's; "
                  "fused for Megatron-LM, eager fp32-upcast for torchtitan)");
@@ -174,6 +177,7 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   recipe.cross_entropy = f.cross_entropy.empty() ? request.cross_entropy : f.cross_entropy;
   recipe.grad_sync = f.grad_sync.empty() ? request.grad_sync : f.grad_sync;
   recipe.precision_aware_optimizer = f.precision_aware_optimizer || request.precision_aware_optimizer;
+  recipe.tp_comm_overlap = f.tp_comm_overlap || request.tp_comm_overlap;
   apply_recipe_flags(recipe, out.job);
   out.engine = recipe.engine;
   out.file_config = request.config;

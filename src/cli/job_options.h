@@ -29,6 +29,7 @@ struct JobFlags {
   /// Recipe inputs: --grad-reduce-dtype fp32|bf16, --cross-entropy fused|eager.
   std::string grad_reduce_dtype, cross_entropy, grad_sync;
   bool precision_aware_optimizer = false;
+  bool tp_comm_overlap = false;
   /// Expert-parallel and expert tensor-parallel sizes (MoE models).
   std::optional<int> ep, etp;
   /// MoE: max/mean load of the busiest expert-parallel rank (routing statistics).
@@ -72,6 +73,7 @@ struct RecipeChoice {
   std::string engine = "any";
   std::string grad_reduce_dtype, cross_entropy, grad_sync;
   bool precision_aware_optimizer = false;
+  bool tp_comm_overlap = false;
 };
 /// Sets the recipe inputs (gradient-reduction dtype, loss kernel) from
 /// `choice`, or from the engine's defaults where it names an engine and

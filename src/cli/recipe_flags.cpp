@@ -27,6 +27,11 @@ void apply_recipe_flags(const RecipeChoice& f, JobSpec& job) {
           "--precision-aware-optimizer keeps 2-byte master remainders only under bf16 or fp8; "
           "drop it or use --precision bf16");
   }
+  job.tp_comm_overlap = f.tp_comm_overlap;
+  if (f.tp_comm_overlap && !engines.any && engines.engines[0] != Engine::kMegatron)
+    throw InputError(
+        "--tp-comm-overlap is Megatron-LM's (Transformer Engine userbuffers); use it with --engine "
+        "megatron (or any)");
   job.grad_sync = defaults.grad_sync;
   job.attention_kernel = defaults.attention_kernel;
   if (!f.grad_sync.empty()) {

@@ -364,6 +364,7 @@ const char* capability_problem(const EngineCapabilities& e, const ModelSpec& mod
   if (job.precision == Precision::kFp8 && !e.fp8) return "no fp8";
   if (job.precision == Precision::kFp16 && !e.fp16) return "no fp16";
   if (job.optimizer == Optimizer::kSgd && !e.sgd) return "no SGD";
+  if (job.tp_comm_overlap && !e.tp_comm_overlap) return "no tp communication overlap";
   if (job.precision_aware_optimizer) {
     if (!e.precision_aware_optimizer) return "no precision-aware optimizer";
     if (job.optimizer != Optimizer::kAdam) return "the precision-aware optimizer is Adam only";

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cost/memory.h"
+#include "cost/tp_comm_overlap.h"
 #include "src/emit/emit_internal.h"
 
 namespace parplan::emit_detail {
@@ -195,6 +196,9 @@ std::vector<std::string> megatron_args(const Plan& plan) {
   if (c.zero >= 1) a.flag("--use-distributed-optimizer");
   // 2-byte master remainders (the plan was costed with them).
   if (plan.job.precision_aware_optimizer) a.flag("--use-precision-aware-optimizer");
+  // Costed as overlapped only with tp > 1 and sp (validate_args asserts sp,
+  // arguments.py:855-856 at core_r0.13.0).
+  if (tp_comm_overlapped(plan.job, c)) a.flag("--tp-comm-overlap");
   if (megatron_uses_fsdp(plan)) {
     // Megatron FSDP as core_r0.13.0 spells it (arguments.py:2356-2361,
     // validate_args :646-660): --use-custom-fsdp beside the distributed

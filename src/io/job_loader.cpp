@@ -117,7 +117,7 @@ JobRequest load_job_file(const std::string& path) {
     YamlFields f(root, path);
     f.allow_only({"model", "cluster", "gpus", "nodes", "gbs", "seq", "precision", "optimizer", "constraints",
                   "config", "name", "description", "engine", "grad_reduce_dtype", "cross_entropy",
-                  "grad_sync", "precision_aware_optimizer", "memory_headroom"});
+                  "grad_sync", "precision_aware_optimizer", "tp_comm_overlap", "memory_headroom"});
     JobRequest r;
     r.model = f.text("model", "");
     r.cluster = f.text("cluster", "");
@@ -138,6 +138,7 @@ JobRequest load_job_file(const std::string& path) {
       r.grad_sync = f.choice("grad_sync", {"every-micro-batch", "last-micro-batch", "after-backward"});
     if (f.has("precision_aware_optimizer"))
       r.precision_aware_optimizer = f.boolean("precision_aware_optimizer", false);
+    if (f.has("tp_comm_overlap")) r.tp_comm_overlap = f.boolean("tp_comm_overlap", false);
     if (f.has("memory_headroom")) r.memory_headroom = f.text("memory_headroom");
     if (f.has("constraints")) {
       const YamlFields c = f.child("constraints");

@@ -26,6 +26,7 @@ struct JobRequest {
   /// empty when the file does not give them).
   std::string engine, grad_reduce_dtype, cross_entropy, grad_sync;
   bool precision_aware_optimizer = false;
+  bool tp_comm_overlap = false;
   std::optional<std::string> memory_headroom;
 };
 

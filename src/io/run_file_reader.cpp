@@ -85,9 +85,26 @@ void check_run_expressible(const FitRun& run, const ClusterSpec& cluster, const 
 FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const ClusterSpec& cluster,
                       const std::string& where, const std::string& default_source) {
   YamlFields f(node, where);
-  f.allow_only({"name", "model", "gpus", "gbs", "seq", "precision", "config", "measured", "step_s",
-                "peak_memory_gib", "source", "notes", "assumed", "gpu", "attention_kernel",
-                "fused_elementwise", "engine", "moe_imbalance", "category"});
+  f.allow_only({"name",
+                "model",
+                "gpus",
+                "gbs",
+                "seq",
+                "precision",
+                "config",
+                "measured",
+                "step_s",
+                "peak_memory_gib",
+                "source",
+                "notes",
+                "assumed",
+                "gpu",
+                "attention_kernel",
+                "fused_elementwise",
+                "engine",
+                "moe_imbalance",
+                "category",
+                "tp_comm_overlap"});
   FitRun run;
   run.name = f.text("name", where);
   run.source = f.text("source", default_source);
@@ -134,6 +151,8 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   // MoE: the busiest expert-parallel rank's load over the mean (1 = balanced,
   // as benchmarks that force-balance routing state); absent: the model's default.
   run.job.moe_imbalance = f.number_in("moe_imbalance", 1.0, 1e3, 0.0);
+  // Megatron-LM's --tp-comm-overlap (NeMo's performance recipes turn it on).
+  run.job.tp_comm_overlap = f.boolean("tp_comm_overlap", false);
   run.config = f.has("config") ? read_run_config(f.child("config"), run) : ParallelConfig{};
   run.config.gbs = run.job.gbs;
   run.config.dp =

@@ -42,7 +42,9 @@ inline const std::set<std::string>& megatron_known_flags() {
       "--rotary-base", "--rotary-percent", "--use-rope-scaling", "--rope-scaling-factor", "--norm-epsilon",
       "--openai-gelu", "--add-qkv-bias", "--qk-layernorm", "--attention-dropout", "--hidden-dropout",
       "--overlap-param-gather", "--use-precision-aware-optimizer", "--weight-decay", "--adam-beta1",
-      "--adam-beta2", "--adam-eps"};
+      "--adam-beta2", "--adam-eps",
+      // arguments.py:1811 (core_r0.13.0).
+      "--tp-comm-overlap"};
   return flags;
 }
 
@@ -123,6 +125,9 @@ inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
     fail(!a.has("--recompute-num-layers"), "full recompute needs recompute_num_layers");
   }
   fail(a.has("--sequence-parallel") && tp <= 1, "Cannot use sequence parallelism without tensor parallelism");
+  // arguments.py:855-856 (core_r0.13.0).
+  fail(a.has("--tp-comm-overlap") && !a.has("--sequence-parallel"),
+       "Tensor parallel communication/GEMM overlap can happen only when sequence parallelism is enabled");
   // arguments.py:594-598 (core_r0.13.0).
   fail(a.has("--overlap-param-gather") && !a.has("--use-distributed-optimizer"),
        "--overlap-param-gather only supported with distributed optimizer");
