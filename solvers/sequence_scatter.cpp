@@ -294,6 +294,12 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
     ScatterPlan split = split_path(in, lengths, deadline);
     if (split.time_ms < best.time_ms) best = std::move(split);
   }
+  // The slowest sequences packed apart: the common time cap fills their
+  // micro-batches with short sequences that pay cross-node all-to-alls.
+  if (Clock::now() < deadline) {
+    ScatterPlan apart = long_split_path(in, lengths, deadline);
+    if (apart.time_ms < best.time_ms) best = std::move(apart);
+  }
   best = local_search(in, lengths, best, deadline);
 
   if (want_lp && !std::isfinite(lp_bound) && gap_of(best.time_ms, bound) > options.relative_gap &&
