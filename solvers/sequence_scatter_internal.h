@@ -60,6 +60,12 @@ ScatterPlan pack_items(const Instance& instance, const std::vector<std::int64_t>
 ScatterPlan split_path(const Instance& instance, const std::vector<std::int64_t>& lengths,
                        Clock::time_point deadline);
 
+/// The slowest sequences packed apart into a few micro-batches, the rest
+/// into the others (sequence_scatter_long_split.cpp). Finalized; time_ms =
+/// +inf when nothing fits.
+ScatterPlan long_split_path(const Instance& instance, const std::vector<std::int64_t>& lengths,
+                            Clock::time_point deadline);
+
 /// Moves single sequences between groups while the step time falls
 /// (sequence_scatter_local.cpp). Returns the better of `plan` and the result.
 ScatterPlan local_search(const Instance& instance, const std::vector<std::int64_t>& lengths,
@@ -68,6 +74,22 @@ ScatterPlan local_search(const Instance& instance, const std::vector<std::int64_
 /// The group-count LP bound (proof in sequence_scatter_group_lp.cpp); -inf
 /// when the LP did not finish by `deadline`.
 double group_lp_bound_ms(const Instance& instance, SolverBackend backend, Clock::time_point deadline);
+
+/// Knobs of the duration-level LP: how many of the slowest sequences are
+/// items of their own, the length ratio within a bucket, and the grid of
+/// level thresholds (ratio, span below the slowest time, merge tolerance).
+struct LevelLpOptions {
+  int single_sequences = 16;
+  double bucket_ratio = 1.3;
+  double grid_ratio = 1.15;
+  double grid_span = 8;
+  double merge_ratio = 0.01;
+};
+
+/// The duration-level LP bound (proof in sequence_scatter_level_lp.cpp);
+/// -inf when the LP did not finish by `deadline`.
+double level_lp_bound_ms(const Instance& instance, SolverBackend backend, Clock::time_point deadline,
+                         const LevelLpOptions& options = {});
 
 struct MilpOutcome {
   bool ran = false;
