@@ -62,13 +62,13 @@ int run_check(const CheckFlags& flags) {
     out << "config   " << config_line(config) << "\n";
     out << "optimum  " << config_line(optimum_config) << "\n\n";
     char line[200];
+    char gap_text[40] = "n/a (does not fit)";
+    if (fits) std::snprintf(gap_text, sizeof gap_text, "%.1f %%", gap_percent);
     std::snprintf(line, sizeof line, "step time %.3f s   optimum %.3f s   gap %s\n", cost.time.step_s,
-                  optimum_s,
-                  fits ? (std::to_string(std::round(gap_percent * 100) / 100).substr(0, 6) + " %").c_str()
-                       : "n/a (does not fit)");
+                  optimum_s, gap_text);
     out << line;
     if (flags.max_gap_percent) {
-      std::snprintf(line, sizeof line, "%s: %s (max gap %.2f %%)\n", pass ? "PASS" : "FAIL",
+      std::snprintf(line, sizeof line, "%s: %s (max gap %g %%)\n", pass ? "PASS" : "FAIL",
                     !fits
                         ? "the config does not fit in memory"
                         : (pass ? "within the allowed gap" : "slower than the optimum by more than allowed"),
