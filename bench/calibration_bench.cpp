@@ -43,13 +43,14 @@ int main(int argc, char** argv) {
                 100 * worst);
     // A diagnosis, not a target: DeepSpeed's 2021 ZeRO-3 settings are not
     // published, so the file gives each run with and without overlap.
-    std::printf("\nZeRO-3 without model parallelism (calibration/narayanan2021-table2-zero3.yaml), step time:\n");
+    std::printf(
+        "\nZeRO-3 without model parallelism (calibration/narayanan2021-table2-zero3.yaml), step time:\n");
     std::printf("%-38s %10s %10s %7s\n", "run", "published", "predicted", "error");
     for (const auto& run :
          load_validation_runs((data_dir() / "calibration/narayanan2021-table2-zero3.yaml").string())) {
       const ValidationResult r = predict_validation_run(run);
-      std::printf("%-38s %9.2fs %9.2fs %+6.1f%%\n", run.name.c_str(), run.published_step_s, r.predicted_step_s,
-                  100 * r.error);
+      std::printf("%-38s %9.2fs %9.2fs %+6.1f%%\n", run.name.c_str(), run.published_step_s,
+                  r.predicted_step_s, 100 * r.error);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "calibration_bench: %s\n", e.what());
