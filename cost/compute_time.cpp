@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cost/attention_kernels.h"
+#include "cost/cp_merge_passes.h"
 #include "cost/mla.h"
 
 namespace parplan {
@@ -125,6 +126,15 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
     attention_backward_s = 2.0 * batched + scores_s;
   }
   const double elementwise_s = memory_bound_s(device, kActivationBytes * elements);
+  // Transformer Engine's ring runs each KV block as its own kernel and then
+  // merges: the partial outputs by their log-sum-exp, the per-block dQ and
+  // dKV into the rank's gradients, all memory-bound on the compute stream.
+  // PyTorch's all-gather variant (torchtitan) merges differently; not
+  // counted here.
+  CpMergeBytes merge;
+  if (shape.flash_attention && shape.cp > 1 && shape.cp_exchange == ContextParallelExchange::kRingOverlapped)
+    merge = te_ring_merge_bytes(shape.cp, kActivationBytes * m * q_width, kActivationBytes * m * out_width,
+                                kActivationBytes * m * kv_width);
   const Fp8CastTimes casts = fp8_cast_times(device, shape, model.uses_mla() ? 0.0 : m * (h + out_width),
                                             model.uses_mla() ? 0.0 : m * (q_width + kv_width + h),
                                             ffn_copies * m * (h + ffn / t), ffn_copies * m * (ffn_in + h));
@@ -132,10 +142,10 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
   LayerComputeTimes times;
   times.attention_forward_s = attention_forward_s;
   times.gemm_forward_s = gemm_s;
-  times.forward_s =
-      gemm_s + attention_forward_s + elementwise_s + casts.forward_s + device.layer_overhead_s / 3.0;
+  times.forward_s = gemm_s + attention_forward_s + elementwise_s + casts.forward_s +
+                    memory_bound_s(device, merge.forward) + device.layer_overhead_s / 3.0;
   times.backward_s = 2.0 * gemm_s + attention_backward_s + 2.0 * elementwise_s + casts.backward_s +
-                     device.layer_overhead_s * 2.0 / 3.0;
+                     memory_bound_s(device, merge.backward) + device.layer_overhead_s * 2.0 / 3.0;
   return times;
 }
 

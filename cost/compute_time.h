@@ -20,6 +20,9 @@ struct LayerShape {
   /// Context-parallel size: attention runs as per-block kernels
   /// (context_parallel_attention_efficiency).
   int cp = 1;
+  /// How the cp ranks exchange keys and values; Transformer Engine's ring
+  /// (kRingOverlapped) also pays its merge passes (cost/cp_merge_passes.h).
+  ContextParallelExchange cp_exchange = ContextParallelExchange::kRingOverlapped;
   bool sp = false;
   bool flash_attention = true;
   bool is_moe = false;

@@ -119,6 +119,7 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
   shape.seq = job.seq;
   shape.tp = c.tp;
   shape.cp = c.cp;
+  shape.cp_exchange = job.cp_exchange;
   shape.sp = c.sp;
   shape.flash_attention = c.flash_attention;
   shape.kernel = job.attention_kernel;
