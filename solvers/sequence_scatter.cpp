@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -34,6 +35,13 @@ Instance make_instance(const std::vector<std::int64_t>& lengths, int gpus, const
       in.cheapest_gpu_ms[i] = std::min(in.cheapest_gpu_ms[i], in.size[j] * w);
       in.fastest_ms[i] = std::min(in.fastest_ms[i], w);
     }
+  }
+  in.cheapest_sizes.resize(static_cast<size_t>(n) * in.num_sizes);
+  for (int i = 0; i < n; ++i) {
+    int* order = &in.cheapest_sizes[static_cast<size_t>(i) * in.num_sizes];
+    std::iota(order, order + in.num_sizes, 0);
+    std::stable_sort(order, order + in.num_sizes,
+                     [&](int x, int y) { return in.size[x] * in.work(i, x) < in.size[y] * in.work(i, y); });
   }
   return in;
 }
