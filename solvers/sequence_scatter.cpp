@@ -198,6 +198,10 @@ constexpr double kEarlyBoundShare = 0.4;
 // Share of the step's budget after which the long-split path is not
 // started (or stops): 20 ms of the default 50, the bench's per-step target.
 constexpr double kLongSplitShare = 0.4;
+// Share of the step's budget after which no pair of micro-batches is
+// repacked (repack_search also stops after a fixed number of pairs, about
+// 5 ms on the bench, so this binds only on a loaded machine).
+constexpr double kRepackShare = 0.4;
 
 double elapsed_ms(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -321,6 +325,16 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
     if (apart.time_ms < best.time_ms) best = std::move(apart);
   } else {
     best = local_search(in, lengths, best, deadline);
+  }
+  // Pairs of micro-batches packed again, then the local search from there
+  // (repacking alone gained 0.1 % of the bench's mean gap, with the local
+  // search after it 0.35 %); within the first share of the budget.
+  const Clock::time_point repack_deadline = std::min(
+      deadline, start + std::chrono::duration_cast<Clock::duration>(
+                            std::chrono::duration<double>(kRepackShare * options.step_time_limit_s)));
+  if (Clock::now() < repack_deadline) {
+    ScatterPlan repacked = repack_search(in, lengths, best, repack_deadline);
+    if (repacked.time_ms < best.time_ms) best = local_search(in, lengths, repacked, deadline);
   }
 
   if (want_lp && !std::isfinite(lp_bound) && gap_of(best.time_ms, bound) > options.relative_gap &&

@@ -72,6 +72,12 @@ ScatterPlan split_path(const Instance& instance, const std::vector<std::int64_t>
 ScatterPlan long_split_path(const Instance& instance, const std::vector<std::int64_t>& lengths,
                             Clock::time_point deadline);
 
+/// Ruin and recreate over pairs of micro-batches: their sequences packed
+/// again into one or two micro-batches, kept when faster
+/// (sequence_scatter_repack.cpp). Returns the better of `plan` and the result.
+ScatterPlan repack_search(const Instance& instance, const std::vector<std::int64_t>& lengths,
+                          const ScatterPlan& plan, Clock::time_point deadline);
+
 /// Moves single sequences between groups while the step time falls
 /// (sequence_scatter_local.cpp). Returns the better of `plan` and the result.
 ScatterPlan local_search(const Instance& instance, const std::vector<std::int64_t>& lengths,
