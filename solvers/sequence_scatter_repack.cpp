@@ -106,12 +106,13 @@ ScatterPlan repack_search(const Instance& in, const std::vector<std::int64_t>& l
     auto by_waste = [](const Candidate& x, const Candidate& y) { return x.waste_ms > y.waste_ms; };
     std::stable_sort(pairs.begin(), pairs.end(), by_waste);
     std::stable_sort(triples.begin(), triples.end(), by_waste);
-    triples.insert(triples.end(), pairs.begin(), pairs.end());
+    std::vector<Candidate> candidates = std::move(triples);  // triples first
+    candidates.insert(candidates.end(), pairs.begin(), pairs.end());
     // Candidates of micro-batches not yet replaced in this round; the
     // replaced ones are paired again in the next.
     std::vector<char> changed(count, 0);
     std::vector<ScatterMicroBatch> added;
-    for (const Candidate& cand : triples) {
+    for (const Candidate& cand : candidates) {
       if (pairs_left <= 0 || Clock::now() >= deadline) break;
       const bool triple = cand.c >= 0;
       if (changed[cand.a] || changed[cand.b] || (triple && changed[cand.c])) continue;
