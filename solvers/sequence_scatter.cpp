@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -34,6 +35,13 @@ Instance make_instance(const std::vector<std::int64_t>& lengths, int gpus, const
       in.cheapest_gpu_ms[i] = std::min(in.cheapest_gpu_ms[i], in.size[j] * w);
       in.fastest_ms[i] = std::min(in.fastest_ms[i], w);
     }
+  }
+  in.cheapest_sizes.resize(static_cast<size_t>(n) * in.num_sizes);
+  for (int i = 0; i < n; ++i) {
+    int* order = &in.cheapest_sizes[static_cast<size_t>(i) * in.num_sizes];
+    std::iota(order, order + in.num_sizes, 0);
+    std::stable_sort(order, order + in.num_sizes,
+                     [&](int x, int y) { return in.size[x] * in.work(i, x) < in.size[y] * in.work(i, y); });
   }
   return in;
 }
@@ -190,6 +198,10 @@ constexpr double kEarlyBoundShare = 0.4;
 // Share of the step's budget after which the long-split path is not
 // started (or stops): 20 ms of the default 50, the bench's per-step target.
 constexpr double kLongSplitShare = 0.4;
+// Share of the step's budget after which no pair of micro-batches is
+// repacked (repack_search also stops after a fixed number of pairs, about
+// 5 ms on the bench, so this binds only on a loaded machine).
+constexpr double kRepackShare = 0.4;
 
 double elapsed_ms(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -314,10 +326,20 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
   } else {
     best = local_search(in, lengths, best, deadline);
   }
-
   if (want_lp && !std::isfinite(lp_bound) && gap_of(best.time_ms, bound) > options.relative_gap &&
       Clock::now() < deadline) {
     lp_bound = group_lp_bound_ms(in, options.backend, deadline);
+  }
+  // Pairs of micro-batches packed again, then the local search from there
+  // (repacking alone gained 0.1 % of the bench's mean gap, with the local
+  // search after it 0.35 %); within the first share of the budget, and
+  // after the bound's second try: on a loaded machine the bound comes first.
+  const Clock::time_point repack_deadline = std::min(
+      deadline, start + std::chrono::duration_cast<Clock::duration>(
+                            std::chrono::duration<double>(kRepackShare * options.step_time_limit_s)));
+  if (Clock::now() < repack_deadline) {
+    ScatterPlan repacked = repack_search(in, lengths, best, repack_deadline);
+    if (repacked.time_ms < best.time_ms) best = local_search(in, lengths, repacked, deadline);
   }
   double proven = std::min(std::max(bound, lp_bound), best.time_ms);
   cert.message = lp_bound > bound ? "bound: group-count LP" : "bound: combinatorial";

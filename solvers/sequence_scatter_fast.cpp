@@ -23,36 +23,32 @@ constexpr int kExtraMicroBatches = 3;
 struct Bin {
   int micro_batch = 0;
   int size_index = 0;
-  double load_ms = 0;
-  double tokens = 0;
+  int slot = 0;  ///< position in its size's load and token arrays
 };
 
 class Packer {
  public:
-  explicit Packer(const Instance& instance) : in_(instance), bin_of_(instance.num_sequences(), -1) {
-    const int n = in_.num_sequences();
-    const int sizes = in_.num_sizes;
-    class_order_.resize(static_cast<size_t>(n) * sizes);
-    for (int i = 0; i < n; ++i) {
-      int* order = &class_order_[static_cast<size_t>(i) * sizes];
-      std::iota(order, order + sizes, 0);
-      std::stable_sort(order, order + sizes, [&](int x, int y) {
-        return in_.size[x] * in_.work(i, x) < in_.size[y] * in_.work(i, y);
-      });
-    }
-    class_bins_.resize(sizes);
-  }
+  explicit Packer(const Instance& instance)
+      : in_(instance),
+        bin_of_(instance.num_sequences(), -1),
+        class_load_(instance.num_sizes),
+        class_tokens_(instance.num_sizes),
+        class_bin_(instance.num_sizes) {}
 
   /// Places `items` (in order) into groups whose load stays <= cap_ms, in at
   /// most `max_micro_batches` micro-batches. `existing_first`: fill open
   /// groups of any size before opening a group of the cheapest size.
   bool pack(const std::vector<int>& items, double cap_ms, int max_micro_batches, bool existing_first) {
     bins_.clear();
-    for (auto& c : class_bins_) c.clear();
+    for (int j = 0; j < in_.num_sizes; ++j) {
+      class_load_[j].clear();
+      class_tokens_[j].clear();
+      class_bin_[j].clear();
+    }
     free_width_.clear();
     const int sizes = in_.num_sizes;
     for (int i : items) {
-      const int* order = &class_order_[static_cast<size_t>(i) * sizes];
+      const int* order = in_.size_order(i);
       bool placed = false;
       if (existing_first) {
         for (int r = 0; r < sizes && !placed; ++r) placed = place_existing(i, order[r], cap_ms);
@@ -88,17 +84,23 @@ class Packer {
   bool place_existing(int i, int j, double cap_ms) {
     const double w = in_.work(i, j);
     if (!(w <= cap_ms)) return false;
-    const double s = in_.tokens[i];
+    // The least loaded open group of size j with room for the sequence; the
+    // loads and tokens of a size lie in their own arrays (this scan is most
+    // of the packing's time).
+    const double load_cap = cap_ms - w;
+    const double token_cap = in_.capacity_tokens[j] - in_.tokens[i];
+    const std::vector<double>& load = class_load_[j];
+    const std::vector<double>& tokens = class_tokens_[j];
     int best = -1;
-    for (int b : class_bins_[j]) {
-      const Bin& bin = bins_[b];
-      if (bin.load_ms + w <= cap_ms && bin.tokens + s <= in_.capacity_tokens[j] &&
-          (best < 0 || bin.load_ms < bins_[best].load_ms)) {
-        best = b;
+    double best_load = 0;
+    for (size_t k = 0; k < load.size(); ++k) {
+      if (load[k] <= load_cap && tokens[k] <= token_cap && (best < 0 || load[k] < best_load)) {
+        best = static_cast<int>(k);
+        best_load = load[k];
       }
     }
     if (best < 0) return false;
-    put(i, best, w);
+    put(i, class_bin_[j][best], j, best, w);
     return true;
   }
 
@@ -119,24 +121,28 @@ class Packer {
       mb = static_cast<int>(free_width_.size()) - 1;
     }
     free_width_[mb] -= p;
-    class_bins_[j].push_back(static_cast<int>(bins_.size()));
-    bins_.push_back(Bin{mb, j, 0, 0});
-    put(i, static_cast<int>(bins_.size()) - 1, w);
+    const int slot = static_cast<int>(class_load_[j].size());
+    class_load_[j].push_back(0);
+    class_tokens_[j].push_back(0);
+    class_bin_[j].push_back(static_cast<int>(bins_.size()));
+    bins_.push_back(Bin{mb, j, slot});
+    put(i, static_cast<int>(bins_.size()) - 1, j, slot, w);
     return true;
   }
 
-  void put(int i, int b, double w) {
-    bins_[b].load_ms += w;
-    bins_[b].tokens += in_.tokens[i];
+  void put(int i, int b, int j, int slot, double w) {
+    class_load_[j][slot] += w;
+    class_tokens_[j][slot] += in_.tokens[i];
     bin_of_[i] = b;
   }
 
   const Instance& in_;
-  std::vector<int> class_order_;
   std::vector<Bin> bins_;
-  std::vector<std::vector<int>> class_bins_;
-  std::vector<int> free_width_;
   std::vector<int> bin_of_;
+  std::vector<std::vector<double>> class_load_;
+  std::vector<std::vector<double>> class_tokens_;
+  std::vector<std::vector<int>> class_bin_;
+  std::vector<int> free_width_;
 };
 
 /// Smallest cap (to kCapPrecision) at which pack succeeds, starting from
@@ -197,7 +203,7 @@ void tighten(const Instance& in, Packer& packer, const std::vector<std::int64_t>
 }  // namespace
 
 ScatterPlan pack_items(const Instance& in, const std::vector<std::int64_t>& lengths, std::vector<int> items,
-                       int micro_batches) {
+                       int micro_batches, int orders) {
   std::sort(items.begin(), items.end(), [&](int x, int y) {
     return in.cheapest_gpu_ms[x] > in.cheapest_gpu_ms[y] ||
            (in.cheapest_gpu_ms[x] == in.cheapest_gpu_ms[y] && x < y);
@@ -205,6 +211,7 @@ ScatterPlan pack_items(const Instance& in, const std::vector<std::int64_t>& leng
   Packer packer(in);
   ScatterPlan best;
   for (bool existing_first : {false, true}) {
+    if (!(orders & (existing_first ? 2 : 1))) continue;
     ScatterPlan plan =
         bisect(packer, items, items_lower_ms(in, items, micro_batches), micro_batches, existing_first);
     if (plan.empty()) continue;

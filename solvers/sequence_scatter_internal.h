@@ -27,9 +27,13 @@ struct Instance {
   std::vector<double> work_ms;
   std::vector<double> cheapest_gpu_ms;  ///< min_j p_j work
   std::vector<double> fastest_ms;       ///< min_j work
+  /// Per sequence, the size indices by its GPU-ms there, cheapest first
+  /// (n x num_sizes, row-major; stable for ties).
+  std::vector<int> cheapest_sizes;
 
   int num_sequences() const { return static_cast<int>(tokens.size()); }
   double work(int i, int j) const { return work_ms[static_cast<size_t>(i) * num_sizes + j]; }
+  const int* size_order(int i) const { return &cheapest_sizes[static_cast<size_t>(i) * num_sizes]; }
 };
 
 Instance make_instance(const std::vector<std::int64_t>& lengths, int gpus,
@@ -51,9 +55,11 @@ ScatterPlan fast_path(const Instance& instance, const std::vector<std::int64_t>&
                       Clock::time_point deadline);
 
 /// The constructive path on `items` alone with at most `micro_batches`
-/// micro-batches (finalized; time_ms = +inf when nothing fits).
+/// micro-batches (finalized; time_ms = +inf when nothing fits). `orders`:
+/// bit 1, each sequence into an open or new group of its cheapest size
+/// first; bit 2, into any open group before a new one; the better is kept.
 ScatterPlan pack_items(const Instance& instance, const std::vector<std::int64_t>& lengths,
-                       std::vector<int> items, int micro_batches);
+                       std::vector<int> items, int micro_batches, int orders = 3);
 
 /// The longest sequence and its longest peers in one micro-batch, the rest
 /// packed into the others (sequence_scatter_split.cpp). Finalized.
@@ -65,6 +71,12 @@ ScatterPlan split_path(const Instance& instance, const std::vector<std::int64_t>
 /// +inf when nothing fits.
 ScatterPlan long_split_path(const Instance& instance, const std::vector<std::int64_t>& lengths,
                             Clock::time_point deadline);
+
+/// Ruin and recreate over pairs of micro-batches: their sequences packed
+/// again into one or two micro-batches, kept when faster
+/// (sequence_scatter_repack.cpp). Returns the better of `plan` and the result.
+ScatterPlan repack_search(const Instance& instance, const std::vector<std::int64_t>& lengths,
+                          const ScatterPlan& plan, Clock::time_point deadline);
 
 /// Moves single sequences between groups while the step time falls
 /// (sequence_scatter_local.cpp). Returns the better of `plan` and the result.

@@ -34,6 +34,8 @@ struct MicroBatch {
   double top_ms = 0;  ///< largest group load
   int top_group = -1;
   double second_ms = 0;  ///< largest load among the other groups
+  int second_group = -1;
+  double third_ms = 0;  ///< largest load among groups but those two
 };
 
 class Search {
@@ -135,20 +137,37 @@ class Search {
     MicroBatch& mb = mbs_[m];
     mb.top_ms = 0;
     mb.second_ms = 0;
+    mb.third_ms = 0;
     mb.top_group = -1;
+    mb.second_group = -1;
     mb.free_gpus = in_.gpus;
     for (int g : mb.groups) {
       if (groups_[g].count == 0) continue;
       mb.free_gpus -= in_.size[groups_[g].size_index];
       const double load = groups_[g].load_ms;
       if (mb.top_group < 0 || load > mb.top_ms) {
+        mb.third_ms = mb.second_group < 0 ? 0 : mb.second_ms;
         mb.second_ms = mb.top_group < 0 ? 0 : mb.top_ms;
+        mb.second_group = mb.top_group;
         mb.top_ms = load;
         mb.top_group = g;
+      } else if (mb.second_group < 0 || load > mb.second_ms) {
+        mb.third_ms = mb.second_group < 0 ? 0 : mb.second_ms;
+        mb.second_ms = load;
+        mb.second_group = g;
       } else {
-        mb.second_ms = std::max(mb.second_ms, load);
+        mb.third_ms = std::max(mb.third_ms, load);
       }
     }
+  }
+
+  /// Largest load in micro-batch m among non-empty groups other than g and
+  /// h (0 when none).
+  double top_without(int m, int g, int h) const {
+    const MicroBatch& mb = mbs_[m];
+    if (mb.top_group != g && mb.top_group != h) return mb.top_ms;
+    if (mb.second_group != g && mb.second_group != h) return mb.second_ms;
+    return mb.third_ms;
   }
 
   /// Largest load of micro-batch m once group g carries `load_ms`.
@@ -193,12 +212,7 @@ class Search {
       const int m2 = target.micro_batch;
       double delta;
       if (m2 == m) {
-        const MicroBatch& mb = mbs_[m];
-        double top = std::max(left_ms, target.load_ms + w);
-        for (int o : mb.groups) {
-          if (o != g && o != static_cast<int>(h) && groups_[o].count > 0)
-            top = std::max(top, groups_[o].load_ms);
-        }
+        const double top = std::max({left_ms, target.load_ms + w, top_without(m, g, static_cast<int>(h))});
         delta = in_.coefficients->fixed_ms + top - before_m;
       } else {
         const double top_m = groups_[g].count == 1 ? top_with(m, g, 0) : top_with(m, g, left_ms);
@@ -245,13 +259,8 @@ class Search {
   /// Top load of micro-batch m once groups g and h (h may be -1 or in
   /// another micro-batch) carry the given loads.
   double top_after(int m, int g, double load_g, int h, double load_h) const {
-    const MicroBatch& mb = mbs_[m];
     if (h < 0 || groups_[h].micro_batch != m) return top_with(m, g, load_g);
-    double top = std::max(load_g, load_h);
-    for (int o : mb.groups) {
-      if (o != g && o != h && groups_[o].count > 0) top = std::max(top, groups_[o].load_ms);
-    }
-    return top;
+    return std::max({load_g, load_h, top_without(m, g, h)});
   }
 
   bool best_swap(int i) {
