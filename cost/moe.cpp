@@ -18,19 +18,26 @@ double memory_bound_s(const DeviceSpec& device, double bytes) {
   return bytes / (device.hbm_bytes_per_s * device.memory_bound_efficiency);
 }
 
-// `groups` GEMMs of rows x n x k in one kernel (Megatron's grouped GEMM).
-// The device's GEMM shape curve applies to each expert's thin GEMM (few rows
-// fill few tiles); the small-kernel penalty to the whole launch; and when
-// every expert sees few tokens, reading the experts' weights bounds it.
+// `groups` GEMMs of rows x n x k, one per local expert. Transformer
+// Engine's GroupedLinear (Megatron's TEGroupedMLP) runs them on Hopper as one
+// cuBLAS GEMM per expert over its multi-stream pool (nvte_multi_tensor_gemm
+// falls back to multi_stream_cublas_gemm unless NVTE_USE_CUTLASS_GROUPED_GEMM
+// is set; NVIDIA/TransformerEngine transformer_engine/common/gemm/
+// cublaslt_gemm.cu @ 5c62f72), so each expert's GEMM is timed as a kernel of
+// its own shape: the device's GEMM curve at rows x n x k (the fp8 curve at
+// the fp8 peak, as for every Transformer Engine linear layer), and reading
+// the expert's weights bounds it when it sees few tokens.
 double grouped_gemm_s(const DeviceSpec& device, double peak, double groups, double rows, double n, double k) {
   if (groups <= 0 || rows <= 0 || n <= 0 || k <= 0) return 0;
-  const double flops = 2.0 * groups * rows * n * k;
-  const double smallest = std::min(rows, std::min(n, k));
-  const double efficiency = device.gemm_efficiency_max * smallest / (smallest + device.gemm_half_dim) *
-                            flops / (flops + device.gemm_half_flops);
-  const double compute_s = flops / (peak * efficiency);
-  const double traffic_s = memory_bound_s(device, kActivationBytes * groups * (rows * k + k * n + rows * n));
-  return std::max(compute_s, traffic_s);
+  return groups * gemm_time_s(device, peak, rows, n, k);
+}
+
+// Megatron's router is not a Transformer Engine module: its gating GEMM
+// (TopKRouter.gating, router_gating_linear in megatron/core/transformer/moe/
+// router.py) runs in the activations' or the router's own 16/32-bit dtype,
+// never in fp8, so it does not run above the bf16 peak.
+double router_peak(const DeviceSpec& device, double peak) {
+  return device.peak_bf16_flops_per_s > 0 ? std::min(peak, device.peak_bf16_flops_per_s) : peak;
 }
 
 double moe_layer_params(const ModelSpec& m) {
@@ -90,6 +97,31 @@ double moe_load_factor(const ModelSpec& m, const JobSpec& job, const ParallelCon
   return job.capacity_factor > 0 ? std::min(imbalance, std::max(1.0, job.capacity_factor)) : imbalance;
 }
 
+MoePermutationBytes moe_permutation_bytes(const ModelSpec& m, const MoeShape& s) {
+  MoePermutationBytes out;
+  if (!m.is_moe()) return out;
+  const double h = m.hidden;
+  // Rows this rank permutes before the all-to-all (its own tokens' top-k
+  // copies) and rows it receives for its local experts (gathered over the
+  // etp group, the busiest rank's load).
+  const double sent_rows = s.tokens / s.tp * m.top_k;
+  const double received_rows = sent_rows * s.etp * s.load_factor;
+  const double local_experts = static_cast<double>(m.experts) / s.ep;
+  // Permutation 1 and unpermutation 1: a read and a write of each copy.
+  const double outer = 2.0 * 2.0 * sent_rows * h * kActivationBytes;
+  // Permutation 2 and unpermutation 2 (sort_chunks_by_idxs), only behind
+  // the all-to-all and with more than one local expert.
+  const double sorts =
+      s.ep > 1 && local_experts > 1.0 ? 2.0 * 2.0 * received_rows * h * kActivationBytes : 0.0;
+  out.forward = outer + sorts;
+  // Each gather's gradient is a scatter of the same rows and the other way
+  // round; unpermutation 1 weights the copies by their routing
+  // probabilities, so its backward also reads the forward's copies for the
+  // probabilities' gradient.
+  out.backward = out.forward + sent_rows * h * kActivationBytes;
+  return out;
+}
+
 MoeBlockTimes moe_block_times(const ModelSpec& m, const DeviceSpec& device, double peak, const MoeShape& s) {
   MoeBlockTimes times;
   const double h = m.hidden;
@@ -106,12 +138,12 @@ MoeBlockTimes moe_block_times(const ModelSpec& m, const DeviceSpec& device, doub
   const double f_in = f * (m.gated_ffn ? 2.0 : 1.0);
   const double routed_gemm_s = grouped_gemm_s(device, peak, local_experts, rows_per_expert, f_in / s.etp, h) +
                                grouped_gemm_s(device, peak, local_experts, rows_per_expert, h, f / s.etp);
-  // Activation function on the expert intermediate, and the permute before
-  // and the unpermute after the experts (a read and a write of each row).
-  const double routed_elementwise_s = memory_bound_s(
-      device, kActivationBytes * (rows * f / s.etp * (m.gated_ffn ? 3.0 : 2.0) + 4.0 * rows * h));
+  // Activation function on the expert intermediate.
+  const double routed_elementwise_s =
+      memory_bound_s(device, kActivationBytes * rows * f / s.etp * (m.gated_ffn ? 3.0 : 2.0));
+  const MoePermutationBytes permutation = moe_permutation_bytes(m, s);
   // Router: a thin GEMM to E logits, then fp32 softmax/sigmoid and top-k.
-  const double router_s = gemm_time_s(device, peak, own_tokens, m.experts, h) +
+  const double router_s = gemm_time_s(device, router_peak(device, peak), own_tokens, m.experts, h) +
                           memory_bound_s(device, 4.0 * 3.0 * own_tokens * m.experts);
   double shared_gemm_s = 0;
   double shared_elementwise_s = 0;
@@ -122,10 +154,22 @@ MoeBlockTimes moe_block_times(const ModelSpec& m, const DeviceSpec& device, doub
     shared_elementwise_s =
         memory_bound_s(device, kActivationBytes * s.tokens * fs / t * (m.gated_ffn ? 3.0 : 2.0));
   }
-  times.routed_forward_s = routed_gemm_s + routed_elementwise_s;
-  times.forward_s = times.routed_forward_s + router_s + shared_gemm_s + shared_elementwise_s;
-  times.backward_s =
-      2.0 * (routed_gemm_s + router_s + shared_gemm_s) + 2.0 * (routed_elementwise_s + shared_elementwise_s);
+  // fp8: Transformer Engine casts every expert GEMM's input (GroupedLinear
+  // quantizes each expert's split) and, backward, its output gradient, as
+  // for the dense linear layers (fp8_cast_times).
+  LayerShape cast_shape;
+  cast_shape.fp8 = s.fp8;
+  const double shared_tokens = m.shared_experts > 0 ? s.tokens : 0.0;
+  const double fs_local = f * m.shared_experts / t;
+  const Fp8CastTimes casts =
+      fp8_cast_times(device, cast_shape, 0.0, 0.0, rows * (h + f / s.etp) + shared_tokens * (h + fs_local),
+                     rows * (f_in / s.etp + h) + shared_tokens * (fs_local * (m.gated_ffn ? 2.0 : 1.0) + h));
+  times.routed_forward_s = routed_gemm_s + routed_elementwise_s + memory_bound_s(device, permutation.forward);
+  times.forward_s =
+      times.routed_forward_s + router_s + shared_gemm_s + shared_elementwise_s + casts.forward_s;
+  times.backward_s = 2.0 * (routed_gemm_s + router_s + shared_gemm_s) +
+                     2.0 * (routed_elementwise_s + shared_elementwise_s) +
+                     memory_bound_s(device, permutation.backward) + casts.backward_s;
   return times;
 }
 

@@ -61,15 +61,41 @@ struct MoeShape {
   int etp = 1;
   int ep = 1;
   double load_factor = 1.0;  ///< from moe_load_factor
+  /// fp8 training: the experts are Transformer Engine linear layers in fp8
+  /// (their GEMMs on the fp8 curve, their inputs and gradients cast).
+  bool fp8 = false;
 };
+
+/// Bytes the token permutations of Megatron's alltoall dispatcher read and
+/// write on one rank for one MoE layer and micro-batch
+/// (MoEAlltoAllTokenDispatcher, megatron/core/transformer/moe/
+/// token_dispatcher.py @ 0014f13; moe_utils.py permute, unpermute,
+/// sort_chunks_by_idxs). Forward: permutation 1 gathers the rank's
+/// tokens x top_k copies into expert order and unpermutation 1 scatters the
+/// expert outputs back, each a read and a write of every copy's h 16-bit
+/// elements (2 k T h elements of 2 bytes per pass, T = tokens / tp); with
+/// ep > 1 and more than one local expert, permutation 2 and unpermutation 2 sort the rows
+/// received from the all-to-all by local expert and back, each a read and a
+/// write of every received row. Backward: each pass's gradient moves the
+/// same bytes, and unpermutation 1's also reads the forward's copies for the
+/// routing probabilities' gradient.
+struct MoePermutationBytes {
+  double forward = 0;
+  double backward = 0;
+};
+MoePermutationBytes moe_permutation_bytes(const ModelSpec& model, const MoeShape& shape);
+
 struct MoeBlockTimes {
   double forward_s = 0;
   double backward_s = 0;
   double routed_forward_s = 0;  ///< of forward_s: the routed experts alone
 };
-/// Router, routed experts (Megatron's grouped GEMM: one kernel over the
-/// E / ep local experts, each seeing rows / (E / ep) rows) and shared
-/// experts (split over tp like a dense FFN).
+/// Router (its GEMM in 16-bit: not a Transformer Engine module), routed
+/// experts (Transformer Engine's grouped linear: one GEMM per local expert,
+/// each of rows / (E / ep) rows, on the device's GEMM curve at that shape),
+/// the token permutations (moe_permutation_bytes), fp8 casts of the experts'
+/// GEMM inputs and gradients, and shared experts (split over tp like a dense
+/// FFN).
 MoeBlockTimes moe_block_times(const ModelSpec& model, const DeviceSpec& device, double peak_flops_per_s,
                               const MoeShape& shape);
 

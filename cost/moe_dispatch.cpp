@@ -79,8 +79,12 @@ EpLayerComm moe_layer_comm(const ModelSpec& m, const ClusterSpec& cluster, const
   if (c.ep > 1) {
     DispatchShape bf16 = shape;
     bf16.element_bytes = 2.0;
+    // fp8 payload only on the hierarchical path (DeepEP's fp8 dispatch, as
+    // DeepSeek-V3 sec. 3.3); Megatron's alltoall dispatcher sends the
+    // permuted 16-bit hidden states (token_dispatcher.py @ 0014f13,
+    // dispatch_all_to_all) and casts to fp8 inside the expert GEMMs.
     DispatchShape payload = shape;
-    payload.element_bytes = job.precision == Precision::kFp8 ? 1.0 : 2.0;
+    payload.element_bytes = job.precision == Precision::kFp8 && c.a2a_hierarchical ? 1.0 : 2.0;
     const double combine_s = dispatch_s(cluster, ep_span, m, bf16);
     forward = dispatch_s(cluster, ep_span, m, payload) + combine_s;
     backward = 2.0 * combine_s;

@@ -26,7 +26,7 @@ double expected_destination_nodes(int nodes, int top_k, int node_limit);
 
 struct DispatchShape {
   double tokens = 0;          ///< tokens this rank routes (b s / (cp tp))
-  double element_bytes = 2;   ///< dispatch payload: 1 for fp8 (DeepSeek-V3), else 2
+  double element_bytes = 2;   ///< dispatch payload: 1 for fp8 (DeepSeek-V3, DeepEP), else 2
   double load_factor = 1.0;   ///< the busiest rank receives this much over the mean
   bool hierarchical = false;  ///< intra-node first (DeepEP) instead of flat
   /// Sent bytes over the uncompressed volume: LSH-MoE (Nie et al. 2024,
@@ -46,8 +46,10 @@ double dispatch_s(const ClusterSpec& cluster, const GroupSpan& span, const Model
 /// micro-batch on the pipeline stage starting at `first_rank` (the ep
 /// all-to-alls scaled by job.a2a_compression; the experts' compute is not
 /// reduced, which keeps the estimate conservative): dispatch and
-/// combine forward (dispatch in fp8 under fp8 training, as DeepSeek-V3; the
-/// combine in bf16), their gradients backward (bf16), plus the etp group's
+/// combine forward (the hierarchical dispatch in fp8 under fp8 training, as
+/// DeepSeek-V3 with DeepEP; the flat one, Megatron's alltoall dispatcher,
+/// sends the 16-bit hidden states; the combine in bf16), their gradients
+/// backward (bf16), plus the etp group's
 /// all-gather / reduce-scatter of the dispatched rows. With ep_overlap each
 /// direction's traffic runs beside the other micro-batch's compute of the
 /// layer (cost/overlap.h).

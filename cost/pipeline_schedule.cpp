@@ -138,6 +138,7 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
     moe.etp = c.etp;
     moe.ep = c.ep;
     moe.load_factor = moe_load_factor(model, job, c);
+    moe.fp8 = shape.fp8;
     const MoeBlockTimes block = moe_block_times(model, device, peak, moe);
     costs.moe.forward_s += block.forward_s;
     costs.moe.backward_s += block.backward_s;

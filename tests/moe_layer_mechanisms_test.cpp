@@ -1,0 +1,177 @@
+// The per-layer mechanisms of Megatron's MoE layer beyond its FLOPs: the
+// token permutations of the alltoall dispatcher (bytes from the formulas of
+// token_dispatcher.py / moe_utils.py), one GEMM per local expert on the
+// device's GEMM curve, the fp8 casts of the experts' GEMM inputs and
+// gradients, the dispatch payload per dispatcher, and properties (more experts per rank is never faster;
+// dense layers see none of it).
+#include <gtest/gtest.h>
+
+#include "cost/compute_time.h"
+#include "cost/moe.h"
+#include "cost/moe_dispatch.h"
+#include "src/io/cluster_loader.h"
+#include "src/io/model_loader.h"
+
+namespace parplan {
+namespace {
+
+// Small experts as in Qwen3-30B-A3B (Qwen/Qwen3-30B-A3B config.json: 128
+// experts of 768 columns, top-8, hidden 2048) on Mixtral's other fields.
+ModelSpec small_experts() {
+  ModelSpec m = load_model("mixtral-8x7b");
+  m.hidden = 2048;
+  m.experts = 128;
+  m.top_k = 8;
+  m.expert_ffn_hidden = 768;
+  return m;
+}
+
+double memory_bound_s(const DeviceSpec& d, double bytes) {
+  return bytes / (d.hbm_bytes_per_s * d.memory_bound_efficiency);
+}
+
+// Permutation 1 and unpermutation 1 read and write each of the rank's
+// tokens x top-k copies of h 16-bit elements: 2 x (2 k T h x 2 bytes). One
+// expert per rank (Mixtral on ep 8) leaves nothing to sort.
+TEST(MoePermutation, GatherAndScatterOfTopKCopies) {
+  const ModelSpec m = load_model("mixtral-8x7b");
+  MoeShape s;
+  s.tokens = 4096;
+  s.ep = 8;
+  const double per_pass = 2.0 * m.top_k * 4096.0 * m.hidden * 2.0;
+  EXPECT_DOUBLE_EQ(moe_permutation_bytes(m, s).forward, 2.0 * per_pass);
+  // Sequence parallelism: each tp rank permutes its own 1/tp of the tokens.
+  s.tp = 2;
+  EXPECT_DOUBLE_EQ(moe_permutation_bytes(m, s).forward, per_pass);
+}
+
+// Behind the all-to-all with several local experts, permutation 2 and
+// unpermutation 2 (sort_chunks_by_idxs) sort the received rows by expert and
+// back: two more passes. Without ep (Megatron's allgather dispatcher) they
+// do not run.
+TEST(MoePermutation, SortByLocalExpertBehindTheAllToAll) {
+  const ModelSpec m = small_experts();
+  MoeShape s;
+  s.tokens = 8192;
+  s.ep = 8;  // 16 local experts
+  const double per_pass = 2.0 * m.top_k * 8192.0 * m.hidden * 2.0;
+  EXPECT_DOUBLE_EQ(moe_permutation_bytes(m, s).forward, 4.0 * per_pass);
+  // The sorted rows are those the rank receives: the busiest rank's load.
+  s.load_factor = 1.25;
+  EXPECT_DOUBLE_EQ(moe_permutation_bytes(m, s).forward, 2.0 * per_pass + 2.0 * 1.25 * per_pass);
+  s.load_factor = 1.0;
+  s.ep = 1;
+  EXPECT_DOUBLE_EQ(moe_permutation_bytes(m, s).forward, 2.0 * per_pass);
+}
+
+// Backward: every pass moves its bytes again, and unpermutation 1 also reads
+// the forward's copies (k T h elements) for the probabilities' gradient.
+TEST(MoePermutation, BackwardAlsoReadsTheCopiesForTheProbabilityGradient) {
+  const ModelSpec m = small_experts();
+  MoeShape s;
+  s.tokens = 8192;
+  s.ep = 8;
+  const MoePermutationBytes b = moe_permutation_bytes(m, s);
+  EXPECT_DOUBLE_EQ(b.backward - b.forward, m.top_k * 8192.0 * m.hidden * 2.0);
+}
+
+TEST(MoePermutation, DenseModelsHaveNone) {
+  const ModelSpec dense = load_model("llama3-8b");
+  MoeShape s;
+  s.tokens = 8192;
+  s.ep = 8;
+  EXPECT_DOUBLE_EQ(moe_permutation_bytes(dense, s).forward, 0.0);
+  EXPECT_DOUBLE_EQ(moe_permutation_bytes(dense, s).backward, 0.0);
+}
+
+// Under fp8 every expert GEMM's input and, backward, its output gradient is
+// cast by its own kernel: 4 bytes per element (read 2, write the fp8 copy
+// and its transpose), as fp8_cast_times prices a dense linear layer. Same
+// peak on both sides, so only the casts differ.
+TEST(MoeFp8, ExpertInputsAndGradientsAreCast) {
+  const ModelSpec m = small_experts();  // gated: fc1 is 2 f wide
+  const ClusterSpec c = load_cluster("dgx-h100");
+  const double peak = c.device.peak_fp8_flops_per_s;
+  MoeShape s;
+  s.tokens = 8192;
+  s.ep = 8;
+  const MoeBlockTimes bf16 = moe_block_times(m, c.device, peak, s);
+  s.fp8 = true;
+  const MoeBlockTimes fp8 = moe_block_times(m, c.device, peak, s);
+  const double rows = 8192.0 * m.top_k;
+  const double h = m.hidden, f = m.expert_ffn_hidden;
+  EXPECT_NEAR(fp8.forward_s - bf16.forward_s, memory_bound_s(c.device, 4.0 * rows * (h + f)), 1e-12);
+  EXPECT_NEAR(fp8.backward_s - bf16.backward_s, memory_bound_s(c.device, 4.0 * rows * (2.0 * f + h)), 1e-12);
+}
+
+// One GEMM per local expert at its own shape: 16 experts of 4096 rows cost 16
+// GEMMs of 4096 x n x k. At the fp8 peak the small K of the experts' fc2
+// (768) keeps fp8 well below twice the bf16 speed (tile-ai/tilelang's paired
+// fp16/fp8 benchmark: 49 % of fp16's efficiency at K 256, 74 % at 1024).
+TEST(MoeExpertGemms, EachExpertRunsAtItsOwnShape) {
+  const ModelSpec m = small_experts();
+  const ClusterSpec c = load_cluster("dgx-h100");
+  MoeShape s;
+  s.tokens = 8192;
+  s.ep = 8;
+  const double bf16 = c.device.peak_bf16_flops_per_s;
+  const double fp8 = c.device.peak_fp8_flops_per_s;
+  const double rows = 8192.0 * m.top_k / 16.0;
+  const double f = m.expert_ffn_hidden, h = m.hidden;
+  const double expected_bf16 =
+      16.0 * (gemm_time_s(c.device, bf16, rows, 2.0 * f, h) + gemm_time_s(c.device, bf16, rows, h, f));
+  const double expected_fp8 =
+      16.0 * (gemm_time_s(c.device, fp8, rows, 2.0 * f, h) + gemm_time_s(c.device, fp8, rows, h, f));
+  EXPECT_GT(expected_fp8, 0.5 * expected_bf16 * 1.2);
+  // The routed part is the expert GEMMs, the activation and the permutations.
+  const auto routed = [&](double peak) { return moe_block_times(m, c.device, peak, s).routed_forward_s; };
+  EXPECT_NEAR(routed(bf16) - expected_bf16, routed(fp8) - expected_fp8, 1e-12);
+}
+
+// With the same tokens a rank that holds more experts runs more, thinner
+// GEMMs (and reads more weights): never faster. Over ep >= 2 (the alltoall
+// dispatcher throughout); load factor fixed at 1.
+TEST(MoeExpertGemms, MoreExpertsPerRankIsNeverFaster) {
+  const ModelSpec m = small_experts();
+  const ClusterSpec c = load_cluster("dgx-h100");
+  for (const double peak : {c.device.peak_bf16_flops_per_s, c.device.peak_fp8_flops_per_s}) {
+    for (const double tokens : {512.0, 4096.0, 16384.0}) {
+      double previous = 0;
+      for (const int ep : {128, 64, 32, 16, 8, 4, 2}) {
+        MoeShape s;
+        s.tokens = tokens;
+        s.ep = ep;
+        s.fp8 = peak == c.device.peak_fp8_flops_per_s;
+        const MoeBlockTimes t = moe_block_times(m, c.device, peak, s);
+        const double total = t.forward_s + t.backward_s;
+        EXPECT_GE(total, previous) << "ep " << ep << " tokens " << tokens;
+        previous = total;
+      }
+    }
+  }
+}
+
+// Megatron's alltoall dispatcher (the flat all-to-all) sends the permuted
+// 16-bit hidden states whatever the precision: fp8 training does not shrink
+// its payload. DeepEP's hierarchical dispatch sends fp8 (DeepSeek-V3 sec.
+// 3.3): its forward moves less under fp8.
+TEST(MoeDispatchPayload, FlatStays16BitUnderFp8) {
+  const ModelSpec m = small_experts();
+  const ClusterSpec c = load_cluster("dgx-h100");
+  JobSpec job;
+  job.seq = 4096;
+  job.moe_imbalance = 1.0;
+  ParallelConfig config;
+  config.ep = 32;  // 4 nodes of 8
+  config.dp = 32;
+  const auto forward = [&](Precision precision, bool hierarchical) {
+    job.precision = precision;
+    config.a2a_hierarchical = hierarchical;
+    return moe_layer_comm(m, c, job, config, 0.0, 0.0, 0).forward_s;
+  };
+  EXPECT_DOUBLE_EQ(forward(Precision::kFp8, false), forward(Precision::kBf16, false));
+  EXPECT_LT(forward(Precision::kFp8, true), forward(Precision::kBf16, true));
+}
+
+}  // namespace
+}  // namespace parplan
