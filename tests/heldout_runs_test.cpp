@@ -1,7 +1,7 @@
 // The held-out published runs (calibration/heldout-published-runs.yaml) are
 // all expressible and predicted on the shipped dgx-h100 profile, carry their
 // source and category, are disjoint from the calibration runs, and the
-// run-file keys they need (engine, ep, etp, moe_imbalance) read as the
+// run-file keys they need (engine, ep, etp, ep_overlap, moe_imbalance) read as the
 // engines define them. The errors themselves are reported by
 // bench/heldout_bench, not asserted here.
 #include <gtest/gtest.h>
@@ -99,6 +99,17 @@ TEST_F(RunKeys, ExpertParallelAndImbalanceAreRead) {
   EXPECT_EQ(r.config.ep, 8);
   EXPECT_EQ(r.config.etp, 1);
   EXPECT_DOUBLE_EQ(r.job.moe_imbalance, 1.0);
+  EXPECT_FALSE(r.config.ep_overlap);  // only where the recipe says so
+}
+
+// Megatron-Bridge's moe_a2a_overlap: the expert all-to-all runs beside the
+// other micro-batch's compute, so the step is never longer than without.
+TEST_F(RunKeys, ExpertAllToAllOverlapIsReadAndNeverSlower) {
+  const std::string config = "moe_imbalance: 1.0, config: {pp: 2, vp: 2, ep: 8, mbs: 1";
+  FitRun plain = read_run_yaml(write(config + "}"), cluster).front();
+  FitRun overlapped = read_run_yaml(write(config + ", ep_overlap: true}"), cluster).front();
+  EXPECT_TRUE(overlapped.config.ep_overlap);
+  EXPECT_LE(predict_run(overlapped, cluster).step_s, predict_run(plain, cluster).step_s);
 }
 
 TEST_F(RunKeys, BadValuesNameTheField) {

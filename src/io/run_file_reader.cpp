@@ -29,7 +29,7 @@ int int_or_best(const YamlFields& f, const char* key, bool* best) {
 
 ParallelConfig read_run_config(const YamlFields& f, FitRun& run) {
   f.allow_only({"tp", "pp", "vp", "cp", "ep", "etp", "sp", "mbs", "zero", "recompute", "recompute_layers",
-                "attention", "overlap_grad_reduce", "overlap_p2p"});
+                "attention", "overlap_grad_reduce", "overlap_p2p", "ep_overlap"});
   ParallelConfig c;
   c.tp = f.positive_int("tp", 1);
   c.pp = f.positive_int("pp", 1);
@@ -47,6 +47,10 @@ ParallelConfig read_run_config(const YamlFields& f, FitRun& run) {
   c.flash_attention = attention == "flash";
   c.overlap_grad_reduce = f.boolean("overlap_grad_reduce", true);
   c.overlap_p2p = f.boolean("overlap_p2p", true);
+  // The expert all-to-all overlapped with the other micro-batch's compute
+  // (Megatron's --overlap-moe-expert-parallel-comm; Megatron-Bridge's
+  // moe_a2a_overlap): only where the run's recipe says so.
+  c.ep_overlap = f.boolean("ep_overlap", false);
   return c;
 }
 
@@ -228,7 +232,8 @@ std::vector<FitRun> read_run_csv(const std::string& path, const ClusterSpec& clu
                                          "recompute_layers",
                                          "attention",
                                          "overlap_grad_reduce",
-                                         "overlap_p2p"};
+                                         "overlap_p2p",
+                                         "ep_overlap"};
   static const char* kMeasuredColumns[] = {"unit", "value", "formula", "padded_vocab", "peak_tflops"};
   std::string line;
   std::vector<std::string> header;
