@@ -126,21 +126,28 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
     attention_backward_s = 2.0 * batched + scores_s;
   }
   const double elementwise_s = memory_bound_s(device, kActivationBytes * elements);
-  // Transformer Engine's ring runs each KV block as its own kernel and then
+  // Context parallelism runs each KV block as its own kernel and then
   // merges: the partial outputs by their log-sum-exp, the per-block dQ and
   // dKV into the rank's gradients, all memory-bound on the compute stream.
-  // PyTorch's all-gather variant (torchtitan) merges differently; not
-  // counted here.
+  // Transformer Engine's ring (Megatron) in bf16; PyTorch's context_parallel
+  // (torchtitan) in fp32, on K and V at the width torchtitan's SDPA takes
+  // (cost/cp_merge_passes.h).
   CpMergeBytes merge;
-  if (shape.flash_attention && shape.cp > 1 && shape.cp_exchange == ContextParallelExchange::kRingOverlapped)
-    merge = te_ring_merge_bytes(shape.cp, kActivationBytes * m * q_width, kActivationBytes * m * out_width,
-                                kActivationBytes * m * kv_width);
+  if (shape.flash_attention && shape.cp > 1) {
+    const double q_bytes = kActivationBytes * m * q_width, o_bytes = kActivationBytes * m * out_width;
+    merge = shape.cp_exchange == ContextParallelExchange::kRingOverlapped
+                ? te_ring_merge_bytes(shape.cp, q_bytes, o_bytes, kActivationBytes * m * kv_width)
+                : pytorch_ring_merge_bytes(
+                      shape.cp, q_bytes, o_bytes,
+                      kActivationBytes * m * torchtitan_sdpa_kv_elements_per_token(model, shape.tp), fused);
+  }
   const Fp8CastTimes casts = fp8_cast_times(device, shape, model.uses_mla() ? 0.0 : m * (h + out_width),
                                             model.uses_mla() ? 0.0 : m * (q_width + kv_width + h),
                                             ffn_copies * m * (h + ffn / t), ffn_copies * m * (ffn_in + h));
 
   LayerComputeTimes times;
   times.attention_forward_s = attention_forward_s;
+  times.attention_backward_s = attention_backward_s;
   times.gemm_forward_s = gemm_s;
   times.forward_s = gemm_s + attention_forward_s + elementwise_s + casts.forward_s +
                     memory_bound_s(device, merge.forward) + device.layer_overhead_s / 3.0;

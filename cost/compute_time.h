@@ -20,8 +20,9 @@ struct LayerShape {
   /// Context-parallel size: attention runs as per-block kernels
   /// (context_parallel_attention_efficiency).
   int cp = 1;
-  /// How the cp ranks exchange keys and values; Transformer Engine's ring
-  /// (kRingOverlapped) also pays its merge passes (cost/cp_merge_passes.h).
+  /// How the cp ranks exchange keys and values; each engine's merge passes
+  /// (cost/cp_merge_passes.h): Transformer Engine's ring (kRingOverlapped),
+  /// PyTorch's context_parallel as torchtitan runs it (kAllGatherKv).
   ContextParallelExchange cp_exchange = ContextParallelExchange::kRingOverlapped;
   bool sp = false;
   bool flash_attention = true;
@@ -39,6 +40,9 @@ struct LayerComputeTimes {
   /// The attention core alone (scores, softmax, dropout, times V) in the
   /// forward pass: what selective recomputation repeats.
   double attention_forward_s = 0;
+  /// The attention core in the backward pass (context-parallel exchanges
+  /// hide behind its per-block kernels).
+  double attention_backward_s = 0;
   /// The linear layers' GEMMs of the forward pass (backward: twice): what
   /// Transformer Engine's userbuffers overlap tp traffic with.
   double gemm_forward_s = 0;

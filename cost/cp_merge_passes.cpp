@@ -56,4 +56,95 @@ CpMergeBytes te_ring_merge_bytes(int cp, double q_bytes, double o_bytes, double 
   return slowest;
 }
 
+// PyTorch's context_parallel: torch/distributed/tensor/experimental/_attention.py
+// as stored at pytorch/pytorch@0123248a484ffe531edb5098b986c1bac08cd296
+// (_SDPAMerger, _templated_ring_attention, _templated_ring_attention_backward;
+// the run's torch 1963fc8 of 2024-12-23 is taken to match). Counts are in
+// 16-bit tensor sizes read plus written: an fp32 read or write of the same
+// tensor counts 2. The layout and the branches are TE's (see above): rank r
+// takes step i <= r with all its queries and half the KV ("partial" false),
+// i > r with the second half of its queries ("partial" true, half the
+// output). Softmax statistics (one fp32 per head and token) are left out.
+CpMergeBytes pytorch_ring_merge_bytes(int cp, double q_bytes, double o_bytes, double kv_bytes, bool fused) {
+  if (cp <= 1) return {};
+  CpMergeBytes slowest;
+  for (int r = 0; r < cp; ++r) {
+    double fwd_kv = 0, fwd_o = 0, bwd_kv = 0, bwd_q = 0;
+    // key.contiguous(), value.contiguous(): the attention module hands SDPA
+    // transposed views, so eager copies K and V (read, write) in both
+    // passes; compiled, the copy is the layout the repeat_kv kernel writes.
+    if (!fused) fwd_kv += 2.0, bwd_kv += 2.0;
+    // torch.cat([key.flatten(), value.flatten()]) for every step but the
+    // last, in both passes; the all-gather rotater reads only the first
+    // (exchange_buffers gathers once), so compiled code keeps one.
+    const double cats = fused ? 1.0 : cp - 1.0;
+    fwd_kv += 2.0 * cats;
+    bwd_kv += 2.0 * cats;
+
+    // Forward merge, _SDPAMerger.step per block. Eager: out.to(float32)
+    // (read 1, write 2) per block; from the second block, out - block_out
+    // (2 + 2 + 2), times sigmoid(lse difference) (2 + 2), subtracted from out
+    // (2 + 2 + 2) on the merged part; a partial block's _partial_update
+    // concatenates both halves into a new fp32 output (read 2, write 2); the
+    // result cast down to bf16 (2 + 1). Compiled: one kernel per block reads
+    // the running output (the first block's bf16 output, its cast inlined:
+    // 1; then fp32: 2) and the block's output (1) and writes the running
+    // output (2; the last block writes the bf16 result: 1); a partial
+    // block's kernel copies the untouched half the same way.
+    if (!fused) fwd_o += 3.0 + 3.0;  // first block's cast up, result's cast down
+    for (int i = 1; i < cp; ++i) {
+      const bool partial = i > r;
+      const double part = partial ? 0.5 : 1.0;
+      if (fused) {
+        const double read = i == 1 ? 1.0 : 2.0;
+        const double write = i == cp - 1 ? 1.0 : 2.0;
+        fwd_o += part * (read + 1.0 + write) + (partial ? 0.5 * (read + write) : 0.0);
+      } else {
+        fwd_o += part * (3.0 + 16.0) + (partial ? 4.0 : 0.0);
+      }
+    }
+
+    // Backward. Eager: fp32 zeros for dQ, dK, dV (write 2 each); each block's
+    // bf16 dK/dV added into the fp32 accumulators (read 2 + 1, write 2); a
+    // block of half the KV (1 <= i <= r) adds into the first half of the
+    // received dK/dV and _partial_update concatenates (read 2, write 2); the
+    // fp32 send buffer torch.cat([grad_key..., grad_value...]) every step
+    // (read 2, write 2); dQ likewise, second half for i > r; at the end dQ
+    // and the received dK/dV cast down (2 + 1). Compiled: the zeros and the
+    // concatenations fold into one kernel per block reading the received
+    // fp32 dK/dV (2) and the block's gradient (1), writing the send buffer
+    // (2), and copying an untouched half; the dQ kernel the same, the last
+    // one writing bf16. The received dK/dV's final cast down
+    // (next_grad_kv.to(key.dtype)) stays a kernel either way.
+    bwd_kv += 3.0;
+    if (!fused) bwd_q += 2.0 + 3.0, bwd_kv += 2.0;
+    for (int i = 0; i < cp; ++i) {
+      const bool half_kv = i >= 1 && i <= r;
+      const bool half_q = i > r;
+      if (fused) {
+        const double read_acc = i == 0 ? 0.0 : 2.0;  // the zeros, inlined
+        bwd_kv += half_kv ? 0.5 * (read_acc + 1.0 + 2.0) + 0.5 * (read_acc + 2.0) : read_acc + 1.0 + 2.0;
+        const double write_q = i == cp - 1 ? 1.0 : 2.0;
+        bwd_q +=
+            half_q ? 0.5 * (read_acc + 1.0 + write_q) + 0.5 * (read_acc + write_q) : read_acc + 1.0 + write_q;
+      } else {
+        bwd_kv += (half_kv ? 0.5 * 5.0 + 4.0 : 5.0) + 4.0;
+        bwd_q += half_q ? 0.5 * 5.0 + 4.0 : 5.0;
+      }
+    }
+    const CpMergeBytes rank{fwd_kv * kv_bytes + fwd_o * o_bytes, bwd_kv * kv_bytes + bwd_q * q_bytes};
+    if (rank.forward + rank.backward > slowest.forward + slowest.backward) slowest = rank;
+  }
+  return slowest;
+}
+
+double torchtitan_sdpa_kv_elements_per_token(const ModelSpec& model, int tp) {
+  // torchtitan/models/llama/model.py, Attention.forward: keys =
+  // repeat_kv(xk, self.n_rep), values likewise, then
+  // F.scaled_dot_product_attention (read at pytorch/torchtitan@0199cbc1;
+  // the run's torchtitan 9dec370 is taken to match).
+  if (model.uses_mla()) return model.heads * static_cast<double>(model.head_dim + model.v_head_dim) / tp;
+  return 2.0 * model.heads * static_cast<double>(model.head_dim) / tp;
+}
+
 }  // namespace parplan

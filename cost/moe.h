@@ -45,7 +45,7 @@ inline constexpr double kLossFreeMaxVio = 0.04;
 /// routing statistics are given: 1 + MaxVio / sqrt(experts per rank). A rank
 /// sums the loads of its E / ep experts; with independent deviations the
 /// excess of the sum shrinks as the square root of their number (an
-/// assumption, stated in docs/cost-model.md). 1 with ep == 1.
+/// assumption, stated in docs/cost-model-moe.md). 1 with ep == 1.
 double default_moe_imbalance(const ModelSpec& model, int ep);
 /// The imbalance a config runs at: the job's moe_imbalance, else the one
 /// measured at the config's ep (routing statistics), else the default.

@@ -5,6 +5,7 @@
 
 #include "cost/collectives.h"
 #include "cost/compute_time.h"
+#include "cost/cp_merge_passes.h"
 #include "cost/moe.h"
 #include "cost/moe_dispatch.h"
 #include "cost/overlap.h"
@@ -14,6 +15,37 @@
 namespace parplan::detail {
 
 namespace {
+
+// PyTorch's context_parallel with rotate method "allgather" (torchtitan's
+// default), torch/distributed/tensor/experimental/_attention.py at
+// pytorch/pytorch@0123248a (cost/cp_merge_passes.cpp). The K/V it moves
+// are what the attention kernel takes, at the query-head width in
+// torchtitan (repeat_kv). Forward: one all-gather of every rank's K/V,
+// issued before the first (local, causal) block and waited on before the
+// second: it hides behind 1/cp of the attention. Backward: K/V gathered
+// again the same way, and the dK/dV travel a ring of all-to-alls
+// (dkv_rotater, _RotateMethod.ALL_TO_ALL: permute_tensor to rank r + 1) in
+// fp32 (the accumulators' dtype), one per block: each is sent after its
+// block's kernel and waited on after the next block's, and the last is
+// waited on after the loop, with nothing left to hide behind.
+void pytorch_cp_comm(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& c,
+                     const LayerComputeTimes& times, int first, double tokens, LayerComm& comm) {
+  const GroupSpan span = group_span_at(cluster, c.cp, c.tp, first);
+  const double slowdown = cluster.device.overlap_compute_slowdown;
+  const double kv_bytes = 2.0 * tokens * torchtitan_sdpa_kv_elements_per_token(model, c.tp);
+  const double gather_s = all_gather_s(cluster, span, kv_bytes * c.cp);
+  // The ring moves in lockstep: its slowest hop (the wrap from the last
+  // rank to the first included) sets each step.
+  double hop_s = 0;
+  for (int k = 0; k < c.cp; ++k)
+    hop_s = std::max(hop_s, point_to_point_between_s(cluster, first + k * c.tp, first + (k + 1) % c.cp * c.tp,
+                                                     2.0 * kv_bytes));
+  const double block_forward_s = times.attention_forward_s / c.cp;
+  const double block_backward_s = times.attention_backward_s / c.cp;
+  comm.cp_forward_s = exposed_after_overlap_s(gather_s, block_forward_s, slowdown);
+  comm.cp_backward_s = exposed_after_overlap_s(gather_s, block_backward_s, slowdown) +
+                       (c.cp - 1) * exposed_after_overlap_s(hop_s, block_backward_s, slowdown) + hop_s;
+}
 
 // `stage` places the groups on a heterogeneous cluster (its first rank).
 LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
@@ -42,22 +74,20 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
       comm.checkpoint_gather_s = all_gather_s(cluster, span, 2.0 * tokens * model.hidden);
   }
   if (c.cp > 1) {
-    // Ring attention: cp - 1 steps pass this rank's keys and values (forward)
-    // and their gradients too (backward), overlapped with attention compute.
-    const GroupSpan span = group_span_at(cluster, c.cp, c.tp, first);
-    const double kv_bytes = 2.0 * 2.0 * tokens * model.kv_groups * model.head_dim / c.tp;
-    const double step_s = all_gather_s(cluster, span, kv_bytes * c.cp) / std::max(1, c.cp - 1);
-    const double forward = (c.cp - 1) * step_s;
-    const double slowdown = cluster.device.overlap_compute_slowdown;
-    // The all-gather variant hides behind the first local block only (1/cp
-    // of the attention work); its backward gathers KV again and
-    // reduce-scatters their gradients (the same volume each).
-    const double hiding_fraction =
-        job.cp_exchange == ContextParallelExchange::kAllGatherKv ? 1.0 / c.cp : 1.0;
-    comm.cp_forward_s =
-        exposed_after_overlap_s(forward, hiding_fraction * times.attention_forward_s, slowdown);
-    comm.cp_backward_s =
-        exposed_after_overlap_s(2.0 * forward, hiding_fraction * 2.0 * times.attention_forward_s, slowdown);
+    if (job.cp_exchange == ContextParallelExchange::kAllGatherKv) {
+      pytorch_cp_comm(model, cluster, c, times, first, tokens, comm);
+    } else {
+      const GroupSpan span = group_span_at(cluster, c.cp, c.tp, first);
+      const double slowdown = cluster.device.overlap_compute_slowdown;
+      // Ring attention: cp - 1 steps pass this rank's keys and values
+      // (forward) and their gradients too (backward), overlapped with
+      // attention compute.
+      const double kv_bytes = 2.0 * 2.0 * tokens * model.kv_groups * model.head_dim / c.tp;
+      const double step_s = all_gather_s(cluster, span, kv_bytes * c.cp) / std::max(1, c.cp - 1);
+      const double forward = (c.cp - 1) * step_s;
+      comm.cp_forward_s = exposed_after_overlap_s(forward, times.attention_forward_s, slowdown);
+      comm.cp_backward_s = exposed_after_overlap_s(2.0 * forward, 2.0 * times.attention_forward_s, slowdown);
+    }
   }
   return comm;
 }

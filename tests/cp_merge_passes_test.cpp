@@ -56,9 +56,10 @@ JobSpec llama3_8b_job() {
 }
 
 // At equal work per GPU (cp 2 x dp 4 against dp 8, the same tokens per GPU),
-// the ring is never cheaper than no context parallelism, and its merge passes
-// make compute strictly dearer than the same plan without them (PyTorch's
-// all-gather variant, not counted).
+// neither engine's context parallelism is cheaper than none. PyTorch's
+// passes (fp32 accumulators, K/V at torchtitan's query-head width) move more
+// than Transformer Engine's, so its compute is the dearer
+// (cp_pytorch_passes_test.cpp checks both against the merge-free ideal).
 TEST(CpMergePasses, ContextParallelStepIsNeverCheaper) {
   const ModelSpec model = load_model("llama3-8b");
   const ClusterSpec h100 = load_cluster("dgx-h100");
@@ -71,8 +72,9 @@ TEST(CpMergePasses, ContextParallelStepIsNeverCheaper) {
   const CostReport ring = estimate_cost(model, h100, job, c);
   EXPECT_GE(ring.time.step_s, plain.time.step_s);
   job.cp_exchange = ContextParallelExchange::kAllGatherKv;
-  const CostReport unmerged = estimate_cost(model, h100, job, c);
-  EXPECT_GT(ring.time.compute_s, unmerged.time.compute_s);
+  const CostReport gathered = estimate_cost(model, h100, job, c);
+  EXPECT_GE(gathered.time.step_s, plain.time.step_s);
+  EXPECT_GT(gathered.time.compute_s, ring.time.compute_s);
 }
 
 }  // namespace

@@ -65,8 +65,9 @@ TEST(PipelineOverlap, OverlapCostsTheComputeSlowdownOrWhatSticksOut) {
 // the previous block's attention; PyTorch's all-gather rotation (torchtitan's
 // default) has only the first local block (1/cp of the attention) to hide
 // behind. On a slow fabric the all-gather variant exposes more, never less;
-// compute differs only by TE's merge passes (cost/cp_merge_passes.h), which
-// only the ring pays here.
+// compute differs only by the engines' merge passes (cost/cp_merge_passes.h),
+// PyTorch's in fp32 on K/V at the query-head width torchtitan's SDPA takes,
+// more than TE's bf16 passes on the grouped K/V.
 TEST(PipelineOverlap, AllGatherContextParallelHidesLessThanTheRing) {
   const ModelSpec model = load_model("llama3-8b");
   const ClusterSpec cluster = load_cluster("holmes-ethernet");
@@ -80,7 +81,7 @@ TEST(PipelineOverlap, AllGatherContextParallelHidesLessThanTheRing) {
   job.cp_exchange = ContextParallelExchange::kAllGatherKv;
   const CostReport gathered = estimate_cost(model, cluster, job, c);
   EXPECT_GT(gathered.time.cp_comm_s, ring.time.cp_comm_s);
-  EXPECT_GT(ring.time.compute_s, gathered.time.compute_s);
+  EXPECT_GT(gathered.time.compute_s, ring.time.compute_s);
   c.cp = 1, c.dp = 8;
   job.seq = 8192;
   // Without context parallelism the choice changes nothing.

@@ -60,8 +60,9 @@ enum class SelectiveCheckpoint : std::uint8_t { kAttentionCore, kTorchtitanOps }
 /// Transformer Engine's ring (cp_comm_type "p2p", each step's send hidden
 /// behind the previous block's attention), or PyTorch's experimental
 /// context_parallel as torchtitan runs it (context_parallel_rotate_method
-/// "allgather": all KV shards gathered after the first local block, only
-/// that block to hide behind; the KV gradients reduce-scattered likewise).
+/// "allgather": all KV shards gathered beside the first local block, only
+/// that block to hide behind; the KV gradients passed round a ring of fp32
+/// all-to-alls, cost/pipeline_schedule.cpp).
 enum class ContextParallelExchange : std::uint8_t { kRingOverlapped, kAllGatherKv };
 
 /// What one ZeRO-3 collective call moves: DeepSpeed's buckets

@@ -39,11 +39,11 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   app.add_option(
          "--moe-imbalance", f.moe_imbalance,
          "MoE: load of the busiest expert-parallel rank over the mean (>= 1; default from the model's "
-         "balancing scheme, see docs/cost-model.md)")
+         "balancing scheme, see docs/cost-model-moe.md)")
       ->check(CLI::Range(1.0, 1000.0));
   app.add_option("--routing-stats", f.routing_stats,
                  "MoE: measured tokens per expert per layer (JSON or CSV, as `parplan experts --loads`); "
-                 "sets the imbalance of each ep from the loads (see docs/cost-model.md)");
+                 "sets the imbalance of each ep from the loads (see docs/cost-model-moe.md)");
   app.add_option(
       "--a2a-compression", f.a2a_compression,
       "MoE: bytes of the expert all-to-all over the uncompressed volume, 0 < R <= 1 (LSH-MoE style "
