@@ -136,7 +136,8 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
   if (shape.flash_attention && shape.cp > 1) {
     const double q_bytes = kActivationBytes * m * q_width, o_bytes = kActivationBytes * m * out_width;
     merge = shape.cp_exchange == ContextParallelExchange::kRingOverlapped
-                ? te_ring_merge_bytes(shape.cp, q_bytes, o_bytes, kActivationBytes * m * kv_width)
+                ? te_ring_merge_bytes(shape.cp, q_bytes, o_bytes, kActivationBytes * m * kv_width,
+                                      shape.transformer_engine)
                 : pytorch_ring_merge_bytes(
                       shape.cp, q_bytes, o_bytes,
                       kActivationBytes * m * torchtitan_sdpa_kv_elements_per_token(model, shape.tp), fused);

@@ -24,6 +24,8 @@ struct LayerShape {
   /// (cost/cp_merge_passes.h): Transformer Engine's ring (kRingOverlapped),
   /// PyTorch's context_parallel as torchtitan runs it (kAllGatherKv).
   ContextParallelExchange cp_exchange = ContextParallelExchange::kRingOverlapped;
+  /// The Transformer Engine release whose ring merge passes are counted.
+  TransformerEngineVersion transformer_engine = TransformerEngineVersion::kMain;
   bool sp = false;
   bool flash_attention = true;
   bool is_moe = false;

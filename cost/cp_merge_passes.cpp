@@ -13,8 +13,22 @@ namespace parplan {
 // KV ("lower-triangle", full Q), steps i > r the second half of Q
 // ("upper-triangle", full KV). The softmax statistics (fp32, one per head and
 // token: 1/64 of the output at head dim 128) are left out.
-CpMergeBytes te_ring_merge_bytes(int cp, double q_bytes, double o_bytes, double kv_bytes) {
+//
+// Transformer Engine v1.8 (transformer_engine/pytorch/attention.py,
+// AttnFuncWithCP, at tag v1.8 = NVIDIA/TransformerEngine@3ec998e9) differs
+// in the passes counted under `v18` below. The NeMo 24.07 container ships
+// 1.8.0.dev0, a main build between the release_v1.7 and release_v1.8
+// branch points (67bc399d, 16c82574; the latter's version.txt reads
+// 1.8.0.dev0); these passes are the same at both and at the tag. Megatron
+// hands AttnFuncWithCP sbhd tensors made contiguous (FusedAttention.forward),
+// so q[1], out[1] and dout[1] of the [2, s/2, b, h, d] view are contiguous
+// and their .contiguous() copies nothing, while the KV buffer is
+// [2, 2, s/2, b, h, d] (K and V stacked, then the two chunks) and kv[:, 0]
+// is strided.
+CpMergeBytes te_ring_merge_bytes(int cp, double q_bytes, double o_bytes, double kv_bytes,
+                                 TransformerEngineVersion version) {
   if (cp <= 1) return {};
+  const bool v18 = version == TransformerEngineVersion::kV1_8;
   CpMergeBytes slowest;
   for (int r = 0; r < cp; ++r) {
     // Forward. torch.cat((k.view(-1), v.view(-1))) into the first send
@@ -27,6 +41,16 @@ CpMergeBytes te_ring_merge_bytes(int cp, double q_bytes, double o_bytes, double 
     // read out and the step's output, write out; the second-half variant
     // (steps i > r) touches half of each.
     for (int i = 1; i < cp; ++i) fwd_o += i <= r ? 3.0 : 1.5;
+    if (v18) {
+      // v1.8: torch.cat((k.unsqueeze(0), v.unsqueeze(0))) packs the same 2 KV;
+      // steps 1 <= i <= r take kv_inputs[:, 0, ...].contiguous() (read and
+      // write half K and V: 1 KV). out = torch.empty_like(q).zero_() (write
+      // 1 O), then flash_attn_fwd_out_correction (torch.compile) for every
+      // step including step 0: read out and the step's output, write out
+      // (3 O) in place of main's initialising pass (2 O).
+      fwd_kv += r;
+      fwd_o += 1.0 + 1.0;
+    }
 
     // Backward: the reversed ring starts from the forward's last KV
     // (kv = p2p_comm_buffers[-1], l. 2087), copied into the send buffer
@@ -49,6 +73,14 @@ CpMergeBytes te_ring_merge_bytes(int cp, double q_bytes, double o_bytes, double 
         bwd_kv += i == 0 && r == cp - 1 ? 1.0 : 1.5;  // half dk_ into dk[0]
       else
         bwd_kv += i > 0 ? 3.0 : 2.0;  // full dk_: add_ / copy_
+      if (v18) {
+        // v1.8: dkv_ = torch.cat((dk_.unsqueeze(0), dv_.unsqueeze(0))) every
+        // step (read and write the block's dK, dV: 2 KV, 1 for the half-KV
+        // lower-triangle blocks cp - r - 1 <= i < cp - 1), whose K/V input
+        // is kv[:, 0, ...].contiguous() (1 KV more).
+        const bool lower = i >= cp - r - 1 && i != cp - 1;
+        bwd_kv += lower ? 1.0 + 1.0 : 2.0;
+      }
     }
     const CpMergeBytes rank{fwd_kv * kv_bytes + fwd_o * o_bytes, bwd_kv * kv_bytes + bwd_q * q_bytes};
     if (rank.forward + rank.backward > slowest.forward + slowest.backward) slowest = rank;

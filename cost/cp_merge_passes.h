@@ -5,6 +5,7 @@
 // block's dQ and dKV into the rank's gradients.
 #pragma once
 
+#include "cost/spec/job_spec.h"
 #include "cost/spec/model_spec.h"
 
 namespace parplan {
@@ -20,8 +21,13 @@ struct CpMergeBytes {
 /// `q_bytes`: the rank's queries (= dQ), `o_bytes`: its attention output
 /// (= dO), `kv_bytes`: its keys plus values (= dK + dV), all 16-bit; causal
 /// attention, load-balanced two-chunk layout, bf16 attention (no fp8_dpa).
-/// cp <= 1: none.
-CpMergeBytes te_ring_merge_bytes(int cp, double q_bytes, double o_bytes, double kv_bytes);
+/// cp <= 1: none. `version`: the main branch's AttnFuncWithCPAndKVP2P, or
+/// v1.8's AttnFuncWithCP (transformer_engine/pytorch/attention.py), which
+/// adds a zero-filled output and a correction of the first block, copies
+/// the half K/V of every lower-triangle block into a contiguous tensor
+/// (forward and backward) and concatenates every block's dK and dV.
+CpMergeBytes te_ring_merge_bytes(int cp, double q_bytes, double o_bytes, double kv_bytes,
+                                 TransformerEngineVersion version = TransformerEngineVersion::kMain);
 
 /// The same for PyTorch's experimental context_parallel as torchtitan runs
 /// it (_templated_ring_attention and its backward, load balancing on,

@@ -150,6 +150,7 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
   shape.tp = c.tp;
   shape.cp = c.cp;
   shape.cp_exchange = job.cp_exchange;
+  shape.transformer_engine = job.transformer_engine;
   shape.sp = c.sp;
   shape.flash_attention = c.flash_attention;
   shape.kernel = job.attention_kernel;

@@ -65,6 +65,13 @@ enum class SelectiveCheckpoint : std::uint8_t { kAttentionCore, kTorchtitanOps }
 /// all-to-alls, cost/pipeline_schedule.cpp).
 enum class ContextParallelExchange : std::uint8_t { kRingOverlapped, kAllGatherKv };
 
+/// The Transformer Engine release a Megatron / NeMo run uses, where its
+/// context-parallel ring differs (cost/cp_merge_passes.h): the main branch,
+/// or v1.8 (the NeMo 24.07 container's 1.8.0.dev0), which merged with more
+/// copies (a zero-filled output, a correction for every block, contiguous
+/// half K/V and concatenated dK/dV).
+enum class TransformerEngineVersion : std::uint8_t { kMain, kV1_8 };
+
 /// What one ZeRO-3 collective call moves: DeepSpeed's buckets
 /// (stage3_prefetch_bucket_size, reduce_bucket_size), or one FSDP unit per
 /// transformer layer (torchtitan's FSDP2 fully_shard per block plus the
@@ -152,6 +159,7 @@ struct JobSpec {
   CrossEntropy cross_entropy = CrossEntropy::kFused;
   SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
   ContextParallelExchange cp_exchange = ContextParallelExchange::kRingOverlapped;
+  TransformerEngineVersion transformer_engine = TransformerEngineVersion::kMain;
   /// Full recomputation's checkpointed layer inputs split over the tp group
   /// and gathered again before the layer is recomputed (DeepSpeed activation
   /// checkpointing's partition_activations, Megatron-DeepSpeed

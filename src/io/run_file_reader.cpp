@@ -108,7 +108,8 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                 "engine",
                 "moe_imbalance",
                 "category",
-                "tp_comm_overlap"});
+                "tp_comm_overlap",
+                "transformer_engine"});
   FitRun run;
   run.name = f.text("name", where);
   run.source = f.text("source", default_source);
@@ -157,6 +158,12 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   run.job.moe_imbalance = f.number_in("moe_imbalance", 1.0, 1e3, 0.0);
   // Megatron-LM's --tp-comm-overlap (NeMo's performance recipes turn it on).
   run.job.tp_comm_overlap = f.boolean("tp_comm_overlap", false);
+  // The Transformer Engine release whose context-parallel ring the run used
+  // (cost/cp_merge_passes.h): main (default) or 1.8.
+  const std::string te = f.text("transformer_engine", "main");
+  if (te != "main" && te != "1.8") f.fail("transformer_engine", "must be main or 1.8");
+  run.job.transformer_engine =
+      te == "1.8" ? TransformerEngineVersion::kV1_8 : TransformerEngineVersion::kMain;
   run.config = f.has("config") ? read_run_config(f.child("config"), run) : ParallelConfig{};
   run.config.gbs = run.job.gbs;
   run.config.dp =
