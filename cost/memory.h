@@ -72,7 +72,9 @@ double layer_input_bytes(const ModelSpec& model, const ActivationShape& shape);
 /// vocabulary shard (Korthikanti 2022, sec. 4.3: 4 s b V / t bytes); an
 /// eager fp32-upcast one (torchtitan: F.cross_entropy(pred.float(), ...))
 /// the bf16 logits (2), their fp32 copy (4), the fp32 log-softmax it saves
-/// (4) and its bf16 gradient being formed (2): 12 bytes.
+/// (4) and its bf16 gradient being formed (2): 12 bytes; Transformer
+/// Engine's Triton kernel (cross_entropy_fusion_impl "te") the 16-bit logits
+/// it overwrites with their gradient: 2 bytes.
 double loss_bytes_per_logit(CrossEntropy kernel);
 double logits_bytes(const ModelSpec& model, const ActivationShape& shape);
 
