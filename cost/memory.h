@@ -43,7 +43,8 @@ struct ActivationShape {
   bool sp = false;
   bool flash_attention = true;
   Recompute recompute = Recompute::kNone;
-  /// fp8 GEMMs (Transformer Engine): their inputs are saved as the fp8 cast.
+  /// fp8 GEMMs that save their inputs as the fp8 cast (Transformer Engine;
+  /// not torchao's Float8Linear, which keeps the 16-bit input: JobSpec).
   bool fp8 = false;
   CrossEntropy cross_entropy = CrossEntropy::kFused;
   SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;

@@ -145,5 +145,33 @@ TEST(HeldoutHardware, MegatronBridgeRunsFitTheDgxH100) {
   EXPECT_EQ(count, 9);
 }
 
+// torchao's Float8Linear (torchtitan's fp8) saves the 16-bit input and
+// weight (torchao/float8/float8_linear.py @ 7ca1bfb), so fp8 keeps the bf16
+// activations; Transformer Engine's fp8 saves the 1-byte casts. torchtitan's
+// Table 1 reads 77.0 GiB compiled in bf16 and 76.8 GiB with Float8: parplan
+// must not predict the Float8 run below the bf16 one's reading less the
+// allocator allowance.
+TEST(Fp8Saves, TorchaoKeepsTheSixteenBitInputs) {
+  const ClusterSpec h100 = load_cluster("dgx-h100");
+  for (const auto& run : read_run_yaml(heldout_path(), h100)) {
+    if (run.name == "mb2511-llama3-8b-fsdp8") {
+      EXPECT_TRUE(run.job.fp8_saves_cast);  // Megatron + TE
+    }
+    if (run.name != "tt-llama3.1-8b-fsdp8-fp8") continue;
+    EXPECT_FALSE(run.job.fp8_saves_cast);
+    JobSpec bf16 = run.job;
+    bf16.precision = Precision::kBf16;
+    const ParallelConfig& c = run.config;
+    const MemoryBreakdown fp8 = estimate_memory(run.model, h100, run.job, c);
+    EXPECT_DOUBLE_EQ(fp8.activations_bytes, estimate_memory(run.model, h100, bf16, c).activations_bytes);
+    EXPECT_GE(fp8.peak_bytes * (1.0 + h100.device.allocator_headroom_fraction), 76.8 * kGib);
+    JobSpec cast = run.job;
+    cast.fp8_saves_cast = true;
+    EXPECT_LT(estimate_memory(run.model, h100, cast, c).activations_bytes, fp8.activations_bytes);
+    return;
+  }
+  FAIL() << "tt-llama3.1-8b-fsdp8-fp8 missing";
+}
+
 }  // namespace
 }  // namespace parplan

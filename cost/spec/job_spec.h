@@ -152,6 +152,10 @@ struct JobSpec {
   GradReduceDtype grad_reduce = GradReduceDtype::kEngineDefault;
   GradSyncSchedule grad_sync = GradSyncSchedule::kEngineDefault;
   CrossEntropy cross_entropy = CrossEntropy::kFused;
+  /// Under fp8, whether a linear layer saves the fp8 cast of its input for
+  /// the weight gradient (Transformer Engine) or the 16-bit input itself
+  /// (torchao's Float8Linear, torchtitan's fp8; cost/memory.h).
+  bool fp8_saves_cast = true;
   SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
   ContextParallelExchange cp_exchange = ContextParallelExchange::kRingOverlapped;
   /// Full recomputation's checkpointed layer inputs split over the tp group

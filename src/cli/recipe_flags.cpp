@@ -11,6 +11,7 @@ void apply_recipe_flags(const RecipeChoice& f, JobSpec& job) {
   const EngineRecipe defaults = engine_recipe_defaults(engines);
   job.grad_reduce = defaults.grad_reduce;
   job.cross_entropy = defaults.cross_entropy;
+  job.fp8_saves_cast = defaults.fp8_saves_cast;
   job.selective_checkpoint = defaults.selective_checkpoint;
   job.cp_exchange = defaults.cp_exchange;
   job.partition_activations = defaults.partition_activations;
