@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cost/step_cost.h"
 #include "solvers/fit_run.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/data_paths.h"
@@ -64,6 +65,24 @@ int main(int argc, char** argv) {
       std::printf("%-36s %-32s %6d %4d %4d %10.3f %10.3f %+7.1f%%%s\n", run.name.c_str(), tags.c_str(),
                   run.job.gpus, p.vp, p.mbs, run.measured_step_s, p.step_s, 100 * error,
                   p.fits ? "" : " (OOM)");
+      if (!p.fits || run.measured_peak_bytes > 0) {
+        // Where the memory goes on the busiest stage, for the config chosen,
+        // against the run's own HBM where it names one, and the measured peak.
+        ParallelConfig c = run.config;
+        c.vp = p.vp;
+        c.mbs = p.mbs;
+        const MemoryBreakdown m = estimate_memory(run.model, run_cluster(run, cluster), run.job, c);
+        const double gib = 1024.0 * 1024.0 * 1024.0;
+        std::printf(
+            "  memory GiB (stage %d): params %.2f grads %.2f optimizer %.2f activations %.2f "
+            "buffers %.2f peak %.2f of %.2f",
+            m.peak_stage, m.params_bytes / gib, m.grads_bytes / gib, m.optimizer_bytes / gib,
+            m.activations_bytes / gib, m.buffers_bytes / gib, m.peak_bytes / gib, m.capacity_bytes / gib);
+        if (run.measured_peak_bytes > 0)
+          std::printf(", measured %.1f (%+.1f%%)", run.measured_peak_bytes / gib,
+                      100 * (m.peak_bytes / run.measured_peak_bytes - 1.0));
+        std::printf("\n");
+      }
     }
     std::printf("\n%-12s %5s %10s %10s   %s\n", "category", "runs", "mean|err|", "max|err|",
                 "without h100-500w: runs mean max");

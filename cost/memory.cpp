@@ -18,7 +18,17 @@ double gradient_bytes_per_param(Precision precision, int zero_stage, GradReduceD
   return precision == Precision::kBf16 && zero_stage <= 1 ? 4.0 : 2.0;
 }
 
-double loss_bytes_per_logit(CrossEntropy kernel) { return kernel == CrossEntropy::kEager ? 12.0 : 4.0; }
+double loss_bytes_per_logit(CrossEntropy kernel) {
+  if (kernel == CrossEntropy::kEager) return 12.0;
+  // Transformer Engine's Triton cross-entropy keeps only the 16-bit logits:
+  // the forward saves per-row max / sum / target logit (3 fp32 per token),
+  // and the backward writes the gradient into the logits tensor in place
+  // (NVIDIA/TransformerEngine transformer_engine/pytorch/triton/
+  // cross_entropy.py @ 02965d2: cross_entropy_backward_kernel stores
+  // grad_input at X_ptr; cross_entropy_backward returns _input).
+  if (kernel == CrossEntropy::kTeInPlace) return 2.0;
+  return 4.0;
+}
 
 double layer_activation_bytes(const ModelSpec& model, const ActivationShape& shape) {
   const double t = shape.tp;

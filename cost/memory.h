@@ -43,7 +43,8 @@ struct ActivationShape {
   bool sp = false;
   bool flash_attention = true;
   Recompute recompute = Recompute::kNone;
-  /// fp8 GEMMs (Transformer Engine): their inputs are saved as the fp8 cast.
+  /// fp8 GEMMs that save their inputs as the fp8 cast (Transformer Engine;
+  /// not torchao's Float8Linear, which keeps the 16-bit input: JobSpec).
   bool fp8 = false;
   CrossEntropy cross_entropy = CrossEntropy::kFused;
   SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
@@ -72,7 +73,9 @@ double layer_input_bytes(const ModelSpec& model, const ActivationShape& shape);
 /// vocabulary shard (Korthikanti 2022, sec. 4.3: 4 s b V / t bytes); an
 /// eager fp32-upcast one (torchtitan: F.cross_entropy(pred.float(), ...))
 /// the bf16 logits (2), their fp32 copy (4), the fp32 log-softmax it saves
-/// (4) and its bf16 gradient being formed (2): 12 bytes.
+/// (4) and its bf16 gradient being formed (2): 12 bytes; Transformer
+/// Engine's Triton kernel (cross_entropy_fusion_impl "te") the 16-bit logits
+/// it overwrites with their gradient: 2 bytes.
 double loss_bytes_per_logit(CrossEntropy kernel);
 double logits_bytes(const ModelSpec& model, const ActivationShape& shape);
 

@@ -179,18 +179,31 @@ double moe_layer_activation_bytes(const ModelSpec& m, const ActivationShape& sha
   const double t = shape.tp;
   const double local_tokens = shape.seq * shape.micro_batch / shape.cp;
   const double ffn_bytes_per_width = m.gated_ffn ? 6.0 : 4.0;
-  // The dense FFN part of layer_activation_bytes does not exist in an MoE layer.
-  const double dense_ffn = local_tokens * ffn_bytes_per_width * m.ffn_hidden / t;
+  // Under fp8 the GEMMs save their 16-bit inputs as the 1-byte fp8 cast
+  // (see `routed` below and layer_activation_bytes).
+  const double gemm_input = shape.fp8 ? 1.0 : kActivationBytes;
+  const double activation_inputs = ffn_bytes_per_width - kActivationBytes;
+  // The dense FFN part of layer_activation_bytes (activation input(s) and
+  // FC2's input) does not exist in an MoE layer.
+  const double dense_ffn = local_tokens * (activation_inputs + gemm_input) * m.ffn_hidden / t;
   const double own_tokens = local_tokens / t;
   // fp32 router logits and scores (softmax/sigmoid and top-k backward).
   const double router = own_tokens * 8.0 * m.experts;
-  // Each routed copy: the permuted input, the expert intermediate and the
-  // expert output the combine weights by its routing score.
+  // Each routed copy: the permuted input (FC1's input), the activation's
+  // input(s), FC2's input and the expert output the combine weights by its
+  // routing score. Under fp8 the expert GEMMs save their inputs as the fp8
+  // cast, 1 byte, as the dense ones do (layer_activation_bytes): Transformer
+  // Engine's GroupedLinear quantizes its inputs (`inputmats =
+  // tex.fused_multi_quantize(...)`) and saves those
+  // (`prepare_for_saving(*inputmats, ...)`), NVIDIA/TransformerEngine
+  // transformer_engine/pytorch/module/grouped_linear.py @ 3ea1356; the
+  // bf16 permuted input is not kept (the permutation's backward needs only
+  // its index map).
   const double rows = own_tokens * m.top_k * moe.etp * moe.load_factor;
-  const double routed =
-      rows * (2.0 * kActivationBytes * m.hidden + ffn_bytes_per_width * m.expert_ffn_hidden / moe.etp);
-  const double shared =
-      local_tokens * ffn_bytes_per_width * static_cast<double>(m.expert_ffn_hidden) * m.shared_experts / t;
+  const double routed = rows * ((gemm_input + kActivationBytes) * m.hidden +
+                                (activation_inputs + gemm_input) * m.expert_ffn_hidden / moe.etp);
+  const double shared = local_tokens * (activation_inputs + gemm_input) *
+                        static_cast<double>(m.expert_ffn_hidden) * m.shared_experts / t;
   return base - dense_ffn + router + routed + shared;
 }
 

@@ -104,7 +104,9 @@ ActivationShape activation_shape(const JobSpec& job, const ParallelConfig& c) {
   shape.sp = c.sp;
   shape.flash_attention = c.flash_attention;
   shape.recompute = c.recompute;
-  shape.fp8 = job.precision == Precision::kFp8;
+  // Only where fp8 linear layers save the fp8 cast of their inputs
+  // (Transformer Engine); torchao's keep the 16-bit input (JobSpec).
+  shape.fp8 = job.precision == Precision::kFp8 && job.fp8_saves_cast;
   shape.cross_entropy = job.cross_entropy;
   shape.selective_checkpoint = job.selective_checkpoint;
   shape.partitioned_checkpoint = partitions_checkpoints(job, c);

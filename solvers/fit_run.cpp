@@ -4,7 +4,19 @@
 
 namespace parplan {
 
-RunPrediction predict_run(const FitRun& run, const ClusterSpec& cluster) {
+ClusterSpec run_cluster(const FitRun& run, const ClusterSpec& cluster) {
+  if (run.hbm_bytes <= 0) return cluster;
+  ClusterSpec own = cluster;
+  // What the driver and ECC leave allocatable, as a fraction of the HBM, is
+  // taken from the profile (dgx-h100: nvidia-smi's 81559 of 81920 MiB);
+  // assumed to carry over to the run's part.
+  own.device.hbm_usable_bytes = cluster.device.usable_hbm_bytes() / cluster.device.hbm_bytes * run.hbm_bytes;
+  own.device.hbm_bytes = run.hbm_bytes;
+  return own;
+}
+
+RunPrediction predict_run(const FitRun& run, const ClusterSpec& profile) {
+  const ClusterSpec cluster = run_cluster(run, profile);
   RunPrediction best;
   bool have = false;
   bool have_fitting = false;

@@ -26,6 +26,10 @@ struct FitRun {
   double measured_step_s = 0;
   /// Peak memory per device as measured (0 = not measured).
   double measured_peak_bytes = 0;
+  /// HBM per GPU of the hardware the run used, where its source gives one
+  /// that differs from the profile's (0 = the profile's): the memory check
+  /// uses it in place of the profile's capacity; timing stays the profile's.
+  double hbm_bytes = 0;
 };
 
 struct RunPrediction {
@@ -36,6 +40,10 @@ struct RunPrediction {
   int mbs = 1;
   bool fits = true;
 };
+
+/// The profile with the run's own HBM capacity (FitRun::hbm_bytes) where it
+/// gives one: usable HBM scales with it by the profile's usable fraction.
+ClusterSpec run_cluster(const FitRun& run, const ClusterSpec& cluster);
 
 /// Pure: estimate_cost on the run's config (or the fastest of its tuned
 /// choices that fits memory; the fastest valid one when none fits).

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "cost/compute_time.h"
+#include "cost/memory.h"
 #include "cost/moe.h"
 #include "cost/moe_dispatch.h"
 #include "src/io/cluster_loader.h"
@@ -171,6 +172,30 @@ TEST(MoeDispatchPayload, FlatStays16BitUnderFp8) {
   };
   EXPECT_DOUBLE_EQ(forward(Precision::kFp8, false), forward(Precision::kBf16, false));
   EXPECT_LT(forward(Precision::kFp8, true), forward(Precision::kBf16, true));
+}
+
+// Under fp8 Transformer Engine's GroupedLinear saves the fp8 cast of each
+// expert GEMM input (grouped_linear.py @ 3ea1356: prepare_for_saving of the
+// quantized inputmats): per routed copy, FC1's input (h) and FC2's input
+// (f_e) take 1 byte instead of 2; the activation input and the expert output
+// stay 16-bit. The dense FFN the MoE layer replaces is removed at its own fp8
+// width, so the layer's fp8 saving beyond the attention part's is exactly
+// k (h + f_e) - f per token.
+TEST(MoeActivationMemory, Fp8ExpertGemmInputsAreSavedAsTheFp8Cast) {
+  const ModelSpec m = small_experts();
+  ActivationShape bf16;
+  bf16.seq = 4096;
+  bf16.micro_batch = 1;
+  ActivationShape fp8 = bf16;
+  fp8.fp8 = true;
+  MoeShape s;
+  s.tokens = 4096;
+  s.ep = 8;
+  const double moe_saving = moe_layer_activation_bytes(m, bf16, s) - moe_layer_activation_bytes(m, fp8, s);
+  const double dense_saving = layer_activation_bytes(m, bf16) - layer_activation_bytes(m, fp8);
+  const double per_token = m.top_k * (double(m.hidden) + m.expert_ffn_hidden) - double(m.ffn_hidden);
+  EXPECT_NEAR(moe_saving - dense_saving, 4096.0 * per_token, 1e-6 * moe_saving);
+  EXPECT_GT(moe_saving, 0.0);
 }
 
 }  // namespace

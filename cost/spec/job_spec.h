@@ -46,8 +46,10 @@ enum class GradSyncSchedule : std::uint8_t {
 
 /// How the loss is computed, which sets the logits' footprint at the start
 /// of the backward pass (--cross-entropy): a fused / vocab-parallel kernel
-/// (Megatron) or an eager fp32-upcast cross-entropy (torchtitan).
-enum class CrossEntropy : std::uint8_t { kFused, kEager };
+/// (Megatron) or an eager fp32-upcast cross-entropy (torchtitan), or
+/// Transformer Engine's Triton kernel, which writes the gradient into the
+/// 16-bit logits in place (Megatron's cross_entropy_fusion_impl "te").
+enum class CrossEntropy : std::uint8_t { kFused, kEager, kTeInPlace };
 
 /// What selective recomputation keeps (cost/memory.h): Megatron-LM's
 /// (--recompute-granularity selective: everything but the attention core,
@@ -157,6 +159,10 @@ struct JobSpec {
   GradReduceDtype grad_reduce = GradReduceDtype::kEngineDefault;
   GradSyncSchedule grad_sync = GradSyncSchedule::kEngineDefault;
   CrossEntropy cross_entropy = CrossEntropy::kFused;
+  /// Under fp8, whether a linear layer saves the fp8 cast of its input for
+  /// the weight gradient (Transformer Engine) or the 16-bit input itself
+  /// (torchao's Float8Linear, torchtitan's fp8; cost/memory.h).
+  bool fp8_saves_cast = true;
   SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
   ContextParallelExchange cp_exchange = ContextParallelExchange::kRingOverlapped;
   TransformerEngineVersion transformer_engine = TransformerEngineVersion::kMain;

@@ -11,6 +11,7 @@ void apply_recipe_flags(const RecipeChoice& f, JobSpec& job) {
   const EngineRecipe defaults = engine_recipe_defaults(engines);
   job.grad_reduce = defaults.grad_reduce;
   job.cross_entropy = defaults.cross_entropy;
+  job.fp8_saves_cast = defaults.fp8_saves_cast;
   job.selective_checkpoint = defaults.selective_checkpoint;
   job.cp_exchange = defaults.cp_exchange;
   job.partition_activations = defaults.partition_activations;
@@ -53,9 +54,11 @@ void apply_recipe_flags(const RecipeChoice& f, JobSpec& job) {
       throw InputError("--grad-reduce-dtype bf16 needs --precision bf16 or fp8 (the job trains in fp16)");
   }
   if (!f.cross_entropy.empty()) {
-    if (f.cross_entropy != "fused" && f.cross_entropy != "eager")
-      throw InputError("--cross-entropy must be fused or eager (got '" + f.cross_entropy + "')");
-    job.cross_entropy = f.cross_entropy == "eager" ? CrossEntropy::kEager : CrossEntropy::kFused;
+    if (f.cross_entropy != "fused" && f.cross_entropy != "eager" && f.cross_entropy != "te")
+      throw InputError("--cross-entropy must be fused, eager or te (got '" + f.cross_entropy + "')");
+    job.cross_entropy = f.cross_entropy == "eager" ? CrossEntropy::kEager
+                        : f.cross_entropy == "te"  ? CrossEntropy::kTeInPlace
+                                                   : CrossEntropy::kFused;
   }
 }
 

@@ -437,6 +437,11 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
     recipe.cross_entropy = CrossEntropy::kEager;
     recipe.selective_checkpoint = SelectiveCheckpoint::kTorchtitanOps;
     recipe.cp_exchange = ContextParallelExchange::kAllGatherKv;
+    // torchao's Float8Linear saves the high-precision input and weight
+    // (pytorch/ao torchao/float8/float8_linear.py @ 7ca1bfb,
+    // matmul_with_hp_or_float8_args.forward: ctx.save_for_backward(input_hp,
+    // weight_hp_t)) and casts again in the backward.
+    recipe.fp8_saves_cast = false;
   }
   // Megatron-DeepSpeed runs full recomputation through DeepSpeed's
   // checkpointing; parplan's launch files pass --partition-activations.

@@ -102,6 +102,8 @@ struct EngineRecipe {
   CrossEntropy cross_entropy = CrossEntropy::kFused;
   SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
   ContextParallelExchange cp_exchange = ContextParallelExchange::kRingOverlapped;
+  /// fp8 linear layers save the fp8 cast of their input (JobSpec::fp8_saves_cast).
+  bool fp8_saves_cast = true;
   /// When gradients are reduced (cost/grad_sync_schedule.h).
   GradSyncSchedule grad_sync = GradSyncSchedule::kEngineDefault;
   /// The attention kernel the engine runs (kProfile: not known).

@@ -109,7 +109,9 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                 "moe_imbalance",
                 "category",
                 "tp_comm_overlap",
-                "transformer_engine"});
+                "transformer_engine",
+                "hbm_gib",
+                "cross_entropy"});
   FitRun run;
   run.name = f.text("name", where);
   run.source = f.text("source", default_source);
@@ -134,6 +136,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
         parse_engine_selection(f.text("engine"), (where + ": field 'engine'").c_str()));
     run.job.grad_reduce = recipe.grad_reduce;
     run.job.cross_entropy = recipe.cross_entropy;
+    run.job.fp8_saves_cast = recipe.fp8_saves_cast;
     run.job.selective_checkpoint = recipe.selective_checkpoint;
     run.job.cp_exchange = recipe.cp_exchange;
     run.job.partition_activations = recipe.partition_activations;
@@ -153,6 +156,14 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                                                    : AttentionKernel::kProfile;
   }
   run.job.fused_elementwise = f.boolean("fused_elementwise", true);
+  // The loss kernel where the recipe names one other than the engine's
+  // (Megatron-Bridge's performance scripts: cross_entropy_fusion_impl "te").
+  if (f.has("cross_entropy")) {
+    const std::string loss = f.choice("cross_entropy", {"fused", "eager", "te"});
+    run.job.cross_entropy = loss == "eager" ? CrossEntropy::kEager
+                            : loss == "te"  ? CrossEntropy::kTeInPlace
+                                            : CrossEntropy::kFused;
+  }
   // MoE: the busiest expert-parallel rank's load over the mean (1 = balanced,
   // as benchmarks that force-balance routing state); absent: the model's default.
   run.job.moe_imbalance = f.number_in("moe_imbalance", 1.0, 1e3, 0.0);
@@ -179,6 +190,10 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   run.measured_step_s =
       step_seconds(figure, run.model, run.job, cluster.device.peak_flops_per_s(run.job.precision), where);
   if (f.has("peak_memory_gib")) run.measured_peak_bytes = f.positive_number("peak_memory_gib") * kGib;
+  // The HBM of the GPUs the run used, where its source states one that
+  // differs from the profile's (torchtitan's Grand Teton H100s: 96 GB):
+  // only the memory check uses it.
+  if (f.has("hbm_gib")) run.hbm_bytes = f.number_in("hbm_gib", 1.0, 1e6, 0.0) * kGib;
   return run;
 }
 
