@@ -158,6 +158,29 @@ TEST(EmitCostedChoices, ContextParallelNeedsFusedAttention) {
   expect_flag(emit_run(plan, Engine::kMegatron).args, "--attention-backend", "unfused");
 }
 
+// ------------------------------------------------------- loss kernel ----
+
+TEST(EmitCostedChoices, TransformerEngineCrossEntropyIsEmittedOrRefused) {
+  // The memory model gives TE's in-place cross-entropy 2 bytes per logit;
+  // Megatron-LM runs it with --cross-entropy-loss-fusion
+  // --cross-entropy-fusion-impl te (arguments.py:1897-1902 at core_r0.13.0).
+  Plan plan = llama3_70b_on_64_h100();
+  plan.job.cross_entropy = CrossEntropy::kTeInPlace;
+  const ArgMap a = emit_run(plan, Engine::kMegatron).args;
+  EXPECT_TRUE(a.has("--cross-entropy-loss-fusion"));
+  expect_flag(a, "--cross-entropy-fusion-impl", "te");
+  // The other engines have no such switch: the plan is refused, not emitted
+  // with a loss that holds more memory than was costed.
+  for (Engine e : {Engine::kDeepSpeed, Engine::kMegatronDeepSpeed, Engine::kTorchtitan})
+    EXPECT_TRUE(contains(engine_rule_violations(plan, e), "cross-entropy te")) << engine_name(e);
+  // The engine's own loss: no fusion flags.
+  plan.job.cross_entropy = CrossEntropy::kFused;
+  const ArgMap fused = emit_run(plan, Engine::kMegatron).args;
+  EXPECT_FALSE(fused.has("--cross-entropy-loss-fusion"));
+  EXPECT_FALSE(fused.has("--cross-entropy-fusion-impl"));
+  EXPECT_TRUE(engine_rule_violations(plan, Engine::kMegatron).empty());
+}
+
 // ------------------------------------------- (d) architecture and Adam ----
 
 TEST(EmitCostedChoices, Llama3CatalogArchitectureAndAdam) {

@@ -46,6 +46,10 @@ constexpr CapabilitySource kMegatronSources[] = {
      "--use-precision-aware-optimizer: Adam with the distributed optimizer; bf16 master remainders (2 bytes)",
      "megatron/training/arguments.py:2932; megatron/core/optimizer/optimizer_config.py:64,194-200; "
      "megatron/core/optimizer/distrib_optimizer.py:735-740"},
+    {"loss",
+     "vocab-parallel cross-entropy; --cross-entropy-loss-fusion with --cross-entropy-fusion-impl native or "
+     "te",
+     "megatron/training/arguments.py:1897-1902"},
 };
 
 // deepspeedai/DeepSpeed, tag v0.17.0 (720787e79b55, 2025-06-02).

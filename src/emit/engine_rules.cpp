@@ -272,6 +272,12 @@ void torchtitan_rules(const Plan& p, Rules& r) {
 std::vector<std::string> engine_rule_violations(const Plan& plan, Engine engine) {
   Rules rules(engine_name(engine));
   model_rules(plan, engine, rules);
+  // Transformer Engine's in-place cross-entropy is a Megatron-LM switch
+  // (--cross-entropy-fusion-impl te, arguments.py:1900-1902 at core_r0.13.0);
+  // the other engines' losses have none, so a plan costed with it would not run as costed.
+  rules.check(engine != Engine::kMegatron && plan.job.cross_entropy == CrossEntropy::kTeInPlace,
+              "Transformer Engine's cross-entropy (--cross-entropy te) is a Megatron-LM option; use fused or "
+              "eager.");
   switch (engine) {
     case Engine::kMegatron:
       megatron_rules(plan, rules);

@@ -253,6 +253,13 @@ std::vector<std::string> megatron_args(const Plan& plan) {
   a.opt("--attention-backend", !c.flash_attention                                     ? "unfused"
                                : plan.job.attention_kernel == AttentionKernel::kCudnn ? "fused"
                                                                                       : "flash");
+  // A plan costed with Transformer Engine's in-place cross-entropy (2 bytes
+  // per logit) runs it (arguments.py:1897-1902 at core_r0.13.0). Megatron-LM
+  // main refuses the te variant since 168cb15d70 ("stability issues").
+  if (plan.job.cross_entropy == CrossEntropy::kTeInPlace) {
+    a.flag("--cross-entropy-loss-fusion");
+    a.opt("--cross-entropy-fusion-impl", "te");
+  }
   a.append(optimizer_args(plan));
   return a.take();
 }
