@@ -5,6 +5,7 @@
 // file for Megatron's sbhd layout with cuDNN fused attention, in tensor sizes
 // read plus written; the run-file key `transformer_engine` selects it.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -106,8 +107,9 @@ TEST(CpTeVersion, DefaultIsMainAndOnlyContextParallelismMoves) {
 class TeVersionKey : public ::testing::Test {
  protected:
   std::string write(const std::string& run) {
-    const std::string path =
-        (std::filesystem::temp_directory_path() / "parplan_te_version_key.yaml").string();
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("parplan_te_version_key_" + std::to_string(::getpid()) + ".yaml"))
+                                 .string();
     std::ofstream(path) << "runs:\n  - {name: r, model: llama3-8b, gpus: 8, gbs: 128, seq: 8192, step_s: 10, "
                            "engine: megatron, config: {cp: 2}"
                         << run << "}\n";

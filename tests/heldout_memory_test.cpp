@@ -4,6 +4,7 @@
 // run names with `hbm_gib`; FSDP in torchtitan shards over dp x cp, so the
 // "FSDP 1, CP 8" rows shard their states over the 8 CP ranks.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -26,7 +27,9 @@ constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
 std::string heldout_path() { return (data_dir() / "calibration/heldout-published-runs.yaml").string(); }
 
 std::string write_run(const std::string& fields) {
-  const std::string path = (std::filesystem::temp_directory_path() / "parplan_heldout_hbm.yaml").string();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("parplan_heldout_hbm_" + std::to_string(::getpid()) + ".yaml"))
+                               .string();
   std::ofstream(path) << "runs:\n  - {name: r, model: llama3-8b, gpus: 8, gbs: 8, seq: 32768, step_s: 8, "
                       << "engine: torchtitan, config: {tp: 1, pp: 1, mbs: 1, zero: 3, recompute: full}"
                       << fields << "}\n";

@@ -5,6 +5,7 @@
 // engines define them. The errors themselves are reported by
 // bench/heldout_bench, not asserted here.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -64,7 +65,9 @@ TEST(HeldoutRuns, TokensPerSecondBecomeTheStepTime) {
 class RunKeys : public ::testing::Test {
  protected:
   std::string write(const std::string& run) {
-    const std::string path = (std::filesystem::temp_directory_path() / "parplan_heldout_keys.yaml").string();
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("parplan_heldout_keys_" + std::to_string(::getpid()) + ".yaml"))
+                                 .string();
     std::ofstream(path)
         << "runs:\n  - {name: r, model: mixtral-8x7b, gpus: 16, gbs: 64, seq: 4096, step_s: 5, " << run
         << "}\n";
