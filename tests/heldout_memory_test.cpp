@@ -4,7 +4,6 @@
 // run names with `hbm_gib`; FSDP in torchtitan shards over dp x cp, so the
 // "FSDP 1, CP 8" rows shard their states over the 8 CP ranks.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -18,6 +17,7 @@
 #include "src/io/model_loader.h"
 #include "src/io/run_file_reader.h"
 #include "src/io/yaml_fields.h"
+#include "tests/run_file_fixture.h"
 
 namespace parplan {
 namespace {
@@ -27,13 +27,11 @@ constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
 std::string heldout_path() { return (data_dir() / "calibration/heldout-published-runs.yaml").string(); }
 
 std::string write_run(const std::string& fields) {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("parplan_heldout_hbm_" + std::to_string(::getpid()) + ".yaml"))
-                               .string();
-  std::ofstream(path) << "runs:\n  - {name: r, model: llama3-8b, gpus: 8, gbs: 8, seq: 32768, step_s: 8, "
-                      << "engine: torchtitan, config: {tp: 1, pp: 1, mbs: 1, zero: 3, recompute: full}"
-                      << fields << "}\n";
-  return path;
+  return run_file_test::write_one_run(
+      "heldout_hbm",
+      "name: r, model: llama3-8b, gpus: 8, gbs: 8, seq: 32768, step_s: 8, "
+      "engine: torchtitan, config: {tp: 1, pp: 1, mbs: 1, zero: 3, recompute: full}" +
+          fields);
 }
 
 TEST(RunHbm, ReplacesTheCapacityByTheProfilesUsableFraction) {

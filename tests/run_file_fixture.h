@@ -1,0 +1,36 @@
+// Shared by the run-file key tests: a one-run YAML file in the temp
+// directory, one per process (ctest runs the tests as parallel processes),
+// and the check that a bad value is an InputError naming its field.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "src/io/input_error.h"
+
+namespace parplan::run_file_test {
+
+/// Writes `runs: [{fields}]` to a file named after `tag` and this process.
+inline std::string write_one_run(const std::string& tag, const std::string& fields) {
+  const std::string name = "parplan_" + tag + "_" + std::to_string(::getpid()) + ".yaml";
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  std::ofstream(path) << "runs:\n  - {" << fields << "}\n";
+  return path;
+}
+
+/// `read()` must throw an InputError whose message names `field`.
+template <class Read>
+void expect_error_naming(Read read, const std::string& field) {
+  try {
+    read();
+    ADD_FAILURE() << field << ": a bad value was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace parplan::run_file_test
