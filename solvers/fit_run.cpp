@@ -4,7 +4,8 @@
 
 namespace parplan {
 
-ClusterSpec run_cluster(const FitRun& run, const ClusterSpec& cluster) {
+ClusterSpec run_cluster(const FitRun& run, const ClusterSpec& profile) {
+  const ClusterSpec& cluster = run.own_cluster ? *run.own_cluster : profile;
   if (run.hbm_bytes <= 0) return cluster;
   ClusterSpec own = cluster;
   // What the driver and ECC leave allocatable, as a fraction of the HBM, is

@@ -3,6 +3,7 @@
 // prediction of it under a candidate profile.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "cost/spec/cluster_spec.h"
@@ -30,6 +31,10 @@ struct FitRun {
   /// that differs from the profile's (0 = the profile's): the memory check
   /// uses it in place of the profile's capacity; timing stays the profile's.
   double hbm_bytes = 0;
+  /// The profile of the hardware the run used where it names one other than
+  /// the profile it is read against (run key `cluster`): predictions of the
+  /// run use it; calibrate refuses such runs (it fits one profile).
+  std::optional<ClusterSpec> own_cluster;
 };
 
 struct RunPrediction {

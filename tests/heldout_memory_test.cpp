@@ -1,8 +1,8 @@
 // Held-out published runs that ran must fit (issue 12): torchtitan's runs
 // used Grand Teton H100s with 96 GB HBM2e (pytorch/torchtitan
 // benchmarks/llama3_h100_202412_torchtitan.md @ 31a17bf, "Hardware"), which a
-// run names with `hbm_gib`; FSDP in torchtitan shards over dp x cp, so the
-// "FSDP 1, CP 8" rows shard their states over the 8 CP ranks.
+// run names with `cluster: grand-teton-h100` (`hbm_gib` where only the HBM differs); FSDP in torchtitan
+// shards over dp x cp, so the "FSDP 1, CP 8" rows shard their states over the 8 CP ranks.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -55,8 +55,8 @@ TEST(RunHbm, OutOfRangeIsRefused) {
 }
 
 // The grand-teton-h100 profile carries the source's 96 GB and 2.4 TB/s; every
-// torchtitan run (tagged h100-500w) names the same HBM.
-TEST(HeldoutHardware, TorchtitanRunsNameTheGrandTetonHbm) {
+// torchtitan run (tagged h100-500w) names it as its hardware.
+TEST(HeldoutHardware, TorchtitanRunsNameTheGrandTetonProfile) {
   const ClusterSpec gt = load_cluster("grand-teton-h100");
   EXPECT_DOUBLE_EQ(gt.device.hbm_bytes, 96.0 * kGib);
   EXPECT_DOUBLE_EQ(gt.device.hbm_bytes_per_s, 2.4e12);
@@ -68,12 +68,15 @@ TEST(HeldoutHardware, TorchtitanRunsNameTheGrandTetonHbm) {
     bool grand_teton = false;
     for (const auto& tag : nodes[i]["category"])
       grand_teton = grand_teton || tag.as<std::string>() == "h100-500w";
+    EXPECT_DOUBLE_EQ(runs[i].hbm_bytes, 0.0) << runs[i].name;
     if (!grand_teton) {
-      EXPECT_DOUBLE_EQ(runs[i].hbm_bytes, 0.0) << runs[i].name;
+      EXPECT_FALSE(runs[i].own_cluster.has_value()) << runs[i].name;
       continue;
     }
     ++tagged;
-    EXPECT_DOUBLE_EQ(runs[i].hbm_bytes, gt.device.hbm_bytes) << runs[i].name;
+    ASSERT_TRUE(runs[i].own_cluster.has_value()) << runs[i].name;
+    EXPECT_EQ(runs[i].own_cluster->name, "grand-teton-h100");
+    EXPECT_DOUBLE_EQ(run_cluster(runs[i], h100).device.hbm_bytes, gt.device.hbm_bytes) << runs[i].name;
   }
   EXPECT_EQ(tagged, 17);
 }

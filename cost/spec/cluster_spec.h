@@ -64,6 +64,12 @@ struct DeviceSpec {
   /// sequences fill fewer thread blocks per head). Fitted; 0 = independent
   /// of the sequence length.
   double attention_half_seq = 0;
+  /// The part is an H100 SXM5 at another clock (a power limit, the NVL
+  /// card): the published attention-kernel figures, measured on the SXM5,
+  /// keep their fraction of the part's own peak, since every SM runs at the
+  /// same lower clock. false: they apply only where the bf16 peak is the
+  /// SXM5's (profile key `kernel_figures`).
+  bool h100_kernel_figures = false;
 
   double usable_hbm_bytes() const { return hbm_usable_bytes > 0 ? hbm_usable_bytes : hbm_bytes; }
 

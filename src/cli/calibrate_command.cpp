@@ -63,6 +63,13 @@ int run_calibrate(const CalibrateFlags& flags) {
     throw InputError("--objective must be mean or max (got '" + flags.objective + "')");
   const ClusterSpec cluster = load_cluster(flags.cluster);
   const std::vector<FitRun> runs = load_runs(flags.runs, cluster);
+  // The fit moves one profile's constants: a run on other hardware would be
+  // predicted with its own profile and pull the fit nowhere.
+  for (const FitRun& run : runs)
+    if (run.own_cluster && run.own_cluster->name != cluster.name)
+      throw InputError("run " + run.name + ": field 'cluster' is " + run.own_cluster->name +
+                       ", not --cluster " + cluster.name +
+                       "; calibrate the runs of one hardware profile at a time");
   CalibrateOptions options;
   options.fit_keys = split_keys(flags.fit);
   options.fit.objective = flags.objective == "max" ? FitObjective::kMax : FitObjective::kMean;

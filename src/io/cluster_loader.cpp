@@ -101,6 +101,7 @@ DeviceSpec read_device(const YamlFields& f) {
                 "overlap_compute_slowdown",
                 "layer_overhead_us",
                 "attention_half_seq",
+                "kernel_figures",
                 "source"});
   DeviceSpec d;
   d.name = f.text("name");
@@ -131,6 +132,13 @@ DeviceSpec read_device(const YamlFields& f) {
   d.overlap_compute_slowdown = f.number_in("overlap_compute_slowdown", 0.0, 1.0, d.overlap_compute_slowdown);
   d.layer_overhead_s = f.number_in("layer_overhead_us", 0.0, 1e6, 0.0) * kMicro;
   d.attention_half_seq = f.number_in("attention_half_seq", 0.0, 1e7, 0.0);
+  // The only published per-kernel attention figures parplan holds were
+  // measured on the H100 SXM5 (cost/attention_kernels.cpp).
+  const std::string figures = f.text("kernel_figures", "none");
+  if (figures == "h100-sxm5")
+    d.h100_kernel_figures = true;
+  else if (figures != "none")
+    f.fail("kernel_figures", "is '" + figures + "'; use h100-sxm5 (an H100 at another clock) or none");
   return d;
 }
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "cost/step_cost.h"
 #include "src/emit/engine_capabilities.h"
+#include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"
 #include "src/io/input_limits.h"
 #include "src/io/job_loader.h"
@@ -86,7 +87,7 @@ void check_run_expressible(const FitRun& run, const ClusterSpec& cluster, const 
     throw InputError(where + ": no vp/mbs makes this config valid for the model; give them explicitly");
 }
 
-FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const ClusterSpec& cluster,
+FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const ClusterSpec& profile,
                       const std::string& where, const std::string& default_source) {
   YamlFields f(node, where);
   f.allow_only({"name",
@@ -111,9 +112,20 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                 "tp_comm_overlap",
                 "transformer_engine",
                 "hbm_gib",
-                "cross_entropy"});
+                "cross_entropy",
+                "cluster"});
   FitRun run;
   run.name = f.text("name", where);
+  // The hardware the run used, where it is not the profile's (torchtitan's
+  // Grand Teton H100s beside the DGX H100 rows of a held-out file).
+  if (f.has("cluster")) {
+    try {
+      run.own_cluster = load_cluster(f.text("cluster"));
+    } catch (const InputError& e) {
+      f.fail("cluster", std::string("does not name a usable profile: ") + e.what());
+    }
+  }
+  const ClusterSpec& cluster = run.own_cluster ? *run.own_cluster : profile;
   run.source = f.text("source", default_source);
   const std::string model = f.text("model");
   if (models && models.IsMap() && models[model]) {
