@@ -107,6 +107,11 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
   elements += m * ffn_copies * ffn * (model.gated_ffn ? (fused ? 3.0 : 5.0) : 2.0) / t;
   if (model.position == PositionKind::kRope)
     elements += m * (fused ? 2.0 : 10.0) * (q_width + kv_width / 2.0);
+  // Per-head RMSNorm on q and k (Qwen3, Gemma 3): Megatron runs q_layernorm
+  // and k_layernorm as norm modules of their own after the QKV projection
+  // (SelfAttention.get_query_key_value_tensors, megatron/core/transformer/
+  // attention.py @ core_v0.15.0), each reading and writing q or k.
+  if (model.qk_norm) elements += m * (fused ? 2.0 : eager_norm) * (q_width + kv_width / 2.0);
   if (shape.flash_attention) {
     // A causal fused kernel skips the masked half; its backward recomputes
     // the scores: 5 GEMMs against 2 forward (Dao 2023, FlashAttention-2), at

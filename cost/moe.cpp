@@ -93,8 +93,25 @@ double moe_imbalance(const ModelSpec& m, const JobSpec& job, const ParallelConfi
 }
 
 double moe_load_factor(const ModelSpec& m, const JobSpec& job, const ParallelConfig& c) {
+  // Padded to capacity, every expert runs capacity rows, busy or not.
+  if (job.capacity_factor > 0 && job.pad_to_capacity) return job.capacity_factor;
   const double imbalance = moe_imbalance(m, job, c);
   return job.capacity_factor > 0 ? std::min(imbalance, std::max(1.0, job.capacity_factor)) : imbalance;
+}
+
+bool moe_fp8_pads_splits(const ModelSpec& m, const JobSpec& job, const ParallelConfig& c) {
+  if (!m.is_moe() || job.precision != Precision::kFp8) return false;
+  if (job.capacity_factor <= 0 || !job.pad_to_capacity) return true;
+  const double rank_tokens = static_cast<double>(c.mbs) * job.seq / (static_cast<double>(c.cp) * c.tp);
+  const double capacity = std::ceil(rank_tokens * m.top_k / m.experts * job.capacity_factor);
+  const double rows = capacity * c.etp * c.ep;
+  return std::fmod(rows, kFp8SplitAlignRows) != 0.0;
+}
+
+double moe_fp8_padding_bytes(const ModelSpec& m, const MoeShape& s) {
+  if (!m.is_moe() || !s.fp8 || !s.fp8_split_padding) return 0;
+  const double rows = s.tokens / s.tp * m.top_k * s.etp * s.load_factor;
+  return 2.0 * 2.0 * rows * m.hidden * kActivationBytes;
 }
 
 MoePermutationBytes moe_permutation_bytes(const ModelSpec& m, const MoeShape& s) {
@@ -164,12 +181,22 @@ MoeBlockTimes moe_block_times(const ModelSpec& m, const DeviceSpec& device, doub
   const Fp8CastTimes casts =
       fp8_cast_times(device, cast_shape, 0.0, 0.0, rows * (h + f / s.etp) + shared_tokens * (h + fs_local),
                      rows * (f_in / s.etp + h) + shared_tokens * (fs_local * (m.gated_ffn ? 2.0 : 1.0) + h));
-  times.routed_forward_s = routed_gemm_s + routed_elementwise_s + memory_bound_s(device, permutation.forward);
-  times.forward_s =
-      times.routed_forward_s + router_s + shared_gemm_s + shared_elementwise_s + casts.forward_s;
-  times.backward_s = 2.0 * (routed_gemm_s + router_s + shared_gemm_s) +
-                     2.0 * (routed_elementwise_s + shared_elementwise_s) +
-                     memory_bound_s(device, permutation.backward) + casts.backward_s;
+  // fp8 current scaling: an amax pass reading each routed expert GEMM's
+  // 16-bit input (forward) and output gradient (backward) before its cast.
+  const bool amax = s.fp8 && s.fp8_current_scaling;
+  const double amax_forward_s =
+      amax ? memory_bound_s(device, kActivationBytes * rows * (h + f / s.etp)) : 0.0;
+  const double amax_backward_s =
+      amax ? memory_bound_s(device, kActivationBytes * rows * (f_in / s.etp + h)) : 0.0;
+  // fp8 split padding: the same copies forward and backward.
+  const double padding_s = memory_bound_s(device, moe_fp8_padding_bytes(m, s));
+  times.routed_forward_s =
+      routed_gemm_s + routed_elementwise_s + memory_bound_s(device, permutation.forward) + padding_s;
+  times.forward_s = times.routed_forward_s + router_s + shared_gemm_s + shared_elementwise_s +
+                    casts.forward_s + amax_forward_s;
+  times.backward_s =
+      2.0 * (routed_gemm_s + router_s + shared_gemm_s) + 2.0 * (routed_elementwise_s + shared_elementwise_s) +
+      memory_bound_s(device, permutation.backward) + padding_s + casts.backward_s + amax_backward_s;
   return times;
 }
 

@@ -51,8 +51,26 @@ double default_moe_imbalance(const ModelSpec& model, int ep);
 /// measured at the config's ep (routing statistics), else the default.
 double moe_imbalance(const ModelSpec& model, const JobSpec& job, const ParallelConfig& config);
 /// Tokens the busiest rank's experts process over the mean: the imbalance
-/// when dropless; capped at the capacity factor when tokens are dropped.
+/// when dropless; capped at the capacity factor when tokens are dropped;
+/// the capacity factor itself when every expert is padded to capacity.
 double moe_load_factor(const ModelSpec& model, const JobSpec& job, const ParallelConfig& config);
+
+/// Rows an fp8 grouped GEMM's split must be a multiple of: Transformer
+/// Engine's Fp8Padding aligns each expert's rows to 16 for fp8 recipes other
+/// than MXFP8 (transformer_engine/pytorch/module/fp8_padding.py @ v2.9,
+/// 70f5366: `self.align_size = 32 if ...mxfp8() else 16`).
+inline constexpr int kFp8SplitAlignRows = 16;
+/// Whether the expert block's fp8 grouped GEMMs get their inputs padded and
+/// their outputs unpadded (Megatron's TEGroupedMLP calls Fp8Padding and
+/// Fp8Unpadding under fp8, megatron/core/transformer/moe/experts.py @
+/// core_v0.15.0; both return their input untouched when every split is
+/// already aligned). Dropless routing (and dropping without padding) gives
+/// each expert a data-dependent row count, which is almost never aligned for
+/// all local experts; padding to capacity gives each expert capacity x etp x
+/// ep rows, capacity = ceil(tokens x top_k / experts x factor)
+/// (moe_utils.get_capacity; token_dispatcher.py @ core_v0.15.0), aligned
+/// when that is a multiple of kFp8SplitAlignRows.
+bool moe_fp8_pads_splits(const ModelSpec& model, const JobSpec& job, const ParallelConfig& config);
 
 /// One MoE layer's expert block on one rank, one micro-batch.
 struct MoeShape {
@@ -64,6 +82,11 @@ struct MoeShape {
   /// fp8 training: the experts are Transformer Engine linear layers in fp8
   /// (their GEMMs on the fp8 curve, their inputs and gradients cast).
   bool fp8 = false;
+  /// The fp8 grouped GEMMs' splits are padded (moe_fp8_pads_splits).
+  bool fp8_split_padding = false;
+  /// fp8 current scaling: each expert's input and output gradient gets an
+  /// amax pass before its cast (moe_block_times).
+  bool fp8_current_scaling = false;
 };
 
 /// Bytes the token permutations of Megatron's alltoall dispatcher read and
@@ -85,6 +108,17 @@ struct MoePermutationBytes {
 };
 MoePermutationBytes moe_permutation_bytes(const ModelSpec& model, const MoeShape& shape);
 
+/// Bytes Transformer Engine's Fp8Padding and Fp8Unpadding read and write
+/// on one rank for one MoE layer and micro-batch, per direction (forward =
+/// backward): forward, fused_multi_row_padding copies the permuted input
+/// into the aligned buffer and fused_multi_row_unpadding copies the expert
+/// output back; backward, each one's gradient is the other copy
+/// (transformer_engine/pytorch/module/fp8_padding.py, fp8_unpadding.py @
+/// v2.9). Each copy reads and writes every received row of h 16-bit
+/// elements: 2 x 2 x rows x h x 2 bytes. The padded routing probabilities
+/// (4 bytes a row against 2h) are left out. 0 without fp8_split_padding.
+double moe_fp8_padding_bytes(const ModelSpec& model, const MoeShape& shape);
+
 struct MoeBlockTimes {
   double forward_s = 0;
   double backward_s = 0;
@@ -94,8 +128,14 @@ struct MoeBlockTimes {
 /// experts (Transformer Engine's grouped linear: one GEMM per local expert,
 /// each of rows / (E / ep) rows, on the device's GEMM curve at that shape),
 /// the token permutations (moe_permutation_bytes), fp8 casts of the experts'
-/// GEMM inputs and gradients, and shared experts (split over tp like a dense
-/// FFN).
+/// GEMM inputs and gradients (under current scaling each routed expert's
+/// cast is preceded by an amax pass reading its 16-bit input: GroupedLinear's
+/// split_quantize quantizes split by split, its fused kernel being for
+/// delayed scaling only, and Float8CurrentScalingQuantizer::quantize runs
+/// nvte_compute_amax before nvte_quantize_v2; TransformerEngine
+/// transformer_engine/pytorch/csrc/extensions/cast.cpp and quantizer.cpp @
+/// v2.9), the fp8 split padding (moe_fp8_padding_bytes), and shared experts
+/// (split over tp like a dense FFN).
 MoeBlockTimes moe_block_times(const ModelSpec& model, const DeviceSpec& device, double peak_flops_per_s,
                               const MoeShape& shape);
 

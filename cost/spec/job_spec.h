@@ -82,6 +82,13 @@ enum class TransformerEngineVersion : std::uint8_t { kMain, kV1_8 };
 /// per call, so the count matters at 1000+ ranks.
 enum class ShardUnit : std::uint8_t { kBuckets, kLayer };
 
+/// Transformer Engine's per-tensor fp8 scaling: delayed (the scale from an
+/// amax history, the amax reduced inside the cast kernel; Megatron's
+/// --fp8-recipe delayed, the default) or current (each tensor's own amax, a
+/// pass over it before the cast; --fp8-recipe tensorwise, Megatron-Bridge's
+/// FP8-CS).
+enum class Fp8Scaling : std::uint8_t { kDelayed, kCurrent };
+
 /// Measured MoE imbalance at one expert-parallel size: the busiest rank's
 /// tokens over the mean, from routing statistics (--routing-stats).
 struct MeasuredEpImbalance {
@@ -163,6 +170,7 @@ struct JobSpec {
   /// the weight gradient (Transformer Engine) or the 16-bit input itself
   /// (torchao's Float8Linear, torchtitan's fp8; cost/memory.h).
   bool fp8_saves_cast = true;
+  Fp8Scaling fp8_scaling = Fp8Scaling::kDelayed;
   SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
   ContextParallelExchange cp_exchange = ContextParallelExchange::kRingOverlapped;
   TransformerEngineVersion transformer_engine = TransformerEngineVersion::kMain;
@@ -194,6 +202,10 @@ struct JobSpec {
   /// MoE: expert capacity factor (tokens an expert takes over its fair
   /// share before dropping); 0 = dropless routing.
   double capacity_factor = 0.0;
+  /// MoE with a capacity factor: every expert's input is padded to its
+  /// capacity (Megatron's --moe-pad-expert-input-to-capacity), so each runs
+  /// exactly capacity rows and the grouped GEMM's splits are fixed.
+  bool pad_to_capacity = false;
   /// MoE: bytes of the expert-parallel all-to-all over the uncompressed
   /// volume (LSH-MoE style token compression, lossy; 1 = none).
   double a2a_compression = 1.0;

@@ -108,6 +108,9 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                 "fused_elementwise",
                 "engine",
                 "moe_imbalance",
+                "moe_capacity_factor",
+                "moe_pad_to_capacity",
+                "fp8_recipe",
                 "category",
                 "tp_comm_overlap",
                 "transformer_engine",
@@ -179,6 +182,17 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   // MoE: the busiest expert-parallel rank's load over the mean (1 = balanced,
   // as benchmarks that force-balance routing state); absent: the model's default.
   run.job.moe_imbalance = f.number_in("moe_imbalance", 1.0, 1e3, 0.0);
+  // MoE token dropping (Megatron's --moe-expert-capacity-factor, and
+  // --moe-pad-expert-input-to-capacity: Megatron-Bridge's
+  // apply_moe_token_drop sets both); absent: dropless.
+  run.job.capacity_factor = f.number_in("moe_capacity_factor", 1e-3, 1e3, 0.0);
+  run.job.pad_to_capacity = f.boolean("moe_pad_to_capacity", false);
+  if (run.job.pad_to_capacity && run.job.capacity_factor <= 0)
+    f.fail("moe_pad_to_capacity", "needs moe_capacity_factor (the capacity to pad to)");
+  // Transformer Engine's fp8 scaling (Megatron's --fp8-recipe): delayed
+  // (default) or current (tensorwise; Megatron-Bridge's FP8-CS).
+  run.job.fp8_scaling = f.choice("fp8_recipe", {"delayed", "current"}) == "current" ? Fp8Scaling::kCurrent
+                                                                                    : Fp8Scaling::kDelayed;
   // Megatron-LM's --tp-comm-overlap (NeMo's performance recipes turn it on).
   run.job.tp_comm_overlap = f.boolean("tp_comm_overlap", false);
   // The Transformer Engine release whose context-parallel ring the run used
