@@ -1,7 +1,7 @@
 // Held-out validation: predicts published runs parplan was not calibrated on
 // (calibration/heldout-published-runs.yaml) with a shipped profile, fitting
 // nothing, and prints each run's step-time error and the mean and max per
-// category (docs/calibrate.md, "Held-out published runs").
+// category (docs/heldout-runs.md).
 // Usage: heldout_bench [RUN_FILE] [PROFILE]
 #include <cmath>
 #include <cstdio>
