@@ -73,5 +73,34 @@ TEST(ScatterRepack, NeverSlowerAndKeepsEveryConstraint) {
   EXPECT_GE(faster, 24);
 }
 
+// Micro-batches of one group of all G GPUs last fixed_ms plus their
+// sequences' times at G: packed into fewer (210 + 190, 180 + 170, 150 + 100
+// tokens in groups of 4 x 100), the step is at least one fixed_ms shorter.
+TEST(ScatterRepack, WholeMachineMicroBatchesPackedIntoFewer) {
+  ScatterCoefficients c;
+  c.quadratic_ms = 1e-4;
+  c.linear_ms = 0.2;
+  c.fixed_ms = 50;
+  c.group_sizes = {1, 2, 4};
+  c.alltoall_ms_per_token = {0, 0.01, 0.02};
+  c.token_capacity_per_gpu = 100;
+  constexpr int kGpus = 4;
+  const std::vector<std::int64_t> lengths{210, 190, 180, 170, 150, 100};
+  const scatter_detail::Instance in = scatter_detail::make_instance(lengths, kGpus, c);
+  ScatterPlan start;
+  for (const std::vector<int>& sequences : {std::vector<int>{0}, {1, 2}, {3, 4}, {5}}) {
+    ScatterMicroBatch mb;
+    mb.groups.push_back(ScatterGroup{kGpus, 0, sequences, 0, 0});
+    start.micro_batches.push_back(std::move(mb));
+  }
+  finalize_scatter_plan(start, lengths, c);
+  ASSERT_EQ(check_scatter_plan(start, lengths, kGpus, c), "");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const ScatterPlan out = scatter_detail::repack_search(in, lengths, start, deadline);
+  EXPECT_EQ(check_scatter_plan(out, lengths, kGpus, c), "");
+  EXPECT_LE(out.time_ms, start.time_ms - c.fixed_ms + 1e-9);
+  EXPECT_LE(out.micro_batches.size(), 3u);
+}
+
 }  // namespace
 }  // namespace parplan
