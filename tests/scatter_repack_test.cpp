@@ -74,8 +74,10 @@ TEST(ScatterRepack, NeverSlowerAndKeepsEveryConstraint) {
 }
 
 // Micro-batches of one group of all G GPUs last fixed_ms plus their
-// sequences' times at G: packed into fewer (210 + 190, 180 + 170, 150 + 100
-// tokens in groups of 4 x 100), the step is at least one fixed_ms shorter.
+// sequences' times at G. Four of 280 tokens each (groups of 4 x 100 tokens)
+// fit in three only as 200 + 200, 200 + 140 and 140 + 80 + 80 + 80: no two
+// fit in one and no three in two, so only the first-fit packing of all four
+// finds it, and the step is one fixed_ms shorter.
 TEST(ScatterRepack, WholeMachineMicroBatchesPackedIntoFewer) {
   ScatterCoefficients c;
   c.quadratic_ms = 1e-4;
@@ -85,10 +87,10 @@ TEST(ScatterRepack, WholeMachineMicroBatchesPackedIntoFewer) {
   c.alltoall_ms_per_token = {0, 0.01, 0.02};
   c.token_capacity_per_gpu = 100;
   constexpr int kGpus = 4;
-  const std::vector<std::int64_t> lengths{210, 190, 180, 170, 150, 100};
+  const std::vector<std::int64_t> lengths{200, 80, 200, 80, 200, 80, 140, 140};
   const scatter_detail::Instance in = scatter_detail::make_instance(lengths, kGpus, c);
   ScatterPlan start;
-  for (const std::vector<int>& sequences : {std::vector<int>{0}, {1, 2}, {3, 4}, {5}}) {
+  for (const std::vector<int>& sequences : {std::vector<int>{0, 1}, {2, 3}, {4, 5}, {6, 7}}) {
     ScatterMicroBatch mb;
     mb.groups.push_back(ScatterGroup{kGpus, 0, sequences, 0, 0});
     start.micro_batches.push_back(std::move(mb));
@@ -98,8 +100,8 @@ TEST(ScatterRepack, WholeMachineMicroBatchesPackedIntoFewer) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   const ScatterPlan out = scatter_detail::repack_search(in, lengths, start, deadline);
   EXPECT_EQ(check_scatter_plan(out, lengths, kGpus, c), "");
+  EXPECT_EQ(out.micro_batches.size(), 3u);
   EXPECT_LE(out.time_ms, start.time_ms - c.fixed_ms + 1e-9);
-  EXPECT_LE(out.micro_batches.size(), 3u);
 }
 
 }  // namespace
