@@ -8,7 +8,7 @@
 //
 //   scatter_exact [--gpus G] [--sequences N] [--scale F] [--round R]
 //                 [--instances I] [--seconds S] [--min-size P] [--top T]
-//                 [--step-ms T] [--level-lp]
+//                 [--step-ms T] [--level-lp] [--eject N]
 //
 // Instance i: N - 1 sequences drawn from bench step i (without its 192K
 // sequence), lengths times F, clipped to [64, 3072 G]; plus one sequence of
@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
   const int min_size = static_cast<int>(arg(argc, argv, "--min-size", 1));
   const int top = static_cast<int>(arg(argc, argv, "--top", 0));
   const double step_ms = arg(argc, argv, "--step-ms", 50);
+  const int eject = static_cast<int>(arg(argc, argv, "--eject", 0));
   bool level_lp = false;
   for (int a = 1; a < argc; ++a) level_lp |= std::strcmp(argv[a], "--level-lp") == 0;
   const ScatterCoefficients c = flexsp_gpt7b(gpus, min_size);
@@ -148,6 +149,7 @@ int main(int argc, char** argv) {
 
     ScatterOptions options;  // the command's defaults: CBC, 50 ms per step
     options.step_time_limit_s = step_ms / 1000;
+    options.eject_searches = eject;
     const ScatterStepResult fast = solve_scatter_step(lengths, gpus, c, options);
     const double comb = lower_bound_ms(in);
     const double group_lp =

@@ -1,6 +1,7 @@
-// Ruin and recreate over pairs of micro-batches (repack_search): on random
-// steps, from the fast path's plan and from a poor plan (every sequence in a
-// micro-batch of its own), the result is never slower than its start, keeps
+// Ruin and recreate over pairs of micro-batches (repack_search) and the
+// one-for-several swap (eject_search): on random steps, from the fast
+// path's plan and from a poor plan (every sequence in a micro-batch of its
+// own), the result is never slower than its start, keeps
 // every constraint of the formulation, and its stated times are the
 // formula's.
 #include <gtest/gtest.h>
@@ -67,6 +68,10 @@ TEST(ScatterRepack, NeverSlowerAndKeepsEveryConstraint) {
       finalize_scatter_plan(again, lengths, c);
       EXPECT_NEAR(again.time_ms, out.time_ms, 1e-9 * out.time_ms) << "trial " << trial;
       faster += out.time_ms < start.time_ms ? 1 : 0;
+      // The one-for-several swap (off by default) keeps the same promises.
+      const ScatterPlan ejected = scatter_detail::eject_search(in, lengths, start, 4, deadline);
+      EXPECT_LE(ejected.time_ms, start.time_ms) << "trial " << trial;
+      EXPECT_EQ(check_scatter_plan(ejected, lengths, gpus, c), "") << "trial " << trial;
     }
   }
   // The poor starts leave room on every trial: the test saw replacements.
