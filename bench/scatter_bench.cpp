@@ -79,6 +79,8 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[a], "--step-ms") == 0 && a + 1 < argc)
       options.step_time_limit_s = std::atof(argv[a + 1]) / 1000;
     per_step |= std::strcmp(argv[a], "--per-step") == 0;
+    // `--eject N`: the one-for-several swap with N local searches per step.
+    if (std::strcmp(argv[a], "--eject") == 0 && a + 1 < argc) options.eject_searches = std::atoi(argv[a + 1]);
   }
   std::vector<ScatterStepResult> results(kSteps);
   tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 2);

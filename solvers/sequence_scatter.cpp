@@ -341,6 +341,8 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
     ScatterPlan repacked = repack_search(in, lengths, best, repack_deadline);
     if (repacked.time_ms < best.time_ms) best = local_search(in, lengths, repacked, deadline);
   }
+  if (options.eject_searches > 0 && Clock::now() < repack_deadline)
+    best = eject_search(in, lengths, best, options.eject_searches, repack_deadline);
   double proven = std::min(std::max(bound, lp_bound), best.time_ms);
   cert.message = lp_bound > bound ? "bound: group-count LP" : "bound: combinatorial";
   if (options.use_milp && gap_of(best.time_ms, proven) > options.relative_gap) {

@@ -78,6 +78,13 @@ ScatterPlan long_split_path(const Instance& instance, const std::vector<std::int
 ScatterPlan repack_search(const Instance& instance, const std::vector<std::int64_t>& lengths,
                           const ScatterPlan& plan, Clock::time_point deadline);
 
+/// One of the longest sequences into a larger group of another micro-batch,
+/// short sequences of that group into the place it left, then the local
+/// search; kept while the step time falls (sequence_scatter_eject.cpp).
+/// At most `searches` local searches.
+ScatterPlan eject_search(const Instance& instance, const std::vector<std::int64_t>& lengths,
+                         const ScatterPlan& plan, int searches, Clock::time_point deadline);
+
 /// Moves single sequences between groups while the step time falls
 /// (sequence_scatter_local.cpp). Returns the better of `plan` and the result.
 ScatterPlan local_search(const Instance& instance, const std::vector<std::int64_t>& lengths,

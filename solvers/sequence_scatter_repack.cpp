@@ -51,6 +51,52 @@ struct Candidate {
   double waste_ms = 0;
 };
 
+/// Micro-batches made of one group of all G GPUs: such a micro-batch lasts
+/// fixed_ms plus the sum of its sequences' times at G, so packing their
+/// sequences into fewer such micro-batches (first fit, longest first, G K
+/// tokens each) saves fixed_ms per micro-batch and changes nothing else.
+/// Pairs and triples miss it when the packing is tight: on a reduced bench
+/// step (docs/scatter-exact.md, B's step 1) four 64-GPU micro-batches of
+/// 197K to 336K tokens fit in three, but only as 197K + 166K,
+/// 169K + 160K + 54K and 122K + 118K + 116K. Returns whether it merged.
+bool merge_whole_machine_groups(const Instance& in, std::vector<ScatterMicroBatch>& mbs) {
+  const int whole = static_cast<int>(std::find(in.size.begin(), in.size.end(), in.gpus) - in.size.begin());
+  if (whole >= in.num_sizes) return false;
+  std::vector<int> items;
+  std::vector<size_t> merged;
+  for (size_t m = 0; m < mbs.size(); ++m) {
+    if (mbs[m].groups.size() != 1 || mbs[m].groups[0].size != in.gpus) continue;
+    merged.push_back(m);
+    items.insert(items.end(), mbs[m].groups[0].sequences.begin(), mbs[m].groups[0].sequences.end());
+  }
+  if (merged.size() < 2) return false;
+  std::stable_sort(items.begin(), items.end(), [&](int x, int y) { return in.tokens[x] > in.tokens[y]; });
+  std::vector<std::vector<int>> bins;
+  std::vector<double> room;
+  for (int i : items) {
+    size_t b = 0;
+    while (b < bins.size() && in.tokens[i] > room[b]) ++b;
+    if (b == bins.size()) {
+      bins.emplace_back();
+      room.push_back(in.capacity_tokens[whole]);
+    }
+    bins[b].push_back(i);
+    room[b] -= in.tokens[i];
+  }
+  if (bins.size() >= merged.size()) return false;
+  std::vector<ScatterMicroBatch> kept;
+  for (size_t m = 0; m < mbs.size(); ++m) {
+    if (std::find(merged.begin(), merged.end(), m) == merged.end()) kept.push_back(std::move(mbs[m]));
+  }
+  for (std::vector<int>& bin : bins) {
+    ScatterMicroBatch mb;
+    mb.groups.push_back(ScatterGroup{in.gpus, 0, std::move(bin), 0, 0});
+    kept.push_back(std::move(mb));
+  }
+  mbs = std::move(kept);
+  return true;
+}
+
 }  // namespace
 
 ScatterPlan repack_search(const Instance& in, const std::vector<std::int64_t>& lengths,
@@ -61,11 +107,19 @@ ScatterPlan repack_search(const Instance& in, const std::vector<std::int64_t>& l
   // The micro-batches, each with an id that changes when it is replaced: a
   // pair that did not gain is not tried again (the packing is deterministic).
   std::vector<ScatterMicroBatch> mbs = plan.micro_batches;
+  if (merge_whole_machine_groups(in, mbs)) {
+    // Times of the new micro-batches, for the waste and the gain below.
+    ScatterPlan merged;
+    merged.micro_batches = std::move(mbs);
+    finalize_scatter_plan(merged, lengths, c);
+    mbs = std::move(merged.micro_batches);
+  }
   std::vector<int> id(mbs.size());
   for (size_t m = 0; m < mbs.size(); ++m) id[m] = static_cast<int>(m);
   int next_id = static_cast<int>(mbs.size());
   std::set<std::array<int, 3>> tried;
-  double step_ms = plan.time_ms;
+  double step_ms = 0;
+  for (const ScatterMicroBatch& mb : mbs) step_ms += mb.time_ms;
   int pairs_left = kMaxPairs;
   int triples_left = kMaxTriples;
   bool improved = true;

@@ -1,6 +1,7 @@
 // Brute force for sequence scattering on tiny steps: every partition of the
 // sequences into groups, every size per group, every grouping of the groups
-// into micro-batches. The reference the solver is tested against.
+// into micro-batches. The reference the solver is tested against; and a
+// dynamic program over subsets that reaches the optimum of larger steps.
 #pragma once
 
 #include <algorithm>
@@ -69,6 +70,65 @@ inline double brute_force_step_ms(const std::vector<std::int64_t>& lengths, int 
     choose(0);
   });
   return best;
+}
+
+/// The optimal step time (ms) by dynamic programming over subsets, for up
+/// to about 18 sequences (3^n work): best(S, w) is the least time of one
+/// micro-batch running the sequences S on w units of the smallest group
+/// size (the group holding S's first sequence, at each size and over each
+/// subset of the others, beside the best of the rest on the units left;
+/// every size divides the larger ones, so any sizes summing to at most G lie
+/// on aligned blocks); the step is the least sum over the partitions of all
+/// sequences into micro-batches. +inf when no plan exists.
+inline double subset_dp_step_ms(const std::vector<std::int64_t>& lengths, int gpus,
+                                const ScatterCoefficients& c) {
+  const int n = static_cast<int>(lengths.size());
+  const int sizes = static_cast<int>(c.group_sizes.size());
+  const std::uint32_t all = (std::uint32_t{1} << n) - 1;
+  const size_t subsets = size_t{1} << n;
+  std::vector<double> tokens(subsets, 0), work(subsets * sizes, 0);
+  for (std::uint32_t t = 1; t <= all; ++t) {
+    const int i = __builtin_ctz(t);
+    const std::uint32_t rest = t & (t - 1);
+    tokens[t] = tokens[rest] + static_cast<double>(lengths[i]);
+    for (int j = 0; j < sizes; ++j)
+      work[t * sizes + j] =
+          work[rest * sizes + j] + scatter_sequence_ms(c, j, static_cast<double>(lengths[i]));
+  }
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const int unit = c.group_sizes.front();
+  const int units = gpus / unit;
+  const size_t widths = static_cast<size_t>(units) + 1;
+  std::vector<double> best(subsets * widths, kInf);
+  for (size_t w = 0; w < widths; ++w) best[w] = 0;
+  for (std::uint32_t s = 1; s <= all; ++s) {
+    double* row = &best[s * widths];
+    const std::uint32_t first = s & (~s + 1);
+    const std::uint32_t others = s ^ first;
+    for (std::uint32_t sub = others;; sub = (sub - 1) & others) {
+      const std::uint32_t t = sub | first;
+      const double* rest_row = &best[(s ^ t) * widths];
+      for (int j = 0; j < sizes; ++j) {
+        if (tokens[t] > c.group_sizes[j] * c.token_capacity_per_gpu) continue;
+        const double group_ms = c.fixed_ms + work[t * sizes + j];
+        const int p = c.group_sizes[j] / unit;
+        for (int w = p; w <= units; ++w) row[w] = std::min(row[w], std::max(group_ms, rest_row[w - p]));
+      }
+      if (sub == 0) break;
+    }
+  }
+  std::vector<double> step(subsets, kInf);
+  step[0] = 0;
+  for (std::uint32_t s = 1; s <= all; ++s) {
+    const std::uint32_t first = s & (~s + 1);
+    const std::uint32_t others = s ^ first;
+    for (std::uint32_t sub = others;; sub = (sub - 1) & others) {
+      const std::uint32_t t = sub | first;
+      step[s] = std::min(step[s], best[t * widths + units] + step[s ^ t]);
+      if (sub == 0) break;
+    }
+  }
+  return step[all];
 }
 
 }  // namespace parplan::test

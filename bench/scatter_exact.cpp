@@ -1,0 +1,209 @@
+// Where the gap of `scatter` is: reduced instances cut from the bench's
+// steps (the same long tail and FlexSP GPT-7B coefficients, fewer sequences
+// on fewer GPUs), solved by the solver as `scatter` runs it and by the
+// step's MILP on CBC with a long time limit. Where CBC proves its plan
+// optimal, the solver's gap splits into the primal's part (its plan over
+// the optimum) and the bound's (the optimum over the bound). Offline
+// diagnosis for docs/scatter.md; asserts nothing.
+//
+//   scatter_exact [--gpus G] [--sequences N] [--scale F] [--round R]
+//                 [--instances I] [--seconds S] [--min-size P] [--top T]
+//                 [--step-ms T] [--level-lp] [--eject N]
+//
+// Instance i: N - 1 sequences drawn from bench step i (without its 192K
+// sequence), lengths times F, clipped to [64, 3072 G]; plus one sequence of
+// 3072 G tokens, the place the bench's 192K sequence has on 64 GPUs (just
+// over G K / 2: only a group of all G GPUs holds it). With --top T instead:
+// the step's T longest sequences and N - T others, lengths as they are. With
+// R > 1, every length is rounded up to the next power of R (whole tokens):
+// fewer distinct lengths keep the MILP (one bucket per length) small
+// enough for CBC to close. Group sizes: the bench's powers of two from
+// --min-size up to G. Up to 18 sequences the optimum comes from a dynamic
+// program over subsets instead of the MILP.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "solvers/sequence_scatter.h"
+#include "solvers/sequence_scatter_internal.h"
+#include "tests/scatter_brute_force.h"
+
+namespace {
+
+// FlexSP's GPT-7B coefficients on A100s, as in bench/scatter_bench.cpp
+// (Hetu-Galvatron, FlexSP solver, `optimizer_param_dict['gpt-7b']`), with
+// the group sizes cut at `gpus`.
+parplan::ScatterCoefficients flexsp_gpt7b(int gpus, int min_size) {
+  parplan::ScatterCoefficients c;
+  c.quadratic_ms = 5.128e-6;
+  c.linear_ms = 183.9576e-3;
+  c.fixed_ms = 629.3563;
+  const int sizes[] = {1, 2, 4, 8, 16, 32, 64};
+  const double bandwidth_gb_per_s[] = {0, 119.54, 104.07, 96.5, 10.33, 5.94, 4.87};
+  for (size_t j = 0; j < 7; ++j) {
+    if (sizes[j] > gpus) break;
+    if (sizes[j] < min_size) continue;
+    c.group_sizes.push_back(sizes[j]);
+    c.alltoall_ms_per_token.push_back(sizes[j] == 1 ? 0.0 : 2.0 / (sizes[j] * bandwidth_gb_per_s[j]));
+  }
+  c.token_capacity_per_gpu = std::floor((28 * 1024 - 7.1174 * 16 / 64 * 1024) / 4.480441895);
+  return c;
+}
+
+// The bench's steps (bench/scatter_bench.cpp: same distribution and seed).
+std::vector<std::vector<std::int64_t>> bench_steps(int count) {
+  constexpr std::int64_t kMaxTokens = 192 * 1024;
+  std::mt19937_64 rng(2025);
+  std::vector<std::vector<std::int64_t>> steps;
+  for (int k = 0; k < count; ++k) {
+    std::lognormal_distribution<double> length(std::log(3000.0), 1.4);
+    std::vector<std::int64_t> lengths(512);
+    for (auto& s : lengths)
+      s = std::clamp<std::int64_t>(static_cast<std::int64_t>(length(rng)), 128, kMaxTokens);
+    lengths[rng() % lengths.size()] = kMaxTokens;
+    steps.push_back(std::move(lengths));
+  }
+  return steps;
+}
+
+double arg(int argc, char** argv, const char* name, double fallback) {
+  for (int a = 1; a + 1 < argc; ++a) {
+    if (std::strcmp(argv[a], name) == 0) return std::atof(argv[a + 1]);
+  }
+  return fallback;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace parplan;
+  using namespace parplan::scatter_detail;
+  const int gpus = static_cast<int>(arg(argc, argv, "--gpus", 16));
+  const int n = static_cast<int>(arg(argc, argv, "--sequences", 48));
+  const double scale = arg(argc, argv, "--scale", 0.5);
+  const double round_ratio = arg(argc, argv, "--round", 0);
+  const int instances = static_cast<int>(arg(argc, argv, "--instances", 6));
+  const double seconds = arg(argc, argv, "--seconds", 60);
+  const int min_size = static_cast<int>(arg(argc, argv, "--min-size", 1));
+  const int top = static_cast<int>(arg(argc, argv, "--top", 0));
+  const double step_ms = arg(argc, argv, "--step-ms", 50);
+  const int eject = static_cast<int>(arg(argc, argv, "--eject", 0));
+  bool level_lp = false;
+  for (int a = 1; a < argc; ++a) level_lp |= std::strcmp(argv[a], "--level-lp") == 0;
+  const ScatterCoefficients c = flexsp_gpt7b(gpus, min_size);
+  // The bench's 192K sequence is 3072 tokens per GPU of 64: just over half
+  // of G K, so only the whole machine holds it.
+  const double half = 3072.0 * gpus;
+  const std::vector<std::vector<std::int64_t>> steps = bench_steps(std::max(instances, 1));
+
+  if (top > 0) {
+    std::printf("%d GPUs (groups of %d to %d), %d sequences: each step's %d longest and %d others\n", gpus,
+                c.group_sizes.front(), gpus, n, top, n - top);
+  } else {
+    std::printf("%d GPUs (groups of %d to %d), %d sequences, lengths x %.3g%s\n", gpus, c.group_sizes.front(),
+                gpus, n, scale, round_ratio > 1 ? " (rounded up to powers)" : "");
+  }
+  if (n > 18) std::printf("CBC %.0f s per MILP\n", seconds);
+  std::printf("%-4s %6s %4s %10s %3s %10s %10s %10s %10s %10s %-10s %8s %8s %7s\n", "inst", "mem mb", "len",
+              "solver ms", "mb", "its bound", "comb", "group LP", "best plan", "its bound", "by", "primal%",
+              "bound%", "solve");
+  std::vector<double> primal_pct, bound_pct, gap_pct;
+  for (int k = 0; k < instances; ++k) {
+    std::mt19937_64 rng(7000 + k);
+    std::vector<std::int64_t> lengths;
+    if (top > 0) {
+      // The step's `top` longest sequences as they are, and n - top others.
+      std::vector<std::int64_t> sorted = steps[k];
+      std::sort(sorted.begin(), sorted.end(), std::greater<>());
+      lengths.assign(sorted.begin(), sorted.begin() + top);
+      std::vector<std::int64_t> pool(sorted.begin() + top, sorted.end());
+      std::shuffle(pool.begin(), pool.end(), rng);
+      for (int i = 0; i + top < n; ++i) lengths.push_back(pool[i]);
+    } else {
+      std::vector<std::int64_t> pool;
+      for (std::int64_t s : steps[k]) {
+        if (s < 192 * 1024) pool.push_back(s);
+      }
+      std::shuffle(pool.begin(), pool.end(), rng);
+      lengths.push_back(static_cast<std::int64_t>(half));
+      for (int i = 0; i + 1 < n && i < static_cast<int>(pool.size()); ++i) {
+        double s = std::clamp(std::floor(pool[i] * scale), 64.0, half);
+        if (round_ratio > 1)
+          s = std::min(half,
+                       std::ceil(std::pow(round_ratio, std::ceil(std::log(s) / std::log(round_ratio)))));
+        lengths.push_back(static_cast<std::int64_t>(s));
+      }
+    }
+    const Instance in = make_instance(lengths, gpus, c);
+    double tokens = 0;
+    std::vector<std::int64_t> distinct = lengths;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    for (double t : in.tokens) tokens += t;
+
+    ScatterOptions options;  // the command's defaults: CBC, 50 ms per step
+    options.step_time_limit_s = step_ms / 1000;
+    options.eject_searches = eject;
+    const ScatterStepResult fast = solve_scatter_step(lengths, gpus, c, options);
+    const double comb = lower_bound_ms(in);
+    const double group_lp =
+        group_lp_bound_ms(in, SolverBackend::kCbc, Clock::now() + std::chrono::seconds(30));
+    const double proven = std::max(comb, group_lp);
+
+    double opt_plan = fast.plan.time_ms;
+    double opt_bound = -kInfinity;
+    const char* how = "";
+    if (n <= 18) {
+      opt_plan = opt_bound = test::subset_dp_step_ms(lengths, gpus, c);
+      how = "exact DP";
+    } else {
+      // Every plan with more micro-batches than m pays (m + 1) d plus its
+      // cheapest GPU-ms over G: m as in the solver, without the integer cap.
+      double gpu_ms = 0;
+      for (double e : in.cheapest_gpu_ms) gpu_ms += e;
+      const int m = std::clamp(static_cast<int>(std::floor((fast.plan.time_ms - gpu_ms / gpus) / c.fixed_ms)),
+                               1, static_cast<int>(lengths.size()));
+      const Clock::time_point deadline =
+          Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+      const MilpOutcome milp = milp_path(in, lengths, fast.plan, proven, m, SolverBackend::kCbc, deadline);
+      if (!milp.plan.empty()) opt_plan = std::min(opt_plan, milp.plan.time_ms);
+      opt_bound = std::min(milp.bound_ms, opt_plan);
+      how = !milp.ran                                 ? "not run"
+            : opt_plan - opt_bound <= 1e-4 * opt_plan ? "MILP opt"
+                                                      : status_name(milp.certificate.status);
+    }
+    std::printf("%-4d %6.2f %4zu %10.1f %3zu %10.1f %10.1f %10.1f %10.1f %10.1f %-10s %8.2f %8.2f %7.1f\n", k,
+                tokens / (gpus * c.token_capacity_per_gpu), distinct.size(), fast.plan.time_ms,
+                fast.plan.micro_batches.size(), fast.certificate.best_bound, comb, group_lp, opt_plan,
+                opt_bound, how, 100 * (fast.plan.time_ms - opt_plan) / fast.plan.time_ms,
+                100 * (opt_bound - fast.certificate.best_bound) / fast.plan.time_ms, fast.solve_ms);
+    std::fflush(stdout);
+    primal_pct.push_back(100 * (fast.plan.time_ms - opt_plan) / fast.plan.time_ms);
+    bound_pct.push_back(100 * (opt_bound - fast.certificate.best_bound) / fast.plan.time_ms);
+    if (level_lp) {
+      // The duration-level LP (a diagnosis, not used by the solver): how much
+      // of the bound's part a relaxation by micro-batch duration recovers.
+      LevelLpOptions level;
+      level.single_sequences = 8;
+      const double lp =
+          level_lp_bound_ms(in, SolverBackend::kCbc, Clock::now() + std::chrono::seconds(60), level);
+      std::printf("     level LP %.1f ms: %.2f %% of the step below the optimum\n", lp,
+                  100 * (opt_bound - lp) / fast.plan.time_ms);
+    }
+    gap_pct.push_back(100 * fast.certificate.gap);
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  std::printf(
+      "median: solver's gap %.2f %%, of it the primal's (at least) %.2f %%, the bound's (at least) %.2f %%\n",
+      median(gap_pct), median(primal_pct), median(bound_pct));
+  return 0;
+}
