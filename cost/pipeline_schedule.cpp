@@ -8,6 +8,7 @@
 #include "cost/cp_merge_passes.h"
 #include "cost/moe.h"
 #include "cost/moe_dispatch.h"
+#include "cost/moe_host_sync.h"
 #include "cost/overlap.h"
 #include "cost/step_internal.h"
 #include "cost/tp_comm_overlap.h"
@@ -179,6 +180,19 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
                                           stage * c.tp * c.cp * c.dp);
     costs.comm.ep_forward_s = ep.forward_s;
     costs.comm.ep_backward_s = ep.backward_s;
+    if (job.moe_host_launch_s > 0 && moe_dispatch_waits_on_host(job)) {
+      // The expert block and the dispatch's exposed time stand in for the
+      // GPU time of the kernels after the wait (the block also holds the
+      // router and permutation 1, launched before it).
+      MoeSyncLaunchShape launch;
+      launch.local_experts = model.experts / c.ep;
+      launch.ep_alltoall = c.ep > 1;
+      launch.fp8 = moe.fp8;
+      launch.fp8_current_scaling = moe.fp8_current_scaling;
+      launch.fp8_split_padding = moe.fp8_split_padding;
+      costs.moe.forward_s += host_launch_exposed_s(moe_launches_after_host_wait(launch),
+                                                   job.moe_host_launch_s, block.forward_s + ep.forward_s);
+    }
   }
   costs.selective_dense_s = selective_recompute_s(model, job, costs.dense, false);
   if (model.is_moe()) costs.selective_moe_s = selective_recompute_s(model, job, costs.moe, true);

@@ -209,6 +209,11 @@ struct JobSpec {
   /// MoE: bytes of the expert-parallel all-to-all over the uncompressed
   /// volume (LSH-MoE style token compression, lossy; 1 = none).
   double a2a_compression = 1.0;
+  /// MoE: host time per kernel launch after the dropless dispatcher's
+  /// per-layer host wait (cost/moe_host_sync.h); 0 = the wait is not priced.
+  /// Off by default: no figure measured on a training host is in the
+  /// catalog (docs/cost-model-moe.md, "Host synchronisation").
+  double moe_host_launch_s = 0.0;
   /// Attention kernel the engine runs (Transformer Engine's cuDNN fused
   /// attention, PyTorch SDPA's flash path = FlashAttention-2, ...).
   AttentionKernel attention_kernel = AttentionKernel::kProfile;

@@ -110,6 +110,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                 "moe_imbalance",
                 "moe_capacity_factor",
                 "moe_pad_to_capacity",
+                "moe_host_launch_us",
                 "fp8_recipe",
                 "category",
                 "tp_comm_overlap",
@@ -189,6 +190,9 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   run.job.pad_to_capacity = f.boolean("moe_pad_to_capacity", false);
   if (run.job.pad_to_capacity && run.job.capacity_factor <= 0)
     f.fail("moe_pad_to_capacity", "needs moe_capacity_factor (the capacity to pad to)");
+  // Host time per kernel launch after the dropless dispatcher's host wait,
+  // in microseconds (cost/moe_host_sync.h); absent: not priced.
+  run.job.moe_host_launch_s = 1e-6 * f.number_in("moe_host_launch_us", 0.0, 1e4, 0.0);
   // Transformer Engine's fp8 scaling (Megatron's --fp8-recipe): delayed
   // (default) or current (tensorwise; Megatron-Bridge's FP8-CS).
   run.job.fp8_scaling = f.choice("fp8_recipe", {"delayed", "current"}) == "current" ? Fp8Scaling::kCurrent
