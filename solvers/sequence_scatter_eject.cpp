@@ -23,8 +23,6 @@ namespace {
 constexpr int kMovedSequences = 16;
 // Passes (each applies the first gain found, then starts again).
 constexpr int kPasses = 8;
-// A change must shorten the step by more than this fraction (rounding).
-constexpr double kMinGain = 1e-9;
 // A swap slower on its own by at most this share of its two micro-batches
 // goes through the local search (on the reduced steps of
 // docs/scatter-exact.md, 0 changed no plan).
@@ -123,7 +121,7 @@ ScatterPlan eject_search(const Instance& in, const std::vector<std::int64_t>& le
           trial.micro_batches[mx] = std::move(new_x);
           finalize_scatter_plan(trial, lengths, *in.coefficients);
           trial = local_search(in, lengths, trial, deadline);
-          if (!(trial.time_ms < cur.time_ms - kMinGain * step_ms)) continue;
+          if (!(trial.time_ms < cur.time_ms - kMinStepGain * step_ms)) continue;
           cur = std::move(trial);
           improved = any = true;
           done = true;

@@ -15,6 +15,10 @@ namespace parplan::scatter_detail {
 
 using Clock = std::chrono::steady_clock;
 
+/// A repacking or swap must shorten the step by more than this fraction of
+/// its time to be kept (below it, rounding noise cycles).
+constexpr double kMinStepGain = 1e-9;
+
 struct Instance {
   const ScatterCoefficients* coefficients = nullptr;
   int gpus = 0;

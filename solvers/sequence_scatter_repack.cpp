@@ -32,9 +32,6 @@ constexpr int kMaxPairs = 40;
 // of its cheapest size first): per pair tried it gained more than both
 // orders (3.62 against 3.68 % mean gap for the same packing work).
 constexpr int kOrders = 1;
-// A replacement must shorten the pair by more than this fraction of the step
-// time (rounding noise otherwise cycles).
-constexpr double kMinGain = 1e-9;
 
 // Triples of micro-batches whose tokens fit in two are packed into two
 // (saving one fixed_ms) before any pair, at most this many per call, with
@@ -190,7 +187,7 @@ ScatterPlan repack_search(const Instance& in, const std::vector<std::int64_t>& l
         ScatterPlan two = pack_items(in, lengths, items, 2, kOrders);
         if (two.time_ms < best.time_ms) best = std::move(two);
       }
-      if (!(best.time_ms < old_ms - kMinGain * step_ms)) continue;
+      if (!(best.time_ms < old_ms - kMinStepGain * step_ms)) continue;
       for (int m : {cand.a, cand.b, cand.c}) {
         if (m >= 0) changed[m] = 1;
       }

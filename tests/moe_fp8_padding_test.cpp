@@ -13,21 +13,13 @@
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
 #include "src/io/run_file_reader.h"
+#include "tests/moe_test_models.h"
 #include "tests/run_file_fixture.h"
 
 namespace parplan {
 namespace {
 
-// Qwen3-30B-A3B's expert block (Qwen/Qwen3-30B-A3B config.json: 128 experts
-// of 768 columns, top-8, hidden 2048) on Mixtral's other fields.
-ModelSpec small_experts() {
-  ModelSpec m = load_model("mixtral-8x7b");
-  m.hidden = 2048;
-  m.experts = 128;
-  m.top_k = 8;
-  m.expert_ffn_hidden = 768;
-  return m;
-}
+using moe_test::small_experts;
 
 MoeShape padded_fp8_shape() {
   MoeShape s;
@@ -37,6 +29,24 @@ MoeShape padded_fp8_shape() {
   s.fp8_split_padding = true;
   return s;
 }
+
+struct BlockDelta {
+  MoeBlockTimes base, changed;
+};
+
+// The fine-grained block's times on dgx-h100 at its fp8 peak, on the padded
+// fp8 shape and on that shape after `change`.
+template <class Change>
+BlockDelta block_delta(Change change) {
+  const ModelSpec m = small_experts();
+  const DeviceSpec d = load_cluster("dgx-h100").device;
+  MoeShape changed = padded_fp8_shape();
+  change(changed);
+  return {moe_block_times(m, d, d.peak_fp8_flops_per_s, padded_fp8_shape()),
+          moe_block_times(m, d, d.peak_fp8_flops_per_s, changed)};
+}
+
+double memory_bound_rate(const DeviceSpec& d) { return d.hbm_bytes_per_s * d.memory_bound_efficiency; }
 
 // Forward: the padding copy of the permuted input and the unpadding copy of
 // the expert output, each a read and a write of the k T received rows of h
@@ -108,35 +118,29 @@ TEST(MoeFp8Padding, PaddedToCapacityRunsTheCapacity) {
 
 // The copies run at the profile's memory-bound rate, forward and backward.
 TEST(MoeFp8Padding, TimedAtTheMemoryBoundRateBothWays) {
-  const ModelSpec m = small_experts();
+  const BlockDelta t = block_delta([](MoeShape& s) { s.fp8_split_padding = false; });
   const DeviceSpec d = load_cluster("dgx-h100").device;
-  MoeShape padded = padded_fp8_shape();
-  MoeShape aligned = padded;
-  aligned.fp8_split_padding = false;
-  const MoeBlockTimes with = moe_block_times(m, d, d.peak_fp8_flops_per_s, padded);
-  const MoeBlockTimes without = moe_block_times(m, d, d.peak_fp8_flops_per_s, aligned);
-  const double copy_s = moe_fp8_padding_bytes(m, padded) / (d.hbm_bytes_per_s * d.memory_bound_efficiency);
-  EXPECT_NEAR(with.forward_s - without.forward_s, copy_s, 1e-12);
-  EXPECT_NEAR(with.routed_forward_s - without.routed_forward_s, copy_s, 1e-12);
-  EXPECT_NEAR(with.backward_s - without.backward_s, copy_s, 1e-12);
+  const double copy_s = moe_fp8_padding_bytes(small_experts(), padded_fp8_shape()) / memory_bound_rate(d);
+  EXPECT_NEAR(t.base.forward_s - t.changed.forward_s, copy_s, 1e-12);
+  EXPECT_NEAR(t.base.routed_forward_s - t.changed.routed_forward_s, copy_s, 1e-12);
+  EXPECT_NEAR(t.base.backward_s - t.changed.backward_s, copy_s, 1e-12);
 }
 
 // fp8 current scaling: before each routed expert GEMM's cast an amax pass
 // reads its 16-bit input (forward: FC1's h and FC2's f columns) and output
 // gradient (backward: FC1's 2f and FC2's h columns), 2 bytes an element.
 TEST(MoeFp8CurrentScaling, AnAmaxPassBeforeEveryExpertCast) {
+  const BlockDelta t = block_delta([](MoeShape& s) { s.fp8_current_scaling = true; });
+  const double rows = 8.0 * 8192;
+  const double rate = memory_bound_rate(load_cluster("dgx-h100").device);
+  EXPECT_NEAR(t.changed.forward_s - t.base.forward_s, 2.0 * rows * (2048 + 768) / rate, 1e-12);
+  EXPECT_NEAR(t.changed.backward_s - t.base.backward_s, 2.0 * rows * (2 * 768 + 2048) / rate, 1e-12);
+  // bf16 experts cast nothing.
   const ModelSpec m = small_experts();
   const DeviceSpec d = load_cluster("dgx-h100").device;
   MoeShape delayed = padded_fp8_shape();
   MoeShape current = delayed;
   current.fp8_current_scaling = true;
-  const MoeBlockTimes a = moe_block_times(m, d, d.peak_fp8_flops_per_s, delayed);
-  const MoeBlockTimes b = moe_block_times(m, d, d.peak_fp8_flops_per_s, current);
-  const double rows = 8.0 * 8192;
-  const double rate = d.hbm_bytes_per_s * d.memory_bound_efficiency;
-  EXPECT_NEAR(b.forward_s - a.forward_s, 2.0 * rows * (2048 + 768) / rate, 1e-12);
-  EXPECT_NEAR(b.backward_s - a.backward_s, 2.0 * rows * (2 * 768 + 2048) / rate, 1e-12);
-  // bf16 experts cast nothing.
   delayed.fp8 = current.fp8 = false;
   EXPECT_DOUBLE_EQ(moe_block_times(m, d, d.peak_bf16_flops_per_s, current).forward_s,
                    moe_block_times(m, d, d.peak_bf16_flops_per_s, delayed).forward_s);

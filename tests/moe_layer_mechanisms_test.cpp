@@ -12,20 +12,12 @@
 #include "cost/moe_dispatch.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
+#include "tests/moe_test_models.h"
 
 namespace parplan {
 namespace {
 
-// Small experts as in Qwen3-30B-A3B (Qwen/Qwen3-30B-A3B config.json: 128
-// experts of 768 columns, top-8, hidden 2048) on Mixtral's other fields.
-ModelSpec small_experts() {
-  ModelSpec m = load_model("mixtral-8x7b");
-  m.hidden = 2048;
-  m.experts = 128;
-  m.top_k = 8;
-  m.expert_ffn_hidden = 768;
-  return m;
-}
+using moe_test::small_experts;
 
 double memory_bound_s(const DeviceSpec& d, double bytes) {
   return bytes / (d.hbm_bytes_per_s * d.memory_bound_efficiency);
