@@ -11,6 +11,7 @@
 #include "solvers/fit_run.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/run_file_reader.h"
+#include "src/report/error_band.h"
 #include "tests/cli_support.h"
 #include "tests/run_file_fixture.h"
 
@@ -32,6 +33,18 @@ TEST(GrandTeton, PeakIsTheMiddleOfTheNvlToSxmBracket) {
   EXPECT_NEAR(gt.peak_bf16_flops_per_s, (1671.0 / 2 + 989.4) / 2 * 1e12, 1e9);
   EXPECT_NEAR(gt.peak_fp8_flops_per_s, (3341.0 / 2 + 1978.9) / 2 * 1e12, 1e9);
   EXPECT_TRUE(gt.h100_kernel_figures);
+  // The peak is known to half the bracket over its middle.
+  EXPECT_NEAR(gt.peak_uncertainty, (989.4 - 1671.0 / 2) / 2 / ((1671.0 / 2 + 989.4) / 2), 1e-4);
+}
+
+// An uncalibrated profile with an assumed peak says by how much it is
+// uncertain; one with datasheet figures says only that it is uncalibrated.
+TEST(GrandTeton, ErrorBandStatesTheAssumedPeak) {
+  EXPECT_NE(error_band_text(load_cluster("grand-teton-h100")).find("peak is assumed, +-8.4%"),
+            std::string::npos);
+  ClusterSpec plain = load_cluster("grand-teton-h100");
+  plain.device.peak_uncertainty = 0;
+  EXPECT_EQ(error_band_text(plain).find("peak"), std::string::npos);
 }
 
 // Every SM runs at the same lower clock: a published kernel keeps its

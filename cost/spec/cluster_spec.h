@@ -70,6 +70,10 @@ struct DeviceSpec {
   /// same lower clock. false: they apply only where the bf16 peak is the
   /// SXM5's (profile key `kernel_figures`).
   bool h100_kernel_figures = false;
+  /// Half-width of the range the peak is known to, over the peak (profile
+  /// key `peak_uncertainty_percent`): a vendor that publishes no peak for
+  /// the part leaves a bracket of datasheet figures. 0 = a datasheet figure.
+  double peak_uncertainty = 0;
 
   double usable_hbm_bytes() const { return hbm_usable_bytes > 0 ? hbm_usable_bytes : hbm_bytes; }
 

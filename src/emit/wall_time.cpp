@@ -42,8 +42,9 @@ WallTime plan_wall_time(const Plan& plan, int nodes, long long train_iters, doub
     throw InputError("--train-iters must be between 1 and 1000000000");
   if (hours < 0 || hours > 8760) throw InputError("--hours must be above 0 and at most 8760 (one year)");
   WallTime w;
-  const double margin = std::max(
-      kStepTimeMargin, plan.cluster.calibration.calibrated() ? plan.cluster.calibration.max_step_error : 0.0);
+  const double margin = std::max(kStepTimeMargin, plan.cluster.calibration.calibrated()
+                                                      ? plan.cluster.calibration.max_step_error
+                                                      : plan.cluster.device.peak_uncertainty);
   const double step_s = std::max(plan.cost.time.step_s, 0.0) * (1.0 + margin);
   std::ostringstream how;
   how.precision(4);

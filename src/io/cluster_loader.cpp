@@ -102,6 +102,7 @@ DeviceSpec read_device(const YamlFields& f) {
                 "layer_overhead_us",
                 "attention_half_seq",
                 "kernel_figures",
+                "peak_uncertainty_percent",
                 "source"});
   DeviceSpec d;
   d.name = f.text("name");
@@ -139,6 +140,7 @@ DeviceSpec read_device(const YamlFields& f) {
     d.h100_kernel_figures = true;
   else if (figures != "none")
     f.fail("kernel_figures", "is '" + figures + "'; use h100-sxm5 (an H100 at another clock) or none");
+  d.peak_uncertainty = f.number_in("peak_uncertainty_percent", 0.0, 50.0, 0.0) / 100.0;
   return d;
 }
 }  // namespace

@@ -6,8 +6,18 @@ namespace parplan {
 
 std::string error_band_text(const ClusterSpec& cluster) {
   const ProfileCalibration& c = cluster.calibration;
-  if (!c.calibrated()) return "uncalibrated (profile " + cluster.name + " has no calibration: block)";
   char buf[200];
+  if (!c.calibrated()) {
+    std::string text = "uncalibrated (profile " + cluster.name + " has no calibration: block)";
+    // Without runs to fit, the assumed peak's uncertainty is the least error
+    // a user must expect: every compute time scales with it.
+    if (cluster.device.peak_uncertainty > 0) {
+      std::snprintf(buf, sizeof buf, "; its peak is assumed, +-%.1f%%",
+                    100 * cluster.device.peak_uncertainty);
+      text += buf;
+    }
+    return text;
+  }
   if (c.cv_mean_step_error >= 0)
     std::snprintf(buf, sizeof buf, "+-%.1f%% mean, +-%.1f%% max on %d calibration runs (+-%.1f%% left out)",
                   100 * c.mean_step_error, 100 * c.max_step_error, c.runs, 100 * c.cv_mean_step_error);
