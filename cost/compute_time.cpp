@@ -4,6 +4,7 @@
 
 #include "cost/attention_kernels.h"
 #include "cost/cp_merge_passes.h"
+#include "cost/loss_passes.h"
 #include "cost/mla.h"
 
 namespace parplan {
@@ -15,11 +16,12 @@ double memory_bound_s(const DeviceSpec& device, double bytes) {
   return bytes / (device.hbm_bytes_per_s * device.memory_bound_efficiency);
 }
 
-// fp8 training runs only the linear layers' GEMMs in fp8: Transformer
-// Engine's recipes default to fp8_dpa = False, so DotProductAttention (and
-// Megatron-LM's core attention under --fp8-format) stays in bf16. The
-// attention core therefore never runs above the bf16 peak.
-double attention_peak_flops_per_s(const DeviceSpec& device, double peak_flops_per_s) {
+// fp8 training runs only the transformer layers' linear GEMMs in fp8:
+// Transformer Engine's recipes default to fp8_dpa = False, so
+// DotProductAttention (and Megatron-LM's core attention under --fp8-format)
+// stays in bf16, and the LM head is no fp8 layer (edge_compute_times). These
+// never run above the bf16 peak.
+double sixteen_bit_peak_flops_per_s(const DeviceSpec& device, double peak_flops_per_s) {
   return device.peak_bf16_flops_per_s > 0 ? std::min(peak_flops_per_s, device.peak_bf16_flops_per_s)
                                           : peak_flops_per_s;
 }
@@ -87,7 +89,7 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
 
   // Attention core over the full s x s square as the papers count it.
   const double attention_flops = 2.0 * m * shape.seq * heads * (model.head_dim + v_dim);
-  const double attention_peak = attention_peak_flops_per_s(device, peak_flops_per_s);
+  const double attention_peak = sixteen_bit_peak_flops_per_s(device, peak_flops_per_s);
   double attention_forward_s = 0;
   double attention_backward_s = 0;
   const double replicated_tokens = shape.sp ? m / t : m;
@@ -163,14 +165,21 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
 }
 
 EdgeComputeTimes edge_compute_times(const ModelSpec& model, const DeviceSpec& device, double peak_flops_per_s,
-                                    double tokens, int tp) {
+                                    double tokens, int tp, CrossEntropy loss) {
   EdgeComputeTimes times;
   const double vocab_local = static_cast<double>(model.vocab) / tp;
-  const double logits_gemm_s = gemm_time_s(device, peak_flops_per_s, tokens, vocab_local, model.hidden);
-  // Cross-entropy on fp32 logits: read, max, exp-sum, write the gradient.
-  const double loss_s = memory_bound_s(device, 4.0 * 3.0 * tokens * vocab_local);
-  times.head_forward_s = logits_gemm_s + loss_s;
-  times.head_backward_s = 2.0 * logits_gemm_s + loss_s;
+  // The LM head stays 16-bit in fp8 runs: Megatron's output layer is a plain
+  // tensor_parallel.ColumnParallelLinear, outside Transformer Engine's fp8
+  // (megatron/core/models/gpt/gpt_model.py:119 @ core_v0.8.0; at d98e8a64 TE's
+  // TELMHeadColumnParallelLinear only with fp8_output_proj under MXFP8), and
+  // torchtitan's float8 conversion skips it (torchtitan/float8.py:99 @
+  // 9dec370, module_filter_fn: fqn != "output").
+  const double head_peak = sixteen_bit_peak_flops_per_s(device, peak_flops_per_s);
+  const double logits_gemm_s = gemm_time_s(device, head_peak, tokens, vocab_local, model.hidden);
+  const double logits = tokens * vocab_local;
+  const LossPassBytes loss_bytes = loss_pass_bytes(loss, tp);
+  times.head_forward_s = logits_gemm_s + memory_bound_s(device, loss_bytes.forward * logits);
+  times.head_backward_s = 2.0 * logits_gemm_s + memory_bound_s(device, loss_bytes.backward * logits);
   times.embedding_s = memory_bound_s(device, 3.0 * kActivationBytes * tokens * model.hidden);
   return times;
 }

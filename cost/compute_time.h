@@ -64,14 +64,16 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
                                       double peak_flops_per_s, const LayerShape& shape);
 
 /// Forward and backward time of the LM head and cross-entropy on the last
-/// stage, and of the embedding on the first, for one micro-batch.
+/// stage, and of the embedding on the first, for one micro-batch. The head's
+/// GEMM runs at the 16-bit peak whatever `peak_flops_per_s`; the loss is the
+/// memory-bound passes of the job's cross-entropy kernel (cost/loss_passes.h).
 struct EdgeComputeTimes {
   double head_forward_s = 0;
   double head_backward_s = 0;
   double embedding_s = 0;
 };
 EdgeComputeTimes edge_compute_times(const ModelSpec& model, const DeviceSpec& device, double peak_flops_per_s,
-                                    double tokens, int tp);
+                                    double tokens, int tp, CrossEntropy loss = CrossEntropy::kFused);
 
 /// Adam step over `params` local parameters: memory-bound, reading and
 /// writing the fp32 master weights, both moments, the gradient and the

@@ -196,7 +196,7 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
   }
   costs.selective_dense_s = selective_recompute_s(model, job, costs.dense, false);
   if (model.is_moe()) costs.selective_moe_s = selective_recompute_s(model, job, costs.moe, true);
-  costs.edges = edge_compute_times(model, device, peak, tokens, c.tp);
+  costs.edges = edge_compute_times(model, device, peak, tokens, c.tp, job.cross_entropy);
   costs.overlap_slowdown = device.overlap_compute_slowdown;
   // Point-to-point: activations forward and gradients backward, once per
   // chunk boundary, b s h / t elements (scatter-gather or sp).
