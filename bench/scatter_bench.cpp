@@ -81,6 +81,8 @@ int main(int argc, char** argv) {
     per_step |= std::strcmp(argv[a], "--per-step") == 0;
     // `--eject N`: the one-for-several swap with N local searches per step.
     if (std::strcmp(argv[a], "--eject") == 0 && a + 1 < argc) options.eject_searches = std::atoi(argv[a + 1]);
+    // `--relaxed-m`: the bound without the whole-micro-batch LPs.
+    if (std::strcmp(argv[a], "--relaxed-m") == 0) options.whole_micro_batch_bound = false;
   }
   std::vector<ScatterStepResult> results(kSteps);
   tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 2);

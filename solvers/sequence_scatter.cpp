@@ -294,12 +294,14 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
   // Another step's MILP may hold the backend: the bound waits for it at
   // most a share of the budget here, and is tried again after the search.
   double lp_bound = -kInfinity;
+  GroupLpBound group_lp;
   const bool want_lp = options.use_milp && gap_of(best.time_ms, bound) > options.relative_gap;
   if (want_lp && Clock::now() < deadline) {
     const Clock::time_point now = Clock::now();
     const Clock::time_point early =
         now + std::chrono::duration_cast<Clock::duration>((deadline - now) * kEarlyBoundShare);
-    lp_bound = group_lp_bound_ms(in, options.backend, early);
+    group_lp = group_lp_bound(in, options.backend, early);
+    lp_bound = group_lp.bound_ms;
   }
 
   // Adaptive: fast path, warm-started by the best static plan.
@@ -328,7 +330,8 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
   }
   if (want_lp && !std::isfinite(lp_bound) && gap_of(best.time_ms, bound) > options.relative_gap &&
       Clock::now() < deadline) {
-    lp_bound = group_lp_bound_ms(in, options.backend, deadline);
+    group_lp = group_lp_bound(in, options.backend, deadline);
+    lp_bound = group_lp.bound_ms;
   }
   // Pairs of micro-batches packed again, then the local search from there
   // (repacking alone gained 0.1 % of the bench's mean gap, with the local
@@ -343,6 +346,12 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
   }
   if (options.eject_searches > 0 && Clock::now() < repack_deadline)
     best = eject_search(in, lengths, best, options.eject_searches, repack_deadline);
+  // The LPs again with whole micro-batch counts, once the plan is found: a
+  // stronger bound is worth less than a better plan when time runs short.
+  if (options.whole_micro_batch_bound && std::isfinite(lp_bound) &&
+      gap_of(best.time_ms, std::max(bound, lp_bound)) > options.relative_gap && Clock::now() < deadline) {
+    lp_bound = std::max(lp_bound, whole_micro_batch_bound_ms(in, options.backend, deadline, group_lp));
+  }
   double proven = std::min(std::max(bound, lp_bound), best.time_ms);
   cert.message = lp_bound > bound ? "bound: group-count LP" : "bound: combinatorial";
   if (options.use_milp && gap_of(best.time_ms, proven) > options.relative_gap) {

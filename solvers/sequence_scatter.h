@@ -55,6 +55,10 @@ struct ScatterOptions {
   /// about 2 ms more per step, 6 to 3.59 % at the 20 ms share of the budget
   /// it may use: off by default, as it makes the median step slower.
   int eject_searches = 0;
+  /// After the plan search, the group-count LP again with the number of
+  /// micro-batches fixed at the whole numbers beside its relaxed optimum
+  /// (two or three more LPs of about 1 ms on the bench).
+  bool whole_micro_batch_bound = true;
 };
 
 struct ScatterStepResult {

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "solvers/milp_model.h"
 #include "solvers/sequence_scatter_internal.h"
@@ -155,19 +156,21 @@ std::pair<double, double> solve_group_lp(const Instance& in, SolverBackend backe
 
 }  // namespace
 
-double group_lp_bound_ms(const Instance& in, SolverBackend backend, Clock::time_point deadline) {
-  if (in.num_sequences() == 0) return 0;
+namespace {
+
+double fewest_micro_batches(const Instance& in) {
   // A micro-batch holds at most G K tokens.
   double tokens = 0;
   for (double t : in.tokens) tokens += t;
-  const double fewest =
-      std::max(1.0, std::ceil(tokens / (in.gpus * in.coefficients->token_capacity_per_gpu) - 1e-9));
-  // The sequence whose size choice trades its own time against GPU-ms the
-  // most (lower_bound_ms's enumeration): every plan runs it at one of its
-  // sizes, so the least of the LPs with it pinned at each size is a bound.
+  return std::max(1.0, std::ceil(tokens / (in.gpus * in.coefficients->token_capacity_per_gpu) - 1e-9));
+}
+
+/// The sequence whose size choice trades its own time against GPU-ms the
+/// most (lower_bound_ms's enumeration), or -1 when none does.
+int sequence_to_pin(const Instance& in) {
   double gpu_ms = 0;
   for (double e : in.cheapest_gpu_ms) gpu_ms += e;
-  Pin pin;
+  int pinned = -1;
   double best_gain = 1e-9 * gpu_ms / in.gpus;
   for (int i = 0; i < in.num_sequences(); ++i) {
     double least = kInfinity;
@@ -179,29 +182,82 @@ double group_lp_bound_ms(const Instance& in, SolverBackend backend, Clock::time_
     const double gain = least - std::max(gpu_ms / in.gpus, in.fastest_ms[i]);
     if (gain > best_gain) {
       best_gain = gain;
-      pin.sequence = i;
+      pinned = i;
     }
   }
-  double relaxed = -kInfinity;
-  if (pin.sequence < 0) {
-    relaxed = solve_group_lp(in, backend, deadline, fewest, kInfinity).first;
-  } else {
-    relaxed = kInfinity;
-    for (int j = 0; j < in.num_sizes && relaxed > -kInfinity; ++j) {
-      if (!std::isfinite(in.work(pin.sequence, j))) continue;
-      pin.size_index = j;
-      const double pinned = solve_group_lp(in, backend, deadline, fewest, kInfinity, pin).first;
-      // An infeasible pinned LP (+inf) only rules that size out; one that did
-      // not finish (-inf) makes the minimum unproven.
-      relaxed = std::min(relaxed, pinned);
-    }
+  return pinned;
+}
+
+}  // namespace
+
+GroupLpBound group_lp_bound(const Instance& in, SolverBackend backend, Clock::time_point deadline) {
+  GroupLpBound out;
+  if (in.num_sequences() == 0) {
+    out.bound_ms = 0;
+    return out;
+  }
+  // Every plan runs the pinned sequence at one of its sizes, so the least of
+  // the LPs with it pinned at each size is a bound.
+  out.pinned_sequence = sequence_to_pin(in);
+  const double fewest = fewest_micro_batches(in);
+  out.value_ms.assign(out.pinned_sequence < 0 ? 1 : in.num_sizes, kInfinity);
+  out.micro_batches.assign(out.value_ms.size(), 0);
+  double least = kInfinity;
+  for (size_t j = 0; j < out.value_ms.size(); ++j) {
+    if (out.pinned_sequence >= 0 && !std::isfinite(in.work(out.pinned_sequence, static_cast<int>(j))))
+      continue;
+    const Pin pin{out.pinned_sequence, static_cast<int>(j)};
+    std::tie(out.value_ms[j], out.micro_batches[j]) =
+        solve_group_lp(in, backend, deadline, fewest, kInfinity, pin);
+    // An infeasible pinned LP (+inf) only rules that size out; one that did
+    // not finish (-inf) makes the minimum unproven.
+    least = std::min(least, out.value_ms[j]);
+    if (least == -kInfinity) break;
   }
   // An LP that reports no solution proves nothing here (a plan exists).
-  if (!std::isfinite(relaxed)) return -kInfinity;
-  // Fixing M at the whole numbers either side of the relaxed optimum (the LP
-  // value is convex in M) gained 0.1-0.3 % on the bench for three times the
-  // LP time; the relaxed M >= its memory minimum is kept.
-  return relaxed;
+  out.bound_ms = std::isfinite(least) ? least : -kInfinity;
+  return out;
+}
+
+double whole_micro_batch_bound_ms(const Instance& in, SolverBackend backend, Clock::time_point deadline,
+                                  const GroupLpBound& relaxed) {
+  if (!std::isfinite(relaxed.bound_ms)) return relaxed.bound_ms;
+  const double fewest = fewest_micro_batches(in);
+  // Every plan has a whole number of micro-batches and the LP's optimum is
+  // convex in M, so the least of the LPs with M fixed at the whole numbers
+  // either side of the relaxed optimum bounds the plans of that LP. The
+  // sizes of the pinned sequence are refined cheapest first, and only while
+  // one could still be the least.
+  std::vector<size_t> order(relaxed.value_ms.size());
+  for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return relaxed.value_ms[a] < relaxed.value_ms[b]; });
+  double least = kInfinity;
+  for (size_t j : order) {
+    const double value = relaxed.value_ms[j];
+    if (!std::isfinite(value) || value >= least) break;
+    const double m = relaxed.micro_batches[j];
+    const double below = std::floor(m + 1e-7), above = std::ceil(m - 1e-7);
+    double refined = below == above ? value : kInfinity;
+    for (double whole : {below, above}) {
+      if (below == above || whole < fewest) continue;
+      const double fixed = solve_group_lp(in, backend, deadline, whole, whole,
+                                          Pin{relaxed.pinned_sequence, static_cast<int>(j)})
+                               .first;
+      // A fixed-M LP that did not finish leaves the relaxed value.
+      if (fixed == -kInfinity) {
+        refined = value;
+        break;
+      }
+      refined = std::min(refined, fixed);
+    }
+    least = std::min(least, std::max(value, refined));
+  }
+  return std::max(relaxed.bound_ms, std::min(least, kInfinity));
+}
+
+double group_lp_bound_ms(const Instance& in, SolverBackend backend, Clock::time_point deadline) {
+  return group_lp_bound(in, backend, deadline).bound_ms;
 }
 
 }  // namespace parplan::scatter_detail

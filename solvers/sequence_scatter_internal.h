@@ -98,6 +98,22 @@ ScatterPlan local_search(const Instance& instance, const std::vector<std::int64_
 /// when the LP did not finish by `deadline`.
 double group_lp_bound_ms(const Instance& instance, SolverBackend backend, Clock::time_point deadline);
 
+/// The same with what a later refinement needs: the pinned sequence (-1:
+/// none) and, per size it is pinned at (one entry when none), the LP's value
+/// (+inf: infeasible there) and its relaxed number of micro-batches.
+struct GroupLpBound {
+  double bound_ms = -std::numeric_limits<double>::infinity();
+  int pinned_sequence = -1;
+  std::vector<double> value_ms;
+  std::vector<double> micro_batches;
+};
+GroupLpBound group_lp_bound(const Instance& instance, SolverBackend backend, Clock::time_point deadline);
+
+/// The group-count LP with the number of micro-batches fixed at the whole
+/// numbers beside each relaxed optimum: at least relaxed.bound_ms.
+double whole_micro_batch_bound_ms(const Instance& instance, SolverBackend backend, Clock::time_point deadline,
+                                  const GroupLpBound& relaxed);
+
 /// Knobs of the duration-level LP: how many of the slowest sequences are
 /// items of their own, the length ratio within a bucket, and the grid of
 /// level thresholds (ratio, span below the slowest time, merge tolerance).

@@ -1,7 +1,7 @@
 // The group-count LP bound of sequence scattering (both backends) never
 // exceeds the brute-force optimum on random tiny steps, with sequences over
 // a half, a third and a quarter of a group's memory so every crowding row
-// binds somewhere.
+// binds somewhere; nor does the bound with whole micro-batch counts.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -18,6 +18,7 @@ namespace {
 TEST(ScatterGroupLp, BoundNeverExceedsTheBruteForceOptimum) {
   int finished = 0;
   int above_plain = 0;
+  int above_relaxed = 0;
   for (unsigned seed = 0; seed < 40; ++seed) {
     std::mt19937 rng(seed);
     ScatterCoefficients c;
@@ -42,14 +43,20 @@ TEST(ScatterGroupLp, BoundNeverExceedsTheBruteForceOptimum) {
     const scatter_detail::Instance in = scatter_detail::make_instance(lengths, 4, c);
     for (SolverBackend backend : {SolverBackend::kCbc, SolverBackend::kGlpk}) {
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      const double lp = scatter_detail::group_lp_bound_ms(in, backend, deadline);
+      const scatter_detail::GroupLpBound relaxed = scatter_detail::group_lp_bound(in, backend, deadline);
+      const double lp = relaxed.bound_ms;
       EXPECT_LE(lp, optimum * (1 + 1e-9)) << backend_name(backend) << " seed " << seed;
+      const double whole = scatter_detail::whole_micro_batch_bound_ms(in, backend, deadline, relaxed);
+      EXPECT_LE(whole, optimum * (1 + 1e-9)) << backend_name(backend) << " seed " << seed;
+      EXPECT_GE(whole, lp) << backend_name(backend) << " seed " << seed;
+      above_relaxed += whole > lp * (1 + 1e-6) ? 1 : 0;
       finished += std::isfinite(lp) ? 1 : 0;
       above_plain += lp > plain * (1 + 1e-6) ? 1 : 0;
     }
   }
   EXPECT_EQ(finished, 80);    // every LP finished: the test checked something
   EXPECT_GT(above_plain, 0);  // and the crowding rows tightened some bound
+  EXPECT_GT(above_relaxed, 0);  // whole micro-batch counts raised some
 }
 
 }  // namespace
