@@ -54,8 +54,8 @@ TEST(ScatterGroupLp, BoundNeverExceedsTheBruteForceOptimum) {
       above_plain += lp > plain * (1 + 1e-6) ? 1 : 0;
     }
   }
-  EXPECT_EQ(finished, 80);    // every LP finished: the test checked something
-  EXPECT_GT(above_plain, 0);  // and the crowding rows tightened some bound
+  EXPECT_EQ(finished, 80);      // every LP finished: the test checked something
+  EXPECT_GT(above_plain, 0);    // and the crowding rows tightened some bound
   EXPECT_GT(above_relaxed, 0);  // whole micro-batch counts raised some
 }
 
