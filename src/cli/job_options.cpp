@@ -71,10 +71,11 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   app.add_flag("--tp-comm-overlap", f.tp_comm_overlap,
                "Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers): with --sp, tp traffic "
                "overlaps the linear layers' GEMMs; megatron only");
-  app.add_option("--cross-entropy", f.cross_entropy,
-                 "fused | eager | te: the loss kernel, which sets the logits' memory (default: the "
-                 "engine's; fused for Megatron-LM, eager fp32-upcast for torchtitan; te: Transformer "
-                 "Engine's in-place kernel, Megatron's cross_entropy_fusion_impl te)");
+  app.add_option(
+      "--cross-entropy", f.cross_entropy,
+      "fused | eager | te: the loss kernel, which sets the logits' memory and the loss's time (default: the "
+      "engine's; fused for Megatron-LM, eager fp32-upcast for torchtitan; te: Transformer "
+      "Engine's in-place kernel, Megatron's cross_entropy_fusion_impl te)");
   app.add_option("--recompute", f.recompute, std::string("none | selective | full") + what);
   add_int_option(app, "--recompute-layers", f.recompute_layers,
                  "layers per model chunk fully recomputed (with full)", 0, kMaxLayers);
