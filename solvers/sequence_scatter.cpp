@@ -348,12 +348,17 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
     best = eject_search(in, lengths, best, options.eject_searches, repack_deadline);
   // The LPs again with whole micro-batch counts, once the plan is found: a
   // stronger bound is worth less than a better plan when time runs short.
+  bool whole_raised = false;
   if (options.whole_micro_batch_bound && std::isfinite(lp_bound) &&
       gap_of(best.time_ms, std::max(bound, lp_bound)) > options.relative_gap && Clock::now() < deadline) {
-    lp_bound = std::max(lp_bound, whole_micro_batch_bound_ms(in, options.backend, deadline, group_lp));
+    const double whole = whole_micro_batch_bound_ms(in, options.backend, deadline, group_lp);
+    whole_raised = whole > lp_bound;
+    lp_bound = std::max(lp_bound, whole);
   }
   double proven = std::min(std::max(bound, lp_bound), best.time_ms);
-  cert.message = lp_bound > bound ? "bound: group-count LP" : "bound: combinatorial";
+  cert.message = lp_bound <= bound ? "bound: combinatorial"
+                 : whole_raised    ? "bound: group-count LP, whole micro-batch counts"
+                                   : "bound: group-count LP";
   if (options.use_milp && gap_of(best.time_ms, proven) > options.relative_gap) {
     const int m = milp_micro_batches(in, best.time_ms, options.max_milp_integers);
     const bool too_large = milp_integer_count(in, m) > options.max_milp_integers;
