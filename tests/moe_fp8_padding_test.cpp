@@ -180,5 +180,17 @@ TEST_F(TokenDropKeys, PaddingNeedsACapacity) {
                                      "moe_capacity_factor");
 }
 
+// The rules job files and flags keep (src/io/moe_fp8_recipe.h): a recipe
+// needs fp8, token dropping needs experts.
+TEST_F(TokenDropKeys, SharedRulesWithJobFiles) {
+  run_file_test::expect_error_naming([&] { read_run_yaml(write("fp8_recipe: current"), cluster); },
+                                     "fp8_recipe");
+  const std::string dense =
+      run_file_test::write_one_run("token_drop_dense",
+                                   "name: r, model: llama3-8b, gpus: 8, gbs: 64, seq: 4096, step_s: 5, "
+                                   "config: {tp: 8}, moe_capacity_factor: 1.25");
+  run_file_test::expect_error_naming([&] { read_run_yaml(dense, cluster); }, "moe_capacity_factor");
+}
+
 }  // namespace
 }  // namespace parplan

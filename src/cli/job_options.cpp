@@ -5,11 +5,13 @@
 #include "cost/config_rules.h"
 #include "cost/moe_dispatch.h"
 #include "cost/step_cost.h"
+#include "src/emit/engine_capabilities.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"
 #include "src/io/input_limits.h"
 #include "src/io/job_loader.h"
 #include "src/io/model_loader.h"
+#include "src/io/moe_fp8_recipe.h"
 #include "src/io/routing_stats.h"
 #include "src/search/search.h"
 
@@ -48,6 +50,16 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
       "--a2a-compression", f.a2a_compression,
       "MoE: bytes of the expert all-to-all over the uncompressed volume, 0 < R <= 1 (LSH-MoE style "
       "token compression; lossy, needs --allow-lossy-comm)");
+  add_number_option(app, "--moe-capacity-factor", f.moe_capacity_factor,
+                    "MoE token dropping: tokens an expert takes over its fair share before it drops the rest "
+                    "(Megatron --moe-expert-capacity-factor; default: dropless)",
+                    kMinCapacityFactor, kMaxCapacityFactor);
+  app.add_flag("--moe-pad-to-capacity", f.moe_pad_to_capacity,
+               "MoE: pad every expert's input to its capacity (Megatron --moe-pad-expert-input-to-capacity; "
+               "needs --moe-capacity-factor)");
+  app.add_option("--fp8-recipe", f.fp8_recipe,
+                 "delayed | current: Transformer Engine's fp8 scaling (Megatron --fp8-recipe delayed or "
+                 "tensorwise; default delayed; fp8 plans only)");
   add_int_option(app, "--first-stage-layers", f.first_stage_layers,
                  std::string("layers of the first pipeline stage (Megatron "
                              "--decoder-first-pipeline-num-layers; default: an even split)") +
@@ -94,6 +106,54 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                  "overlap neither data-parallel nor pipeline point-to-point communication with compute");
 }
 
+namespace {
+// A flag, or the job file's field it overrides, as an error names it.
+std::string input_name(const JobFlags& f, bool flag_given, const char* flag, const char* key) {
+  if (flag_given || !f.job_file) return flag;
+  return *f.job_file + ": field '" + key + "'";
+}
+
+MoeFp8RecipeFields recipe_fields(const JobFlags& f) {
+  return {input_name(f, f.moe_capacity_factor.has_value(), "--moe-capacity-factor", "moe_capacity_factor"),
+          input_name(f, f.moe_pad_to_capacity, "--moe-pad-to-capacity", "moe_pad_to_capacity"),
+          input_name(f, !f.fp8_recipe.empty(), "--fp8-recipe", "fp8_recipe")};
+}
+
+// MoE token dropping and the fp8 recipe: flags over the job file's keys,
+// then the rules the run files keep too (src/io/moe_fp8_recipe.h).
+void apply_moe_fp8_recipe(const JobFlags& f, const JobRequest& request, ResolvedJob& out) {
+  const MoeFp8RecipeFields fields = recipe_fields(f);
+  if (f.moe_capacity_factor)
+    out.job.capacity_factor = *f.moe_capacity_factor;
+  else if (request.moe_capacity_factor)
+    out.job.capacity_factor = *request.moe_capacity_factor;
+  if (f.moe_pad_to_capacity)
+    out.job.pad_to_capacity = true;
+  else if (request.moe_pad_to_capacity)
+    out.job.pad_to_capacity = *request.moe_pad_to_capacity;
+  if (!f.fp8_recipe.empty())
+    out.job.fp8_scaling = parse_fp8_recipe(f.fp8_recipe, fields.fp8_recipe);
+  else if (request.fp8_recipe)
+    out.job.fp8_scaling = *request.fp8_recipe;
+  check_moe_fp8_recipe(out.model, out.job, !f.fp8_recipe.empty() || request.fp8_recipe.has_value(), fields);
+}
+
+// A job pinned to one engine that cannot drop tokens as asked is refused
+// here, naming the input, rather than by an empty search.
+void check_token_drop_engine(const JobFlags& f, const ResolvedJob& r) {
+  const EngineSelection engines = parse_engine_selection(r.engine);
+  if (engines.any) return;
+  const EngineCapabilities& engine = engine_capabilities(engines.engines[0]);
+  if (const char* problem = token_drop_problem(engine, r.model, r.job)) {
+    const MoeFp8RecipeFields fields = recipe_fields(f);
+    const bool padding_helps = engine.moe_drop_padded && !r.job.pad_to_capacity;
+    throw InputError(fields.capacity_factor + ": engine " + engine.name + " cannot run it: " + problem +
+                     (padding_helps ? "; add --moe-pad-to-capacity (moe_pad_to_capacity: true)"
+                                    : "; leave it out or choose another engine"));
+  }
+}
+}  // namespace
+
 ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   JobRequest request;
   if (f.job_file) {
@@ -130,6 +190,7 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
           "to accept it");
     out.job.a2a_compression = r;
   }
+  apply_moe_fp8_recipe(f, request, out);
   if (!f.routing_stats.empty()) {
     if (f.moe_imbalance)
       throw InputError("--routing-stats and --moe-imbalance both set the MoE imbalance; give one of them");
@@ -182,6 +243,7 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   recipe.tp_comm_overlap = f.tp_comm_overlap || request.tp_comm_overlap;
   apply_recipe_flags(recipe, out.job);
   out.engine = recipe.engine;
+  check_token_drop_engine(f, out);
   out.file_config = request.config;
   out.file_sp_given = request.config_sp_given;
   out.file_attention_given = request.config_attention_given;

@@ -40,6 +40,11 @@ struct JobFlags {
   /// MoE: all-to-all compression ratio (LSH-MoE), allowed only with
   /// allow_lossy_comm.
   std::optional<double> a2a_compression;
+  /// MoE token dropping: --moe-capacity-factor F, --moe-pad-to-capacity.
+  std::optional<double> moe_capacity_factor;
+  bool moe_pad_to_capacity = false;
+  /// --fp8-recipe delayed | current (fp8 plans only).
+  std::string fp8_recipe;
   std::optional<std::string> recompute, attention;
   bool sp = false, no_sp = false, no_overlap = false;
   /// ZeRO-3 with ZeRO++ as DeepSpeed ships it (hpZ over a node, qwZ, qgZ),

@@ -38,7 +38,14 @@ constexpr CapabilitySource kMegatronSources[] = {
      "megatron/core/transformer/transformer_config.py:53-59; megatron/training/arguments.py:2258-2265"},
     {"overlap", "--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap",
      "megatron/training/arguments.py:2295,2319,1811"},
-    {"fp8", "--fp8-format, --fp8-recipe (Transformer Engine)", "megatron/training/arguments.py:1179-1187"},
+    {"fp8", "--fp8-format, --fp8-recipe delayed, tensorwise, mxfp8 or blockwise (Transformer Engine)",
+     "megatron/training/arguments.py:1179-1187"},
+    {"MoE token dropping",
+     "--moe-expert-capacity-factor; --moe-pad-expert-input-to-capacity (alltoall dispatcher; flex refuses "
+     "it)",
+     "megatron/training/arguments.py:2801-2806; "
+     "megatron/core/transformer/transformer_config.py:723-727,743-755; "
+     "megatron/core/transformer/moe/token_dispatcher.py:399-448"},
     {"gradient reduction dtype", "fp32 main grads under bf16 (default) or --grad-reduce-in-bf16",
      "megatron/training/arguments.py:683-689,2204; "
      "megatron/core/distributed/distributed_data_parallel_config.py:11"},
@@ -72,6 +79,10 @@ constexpr CapabilitySource kDeepSpeedSources[] = {
     {"gradient reduction dtype", "communication_data_type fp32/bf16/fp16",
      "deepspeed/runtime/config.py:253-267"},
     {"fp8", "none: precision is the fp16 or bf16 section", "deepspeed/runtime/config.py:161-172"},
+    {"MoE, token dropping",
+     "none in ds_config: capacity_factor and drop_tokens are arguments of deepspeed.moe.layer.MoE in the "
+     "user's model code; parplan writes no MoE model for plain DeepSpeed (parplan)",
+     "deepspeed/moe/layer.py:38-50"},
     {"optimizers",
      "AdamW from the config (parplan); SGD only by torch.optim name, and with ZeRO only with "
      "zero_allow_untested_optimizer",
@@ -106,6 +117,10 @@ constexpr CapabilitySource kMegatronDeepSpeedSources[] = {
      "DeepSpeed v0.17.0 deepspeed/runtime/config.py:253-267"},
     {"fp8", "--fp8-e4m3 / --fp8-hybrid (Transformer Engine layers); parplan writes no fp8 plan (parplan)",
      "megatron/arguments.py:506-509,372-377"},
+    {"MoE token dropping",
+     "--moe-train-capacity-factor: always padded, DeepSpeed-MoE dispatches an experts x capacity tensor "
+     "(DeepSpeed v0.17.0 deepspeed/moe/sharded_moe.py:161-170,609); no unpadded dropping",
+     "megatron/arguments.py:910-915; megatron/model/transformer.py:1068-1083"},
     {"optimizers",
      "adam, sgd (--optimizer); SGD under ZeRO >= 1 needs zero_allow_untested_optimizer (DeepSpeed "
      "v0.17.0 deepspeed/runtime/engine.py:1341-1344)",
@@ -150,8 +165,13 @@ constexpr CapabilitySource kTorchtitanSources[] = {
     {"loss", "eager cross_entropy on fp32-upcast logits (loss-parallel with tp)",
      "torchtitan/components/loss.py:41-61"},
     {"optimizers", "Adam, AdamW", "torchtitan/components/optimizer/optimizer.py:143-147"},
-    {"fp8", "torchao Float8Linear converter (rowwise recipes); parplan writes no fp8 plan (parplan)",
-     "torchtitan/components/quantization/float8.py:53-58"},
+    {"fp8",
+     "torchao Float8Linear converter, dynamic scaling: rowwise, rowwise_with_gw_hp (v0.2.2 also tensorwise); "
+     "no delayed scaling; parplan writes no fp8 plan (parplan)",
+     "torchtitan/components/quantization/float8.py:53-58; v0.2.2 torchtitan/config/job_config.py:731-738"},
+    {"MoE token dropping",
+     "none: routing is dropless (non_blocking_capacity_factor only sizes HybridEP's receive buffer)",
+     "torchtitan/distributed/deepep/hybridep.py:80-110"},
 };
 
 constexpr EngineCapabilities kMegatron{Engine::kMegatron,
@@ -190,7 +210,9 @@ constexpr EngineCapabilities kMegatron{Engine::kMegatron,
                                        kMegatronSources,
                                        /*uneven_fewer_only*/ false,
                                        /*etp_one_with_ep*/ false,
-                                       /*precision_aware_optimizer*/ true};
+                                       /*precision_aware_optimizer*/ true,
+                                       /*moe_drop_unpadded*/ true,
+                                       /*moe_drop_padded*/ true};
 
 constexpr EngineCapabilities kDeepSpeed{Engine::kDeepSpeed,
                                         "deepspeed",
@@ -262,7 +284,11 @@ constexpr EngineCapabilities kMegatronDeepSpeed{Engine::kMegatronDeepSpeed,
                                                 true,
                                                 true,
                                                 kMegatronDeepSpeedSources,
-                                                /*uneven_fewer_only*/ false};
+                                                /*uneven_fewer_only*/ false,
+                                                /*etp_one_with_ep*/ false,
+                                                /*precision_aware_optimizer*/ false,
+                                                /*moe_drop_unpadded*/ false,
+                                                /*moe_drop_padded*/ true};
 
 constexpr EngineCapabilities kTorchtitan{Engine::kTorchtitan,
                                          "torchtitan",
@@ -369,6 +395,11 @@ const char* capability_problem(const EngineCapabilities& e, const ModelSpec& mod
   if (job.precision == Precision::kFp16 && !e.fp16) return "no fp16";
   if (job.optimizer == Optimizer::kSgd && !e.sgd) return "no SGD";
   if (job.tp_comm_overlap && !e.tp_comm_overlap) return "no tp communication overlap";
+  if (const char* problem = token_drop_problem(e, model, job)) return problem;
+  // TransformerConfig.__post_init__: "Flex token dispatcher does not support
+  // moe_pad_expert_input_to_capacity" (transformer_config.py:723-727 at 73a28a1).
+  if (job.capacity_factor > 0 && job.pad_to_capacity && c.a2a_hierarchical)
+    return "the hierarchical all-to-all (flex dispatcher) cannot pad experts to capacity";
   if (job.precision_aware_optimizer) {
     if (!e.precision_aware_optimizer) return "no precision-aware optimizer";
     if (job.optimizer != Optimizer::kAdam) return "the precision-aware optimizer is Adam only";
@@ -376,6 +407,15 @@ const char* capability_problem(const EngineCapabilities& e, const ModelSpec& mod
     // drops its fp32 weights instead, training.py:1115-1116).
     if (c.zero != 1) return "the precision-aware optimizer with the distributed optimizer (zero 1) only";
   }
+  return nullptr;
+}
+
+const char* token_drop_problem(const EngineCapabilities& e, const ModelSpec& model, const JobSpec& job) {
+  if (!model.is_moe() || job.capacity_factor <= 0) return nullptr;
+  if (job.pad_to_capacity && !e.moe_drop_padded) return "no MoE token dropping (routing is dropless)";
+  if (!job.pad_to_capacity && !e.moe_drop_unpadded)
+    return e.moe_drop_padded ? "token dropping always pads every expert to its capacity"
+                             : "no MoE token dropping (routing is dropless)";
   return nullptr;
 }
 

@@ -70,6 +70,11 @@ struct EngineCapabilities {
   bool etp_one_with_ep = false;
   /// 2-byte master-weight remainders (Megatron's precision-aware optimizer).
   bool precision_aware_optimizer = false;
+  /// MoE token dropping at a capacity factor (JobSpec::capacity_factor):
+  /// each expert runs only the tokens it keeps, or every expert's input is
+  /// padded to its capacity (JobSpec::pad_to_capacity).
+  bool moe_drop_unpadded = false;
+  bool moe_drop_padded = false;
 };
 
 const EngineCapabilities& engine_capabilities(Engine engine);
@@ -78,6 +83,11 @@ const EngineCapabilities& engine_capabilities(Engine engine);
 /// Allocation-free: the search calls it per candidate.
 const char* capability_problem(const EngineCapabilities& engine, const ModelSpec& model, const JobSpec& job,
                                const ParallelConfig& config);
+
+/// The part of capability_problem that no config changes: why the engine
+/// cannot run the job's MoE token dropping as asked, or nullptr. A job
+/// pinned to one engine is refused with it before the search.
+const char* token_drop_problem(const EngineCapabilities& engine, const ModelSpec& model, const JobSpec& job);
 
 /// Engines a plan may be run on: `--engine E` is {E}; `any` is every
 /// released engine, in the order candidates are tagged.

@@ -1,6 +1,7 @@
 // engine_rule_violations: each engine's own argument checks, restated for a
 // Plan. Every rule names the engine source it comes from (as read on the
 // engines' main branches), or says it is parplan's own limit for that engine.
+#include <cstdio>
 #include <sstream>
 
 #include "cost/config_rules.h"
@@ -77,6 +78,13 @@ void megatron_moe_rules(const Plan& p, Rules& r) {
   // validate_args: "Group query attention is mutually exclusive with multi latent attention."
   r.check(m.uses_mla() && kv_groups(m) != m.heads,
           "multi-latent-attention cannot run with group-query-attention (Megatron validate_args).");
+  // transformer_config.py:723-727 and 751-755 at core_r0.13.0.
+  r.check(m.is_moe() && p.job.pad_to_capacity && p.config.a2a_hierarchical,
+          "--moe-pad-expert-input-to-capacity cannot run with the flex token dispatcher (the hierarchical "
+          "all-to-all; Megatron TransformerConfig).");
+  r.check(
+      m.is_moe() && p.job.pad_to_capacity && p.job.capacity_factor <= 0,
+      "--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor (Megatron TransformerConfig).");
 }
 
 // Sources: NVIDIA/Megatron-LM core_r0.13.0 (73a28a1078a8), line numbers at that commit.
@@ -278,6 +286,14 @@ std::vector<std::string> engine_rule_violations(const Plan& plan, Engine engine)
   rules.check(engine != Engine::kMegatron && plan.job.cross_entropy == CrossEntropy::kTeInPlace,
               "Transformer Engine's cross-entropy (--cross-entropy te) is a Megatron-LM option; use fused or "
               "eager.");
+  // Token dropping as the plan was costed (padded or not), or not at all:
+  // the capability tables cite each engine's source.
+  if (const char* problem = token_drop_problem(engine_capabilities(engine), plan.model, plan.job)) {
+    char factor[32];
+    std::snprintf(factor, sizeof factor, "%g", plan.job.capacity_factor);
+    rules.check(true, std::string(problem) + " (capacity factor " + factor +
+                          (plan.job.pad_to_capacity ? ", padded" : "") + ").");
+  }
   switch (engine) {
     case Engine::kMegatron:
       megatron_rules(plan, rules);

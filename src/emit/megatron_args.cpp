@@ -93,7 +93,14 @@ void megatron_moe_args(const Plan& plan, Args& a) {
   const ParallelConfig& c = plan.config;
   // One kernel over the local experts (what cost/moe.h models).
   a.flag("--moe-grouped-gemm");
-  if (c.ep > 1 || c.etp > 1) {
+  const bool drops = plan.job.capacity_factor > 0;
+  // Token dropping runs on the alltoall dispatcher even without expert
+  // parallelism: its drop-and-pad path is the one costed (fixed splits, no
+  // host wait; token_dispatcher.py:399-448 at core_r0.13.0, where the
+  // default allgather dispatcher has none), and Megatron-Bridge's
+  // apply_moe_token_drop asserts alltoall
+  // (src/megatron/bridge/training/utils/moe_token_drop.py).
+  if (c.ep > 1 || c.etp > 1 || drops) {
     // arguments.py: "We recommend using 'alltoall' when applying expert
     // parallelism"; the hierarchical all-to-all is the flex dispatcher on
     // DeepEP (--moe-enable-deepep, arguments.py:2794 at core_r0.13.0; later
@@ -121,10 +128,16 @@ void megatron_moe_args(const Plan& plan, Args& a) {
     a.opt("--moe-router-group-topk", m.route_group_topk);
   }
   if (m.mtp_layers > 0) a.opt("--mtp-num-layers", m.mtp_layers);
-  if (plan.job.capacity_factor > 0) {
+  if (drops) {
+    // arguments.py:2801-2804 at core_r0.13.0. The drop policy keeps its
+    // default (probs): the cost model prices how many tokens an expert
+    // keeps, not which. The router's load balancing is aux_loss or
+    // seq_aux_loss above, as TransformerConfig requires with a capacity
+    // factor (transformer_config.py:743-749).
     char factor[32];
     std::snprintf(factor, sizeof factor, "%g", plan.job.capacity_factor);
     a.opt("--moe-expert-capacity-factor", factor);
+    if (plan.job.pad_to_capacity) a.flag("--moe-pad-expert-input-to-capacity");
   }
 }
 }  // namespace
@@ -241,6 +254,10 @@ std::vector<std::string> megatron_args(const Plan& plan) {
     case Precision::kFp8:
       a.flag("--bf16");
       a.opt("--fp8-format", "hybrid");
+      // The scaling the plan was costed with: arguments.py:1184-1187 at
+      // core_r0.13.0 (choices tensorwise, delayed, mxfp8, blockwise);
+      // tensorwise is Transformer Engine's per-tensor current scaling.
+      a.opt("--fp8-recipe", plan.job.fp8_scaling == Fp8Scaling::kCurrent ? "tensorwise" : "delayed");
       break;
     case Precision::kBf16:
       a.flag("--bf16");
@@ -290,6 +307,10 @@ std::vector<std::string> megatron_deepspeed_args(const Plan& plan) {
     if (m.moe_layer_freq > 1) a.opt("--expert-interval", m.moe_layer_freq);
     a.opt("--moe-loss-coeff", "0.01");
     if (plan.job.capacity_factor > 0) {
+      // DeepSpeed-MoE always pads: its gating dispatches an experts x
+      // capacity tensor (DeepSpeed v0.17.0 deepspeed/moe/sharded_moe.py:
+      // 161-170,609), so only padded plans reach here (the capability
+      // table refuses the others).
       char factor[32];
       std::snprintf(factor, sizeof factor, "%g", plan.job.capacity_factor);
       a.opt("--moe-train-capacity-factor", factor);

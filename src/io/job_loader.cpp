@@ -8,6 +8,7 @@
 
 #include "src/io/input_error.h"
 #include "src/io/input_limits.h"
+#include "src/io/moe_fp8_recipe.h"
 #include "src/io/yaml_fields.h"
 
 namespace parplan {
@@ -115,9 +116,28 @@ JobRequest load_job_file(const std::string& path) {
   const YAML::Node root = load_yaml_file(path);
   try {
     YamlFields f(root, path);
-    f.allow_only({"model", "cluster", "gpus", "nodes", "gbs", "seq", "precision", "optimizer", "constraints",
-                  "config", "name", "description", "engine", "grad_reduce_dtype", "cross_entropy",
-                  "grad_sync", "precision_aware_optimizer", "tp_comm_overlap", "memory_headroom"});
+    f.allow_only({"model",
+                  "cluster",
+                  "gpus",
+                  "nodes",
+                  "gbs",
+                  "seq",
+                  "precision",
+                  "optimizer",
+                  "constraints",
+                  "config",
+                  "name",
+                  "description",
+                  "engine",
+                  "grad_reduce_dtype",
+                  "cross_entropy",
+                  "grad_sync",
+                  "precision_aware_optimizer",
+                  "tp_comm_overlap",
+                  "memory_headroom",
+                  "moe_capacity_factor",
+                  "moe_pad_to_capacity",
+                  "fp8_recipe"});
     JobRequest r;
     r.model = f.text("model", "");
     r.cluster = f.text("cluster", "");
@@ -140,6 +160,14 @@ JobRequest load_job_file(const std::string& path) {
       r.precision_aware_optimizer = f.boolean("precision_aware_optimizer", false);
     if (f.has("tp_comm_overlap")) r.tp_comm_overlap = f.boolean("tp_comm_overlap", false);
     if (f.has("memory_headroom")) r.memory_headroom = f.text("memory_headroom");
+    // Checked against the model and precision once flags are applied
+    // (resolve_job, src/io/moe_fp8_recipe.h).
+    if (f.has("moe_capacity_factor"))
+      r.moe_capacity_factor =
+          f.number_in("moe_capacity_factor", kMinCapacityFactor, kMaxCapacityFactor, kMinCapacityFactor);
+    if (f.has("moe_pad_to_capacity")) r.moe_pad_to_capacity = f.boolean("moe_pad_to_capacity", false);
+    if (f.has("fp8_recipe"))
+      r.fp8_recipe = parse_fp8_recipe(f.text("fp8_recipe"), path + ": field 'fp8_recipe'");
     if (f.has("constraints")) {
       const YamlFields c = f.child("constraints");
       c.allow_only({"tp", "pp", "vp", "cp", "dp", "mbs", "zero", "recompute", "ep", "etp"});

@@ -28,6 +28,11 @@ struct JobRequest {
   bool precision_aware_optimizer = false;
   bool tp_comm_overlap = false;
   std::optional<std::string> memory_headroom;
+  /// MoE token dropping and the fp8 scaling recipe (the run files' keys;
+  /// flags override them): unset when the file does not give them.
+  std::optional<double> moe_capacity_factor;
+  std::optional<bool> moe_pad_to_capacity;
+  std::optional<Fp8Scaling> fp8_recipe;
 };
 
 /// Reads job.yaml; every problem is an InputError naming the field.

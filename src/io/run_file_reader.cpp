@@ -12,6 +12,7 @@
 #include "src/io/job_loader.h"
 #include "src/io/measured_figure.h"
 #include "src/io/model_loader.h"
+#include "src/io/moe_fp8_recipe.h"
 #include "src/io/yaml_fields.h"
 
 namespace parplan {
@@ -183,20 +184,21 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   // MoE: the busiest expert-parallel rank's load over the mean (1 = balanced,
   // as benchmarks that force-balance routing state); absent: the model's default.
   run.job.moe_imbalance = f.number_in("moe_imbalance", 1.0, 1e3, 0.0);
+  const auto field = [&](const char* key) { return where + ": field '" + f.full(key) + "'"; };
   // MoE token dropping (Megatron's --moe-expert-capacity-factor, and
   // --moe-pad-expert-input-to-capacity: Megatron-Bridge's
   // apply_moe_token_drop sets both); absent: dropless.
-  run.job.capacity_factor = f.number_in("moe_capacity_factor", 1e-3, 1e3, 0.0);
+  run.job.capacity_factor = f.number_in("moe_capacity_factor", kMinCapacityFactor, kMaxCapacityFactor, 0.0);
   run.job.pad_to_capacity = f.boolean("moe_pad_to_capacity", false);
-  if (run.job.pad_to_capacity && run.job.capacity_factor <= 0)
-    f.fail("moe_pad_to_capacity", "needs moe_capacity_factor (the capacity to pad to)");
   // Host time per kernel launch after the dropless dispatcher's host wait,
   // in microseconds (cost/moe_host_sync.h); absent: not priced.
   run.job.moe_host_launch_s = 1e-6 * f.number_in("moe_host_launch_us", 0.0, 1e4, 0.0);
   // Transformer Engine's fp8 scaling (Megatron's --fp8-recipe): delayed
   // (default) or current (tensorwise; Megatron-Bridge's FP8-CS).
-  run.job.fp8_scaling = f.choice("fp8_recipe", {"delayed", "current"}) == "current" ? Fp8Scaling::kCurrent
-                                                                                    : Fp8Scaling::kDelayed;
+  if (f.has("fp8_recipe")) run.job.fp8_scaling = parse_fp8_recipe(f.text("fp8_recipe"), field("fp8_recipe"));
+  // The rules a job file and the flags keep too (src/io/moe_fp8_recipe.h).
+  check_moe_fp8_recipe(run.model, run.job, f.has("fp8_recipe"),
+                       {field("moe_capacity_factor"), field("moe_pad_to_capacity"), field("fp8_recipe")});
   // Megatron-LM's --tp-comm-overlap (NeMo's performance recipes turn it on).
   run.job.tp_comm_overlap = f.boolean("tp_comm_overlap", false);
   // The Transformer Engine release whose context-parallel ring the run used

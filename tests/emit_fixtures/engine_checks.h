@@ -44,7 +44,9 @@ inline const std::set<std::string>& megatron_known_flags() {
       "--overlap-param-gather", "--use-precision-aware-optimizer", "--weight-decay", "--adam-beta1",
       "--adam-beta2", "--adam-eps",
       // arguments.py:1811 (core_r0.13.0).
-      "--tp-comm-overlap"};
+      "--tp-comm-overlap",
+      // arguments.py:1184-1187 and 2803-2804 (core_r0.13.0).
+      "--fp8-recipe", "--moe-pad-expert-input-to-capacity"};
   return flags;
 }
 
@@ -186,6 +188,17 @@ inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
     fail(a.num("--moe-router-group-topk", 1) > a.num("--moe-router-num-groups", 1),
          "moe_router_group_topk should be smaller than moe_router_num_groups");
   }
+  // Token dropping: transformer_config.py:723-727 and 743-755 at core_r0.13.0.
+  fail(a.has("--moe-pad-expert-input-to-capacity") && dispatcher == "flex",
+       "Flex token dispatcher does not support moe_pad_expert_input_to_capacity");
+  fail(a.has("--moe-pad-expert-input-to-capacity") && !a.has("--moe-expert-capacity-factor"),
+       "moe_expert_capacity_factor must be set to use moe_pad_expert_input_to_capacity");
+  if (a.has("--moe-expert-capacity-factor")) {
+    const std::string balancing =
+        a.has("--moe-router-load-balancing-type") ? a.value("--moe-router-load-balancing-type") : "aux_loss";
+    fail(balancing != "aux_loss" && balancing != "seq_aux_loss" && balancing != "none",
+         "moe_expert_capacity_factor only works with aux_loss or none load balancing");
+  }
   // validate_args: "Group query attention is mutually exclusive with multi latent attention."
   fail(a.has("--multi-latent-attention") && a.has("--group-query-attention"),
        "Group query attention is mutually exclusive with multi latent attention");
@@ -199,6 +212,7 @@ inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
   choice("--optimizer", {"adam", "sgd", "muon", "dist_muon"});
   choice("--recompute-granularity", {"full", "selective"});
   choice("--moe-token-dispatcher-type", {"allgather", "alltoall", "flex"});
+  choice("--fp8-recipe", {"tensorwise", "delayed", "mxfp8", "blockwise"});
   choice("--ckpt-format", {"torch", "torch_dist", "zarr", "torch_dcp"});
   choice("--moe-router-score-function", {"softmax", "sigmoid", "sqrtsoftplus"});
   choice("--moe-router-load-balancing-type",
