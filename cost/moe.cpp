@@ -95,8 +95,12 @@ double moe_imbalance(const ModelSpec& m, const JobSpec& job, const ParallelConfi
 double moe_load_factor(const ModelSpec& m, const JobSpec& job, const ParallelConfig& c) {
   // Padded to capacity, every expert runs capacity rows, busy or not.
   if (job.capacity_factor > 0 && job.pad_to_capacity) return job.capacity_factor;
+  // Dropping without padding: the router drops what exceeds an expert's
+  // capacity before the dispatch (Megatron's topk_masking_with_capacity), so
+  // the busiest expert sends and runs min(its load, capacity) rows; below a
+  // capacity factor of 1 even a balanced expert drops down to capacity.
   const double imbalance = moe_imbalance(m, job, c);
-  return job.capacity_factor > 0 ? std::min(imbalance, std::max(1.0, job.capacity_factor)) : imbalance;
+  return job.capacity_factor > 0 ? std::min(imbalance, job.capacity_factor) : imbalance;
 }
 
 bool moe_fp8_pads_splits(const ModelSpec& m, const JobSpec& job, const ParallelConfig& c) {

@@ -114,6 +114,13 @@ TEST(MoeFp8Padding, PaddedToCapacityRunsTheCapacity) {
   EXPECT_DOUBLE_EQ(moe_load_factor(m, job, c), 1.0);  // dropping: capped, not raised
   job.pad_to_capacity = true;
   EXPECT_DOUBLE_EQ(moe_load_factor(m, job, c), 1.25);
+  // Below 1 both run at capacity: dropped tokens are neither sent nor run.
+  job.capacity_factor = 0.75;
+  EXPECT_DOUBLE_EQ(moe_load_factor(m, job, c), 0.75);
+  job.pad_to_capacity = false;
+  EXPECT_DOUBLE_EQ(moe_load_factor(m, job, c), 0.75);
+  job.moe_imbalance = 1.5;  // a busier expert still stops at its capacity
+  EXPECT_DOUBLE_EQ(moe_load_factor(m, job, c), 0.75);
 }
 
 // The copies run at the profile's memory-bound rate, forward and backward.
