@@ -33,22 +33,8 @@ Plan best_accepted(const std::string& model, const std::string& cluster, int gpu
   return plan;
 }
 
-// Writes the Megatron launch files, runs launch.sh with a stand-in torchrun,
-// and returns pretrain_gpt.py's recorded arguments and environment.
 std::pair<ArgMap, std::map<std::string, std::string>> launch(const Plan& plan, const TempDir& dir) {
-  const std::vector<fs::path> files =
-      emit_launch_files(plan, {Engine::kMegatron, Launcher::kTorchrun, dir.path / "out"});
-  const fs::path stubs = make_stubs(dir.path);
-  const fs::path record = dir.path / "record";
-  fs::create_directories(record);
-  const std::map<std::string, std::string> vars = {{"MEGATRON_LM", "/opt/Megatron-LM"},
-                                                   {"DATA_PATH", "/data/pile_text_document"},
-                                                   {"TOKENIZER_MODEL", "gpt2"},
-                                                   {"NNODES", std::to_string(plan.job.gpus / 8)}};
-  const RunResult run = run_clean(stubs, record, "bash " + files.front().string(), vars);
-  EXPECT_EQ(run.rc, 0) << run.output;
-  const std::vector<std::string> argv = read_lines(record / "torchrun.args");
-  return {parse_args(after(argv, "pretrain_gpt.py")), read_env(record / "torchrun.env")};
+  return megatron_torchrun_launch(plan, dir);
 }
 
 std::string joined(const std::vector<std::string>& v) {

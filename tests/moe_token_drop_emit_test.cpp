@@ -35,19 +35,8 @@ Plan mixtral_dropping(int ep) {
 }
 
 ArgMap megatron_launch(const Plan& plan, const TempDir& dir, std::vector<std::string>* problems) {
-  const std::vector<fs::path> files =
-      emit_launch_files(plan, {Engine::kMegatron, Launcher::kTorchrun, dir.path / "out"});
-  const fs::path stubs = make_stubs(dir.path);
-  const fs::path record = dir.path / "record";
-  fs::create_directories(record);
-  const std::map<std::string, std::string> vars = {{"MEGATRON_LM", "/opt/Megatron-LM"},
-                                                   {"DATA_PATH", "/data/pile_text_document"},
-                                                   {"TOKENIZER_MODEL", "gpt2"},
-                                                   {"NNODES", std::to_string(plan.job.gpus / 8)}};
-  const RunResult run = run_clean(stubs, record, "bash " + files.front().string(), vars);
-  EXPECT_EQ(run.rc, 0) << run.output;
-  const ArgMap args = parse_args(after(read_lines(record / "torchrun.args"), "pretrain_gpt.py"));
-  *problems = megatron_check(args, plan.job.gpus, read_env(record / "torchrun.env"));
+  const auto [args, env] = megatron_torchrun_launch(plan, dir);
+  *problems = megatron_check(args, plan.job.gpus, env);
   return args;
 }
 

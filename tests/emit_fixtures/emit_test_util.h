@@ -278,6 +278,26 @@ inline std::vector<std::string> after(const std::vector<std::string>& argv, cons
   return {};
 }
 
+/// Writes a plan's Megatron-LM torchrun launch files into dir, runs launch.sh
+/// with a stand-in torchrun, and returns pretrain_gpt.py's recorded
+/// arguments and environment.
+inline std::pair<ArgMap, std::map<std::string, std::string>> megatron_torchrun_launch(const Plan& plan,
+                                                                                      const TempDir& dir) {
+  const std::vector<fs::path> files =
+      emit_launch_files(plan, {Engine::kMegatron, Launcher::kTorchrun, dir.path / "out"});
+  const fs::path stubs = make_stubs(dir.path);
+  const fs::path record = dir.path / "record";
+  fs::create_directories(record);
+  const std::map<std::string, std::string> vars = {{"MEGATRON_LM", "/opt/Megatron-LM"},
+                                                   {"DATA_PATH", "/data/pile_text_document"},
+                                                   {"TOKENIZER_MODEL", "gpt2"},
+                                                   {"NNODES", std::to_string(plan.job.gpus / 8)}};
+  const RunResult run = run_clean(stubs, record, "bash " + files.front().string(), vars);
+  EXPECT_EQ(run.rc, 0) << run.output;
+  return {parse_args(after(read_lines(record / "torchrun.args"), "pretrain_gpt.py")),
+          read_env(record / "torchrun.env")};
+}
+
 inline bool contains(const std::vector<std::string>& messages, const std::string& needle) {
   for (const auto& m : messages) {
     if (m.find(needle) != std::string::npos) return true;
