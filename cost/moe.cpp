@@ -95,6 +95,19 @@ double moe_imbalance(const ModelSpec& m, const JobSpec& job, const ParallelConfi
 double moe_load_factor(const ModelSpec& m, const JobSpec& job, const ParallelConfig& c) {
   // Padded to capacity, every expert runs capacity rows, busy or not.
   if (job.capacity_factor > 0 && job.pad_to_capacity) return job.capacity_factor;
+  // DeepSpeed-MoE without token dropping: capacity = the largest expert
+  // count, all-reduced (MAX) over the expert-parallel group, and the
+  // dispatched [experts, capacity, hidden] tensor pads every expert to it
+  // (deepspeed/moe/sharded_moe.py @ v0.17.0, top1gating/top2gating/
+  // topkgating with drop_tokens False; Megatron-DeepSpeed's
+  // --disable-moe-token-dropping): the busiest single expert's load, at any
+  // ep, not the busiest rank's sum over its experts.
+  if (job.capacity_factor <= 0 && job.moe_pads_to_busiest_expert && m.is_moe()) {
+    if (job.moe_imbalance > 0) return std::max(1.0, job.moe_imbalance);
+    ParallelConfig one_expert_per_rank = c;
+    one_expert_per_rank.ep = m.experts;
+    return moe_imbalance(m, job, one_expert_per_rank);
+  }
   // Dropping without padding: the router drops what exceeds an expert's
   // capacity before the dispatch (Megatron's topk_masking_with_capacity), so
   // the busiest expert sends and runs min(its load, capacity) rows; below a

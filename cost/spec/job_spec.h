@@ -209,6 +209,11 @@ struct JobSpec {
   /// MoE: bytes of the expert-parallel all-to-all over the uncompressed
   /// volume (LSH-MoE style token compression, lossy; 1 = none).
   double a2a_compression = 1.0;
+  /// MoE without a capacity factor, DeepSpeed-MoE's way (Megatron-DeepSpeed):
+  /// the gate sets every expert's capacity to the busiest expert's count and
+  /// pads all of them to it, so every rank runs and sends that many rows per
+  /// expert (cost/moe.cpp, moe_load_factor).
+  bool moe_pads_to_busiest_expert = false;
   /// MoE: host time per kernel launch after the dropless dispatcher's
   /// per-layer host wait (cost/moe_host_sync.h); 0 = the wait is not priced.
   /// Off by default: no figure measured on a training host is in the

@@ -9,13 +9,7 @@ namespace parplan {
 void apply_recipe_flags(const RecipeChoice& f, JobSpec& job) {
   const EngineSelection engines = parse_engine_selection(f.engine);
   const EngineRecipe defaults = engine_recipe_defaults(engines);
-  job.grad_reduce = defaults.grad_reduce;
-  job.cross_entropy = defaults.cross_entropy;
-  job.fp8_saves_cast = defaults.fp8_saves_cast;
-  job.selective_checkpoint = defaults.selective_checkpoint;
-  job.cp_exchange = defaults.cp_exchange;
-  job.partition_activations = defaults.partition_activations;
-  job.shard_unit = defaults.shard_unit;
+  apply_engine_recipe(defaults, job);
   job.precision_aware_optimizer = f.precision_aware_optimizer;
   if (f.precision_aware_optimizer) {
     if (!engines.any && engines.engines[0] != Engine::kMegatron)

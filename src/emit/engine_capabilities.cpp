@@ -474,6 +474,17 @@ AttentionKernel engine_attention_kernel(Engine engine) {
 }
 }  // namespace
 
+void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job) {
+  job.grad_reduce = recipe.grad_reduce;
+  job.cross_entropy = recipe.cross_entropy;
+  job.fp8_saves_cast = recipe.fp8_saves_cast;
+  job.selective_checkpoint = recipe.selective_checkpoint;
+  job.cp_exchange = recipe.cp_exchange;
+  job.partition_activations = recipe.partition_activations;
+  job.shard_unit = recipe.shard_unit;
+  job.moe_pads_to_busiest_expert = recipe.moe_pads_to_busiest_expert;
+}
+
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
   EngineRecipe recipe;
   if (!selection.any && selection.engines[0] == Engine::kTorchtitan) {
@@ -489,8 +500,12 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
   }
   // Megatron-DeepSpeed runs full recomputation through DeepSpeed's
   // checkpointing; parplan's launch files pass --partition-activations.
-  if (!selection.any && selection.engines[0] == Engine::kMegatronDeepSpeed)
+  if (!selection.any && selection.engines[0] == Engine::kMegatronDeepSpeed) {
     recipe.partition_activations = true;
+    // Its MoE layers are DeepSpeed-MoE's (megatron/model/transformer.py @
+    // 4efb479 builds deepspeed.moe.layer.MoE).
+    recipe.moe_pads_to_busiest_expert = true;
+  }
   if (!selection.any) {
     // torchtitan/distributed/fsdp.py:246-296 (b5bcd76): fully_shard per
     // transformer block, the embedding, and norm + output; Megatron FSDP

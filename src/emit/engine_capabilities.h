@@ -121,8 +121,14 @@ struct EngineRecipe {
   /// Full recomputation's checkpoints split over tp (Megatron-DeepSpeed).
   bool partition_activations = false;
   ShardUnit shard_unit = ShardUnit::kBuckets;
+  /// DeepSpeed-MoE pads every expert to the busiest one's count when it
+  /// drops nothing (JobSpec::moe_pads_to_busiest_expert).
+  bool moe_pads_to_busiest_expert = false;
 };
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection);
+/// Copies the recipe inputs an engine fixes for every job (not the gradient
+/// schedule or the attention kernel, which commands set on their own).
+void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job);
 
 /// `config` without its unreleased part: the hierarchical partition as the
 /// flat ZeRO-3 an engine would extend (--allow-unreleased plans are tagged

@@ -151,13 +151,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   if (f.has("engine")) {
     const EngineRecipe recipe = engine_recipe_defaults(
         parse_engine_selection(f.text("engine"), (where + ": field 'engine'").c_str()));
-    run.job.grad_reduce = recipe.grad_reduce;
-    run.job.cross_entropy = recipe.cross_entropy;
-    run.job.fp8_saves_cast = recipe.fp8_saves_cast;
-    run.job.selective_checkpoint = recipe.selective_checkpoint;
-    run.job.cp_exchange = recipe.cp_exchange;
-    run.job.partition_activations = recipe.partition_activations;
-    run.job.shard_unit = recipe.shard_unit;
+    apply_engine_recipe(recipe, run.job);
     run.job.grad_sync = recipe.grad_sync;
     run.job.attention_kernel = recipe.attention_kernel;
   }
