@@ -10,6 +10,7 @@
 #include "cost/moe_dispatch.h"
 #include "cost/moe_host_sync.h"
 #include "cost/overlap.h"
+#include "cost/pytorch_cp_exchange.h"
 #include "cost/step_internal.h"
 #include "cost/tp_comm_overlap.h"
 
@@ -18,21 +19,20 @@ namespace parplan::detail {
 namespace {
 
 // PyTorch's context_parallel with rotate method "allgather" (torchtitan's
-// default), torch/distributed/tensor/experimental/_attention.py at
-// pytorch/pytorch@0123248a (cost/cp_merge_passes.cpp). The K/V it moves
+// default), torch/distributed/tensor/experimental/_attention.py
+// (cost/pytorch_cp_exchange.h has the loop step by step). The K/V it moves
 // are what the attention kernel takes, at the query-head width in
-// torchtitan (repeat_kv). Forward: one all-gather of every rank's K/V,
-// issued before the first (local, causal) block and waited on before the
-// second: it hides behind 1/cp of the attention. Backward: K/V gathered
-// again the same way, and the dK/dV travel a ring of all-to-alls
-// (dkv_rotater, _RotateMethod.ALL_TO_ALL: permute_tensor to rank r + 1) in
-// fp32 (the accumulators' dtype), one per block: each is sent after its
-// block's kernel and waited on after the next block's, and the last is
-// waited on after the loop, with nothing left to hide behind.
-void pytorch_cp_comm(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& c,
-                     const LayerComputeTimes& times, int first, double tokens, LayerComm& comm) {
+// torchtitan (repeat_kv). Each pass gathers every rank's K/V once (the
+// backward again); the backward sends the dK/dV (fp32, the accumulators'
+// dtype) to rank r + 1 after each of its cp blocks (dkv_rotater,
+// _RotateMethod.ALL_TO_ALL: permute_tensor). Eager, the gather hides behind
+// the first block and each send behind the next block; compiled
+// (torch.compile: job.fused_elementwise), every collective is waited on as
+// soon as it is issued.
+void pytorch_cp_comm(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                     const ParallelConfig& c, const LayerComputeTimes& times, int first, double tokens,
+                     LayerComm& comm) {
   const GroupSpan span = group_span_at(cluster, c.cp, c.tp, first);
-  const double slowdown = cluster.device.overlap_compute_slowdown;
   const double kv_bytes = 2.0 * tokens * torchtitan_sdpa_kv_elements_per_token(model, c.tp);
   const double gather_s = all_gather_s(cluster, span, kv_bytes * c.cp);
   // The ring moves in lockstep: its slowest hop (the wrap from the last
@@ -41,11 +41,11 @@ void pytorch_cp_comm(const ModelSpec& model, const ClusterSpec& cluster, const P
   for (int k = 0; k < c.cp; ++k)
     hop_s = std::max(hop_s, point_to_point_between_s(cluster, first + k * c.tp, first + (k + 1) % c.cp * c.tp,
                                                      2.0 * kv_bytes));
-  const double block_forward_s = times.attention_forward_s / c.cp;
-  const double block_backward_s = times.attention_backward_s / c.cp;
-  comm.cp_forward_s = exposed_after_overlap_s(gather_s, block_forward_s, slowdown);
-  comm.cp_backward_s = exposed_after_overlap_s(gather_s, block_backward_s, slowdown) +
-                       (c.cp - 1) * exposed_after_overlap_s(hop_s, block_backward_s, slowdown) + hop_s;
+  const PytorchCpExposedSeconds exposed = pytorch_cp_exposed_s(
+      c.cp, gather_s, hop_s, times.attention_forward_s / c.cp, times.attention_backward_s / c.cp,
+      cluster.device.overlap_compute_slowdown, job.fused_elementwise);
+  comm.cp_forward_s = exposed.forward_s;
+  comm.cp_backward_s = exposed.backward_s;
 }
 
 // `stage` places the groups on a heterogeneous cluster (its first rank).
@@ -76,7 +76,7 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
   }
   if (c.cp > 1) {
     if (job.cp_exchange == ContextParallelExchange::kAllGatherKv) {
-      pytorch_cp_comm(model, cluster, c, times, first, tokens, comm);
+      pytorch_cp_comm(model, cluster, job, c, times, first, tokens, comm);
     } else {
       const GroupSpan span = group_span_at(cluster, c.cp, c.tp, first);
       const double slowdown = cluster.device.overlap_compute_slowdown;

@@ -137,10 +137,12 @@ TEST(PyTorchCpPasses, EnginesShareTheMergeFreeIdeal) {
 // every rank's K/V (query-head width, bf16) beside the first block, 1/cp of
 // the attention; backward, the same gather beside the first backward block,
 // then cp fp32 dK/dV hops to the next rank, each beside the next block but
-// the last, which nothing hides.
+// the last, which nothing hides. That is eager PyTorch; compiled, every
+// collective is waited on as soon as it is issued (cost/pytorch_cp_exchange.h).
 TEST(PyTorchCpPasses, AllGatherThenAnFp32GradientRing) {
   CpCase s(4);
   s.job.cp_exchange = ContextParallelExchange::kAllGatherKv;
+  s.job.fused_elementwise = false;
   const detail::PerLayerCosts costs = detail::per_layer_costs(s.model, s.cluster, s.job, s.c);
   const double kv_bytes = 2.0 * 32768 * 2 * 32 * 128;
   const double gather_s = all_gather_s(s.cluster, group_span_at(s.cluster, 4, 1, 0), 4 * kv_bytes);
@@ -154,6 +156,10 @@ TEST(PyTorchCpPasses, AllGatherThenAnFp32GradientRing) {
                                                  hop_s);
   // The last hop alone is exposed in full.
   EXPECT_GE(costs.comm.cp_backward_s, hop_s);
+  s.job.fused_elementwise = true;
+  const detail::PerLayerCosts compiled = detail::per_layer_costs(s.model, s.cluster, s.job, s.c);
+  EXPECT_DOUBLE_EQ(compiled.comm.cp_forward_s, gather_s);
+  EXPECT_DOUBLE_EQ(compiled.comm.cp_backward_s, gather_s + 4 * hop_s);
 }
 
 }  // namespace
