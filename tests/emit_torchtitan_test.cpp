@@ -79,6 +79,10 @@ TEST(EmitTorchtitan, Llama3_70bFsdpTensorParallelOn64H100) {
   EXPECT_EQ(num(e.toml, "training.global_batch_size"), 128);
   EXPECT_EQ(e.toml.at("activation_checkpoint.mode"), "full");
   EXPECT_EQ(e.toml.at("training.mixed_precision_param"), "bfloat16");
+  // Timed with fused element-wise kernels: torch.compile on, as costed
+  // (Compile.enable defaults to False in job_config.py).
+  ASSERT_TRUE(plan.job.fused_elementwise);
+  EXPECT_EQ(e.toml.at("compile.enable"), "true");
   // torchrun runs the module with the config and the user's assets.
   const ArgMap own = parse_args(
       std::vector<std::string>(e.torchrun.begin(), std::find(e.torchrun.begin(), e.torchrun.end(), "-m")));
@@ -203,6 +207,22 @@ TEST(EmitTorchtitanMain, PythonConfigWithModuleAndVersion) {
   EXPECT_EQ(std::stoll(c.at("training.num_tokens_per_microbatch_per_dp_rank")), 8192);
   EXPECT_EQ(c.at("training.max_context_length"), "8192");
   EXPECT_EQ(c.at("activation_checkpoint"), "FullAC.Config()");
+  EXPECT_EQ(c.at("compile"), "CompileConfig(enable=True, components=[\"model\", \"loss\"])");
+  EXPECT_NE(e.python.find("from torchtitan.config import CompileConfig, ParallelismConfig"),
+            std::string::npos);
+}
+
+// A plan timed eager (element-wise kernels unfused) leaves compile off.
+TEST(EmitTorchtitanMain, EagerPlanLeavesCompileOff) {
+  Plan plan = llama3_70b_on_64_h100();
+  set_mesh(plan, 64, 8, 1, 1, 1);
+  plan.config.zero = 3;
+  plan.job.fused_elementwise = false;
+  TempDir dir;
+  const MainEmitted e = emit_main(plan, dir);
+  ASSERT_EQ(e.run.rc, 0) << e.run.output;
+  EXPECT_EQ(e.config.count("compile"), 0u);
+  EXPECT_EQ(e.python.find("CompileConfig"), std::string::npos);
 }
 
 TEST(EmitTorchtitanMain, PipelineMicroBatchesCoverTheBatchWithoutAccumulation) {

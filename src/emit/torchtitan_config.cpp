@@ -124,6 +124,16 @@ std::string torchtitan_toml(const Plan& plan, long long train_steps) {
     t << "expert_parallel_degree = " << c.ep << "\n";
     t << "expert_tensor_parallel_degree = " << c.etp << "\n";
   }
+  // The plan is timed with element-wise kernels fused (JobSpec::
+  // fused_elementwise, torch.compile) and, under context parallelism, with
+  // the compiled ring's exposed exchange (cost/pytorch_cp_exchange.h);
+  // torchtitan compiles nothing unless asked (job_config.py Compile.enable
+  // defaults to False at v0.2.2, 73a0e69).
+  if (plan.job.fused_elementwise) {
+    t << "\n[compile]\n";
+    t << "enable = true\n";
+    t << "components = [\"model\", \"loss\"]\n";
+  }
   t << "\n[activation_checkpoint]\n";
   switch (c.recompute) {
     case Recompute::kNone:

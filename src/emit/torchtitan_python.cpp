@@ -42,7 +42,8 @@ std::string torchtitan_python_config(const Plan& plan, long long train_steps) {
      << kTorchtitanPythonConfig << "\n";
   py << "# (this folder on PYTHONPATH; launch.sh does both). Reads HF_ASSETS_PATH and TRAIN_STEPS.\n";
   py << "import os\n\n";
-  py << "from torchtitan.config import ParallelismConfig\n";
+  py << "from torchtitan.config import " << (plan.job.fused_elementwise ? "CompileConfig, " : "")
+     << "ParallelismConfig\n";
   if (c.recompute != Recompute::kNone) {
     py << "from torchtitan.distributed.activation_checkpoint import "
        << (c.recompute == Recompute::kFull ? "FullAC" : "SelectiveAC") << "\n";
@@ -86,6 +87,10 @@ std::string torchtitan_python_config(const Plan& plan, long long train_steps) {
   }
   py << "        context_parallel_degree=" << c.cp << ",\n";
   py << "    )\n";
+  // Timed compiled (see torchtitan_config.cpp); CompileConfig.enable
+  // defaults to False (torchtitan/config/configs.py at b5bcd76c).
+  if (plan.job.fused_elementwise)
+    py << "    config.compile = CompileConfig(enable=True, components=[\"model\", \"loss\"])\n";
   switch (c.recompute) {
     case Recompute::kNone:
       py << "    config.activation_checkpoint = None\n";

@@ -400,6 +400,8 @@ inline const std::set<std::string>& torchtitan_known_keys() {
                                              "parallelism.context_parallel_degree",
                                              "parallelism.expert_parallel_degree",
                                              "parallelism.expert_tensor_parallel_degree",
+                                             "compile.enable",
+                                             "compile.components",
                                              "activation_checkpoint.mode",
                                              "activation_checkpoint.selective_ac_option"};
   return keys;
