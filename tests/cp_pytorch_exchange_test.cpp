@@ -10,6 +10,7 @@
 #include "cost/step_cost.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
+#include "tests/cp_test_plans.h"
 
 namespace parplan {
 namespace {
@@ -61,13 +62,11 @@ TEST(PyTorchCpExchange, CompiledNeverExposesLessThanEager) {
 // torch.compile flag) exposes more CP time than the same plan eager, with
 // the cp ring across nodes; the Megatron/TE ring is the same either way.
 TEST(PyTorchCpExchange, CompiledTorchtitanExposesMoreCpTime) {
-  const ModelSpec model = load_model("llama3-8b");
-  const ClusterSpec cluster = load_cluster("holmes-ethernet");
-  JobSpec job;
-  job.gpus = 64, job.gbs = 8, job.seq = 65536;
-  ParallelConfig c;
-  c.tp = 8, c.pp = 1, c.cp = 8, c.dp = 1, c.mbs = 1, c.gbs = 8, c.zero = 1;
-  ASSERT_EQ(config_problem(model, job, c), nullptr);
+  cp_test::CpPlan p = cp_test::llama3_8b_cp8_over_ethernet();
+  const ModelSpec& model = p.model;
+  const ClusterSpec& cluster = p.cluster;
+  JobSpec& job = p.job;
+  const ParallelConfig& c = p.config;
   job.cp_exchange = ContextParallelExchange::kAllGatherKv;
   job.fused_elementwise = false;
   const double eager_s = estimate_cost(model, cluster, job, c).time.cp_comm_s;

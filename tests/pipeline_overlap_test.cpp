@@ -6,6 +6,7 @@
 #include "cost/step_cost.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
+#include "tests/cp_test_plans.h"
 
 namespace parplan {
 namespace {
@@ -69,14 +70,11 @@ TEST(PipelineOverlap, OverlapCostsTheComputeSlowdownOrWhatSticksOut) {
 // PyTorch's in fp32 on K/V at the query-head width torchtitan's SDPA takes,
 // more than TE's bf16 passes on the grouped K/V.
 TEST(PipelineOverlap, AllGatherContextParallelHidesLessThanTheRing) {
-  const ModelSpec model = load_model("llama3-8b");
-  const ClusterSpec cluster = load_cluster("holmes-ethernet");
-  JobSpec job;
-  job.gpus = 64, job.gbs = 8, job.seq = 65536;
-  // tp 8 fills each node, so the cp ring crosses the Ethernet.
-  ParallelConfig c;
-  c.tp = 8, c.pp = 1, c.cp = 8, c.dp = 1, c.mbs = 1, c.gbs = 8, c.zero = 1;
-  ASSERT_EQ(config_problem(model, job, c), nullptr);
+  cp_test::CpPlan p = cp_test::llama3_8b_cp8_over_ethernet();
+  const ModelSpec& model = p.model;
+  const ClusterSpec& cluster = p.cluster;
+  JobSpec& job = p.job;
+  ParallelConfig& c = p.config;
   const CostReport ring = estimate_cost(model, cluster, job, c);
   job.cp_exchange = ContextParallelExchange::kAllGatherKv;
   const CostReport gathered = estimate_cost(model, cluster, job, c);
