@@ -15,30 +15,30 @@ namespace {
 
 double total(const LossPassBytes& b) { return b.forward + b.backward; }
 
+// The kernel's bytes per logit, checked against the count worked out by hand.
+LossPassBytes expect_pass_bytes(CrossEntropy kernel, int tp, double forward, double backward) {
+  const LossPassBytes bytes = loss_pass_bytes(kernel, tp);
+  EXPECT_DOUBLE_EQ(bytes.forward, forward);
+  EXPECT_DOUBLE_EQ(bytes.backward, backward);
+  return bytes;
+}
+
 TEST(LossPasses, BytesPerLogitFollowFromEachKernelsPassList) {
   // Transformer Engine's Triton kernels on 16-bit logits: forward reads
   // them for the online max/sum (2), reads them and writes the gradient in
   // place (2 + 2) = 6; backward scales it in place (2 + 2) = 4.
-  const LossPassBytes te = loss_pass_bytes(CrossEntropy::kTeInPlace, 1);
-  EXPECT_DOUBLE_EQ(te.forward, 6.0);
-  EXPECT_DOUBLE_EQ(te.backward, 4.0);
+  const LossPassBytes te = expect_pass_bytes(CrossEntropy::kTeInPlace, 1, 6.0, 4.0);
   // Megatron's VocabParallelCrossEntropy, one kernel per step: upcast
   // (2 + 4), max (4), subtract (4 + 4), exp (4 + 4), sum (4), divide (4 + 4)
   // = 38; backward multiply (4 + 4) and downcast (4 + 2) = 14.
-  const LossPassBytes megatron = loss_pass_bytes(CrossEntropy::kFused, 1);
-  EXPECT_DOUBLE_EQ(megatron.forward, 38.0);
-  EXPECT_DOUBLE_EQ(megatron.backward, 14.0);
+  const LossPassBytes megatron = expect_pass_bytes(CrossEntropy::kFused, 1, 38.0, 14.0);
   // PyTorch's eager cross_entropy after an upcast (2 + 4): log_softmax reads
   // the row three times and writes it once (16) = 22; backward zero-fill (4),
   // log_softmax backward (4 + 4 + 4 + 4), downcast (4 + 2) = 26.
-  const LossPassBytes eager = loss_pass_bytes(CrossEntropy::kEager, 1);
-  EXPECT_DOUBLE_EQ(eager.forward, 22.0);
-  EXPECT_DOUBLE_EQ(eager.backward, 26.0);
+  const LossPassBytes eager = expect_pass_bytes(CrossEntropy::kEager, 1, 22.0, 26.0);
   // loss_parallel's decomposition: upcast 6, amax 4, subtract 8, exp 8,
   // sum 4, subtract 8 = 38; zeros 4, exp 8, add 12, multiply 8, downcast 6 = 38.
-  const LossPassBytes loss_parallel = loss_pass_bytes(CrossEntropy::kEager, 8);
-  EXPECT_DOUBLE_EQ(loss_parallel.forward, 38.0);
-  EXPECT_DOUBLE_EQ(loss_parallel.backward, 38.0);
+  const LossPassBytes loss_parallel = expect_pass_bytes(CrossEntropy::kEager, 8, 38.0, 38.0);
 
   // The in-place 16-bit kernel moves the least; a kernel per operator the most.
   EXPECT_LT(total(te), total(eager));
