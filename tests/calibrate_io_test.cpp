@@ -1,6 +1,7 @@
 // Run readers for parplan calibrate: a Megatron-LM log fixture in the real
 // log-line format, run files, and bad input.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -17,7 +18,8 @@ namespace {
 const std::string kFixture = "tests/calibrate_fixtures/megatron-gpt-1.7b-16gpu.log";
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / ("parplan_calib_" + name);
+  const auto path =
+      std::filesystem::temp_directory_path() / ("parplan_calib_" + std::to_string(::getpid()) + "_" + name);
   std::ofstream(path) << text;
   return path.string();
 }

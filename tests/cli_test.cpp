@@ -12,6 +12,7 @@ namespace {
 
 using test::CliRun;
 using test::run_cli;
+using test::write_temp;
 
 const std::string kJob = "--model gpt3-175b --cluster dgx-a100 --gpus 1024 --gbs 1536 --seq 2048";
 
@@ -74,12 +75,6 @@ TEST(Cli, HelpOnEverySubcommandHasAnExample) {
     EXPECT_EQ(run.exit_code, 0) << sub;
     EXPECT_NE(run.out.find("Example"), std::string::npos) << sub;
   }
-}
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
 }
 
 struct BadInput {

@@ -184,7 +184,7 @@ TEST(MoeRules, PlanEpPinMustDivideTheExperts) {
 }
 
 TEST(MoeRules, JobFileExpertSizesPinThePlan) {
-  const std::string path = ::testing::TempDir() + "parplan_moe_job.yaml";
+  const std::string path = ::testing::TempDir() + "parplan_moe_job_" + std::to_string(::getpid()) + ".yaml";
   {
     std::ofstream job(path);
     job << "model: mixtral-8x7b\ncluster: dgx-h100\ngpus: 64\ngbs: 256\nseq: 4096\nconfig: {ep: 8, etp: 1}\n";

@@ -14,19 +14,14 @@ namespace {
 using test::CliRun;
 using test::line_count;
 using test::run_cli;
+using test::write_temp;
 
 const std::string kExamples = std::string(PARPLAN_SOURCE_DIR) + "/examples/scatter/";
 const std::string kCoefficients = " --coefficients " + kExamples + "flexsp-gpt-7b-64xa100.json";
 
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "scatter_" + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
 TEST(ScatterCli, JsonHasTheDocumentedKeysAndAValidPlan) {
   const std::string lengths = write_temp("ok.txt", "8192 2048, 1024 512\n196608 4096 4096\n");
-  const std::string out = ::testing::TempDir() + "scatter_plan.jsonl";
+  const std::string out = ::testing::TempDir() + "scatter_plan_" + std::to_string(::getpid()) + ".jsonl";
   const CliRun run =
       run_cli("scatter --lengths " + lengths + " --gpus 64" + kCoefficients + " --format json --out " + out);
   ASSERT_EQ(run.exit_code, 0) << run.err;

@@ -10,9 +10,7 @@ namespace parplan::test {
 namespace {
 
 std::string write_problem(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "skip_" + name + ".yaml";
-  std::ofstream(path) << text;
-  return path;
+  return write_temp("skip_" + name + ".yaml", text);
 }
 
 const char* kSmall =
@@ -36,7 +34,7 @@ TEST(SkipPathsCli, JsonHasTheDocumentedFields) {
 
 TEST(SkipPathsCli, NoTimingsGivesIdenticalOutputAndAnSvg) {
   const std::string problem = write_problem("small2", kSmall);
-  const std::string svg = ::testing::TempDir() + "skip_timeline.svg";
+  const std::string svg = ::testing::TempDir() + "skip_timeline_" + std::to_string(::getpid()) + ".svg";
   const CliRun a = run_cli("skip-paths --problem " + problem + " --format json --no-timings --svg " + svg);
   const CliRun b = run_cli("skip-paths --problem " + problem + " --format json --no-timings");
   ASSERT_EQ(a.exit_code, 0) << a.err;
