@@ -3,6 +3,7 @@
 // grad_norm, memory, tps, tflops, mfu, with and without colour codes) and its
 // TOML job file; bad input.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -73,7 +74,8 @@ TEST(CalibrateTorchtitan, FlagsOverrideTheJobFileAndGiveTheWorldSize) {
 
 TEST(CalibrateTorchtitan, DirectoryOfRunsReadsTheLog) {
   const ClusterSpec cluster = load_cluster("dgx-h100");
-  const auto dir = std::filesystem::temp_directory_path() / "parplan_titan_runs";
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("parplan_titan_runs_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   std::filesystem::copy_file(data_dir() / kLog, dir / "a.log");
@@ -103,7 +105,8 @@ TEST(CalibrateTorchtitan, BadInputIsOneClearError) {
   // An unknown flavor.
   EXPECT_THROW(parse_torchtitan_log(log, toml, "--model.flavor 3B", "flavor.log", cluster), InputError);
   // No job file beside the log.
-  const auto dir = std::filesystem::temp_directory_path() / "parplan_titan_alone";
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("parplan_titan_alone_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   std::filesystem::copy_file(data_dir() / kLog, dir / "a.log");

@@ -14,7 +14,8 @@ namespace fs = std::filesystem;
 using test::run_cli;
 
 std::string fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("parplan_emit_cli_" + name);
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("parplan_emit_cli_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(dir);
   return dir.string();
 }

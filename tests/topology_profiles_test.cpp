@@ -46,7 +46,7 @@ const char* kInterGroup = R"(inter_group:
 )";
 
 std::string write_profile(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name + ".yaml";
+  const std::string path = ::testing::TempDir() + name + "_" + std::to_string(::getpid()) + ".yaml";
   std::ofstream(path) << text;
   return path;
 }

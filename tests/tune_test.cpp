@@ -2,6 +2,7 @@
 // alone, their simulated logs recover a hidden profile, and the launch files
 // pass the engine's rules.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -61,7 +62,8 @@ TEST(Tune, TrialsPinMoreConstantsThanTheTopPlansAlone) {
 
 TEST(Tune, SimulatedTrialLogsRecoverTheHiddenProfileAndPassEngineRules) {
   TuneSetup s;
-  const auto dir = std::filesystem::temp_directory_path() / "parplan_tune_test";
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("parplan_tune_test_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   TuneRequest r;
   r.model = s.model;
