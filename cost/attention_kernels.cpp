@@ -30,6 +30,25 @@ constexpr KernelFigures kFlash3 = {
 // The peak the figures are measured against: H100 SXM5 dense bf16.
 constexpr double kH100PeakTflops = 989.4;
 
+// Past the paper's 16k: each kernel's speed at 32k, 64k and 128k relative to
+// its own 16k, measured on one H100 SXM5 (calibration/h100-kernels/
+// attention.csv: PyTorch 2.11 SDPA, causal, 32 heads of 128, batch 1,
+// forward and backward; FlashAttention-2 is SDPA's flash path, cuDNN its
+// cuDNN path at cuDNN 9.19). Longer sequences run more blocks per head, so
+// the forward loses a few per cent to the longer softmax rescaling chain
+// while the backward holds. FlashAttention-3 is not in SDPA: held at its 16k
+// figure.
+constexpr int kLongPoints = 4;  // 16k, 32k, 64k, 128k
+struct LongScale {
+  double forward[kLongPoints];
+  double backward[kLongPoints];
+};
+constexpr LongScale kFlash2Long = {{1.0, 350.1 / 336.5, 333.1 / 336.5, 315.2 / 336.5},
+                                   {1.0, 306.3 / 311.5, 312.3 / 311.5, 320.3 / 311.5}};
+constexpr LongScale kCudnnLong = {{1.0, 612.5 / 601.1, 589.0 / 601.1, 534.3 / 601.1},
+                                  {1.0, 539.4 / 553.4, 533.8 / 553.4, 535.0 / 553.4}};
+constexpr LongScale kFlat = {{1.0, 1.0, 1.0, 1.0}, {1.0, 1.0, 1.0, 1.0}};
+
 const KernelFigures* figures(AttentionKernel kernel) {
   switch (kernel) {
     case AttentionKernel::kFlash2:
@@ -44,26 +63,50 @@ const KernelFigures* figures(AttentionKernel kernel) {
   return nullptr;
 }
 
-double interpolate(const double (&table)[kPoints], double seq) {
-  const double x = std::clamp(std::log2(std::max(seq, 1.0)) - kLog2SeqFirst, 0.0, kPoints - 1.0);
-  const int i = std::min(static_cast<int>(x), kPoints - 2);
+const LongScale& long_scale(AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::kFlash2:
+      return kFlash2Long;
+    case AttentionKernel::kCudnn:
+      return kCudnnLong;
+    default:
+      return kFlat;
+  }
+}
+
+template <int N>
+double interpolate(const double (&table)[N], double seq, double log2_first) {
+  const double x = std::clamp(std::log2(std::max(seq, 1.0)) - log2_first, 0.0, N - 1.0);
+  const int i = std::min(static_cast<int>(x), N - 2);
   const double t = x - i;
   return table[i] * (1.0 - t) + table[i + 1] * t;
+}
+
+// A figure at `seq`: the paper's table up to 16k, then its 16k figure times
+// the kernel's measured long-sequence scale.
+double figure(const double (&table)[kPoints], AttentionKernel kernel, double seq, bool backward) {
+  constexpr double kLog2LongFirst = kLog2SeqFirst + kPoints - 1;  // 16k
+  const LongScale& scale = long_scale(kernel);
+  return interpolate(table, seq, kLog2SeqFirst) *
+         interpolate(backward ? scale.backward : scale.forward, seq, kLog2LongFirst);
 }
 }  // namespace
 
 double published_attention_tflops(AttentionKernel kernel, double seq, bool backward) {
   const KernelFigures* f = figures(kernel);
   if (f == nullptr) return 0;
-  const double forward = interpolate(f->causal_forward, seq);
+  const double forward = figure(f->causal_forward, kernel, seq, false);
   if (!backward) return forward;
-  return interpolate(f->noncausal_backward, seq) * forward / interpolate(f->noncausal_forward, seq);
+  // The causal backward skips the same masked blocks as the causal forward.
+  return figure(f->noncausal_backward, kernel, seq, true) *
+         interpolate(f->causal_forward, seq, kLog2SeqFirst) /
+         interpolate(f->noncausal_forward, seq, kLog2SeqFirst);
 }
 
 double published_noncausal_attention_tflops(AttentionKernel kernel, double seq, bool backward) {
   const KernelFigures* f = figures(kernel);
   if (f == nullptr) return 0;
-  return interpolate(backward ? f->noncausal_backward : f->noncausal_forward, seq);
+  return figure(backward ? f->noncausal_backward : f->noncausal_forward, kernel, seq, backward);
 }
 
 namespace {

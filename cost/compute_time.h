@@ -9,8 +9,15 @@
 
 namespace parplan {
 
-/// Time of a GEMM of m x n x k on `device` at `peak_flops_per_s`.
+/// Time of a GEMM of m x n x k (an m x n output, k the reduction) on
+/// `device` at `peak_flops_per_s`.
 double gemm_time_s(const DeviceSpec& device, double peak_flops_per_s, double m, double n, double k);
+
+/// Backward GEMMs of a linear layer whose forward is m x n x k (m tokens, n
+/// outputs, k inputs): the input gradient m x k over n and the weight
+/// gradient n x k over m. Twice the forward at equal efficiency in 16 bits;
+/// in fp8 each runs at the efficiency of its own reduction length.
+double gemm_backward_time_s(const DeviceSpec& device, double peak_flops_per_s, double m, double n, double k);
 
 /// What one device does for one layer and one micro-batch.
 struct LayerShape {

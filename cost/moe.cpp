@@ -32,6 +32,12 @@ double grouped_gemm_s(const DeviceSpec& device, double peak, double groups, doub
   return groups * gemm_time_s(device, peak, rows, n, k);
 }
 
+double grouped_gemm_backward_s(const DeviceSpec& device, double peak, double groups, double rows, double n,
+                               double k) {
+  if (groups <= 0 || rows <= 0 || n <= 0 || k <= 0) return 0;
+  return groups * gemm_backward_time_s(device, peak, rows, n, k);
+}
+
 // Megatron's router is not a Transformer Engine module: its gating GEMM
 // (TopKRouter.gating, router_gating_linear in megatron/core/transformer/moe/
 // router.py) runs in the activations' or the router's own 16/32-bit dtype,
@@ -172,6 +178,9 @@ MoeBlockTimes moe_block_times(const ModelSpec& m, const DeviceSpec& device, doub
   const double f_in = f * (m.gated_ffn ? 2.0 : 1.0);
   const double routed_gemm_s = grouped_gemm_s(device, peak, local_experts, rows_per_expert, f_in / s.etp, h) +
                                grouped_gemm_s(device, peak, local_experts, rows_per_expert, h, f / s.etp);
+  const double routed_gemm_backward_s =
+      grouped_gemm_backward_s(device, peak, local_experts, rows_per_expert, f_in / s.etp, h) +
+      grouped_gemm_backward_s(device, peak, local_experts, rows_per_expert, h, f / s.etp);
   // Activation function on the expert intermediate.
   const double routed_elementwise_s =
       memory_bound_s(device, kActivationBytes * rows * f / s.etp * (m.gated_ffn ? 3.0 : 2.0));
@@ -180,11 +189,15 @@ MoeBlockTimes moe_block_times(const ModelSpec& m, const DeviceSpec& device, doub
   const double router_s = gemm_time_s(device, router_peak(device, peak), own_tokens, m.experts, h) +
                           memory_bound_s(device, 4.0 * 3.0 * own_tokens * m.experts);
   double shared_gemm_s = 0;
+  double shared_gemm_backward_s = 0;
   double shared_elementwise_s = 0;
   if (m.shared_experts > 0) {
     const double fs = f * m.shared_experts;
     shared_gemm_s = gemm_time_s(device, peak, s.tokens, fs * (m.gated_ffn ? 2.0 : 1.0) / t, h) +
                     gemm_time_s(device, peak, s.tokens, h, fs / t);
+    shared_gemm_backward_s =
+        gemm_backward_time_s(device, peak, s.tokens, fs * (m.gated_ffn ? 2.0 : 1.0) / t, h) +
+        gemm_backward_time_s(device, peak, s.tokens, h, fs / t);
     shared_elementwise_s =
         memory_bound_s(device, kActivationBytes * s.tokens * fs / t * (m.gated_ffn ? 3.0 : 2.0));
   }
@@ -211,9 +224,10 @@ MoeBlockTimes moe_block_times(const ModelSpec& m, const DeviceSpec& device, doub
       routed_gemm_s + routed_elementwise_s + memory_bound_s(device, permutation.forward) + padding_s;
   times.forward_s = times.routed_forward_s + router_s + shared_gemm_s + shared_elementwise_s +
                     casts.forward_s + amax_forward_s;
-  times.backward_s =
-      2.0 * (routed_gemm_s + router_s + shared_gemm_s) + 2.0 * (routed_elementwise_s + shared_elementwise_s) +
-      memory_bound_s(device, permutation.backward) + padding_s + casts.backward_s + amax_backward_s;
+  times.backward_s = routed_gemm_backward_s + 2.0 * router_s + shared_gemm_backward_s +
+                     2.0 * (routed_elementwise_s + shared_elementwise_s) +
+                     memory_bound_s(device, permutation.backward) + padding_s + casts.backward_s +
+                     amax_backward_s;
   return times;
 }
 

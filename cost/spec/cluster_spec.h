@@ -35,9 +35,9 @@ struct DeviceSpec {
   double gemm_half_flops = 0;
   /// fp8 GEMMs against bf16 GEMMs of the same shape, from a paired
   /// benchmark: eff_fp8 / eff_bf16 = ratio_max (d + bf16_half) / (d + half)
-  /// with d the smallest dimension (fp8 tensor cores need deeper tiles to
-  /// saturate). ratio_max 0: no fp8 figures; fp8 GEMMs run at the bf16
-  /// efficiency against the fp8 peak.
+  /// with d the GEMM's reduction length K (fp8 tensor cores take twice the
+  /// K per instruction, so a short reduction leaves them starved). ratio_max 0: no fp8 figures; fp8 GEMMs run
+  /// at the bf16 efficiency against the fp8 peak.
   double fp8_gemm_ratio_max = 0;
   double fp8_gemm_half_dim = 0;
   double fp8_gemm_bf16_half_dim = 0;
