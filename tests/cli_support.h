@@ -56,4 +56,13 @@ inline int line_count(const std::string& text) {
   return lines;
 }
 
+/// The bad-input contract (docs/errors.md): exit 2, one line on stderr that
+/// holds `mention`, nothing on stdout. `context` names the case on failure.
+inline void expect_refusal(const CliRun& run, const std::string& mention, const std::string& context = "") {
+  EXPECT_EQ(run.exit_code, 2) << context << "\n" << run.err;
+  EXPECT_EQ(line_count(run.err), 1) << context << "\n" << run.err;
+  EXPECT_NE(run.err.find(mention), std::string::npos) << context << "\n" << run.err;
+  EXPECT_TRUE(run.out.empty()) << context << "\n" << run.out;
+}
+
 }  // namespace parplan::test

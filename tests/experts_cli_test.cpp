@@ -17,11 +17,7 @@ using test::run_cli;
 using test::write_temp;
 
 void expect_bad_input(const std::string& args, const std::string& needle) {
-  const CliRun run = run_cli("experts " + args);
-  EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.err;
-  EXPECT_EQ(test::line_count(run.err), 1) << run.err;
-  EXPECT_NE(run.err.find(needle), std::string::npos) << run.err;
-  EXPECT_TRUE(run.out.empty()) << run.out;
+  test::expect_refusal(run_cli("experts " + args), needle, args);
 }
 
 TEST(ExpertsCli, BadLoadFilesExitTwoWithOneLine) {

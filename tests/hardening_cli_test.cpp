@@ -28,11 +28,7 @@ std::string temp_file(const std::string& name, const std::string& text) {
 
 // One line on stderr naming `mention`, exit 2, nothing on stdout.
 void expect_one_line_error(const std::string& args, const std::string& mention) {
-  const CliRun run = run_cli(args);
-  EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.err;
-  EXPECT_EQ(test::line_count(run.err), 1) << args << "\n" << run.err;
-  EXPECT_NE(run.err.find(mention), std::string::npos) << args << "\n" << run.err;
-  EXPECT_TRUE(run.out.empty()) << run.out;
+  test::expect_refusal(run_cli(args), mention, args);
 }
 
 // Item 1: tp * pp * cp overflowed int, then a modulo by zero (SIGFPE).

@@ -22,10 +22,7 @@ std::string temp_file(const std::string& name, const std::string& text) {
 }
 
 void expect_one_line_error(const std::string& args, const std::string& mention) {
-  const CliRun run = run_cli(args);
-  EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.err;
-  EXPECT_EQ(test::line_count(run.err), 1) << run.err;
-  EXPECT_NE(run.err.find(mention), std::string::npos) << run.err;
+  test::expect_refusal(run_cli(args), mention, args);
 }
 
 const std::string kJobHead = "model: gpt3-175b\ncluster: dgx-a100\ngbs: 1536\nseq: 2048\n";

@@ -21,10 +21,7 @@ std::string make_fifo() {
 
 void expect_refused(const std::string& args, const std::string& mention) {
   // Under timeout: a regression blocks on the FIFO and exits 124.
-  const test::CliRun run = test::run_cli(args, "timeout 60 ");
-  EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.err;
-  EXPECT_EQ(test::line_count(run.err), 1) << run.err;
-  EXPECT_NE(run.err.find(mention), std::string::npos) << run.err;
+  test::expect_refusal(test::run_cli(args, "timeout 60 "), mention, args);
 }
 
 TEST(InputFileKinds, FifosDirectoriesAndMissingFilesAreRefused) {

@@ -65,10 +65,7 @@ TEST(JobFileRecipe, BadValuesNameTheField) {
                {"memory_headroom: lots\n", "memory_headroom"}};
   for (const auto& c : cases) {
     const std::string file = write_temp("recipe_bad.yaml", kJob + c.key);
-    const CliRun run = run_cli("plan --job " + file);
-    EXPECT_EQ(run.exit_code, 2) << c.key;
-    EXPECT_EQ(test::line_count(run.err), 1) << run.err;
-    EXPECT_NE(run.err.find(c.field), std::string::npos) << run.err;
+    test::expect_refusal(run_cli("plan --job " + file), c.field, c.key);
   }
 }
 

@@ -35,11 +35,7 @@ TEST(A2aCompression, DispatchOfRIsDispatchOfRTimesTheTokens) {
 }
 
 void expect_bad(const std::string& args, const std::string& needle) {
-  const CliRun run = run_cli(args);
-  EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.err;
-  EXPECT_EQ(test::line_count(run.err), 1) << run.err;
-  EXPECT_NE(run.err.find(needle), std::string::npos) << run.err;
-  EXPECT_TRUE(run.out.empty()) << run.out;
+  test::expect_refusal(run_cli(args), needle, args);
 }
 
 TEST(A2aCompression, LossyOptInAndRange) {

@@ -27,11 +27,8 @@ std::string estimate_json(const std::string& args) {
 
 void expect_refused(const std::string& args, const std::string& names, const std::string& says = "") {
   const CliRun run = run_cli(args);
-  EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.err;
-  EXPECT_EQ(test::line_count(run.err), 1) << args << "\n" << run.err;
-  EXPECT_NE(run.err.find(names), std::string::npos) << args << "\n" << run.err;
+  test::expect_refusal(run, names, args);
   EXPECT_NE(run.err.find(says), std::string::npos) << args << "\n" << run.err;
-  EXPECT_EQ(run.out, "") << args;
 }
 
 TEST(MoeTokenDropInputs, JobFileKeysActAsTheirFlags) {

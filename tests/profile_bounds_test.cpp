@@ -30,11 +30,7 @@ test::CliRun plan_on(const std::string& name, const std::string& profile) {
 
 void expect_refused(const std::string& name, const std::string& from, const std::string& to,
                     const std::string& field) {
-  const test::CliRun run = plan_on(name, profile_with(from, to));
-  EXPECT_EQ(run.exit_code, 2) << to << run.err;
-  EXPECT_EQ(test::line_count(run.err), 1) << run.err;
-  EXPECT_NE(run.err.find(field), std::string::npos) << run.err;
-  EXPECT_TRUE(run.out.empty());
+  test::expect_refusal(plan_on(name, profile_with(from, to)), field, to);
 }
 
 TEST(ProfileBounds, UnitSlipSizedValuesAreRefused) {

@@ -21,10 +21,7 @@ void expect_refused(const std::string& name, const std::string& json, const std:
   const std::string lengths = test::write_temp("bounds_lengths.txt", "4096 8192 1024\n");
   const test::CliRun run = test::run_cli("scatter --lengths " + lengths + " --gpus 4 --coefficients " +
                                          test::write_temp(name, json));
-  EXPECT_EQ(run.exit_code, 2) << json << run.err;
-  EXPECT_EQ(test::line_count(run.err), 1) << run.err;
-  EXPECT_NE(run.err.find(field), std::string::npos) << run.err;
-  EXPECT_TRUE(run.out.empty()) << run.out;
+  test::expect_refusal(run, field, json);
 }
 
 TEST(ScatterCoefficientBounds, OverflowSizedCoefficientsAreRefused) {

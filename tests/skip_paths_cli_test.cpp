@@ -50,11 +50,7 @@ TEST(SkipPathsCli, NoTimingsGivesIdenticalOutputAndAnSvg) {
 }
 
 void expect_bad(const std::string& name, const std::string& text, const std::string& field) {
-  const CliRun run = run_cli("skip-paths --problem " + write_problem(name, text));
-  EXPECT_EQ(run.exit_code, 2) << name << ": " << run.err;
-  EXPECT_EQ(line_count(run.err), 1) << run.err;
-  EXPECT_NE(run.err.find(field), std::string::npos) << run.err;
-  EXPECT_TRUE(run.out.empty());
+  expect_refusal(run_cli("skip-paths --problem " + write_problem(name, text)), field, name);
 }
 
 std::string replace(std::string text, const std::string& from, const std::string& to) {

@@ -14,11 +14,7 @@ const std::string kHead = "nodes: 4\nstages: 2\npath_length: 2\nmemory: 1\nmicro
 const std::string kTransfer = "transfer_s: [[0,1,1,1],[1,0,1,1],[1,1,0,1],[1,1,1,0]]\n";
 
 void expect_refused(const std::string& name, const std::string& text, const std::string& field) {
-  const test::CliRun run = test::run_cli("skip-paths --problem " + test::write_temp(name, text));
-  EXPECT_EQ(run.exit_code, 2) << text << run.err;
-  EXPECT_EQ(test::line_count(run.err), 1) << run.err;
-  EXPECT_NE(run.err.find(field), std::string::npos) << run.err;
-  EXPECT_TRUE(run.out.empty()) << run.out;
+  test::expect_refusal(test::run_cli("skip-paths --problem " + test::write_temp(name, text)), field, text);
 }
 
 TEST(SkipProblemBounds, OverflowSizedTimesAreRefused) {
