@@ -60,6 +60,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   app.add_option("--fp8-recipe", f.fp8_recipe,
                  "delayed | current: Transformer Engine's fp8 scaling (Megatron --fp8-recipe delayed or "
                  "tensorwise; default delayed; fp8 plans only)");
+  app.add_option("--torch-compile", f.torch_compile,
+                 "on | off: torchtitan compiles the model and loss (torch.compile: fused element-wise "
+                 "kernels; [compile] enable in the emitted config); off prices eager PyTorch (default on; "
+                 "torchtitan only)");
   add_int_option(app, "--first-stage-layers", f.first_stage_layers,
                  std::string("layers of the first pipeline stage (Megatron "
                              "--decoder-first-pipeline-num-layers; default: an even split)") +
@@ -136,6 +140,22 @@ void apply_moe_fp8_recipe(const JobFlags& f, const JobRequest& request, Resolved
   else if (request.fp8_recipe)
     out.job.fp8_scaling = *request.fp8_recipe;
   check_moe_fp8_recipe(out.model, out.job, !f.fp8_recipe.empty() || request.fp8_recipe.has_value(), fields);
+}
+
+// torchtitan's compile switch: the only engine here that runs eager
+// element-wise kernels unless asked (Megatron-LM and DeepSpeed fuse theirs).
+void apply_torch_compile(const JobFlags& f, const JobRequest& request, ResolvedJob& out) {
+  const bool flag_given = !f.torch_compile.empty();
+  if (!flag_given && !request.torch_compile) return;
+  const std::string name = input_name(f, flag_given, "--torch-compile", "torch_compile");
+  if (flag_given && f.torch_compile != "on" && f.torch_compile != "off")
+    throw InputError("--torch-compile must be on or off (got '" + f.torch_compile + "')");
+  const bool compile = flag_given ? f.torch_compile == "on" : *request.torch_compile;
+  const EngineSelection engines = parse_engine_selection(out.engine);
+  if (engines.any || engines.engines[0] != Engine::kTorchtitan)
+    throw InputError(name + " is torchtitan's (Megatron-LM and DeepSpeed fuse their kernels either way); " +
+                     "use it with --engine torchtitan or --emit torchtitan");
+  out.job.fused_elementwise = compile;
 }
 
 // A job pinned to one engine that cannot drop tokens as asked is refused
@@ -244,6 +264,7 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   apply_recipe_flags(recipe, out.job);
   out.engine = recipe.engine;
   check_token_drop_engine(f, out);
+  apply_torch_compile(f, request, out);
   out.file_config = request.config;
   out.file_sp_given = request.config_sp_given;
   out.file_attention_given = request.config_attention_given;

@@ -45,6 +45,8 @@ struct JobFlags {
   bool moe_pad_to_capacity = false;
   /// --fp8-recipe delayed | current (fp8 plans only).
   std::string fp8_recipe;
+  /// --torch-compile on | off (torchtitan only; default on).
+  std::string torch_compile;
   std::optional<std::string> recompute, attention;
   bool sp = false, no_sp = false, no_overlap = false;
   /// ZeRO-3 with ZeRO++ as DeepSpeed ships it (hpZ over a node, qwZ, qgZ),

@@ -137,7 +137,8 @@ JobRequest load_job_file(const std::string& path) {
                   "memory_headroom",
                   "moe_capacity_factor",
                   "moe_pad_to_capacity",
-                  "fp8_recipe"});
+                  "fp8_recipe",
+                  "torch_compile"});
     JobRequest r;
     r.model = f.text("model", "");
     r.cluster = f.text("cluster", "");
@@ -168,6 +169,7 @@ JobRequest load_job_file(const std::string& path) {
     if (f.has("moe_pad_to_capacity")) r.moe_pad_to_capacity = f.boolean("moe_pad_to_capacity", false);
     if (f.has("fp8_recipe"))
       r.fp8_recipe = parse_fp8_recipe(f.text("fp8_recipe"), path + ": field 'fp8_recipe'");
+    if (f.has("torch_compile")) r.torch_compile = f.boolean("torch_compile", true);
     if (f.has("constraints")) {
       const YamlFields c = f.child("constraints");
       c.allow_only({"tp", "pp", "vp", "cp", "dp", "mbs", "zero", "recompute", "ep", "etp"});

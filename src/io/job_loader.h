@@ -33,6 +33,8 @@ struct JobRequest {
   std::optional<double> moe_capacity_factor;
   std::optional<bool> moe_pad_to_capacity;
   std::optional<Fp8Scaling> fp8_recipe;
+  /// torchtitan's torch.compile of the model and loss (`torch_compile`).
+  std::optional<bool> torch_compile;
 };
 
 /// Reads job.yaml; every problem is an InputError naming the field.
