@@ -5,7 +5,8 @@ Run on one H100 (or any CUDA GPU; the device is recorded in every row):
 
     python3 calibration/measure/h100_kernels.py --out DIR [--budget-s 330]
 
-Writes DIR/gemm.csv, DIR/attention.csv, DIR/moe_gemm.csv and DIR/layer.csv,
+Writes DIR/gemm.csv, DIR/attention.csv, DIR/moe_gemm.csv, DIR/layer.csv and
+DIR/memory.csv,
 a row at a time (a run cut short keeps what it measured). Every row carries
 the date, device, driver, torch, CUDA and cuDNN versions and the kernel.
 
@@ -268,6 +269,74 @@ def measure_moe(args, meta_row):
     print("moe done", round(time.time() - START), "s", flush=True)
 
 
+# --------------------------------------------------------------- memory ----
+def measure_memory(args, meta_row):
+    """Memory-bound kernels: a device-to-device copy (the achievable HBM
+    rate), the element-wise kernels of a Llama layer as eager PyTorch runs
+    them and fused, and the cross-entropy over a 128K vocabulary. Bytes are
+    the fewest each must move (inputs read once, outputs written once)."""
+    t = Table(os.path.join(args.out, "memory.csv"),
+              ["kernel", "shape", "min_bytes", "median_ms", "gb_per_s"], meta_row)
+    tokens, hidden, ffn, vocab = 8192, 4096, 14336, 128256
+    bf = torch.bfloat16
+
+    def row(kernel, shape, min_bytes, fn):
+        if over_budget(args, "memory"):
+            return
+        try:
+            ms = time_calls(fn, warmup=3, iters=20)
+            t.row(kernel=kernel, shape=shape, min_bytes=int(min_bytes), median_ms=f"{ms:.5f}",
+                  gb_per_s=f"{min_bytes / ms / 1e6:.1f}")
+        except Exception as e:  # noqa: BLE001
+            t.row(kernel=kernel, shape=shape, min_bytes=int(min_bytes), median_ms="", gb_per_s=f"error: {e}"[:200])
+
+    src = torch.randn(1 << 29, device="cuda", dtype=bf)  # 1 GiB
+    dst = torch.empty_like(src)
+    row("copy (dst.copy_(src))", "2^29 bf16", 2 * src.numel() * 2, lambda: dst.copy_(src))
+    del src, dst
+    x = torch.randn(tokens, hidden, device="cuda", dtype=bf)
+    y = torch.randn(tokens, hidden, device="cuda", dtype=bf)
+    w = torch.randn(hidden, device="cuda", dtype=bf)
+    n = tokens * hidden
+    row("residual add (x + y)", f"{tokens}x{hidden} bf16", 3 * 2 * n, lambda: x + y)
+
+    def rms_eager(v):  # torchtitan's RMSNorm of 2024 (models/norms.py), one kernel per operator
+        f = v.float()
+        return (f * torch.rsqrt(f.pow(2).mean(-1, keepdim=True) + 1e-5)).type_as(v) * w
+
+    row("RMSNorm eager, composed (torchtitan 2024)", f"{tokens}x{hidden} bf16", 2 * 2 * n, lambda: rms_eager(x))
+    row("RMSNorm F.rms_norm", f"{tokens}x{hidden} bf16", 2 * 2 * n,
+        lambda: F.rms_norm(x, (hidden,), w, 1e-5))
+    rms_compiled = torch.compile(rms_eager)
+    row("RMSNorm composed, torch.compile", f"{tokens}x{hidden} bf16", 2 * 2 * n, lambda: rms_compiled(x))
+    a = torch.randn(tokens, ffn, device="cuda", dtype=bf)
+    b = torch.randn(tokens, ffn, device="cuda", dtype=bf)
+    m = tokens * ffn
+    row("SwiGLU eager (F.silu(a) * b)", f"{tokens}x{ffn} bf16", 3 * 2 * m, lambda: F.silu(a) * b)
+    swiglu = torch.compile(lambda p, q: F.silu(p) * q)
+    row("SwiGLU torch.compile", f"{tokens}x{ffn} bf16", 3 * 2 * m, lambda: swiglu(a, b))
+    del a, b
+    torch.cuda.empty_cache()
+    logits = torch.randn(tokens, vocab, device="cuda", dtype=bf, requires_grad=True)
+    labels = torch.randint(0, vocab, (tokens,), device="cuda")
+    logit_count = tokens * vocab
+
+    def ce_eager():  # torchtitan's cross_entropy_loss: pred.flatten(0, 1).float()
+        F.cross_entropy(logits.float(), labels).backward()
+        logits.grad = None
+
+    # Fewest bytes: read the bf16 logits (2) and write their bf16 gradient (2).
+    row("cross-entropy eager fp32 upcast, fwd+bwd", f"{tokens}x{vocab} bf16", 4 * logit_count, ce_eager)
+    ce_compiled = torch.compile(lambda z, l: F.cross_entropy(z.float(), l))
+
+    def ce_comp():
+        ce_compiled(logits, labels).backward()
+        logits.grad = None
+
+    row("cross-entropy torch.compile, fwd+bwd", f"{tokens}x{vocab} bf16", 4 * logit_count, ce_comp)
+    print("memory done", round(time.time() - START), "s", flush=True)
+
+
 # ---------------------------------------------------------------- layer ----
 class Layer(torch.nn.Module):
     """A Llama decoder layer as torchtitan writes it: RMSNorm, GQA attention
@@ -364,13 +433,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
     p.add_argument("--budget-s", type=float, default=330.0, help="stop starting new measurements after this")
-    p.add_argument("--only", default="gemm,attention,moe,layer")
+    p.add_argument("--only", default="gemm,attention,moe,layer,memory")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     m = meta()
     print(m, flush=True)
-    sections = {"gemm": measure_gemms, "attention": measure_attention, "moe": measure_moe, "layer": measure_layer}
+    sections = {"gemm": measure_gemms, "attention": measure_attention, "moe": measure_moe, "layer": measure_layer,
+                "memory": measure_memory}
     for name in args.only.split(","):
         sections[name](args, m)
     print("total", round(time.time() - START), "s;", smi("clocks.sm,power.draw,temperature.gpu"), flush=True)
