@@ -72,6 +72,21 @@ TEST(CalibrateTorchtitan, FlagsOverrideTheJobFileAndGiveTheWorldSize) {
   EXPECT_NEAR(run.measured_step_s, 64.0 * 8192 / (32.0 * 3105), 1e-9);
 }
 
+// torch.compile from the job file: the loss is compiled only when
+// compile.components lists it (torchtitan/components/loss.py).
+TEST(CalibrateTorchtitan, CompileSectionSetsFusionAndTheLoss) {
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  const std::string log = slurp(kLog);
+  const FitRun model_only =
+      parse_torchtitan_log(log, slurp(kToml) + "\n[compile]\nenable = true\n", "", "run.log", cluster);
+  EXPECT_TRUE(model_only.job.fused_elementwise);
+  EXPECT_EQ(model_only.job.cross_entropy, CrossEntropy::kEager);
+  const FitRun with_loss = parse_torchtitan_log(
+      log, slurp(kToml) + "\n[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n", "", "run.log",
+      cluster);
+  EXPECT_EQ(with_loss.job.cross_entropy, CrossEntropy::kCompiled);
+}
+
 TEST(CalibrateTorchtitan, DirectoryOfRunsReadsTheLog) {
   const ClusterSpec cluster = load_cluster("dgx-h100");
   const auto dir =

@@ -175,6 +175,7 @@ TEST(EmitTorchtitanMain, PythonConfigWithModuleAndVersion) {
   Plan plan = llama3_70b_on_64_h100();
   set_mesh(plan, 64, 8, 1, 1, 1);
   plan.config.zero = 3;
+  plan.job.cross_entropy = CrossEntropy::kCompiled;  // what `plan --engine torchtitan` costs
   TempDir dir;
   const MainEmitted e = emit_main(plan, dir);
   ASSERT_EQ(e.run.rc, 0) << e.run.output;
@@ -223,6 +224,19 @@ TEST(EmitTorchtitanMain, EagerPlanLeavesCompileOff) {
   ASSERT_EQ(e.run.rc, 0) << e.run.output;
   EXPECT_EQ(e.config.count("compile"), 0u);
   EXPECT_EQ(e.python.find("CompileConfig"), std::string::npos);
+}
+
+// A plan costed with the eager loss compiles the model alone, as costed
+// (torchtitan/components/loss.py: the loss compiles only when listed).
+TEST(EmitTorchtitanMain, EagerLossIsLeftOutOfTheCompiledComponents) {
+  Plan plan = llama3_70b_on_64_h100();
+  set_mesh(plan, 64, 8, 1, 1, 1);
+  plan.config.zero = 3;
+  plan.job.cross_entropy = CrossEntropy::kEager;
+  TempDir dir;
+  const MainEmitted e = emit_main(plan, dir);
+  ASSERT_EQ(e.run.rc, 0) << e.run.output;
+  EXPECT_EQ(e.config.at("compile"), "CompileConfig(enable=True, components=[\"model\"])");
 }
 
 TEST(EmitTorchtitanMain, PipelineMicroBatchesCoverTheBatchWithoutAccumulation) {

@@ -48,8 +48,10 @@ enum class GradSyncSchedule : std::uint8_t {
 /// of the backward pass (--cross-entropy): a fused / vocab-parallel kernel
 /// (Megatron) or an eager fp32-upcast cross-entropy (torchtitan), or
 /// Transformer Engine's Triton kernel, which writes the gradient into the
-/// 16-bit logits in place (Megatron's cross_entropy_fusion_impl "te").
-enum class CrossEntropy : std::uint8_t { kFused, kEager, kTeInPlace };
+/// 16-bit logits in place (Megatron's cross_entropy_fusion_impl "te"), or
+/// the eager one compiled by torch.compile (torchtitan's compile.components
+/// "loss").
+enum class CrossEntropy : std::uint8_t { kFused, kEager, kTeInPlace, kCompiled };
 
 /// What selective recomputation keeps (cost/memory.h): Megatron-LM's
 /// (--recompute-granularity selective: everything but the attention core,

@@ -89,9 +89,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                "overlaps the linear layers' GEMMs; megatron only");
   app.add_option(
       "--cross-entropy", f.cross_entropy,
-      "fused | eager | te: the loss kernel, which sets the logits' memory and the loss's time (default: the "
-      "engine's; fused for Megatron-LM, eager fp32-upcast for torchtitan; te: Transformer "
-      "Engine's in-place kernel, Megatron's cross_entropy_fusion_impl te)");
+      "fused | eager | te | compiled: the loss kernel, which sets the logits' memory and the loss's time "
+      "(default: the engine's; fused for Megatron-LM; for torchtitan compiled with torch.compile on, else "
+      "eager fp32-upcast; te: Transformer Engine's in-place kernel, Megatron's cross_entropy_fusion_impl "
+      "te)");
   app.add_option("--recompute", f.recompute, std::string("none | selective | full") + what);
   add_int_option(app, "--recompute-layers", f.recompute_layers,
                  "layers per model chunk fully recomputed (with full)", 0, kMaxLayers);
@@ -156,6 +157,24 @@ void apply_torch_compile(const JobFlags& f, const JobRequest& request, ResolvedJ
     throw InputError(name + " is torchtitan's (Megatron-LM and DeepSpeed fuse their kernels either way); " +
                      "use it with --engine torchtitan or --emit torchtitan");
   out.job.fused_elementwise = compile;
+}
+
+// torchtitan compiles the loss with the model (compile.components defaults
+// to ["model", "loss"], torchtitan/config/configs.py @ b5bcd76c, and the
+// launch files name both): with torch.compile on a torchtitan plan runs the
+// compiled cross-entropy unless the job names another loss.
+void apply_torchtitan_loss(const JobFlags& f, bool loss_given, ResolvedJob& out) {
+  const EngineSelection engines = parse_engine_selection(out.engine);
+  const bool compiled_titan =
+      !engines.any && engines.engines[0] == Engine::kTorchtitan && out.job.fused_elementwise;
+  if (!loss_given) {
+    if (compiled_titan) out.job.cross_entropy = CrossEntropy::kCompiled;
+    return;
+  }
+  if (out.job.cross_entropy == CrossEntropy::kCompiled && !compiled_titan)
+    throw InputError(input_name(f, !f.cross_entropy.empty(), "--cross-entropy", "cross_entropy") +
+                     " compiled is torchtitan's loss under torch.compile; use it with --engine torchtitan "
+                     "(and --torch-compile on) or choose eager");
 }
 
 // A job pinned to one engine that cannot drop tokens as asked is refused
@@ -265,6 +284,7 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   out.engine = recipe.engine;
   check_token_drop_engine(f, out);
   apply_torch_compile(f, request, out);
+  apply_torchtitan_loss(f, !recipe.cross_entropy.empty(), out);
   out.file_config = request.config;
   out.file_sp_given = request.config_sp_given;
   out.file_attention_given = request.config_attention_given;

@@ -48,11 +48,14 @@ void apply_recipe_flags(const RecipeChoice& f, JobSpec& job) {
       throw InputError("--grad-reduce-dtype bf16 needs --precision bf16 or fp8 (the job trains in fp16)");
   }
   if (!f.cross_entropy.empty()) {
-    if (f.cross_entropy != "fused" && f.cross_entropy != "eager" && f.cross_entropy != "te")
-      throw InputError("--cross-entropy must be fused, eager or te (got '" + f.cross_entropy + "')");
-    job.cross_entropy = f.cross_entropy == "eager" ? CrossEntropy::kEager
-                        : f.cross_entropy == "te"  ? CrossEntropy::kTeInPlace
-                                                   : CrossEntropy::kFused;
+    if (f.cross_entropy != "fused" && f.cross_entropy != "eager" && f.cross_entropy != "te" &&
+        f.cross_entropy != "compiled")
+      throw InputError("--cross-entropy must be fused, eager, te or compiled (got '" + f.cross_entropy +
+                       "')");
+    job.cross_entropy = f.cross_entropy == "eager"      ? CrossEntropy::kEager
+                        : f.cross_entropy == "te"       ? CrossEntropy::kTeInPlace
+                        : f.cross_entropy == "compiled" ? CrossEntropy::kCompiled
+                                                        : CrossEntropy::kFused;
   }
 }
 

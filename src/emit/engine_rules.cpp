@@ -286,6 +286,13 @@ std::vector<std::string> engine_rule_violations(const Plan& plan, Engine engine)
   rules.check(engine != Engine::kMegatron && plan.job.cross_entropy == CrossEntropy::kTeInPlace,
               "Transformer Engine's cross-entropy (--cross-entropy te) is a Megatron-LM option; use fused or "
               "eager.");
+  // A compiled loss is torchtitan's compile.components "loss", and only with
+  // torch.compile on (torchtitan/components/loss.py, _maybe_compile).
+  rules.check(
+      plan.job.cross_entropy == CrossEntropy::kCompiled &&
+          (engine != Engine::kTorchtitan || !plan.job.fused_elementwise),
+      "a compiled cross-entropy (--cross-entropy compiled) is torchtitan's with torch.compile on; use "
+      "eager.");
   // Token dropping as the plan was costed (padded or not), or not at all:
   // the capability tables cite each engine's source.
   if (const char* problem = token_drop_problem(engine_capabilities(engine), plan.model, plan.job)) {

@@ -132,7 +132,8 @@ std::string torchtitan_toml(const Plan& plan, long long train_steps) {
   if (plan.job.fused_elementwise) {
     t << "\n[compile]\n";
     t << "enable = true\n";
-    t << "components = [\"model\", \"loss\"]\n";
+    t << (plan.job.cross_entropy == CrossEntropy::kCompiled ? "components = [\"model\", \"loss\"]\n"
+                                                            : "components = [\"model\"]\n");
   }
   t << "\n[activation_checkpoint]\n";
   switch (c.recompute) {

@@ -90,7 +90,8 @@ std::string torchtitan_python_config(const Plan& plan, long long train_steps) {
   // Timed compiled (see torchtitan_config.cpp); CompileConfig.enable
   // defaults to False (torchtitan/config/configs.py at b5bcd76c).
   if (plan.job.fused_elementwise)
-    py << "    config.compile = CompileConfig(enable=True, components=[\"model\", \"loss\"])\n";
+    py << "    config.compile = CompileConfig(enable=True, components=["
+       << (plan.job.cross_entropy == CrossEntropy::kCompiled ? "\"model\", \"loss\"" : "\"model\"") << "])\n";
   switch (c.recompute) {
     case Recompute::kNone:
       py << "    config.activation_checkpoint = None\n";

@@ -154,7 +154,8 @@ JobRequest load_job_file(const std::string& path) {
     if (f.has("engine"))
       r.engine = f.choice("engine", {"any", "megatron", "deepspeed", "megatron-deepspeed", "torchtitan"});
     if (f.has("grad_reduce_dtype")) r.grad_reduce_dtype = f.choice("grad_reduce_dtype", {"fp32", "bf16"});
-    if (f.has("cross_entropy")) r.cross_entropy = f.choice("cross_entropy", {"fused", "eager", "te"});
+    if (f.has("cross_entropy"))
+      r.cross_entropy = f.choice("cross_entropy", {"fused", "eager", "te", "compiled"});
     if (f.has("grad_sync"))
       r.grad_sync = f.choice("grad_sync", {"every-micro-batch", "last-micro-batch", "after-backward"});
     if (f.has("precision_aware_optimizer"))

@@ -170,10 +170,11 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   // The loss kernel where the recipe names one other than the engine's
   // (Megatron-Bridge's performance scripts: cross_entropy_fusion_impl "te").
   if (f.has("cross_entropy")) {
-    const std::string loss = f.choice("cross_entropy", {"fused", "eager", "te"});
-    run.job.cross_entropy = loss == "eager" ? CrossEntropy::kEager
-                            : loss == "te"  ? CrossEntropy::kTeInPlace
-                                            : CrossEntropy::kFused;
+    const std::string loss = f.choice("cross_entropy", {"fused", "eager", "te", "compiled"});
+    run.job.cross_entropy = loss == "eager"      ? CrossEntropy::kEager
+                            : loss == "te"       ? CrossEntropy::kTeInPlace
+                            : loss == "compiled" ? CrossEntropy::kCompiled
+                                                 : CrossEntropy::kFused;
   }
   // MoE: the busiest expert-parallel rank's load over the mean (1 = balanced,
   // as benchmarks that force-balance routing state); absent: the model's default.

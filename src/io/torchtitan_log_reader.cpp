@@ -324,6 +324,10 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& toml
   // its own kernel (compile.enable defaults to false).
   fit.job.attention_kernel = AttentionKernel::kFlash2;
   fit.job.fused_elementwise = get(c, "compile.enable", "false") == "true";
+  // The loss is compiled when the job file lists it (compile.components;
+  // torchtitan releases without the key compile the model blocks only).
+  if (fit.job.fused_elementwise && get(c, "compile.components", "").find("loss") != std::string::npos)
+    fit.job.cross_entropy = CrossEntropy::kCompiled;
   fit.name = origin.substr(origin.find_last_of('/') + 1);
   return fit;
 }
