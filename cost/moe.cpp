@@ -32,6 +32,20 @@ double grouped_gemm_s(const DeviceSpec& device, double peak, double groups, doub
   return groups * gemm_time_s(device, peak, rows, n, k);
 }
 
+// torch._grouped_mm over `groups` experts' `rows` in all: one kernel at the
+// efficiency of a GEMM of all the rows, reading every expert's weights.
+double one_kernel_gemm_s(const DeviceSpec& device, double peak, double groups, double rows, double n,
+                         double k) {
+  return std::max(gemm_time_s(device, peak, rows, n, k),
+                  memory_bound_s(device, kActivationBytes * (rows * k + groups * k * n + rows * n)));
+}
+
+double one_kernel_gemm_backward_s(const DeviceSpec& device, double peak, double groups, double rows, double n,
+                                  double k) {
+  return std::max(gemm_backward_time_s(device, peak, rows, n, k),
+                  memory_bound_s(device, 2.0 * kActivationBytes * (rows * k + groups * k * n + rows * n)));
+}
+
 double grouped_gemm_backward_s(const DeviceSpec& device, double peak, double groups, double rows, double n,
                                double k) {
   if (groups <= 0 || rows <= 0 || n <= 0 || k <= 0) return 0;
@@ -176,11 +190,24 @@ MoeBlockTimes moe_block_times(const ModelSpec& m, const DeviceSpec& device, doub
   const double rows_per_expert = rows / local_experts;
   const double f = m.expert_ffn_hidden;
   const double f_in = f * (m.gated_ffn ? 2.0 : 1.0);
-  const double routed_gemm_s = grouped_gemm_s(device, peak, local_experts, rows_per_expert, f_in / s.etp, h) +
-                               grouped_gemm_s(device, peak, local_experts, rows_per_expert, h, f / s.etp);
-  const double routed_gemm_backward_s =
-      grouped_gemm_backward_s(device, peak, local_experts, rows_per_expert, f_in / s.etp, h) +
-      grouped_gemm_backward_s(device, peak, local_experts, rows_per_expert, h, f / s.etp);
+  double routed_gemm_s = 0;
+  double routed_gemm_backward_s = 0;
+  if (s.one_grouped_kernel) {
+    // One kernel per weight over all `rows` (w1 and w3 apart when gated).
+    const double bf16 = router_peak(device, peak);
+    const double in_gemms = m.gated_ffn ? 2.0 : 1.0;
+    routed_gemm_s = in_gemms * one_kernel_gemm_s(device, bf16, local_experts, rows, f / s.etp, h) +
+                    one_kernel_gemm_s(device, bf16, local_experts, rows, h, f / s.etp);
+    routed_gemm_backward_s =
+        in_gemms * one_kernel_gemm_backward_s(device, bf16, local_experts, rows, f / s.etp, h) +
+        one_kernel_gemm_backward_s(device, bf16, local_experts, rows, h, f / s.etp);
+  } else {
+    routed_gemm_s = grouped_gemm_s(device, peak, local_experts, rows_per_expert, f_in / s.etp, h) +
+                    grouped_gemm_s(device, peak, local_experts, rows_per_expert, h, f / s.etp);
+    routed_gemm_backward_s =
+        grouped_gemm_backward_s(device, peak, local_experts, rows_per_expert, f_in / s.etp, h) +
+        grouped_gemm_backward_s(device, peak, local_experts, rows_per_expert, h, f / s.etp);
+  }
   // Activation function on the expert intermediate.
   const double routed_elementwise_s =
       memory_bound_s(device, kActivationBytes * rows * f / s.etp * (m.gated_ffn ? 3.0 : 2.0));

@@ -87,6 +87,13 @@ struct MoeShape {
   /// fp8 current scaling: each expert's input and output gradient gets an
   /// amax pass before its cast (moe_block_times).
   bool fp8_current_scaling = false;
+  /// torchtitan's GroupedExperts (torchtitan/models/common/moe.py @
+  /// b5bcd76c): w1, w3 and w2 each one torch._grouped_mm over all local
+  /// experts' rows, operands cast to bf16, so timed as one GEMM of all the
+  /// rows at the 16-bit peak (on an H100 a grouped GEMM of 8 to 128 experts'
+  /// 512 rows runs 370 to 630 TFLOP/s where one GEMM per expert runs 75 to
+  /// 210: calibration/h100-kernels/moe_gemm.csv), with no fp8 casts.
+  bool one_grouped_kernel = false;
 };
 
 /// Bytes the token permutations of Megatron's alltoall dispatcher read and

@@ -170,9 +170,10 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
     moe.etp = c.etp;
     moe.ep = c.ep;
     moe.load_factor = moe_load_factor(model, job, c);
-    moe.fp8 = shape.fp8;
-    moe.fp8_split_padding = moe_fp8_pads_splits(model, job, c);
-    moe.fp8_current_scaling = job.fp8_scaling == Fp8Scaling::kCurrent;
+    moe.one_grouped_kernel = job.moe_grouped_mm;
+    moe.fp8 = shape.fp8 && !job.moe_grouped_mm;
+    moe.fp8_split_padding = moe.fp8 && moe_fp8_pads_splits(model, job, c);
+    moe.fp8_current_scaling = moe.fp8 && job.fp8_scaling == Fp8Scaling::kCurrent;
     const MoeBlockTimes block = moe_block_times(model, device, peak, moe);
     costs.moe.forward_s += block.forward_s;
     costs.moe.backward_s += block.backward_s;

@@ -190,5 +190,28 @@ TEST(MoeActivationMemory, Fp8ExpertGemmInputsAreSavedAsTheFp8Cast) {
   EXPECT_GT(moe_saving, 0.0);
 }
 
+// torchtitan's GroupedExperts: one torch._grouped_mm per weight over all
+// local experts' rows, in bf16: the same time whatever the rows' split over
+// experts and at the fp8 peak, and no faster than one GEMM per expert would
+// be on thin experts.
+TEST(MoeExpertGemms, TorchtitanGroupedMmIsOneBf16Kernel) {
+  const ModelSpec m = small_experts();
+  const ClusterSpec c = load_cluster("dgx-h100");
+  MoeShape s;
+  s.tokens = 8192;
+  s.ep = 8;
+  s.one_grouped_kernel = true;
+  const double bf16 = c.device.peak_bf16_flops_per_s;
+  const MoeBlockTimes grouped = moe_block_times(m, c.device, bf16, s);
+  EXPECT_DOUBLE_EQ(moe_block_times(m, c.device, c.device.peak_fp8_flops_per_s, s).routed_forward_s,
+                   grouped.routed_forward_s);
+  s.ep = 4;  // twice the experts per rank, the same rows (tokens x top-k)
+  EXPECT_NEAR(moe_block_times(m, c.device, bf16, s).routed_forward_s, grouped.routed_forward_s,
+              0.05 * grouped.routed_forward_s);
+  s.ep = 8;
+  s.one_grouped_kernel = false;
+  EXPECT_LT(grouped.routed_forward_s, moe_block_times(m, c.device, bf16, s).routed_forward_s);
+}
+
 }  // namespace
 }  // namespace parplan

@@ -216,6 +216,10 @@ struct JobSpec {
   /// pads all of them to it, so every rank runs and sends that many rows per
   /// expert (cost/moe.cpp, moe_load_factor).
   bool moe_pads_to_busiest_expert = false;
+  /// MoE experts as torchtitan runs them: GroupedExperts calls
+  /// torch._grouped_mm, one kernel over every local expert's rows, on bf16
+  /// operands whatever the training precision (cost/moe.h, MoeShape).
+  bool moe_grouped_mm = false;
   /// MoE: host time per kernel launch after the dropless dispatcher's
   /// per-layer host wait (cost/moe_host_sync.h); 0 = the wait is not priced.
   /// Off by default: no figure measured on a training host is in the

@@ -483,6 +483,7 @@ void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job) {
   job.partition_activations = recipe.partition_activations;
   job.shard_unit = recipe.shard_unit;
   job.moe_pads_to_busiest_expert = recipe.moe_pads_to_busiest_expert;
+  job.moe_grouped_mm = recipe.moe_grouped_mm;
 }
 
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
@@ -497,6 +498,8 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
     // matmul_with_hp_or_float8_args.forward: ctx.save_for_backward(input_hp,
     // weight_hp_t)) and casts again in the backward.
     recipe.fp8_saves_cast = false;
+    // GroupedExperts (torchtitan/models/common/moe.py @ b5bcd76c).
+    recipe.moe_grouped_mm = true;
   }
   // Megatron-DeepSpeed runs full recomputation through DeepSpeed's
   // checkpointing; parplan's launch files pass --partition-activations.

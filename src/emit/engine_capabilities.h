@@ -124,6 +124,9 @@ struct EngineRecipe {
   /// DeepSpeed-MoE pads every expert to the busiest one's count when it
   /// drops nothing (JobSpec::moe_pads_to_busiest_expert).
   bool moe_pads_to_busiest_expert = false;
+  /// torchtitan's experts: one torch._grouped_mm per weight, bf16 operands
+  /// (JobSpec::moe_grouped_mm).
+  bool moe_grouped_mm = false;
 };
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection);
 /// Copies the recipe inputs an engine fixes for every job (not the gradient
