@@ -106,7 +106,9 @@ EngineSelection parse_engine_selection(const std::string& name, const char* flag
 /// gradient-reduction dtype and the loss kernel. `any` and the
 /// Megatron-family engines: Megatron-LM's (fp32 main grads under bf16 with
 /// ZeRO <= 1, fused vocab-parallel cross-entropy); torchtitan: fp32
-/// reduction (FSDP2 mixed_precision_reduce) and an eager fp32-upcast loss.
+/// reduction (FSDP2 mixed_precision_reduce), an eager fp32-upcast loss
+/// (a plan with torch.compile on takes the compiled one: resolve_job) and
+/// grouped-mm experts.
 struct EngineRecipe {
   GradReduceDtype grad_reduce = GradReduceDtype::kEngineDefault;
   CrossEntropy cross_entropy = CrossEntropy::kFused;
