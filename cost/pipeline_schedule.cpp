@@ -136,7 +136,13 @@ double selective_recompute_s(const ModelSpec& model, const JobSpec& job, const L
   const double ffn_gemms = model.gated_ffn ? 3.0 : 2.0;
   const double all_gemms = h * q + 2.0 * h * kv + q * h + ffn_gemms * h * f;
   const double recomputed = h * kv + q * h + (model.gated_ffn ? h * f : 0.0);
-  return (times.forward_s - times.attention_forward_s) * recomputed / all_gemms;
+  // The policy keeps only the outputs of the ops on its save list (mm,
+  // SDPA, amax), and every second mm's not even those: the recomputation
+  // replays the rest of the block's forward, element-wise kernels and fp8
+  // casts included (PREFER_RECOMPUTE for every op off the list,
+  // torchtitan/parallelisms/parallelize_llama.py @ 9dec370).
+  const double gemm_kept_s = times.gemm_forward_s * (1.0 - recomputed / all_gemms);
+  return times.forward_s - times.attention_forward_s - gemm_kept_s;
 }
 
 PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,

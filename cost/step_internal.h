@@ -91,16 +91,18 @@ struct PerLayerCosts {
   double p2p_s = 0;             // point-to-point per micro-batch on the critical path
   double overlap_slowdown = 0;  // compute slowdown beside overlapped traffic
   /// Forward work selective recomputation repeats per dense / MoE layer:
-  /// Megatron's attention core, or torchtitan's op policy's recomputed
-  /// matmuls (selective_recompute_s).
+  /// Megatron's attention core, or all but what torchtitan's op policy
+  /// keeps (selective_recompute_s).
   double selective_dense_s = 0, selective_moe_s = 0;
 };
 
 /// The forward time selective recomputation repeats in one layer whose
 /// compute times are `times`: the attention core (Megatron), or under
-/// torchtitan's op policy the matmuls it does not keep (wk, wo, w3: every
-/// second one, cost/memory.cpp) as their share of the layer's weight-GEMM
-/// FLOPs, the attention kernel being kept. MoE layers: the attention core.
+/// torchtitan's op policy the whole forward but the attention kernel and
+/// the matmuls it keeps (wq, wv, w1: every other one, cost/memory.cpp; the
+/// others' share of the weight-GEMM FLOPs is replayed, as are the
+/// element-wise kernels and casts, whose outputs it does not keep). MoE
+/// layers: the attention core.
 double selective_recompute_s(const ModelSpec& model, const JobSpec& job, const LayerComputeTimes& times,
                              bool is_moe);
 
