@@ -53,8 +53,9 @@ TEST(SelectiveRecomputeTime, TorchtitanOpPolicyReplaysEveryElementwiseKernel) {
   job.selective_checkpoint = SelectiveCheckpoint::kTorchtitanOps;
   const LayerComputeTimes fused = llama3_8b_layer(true), eager = llama3_8b_layer(false);
   ASSERT_GT(eager.forward_s, fused.forward_s);
-  EXPECT_NEAR(selective_recompute_s(model, job, eager, false) - selective_recompute_s(model, job, fused, false),
-              eager.forward_s - fused.forward_s, 1e-12);
+  EXPECT_NEAR(
+      selective_recompute_s(model, job, eager, false) - selective_recompute_s(model, job, fused, false),
+      eager.forward_s - fused.forward_s, 1e-12);
 }
 
 }  // namespace
