@@ -72,16 +72,16 @@ inline double brute_force_step_ms(const std::vector<std::int64_t>& lengths, int 
   return best;
 }
 
-/// The optimal step time (ms) by dynamic programming over subsets, for up
-/// to about 18 sequences (3^n work): best(S, w) is the least time of one
+/// The least time (ms) of one micro-batch running each subset S of the
+/// sequences (index: bit i for sequence i; +inf when none holds S), by
+/// dynamic programming over subsets: best(S, w) is the least time of one
 /// micro-batch running the sequences S on w units of the smallest group
 /// size (the group holding S's first sequence, at each size and over each
 /// subset of the others, beside the best of the rest on the units left;
 /// every size divides the larger ones, so any sizes summing to at most G lie
-/// on aligned blocks); the step is the least sum over the partitions of all
-/// sequences into micro-batches. +inf when no plan exists.
-inline double subset_dp_step_ms(const std::vector<std::int64_t>& lengths, int gpus,
-                                const ScatterCoefficients& c) {
+/// on aligned blocks).
+inline std::vector<double> subset_micro_batch_ms(const std::vector<std::int64_t>& lengths, int gpus,
+                                                 const ScatterCoefficients& c) {
   const int n = static_cast<int>(lengths.size());
   const int sizes = static_cast<int>(c.group_sizes.size());
   const std::uint32_t all = (std::uint32_t{1} << n) - 1;
@@ -117,14 +117,27 @@ inline double subset_dp_step_ms(const std::vector<std::int64_t>& lengths, int gp
       if (sub == 0) break;
     }
   }
-  std::vector<double> step(subsets, kInf);
+  std::vector<double> micro_batch(subsets);
+  for (size_t t = 0; t < subsets; ++t) micro_batch[t] = best[t * widths + units];
+  return micro_batch;
+}
+
+/// The optimal step time (ms) by dynamic programming over subsets, for up
+/// to about 18 sequences (3^n work): the least sum, over the partitions of
+/// all sequences into micro-batches, of subset_micro_batch_ms. +inf when no
+/// plan exists.
+inline double subset_dp_step_ms(const std::vector<std::int64_t>& lengths, int gpus,
+                                const ScatterCoefficients& c) {
+  const std::vector<double> micro_batch = subset_micro_batch_ms(lengths, gpus, c);
+  const std::uint32_t all = static_cast<std::uint32_t>(micro_batch.size() - 1);
+  std::vector<double> step(micro_batch.size(), std::numeric_limits<double>::infinity());
   step[0] = 0;
   for (std::uint32_t s = 1; s <= all; ++s) {
     const std::uint32_t first = s & (~s + 1);
     const std::uint32_t others = s ^ first;
     for (std::uint32_t sub = others;; sub = (sub - 1) & others) {
       const std::uint32_t t = sub | first;
-      step[s] = std::min(step[s], best[t * widths + units] + step[s ^ t]);
+      step[s] = std::min(step[s], micro_batch[t] + step[s ^ t]);
       if (sub == 0) break;
     }
   }
