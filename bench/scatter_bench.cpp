@@ -83,6 +83,12 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[a], "--eject") == 0 && a + 1 < argc) options.eject_searches = std::atoi(argv[a + 1]);
     // `--relaxed-m`: the bound without the whole-micro-batch LPs.
     if (std::strcmp(argv[a], "--relaxed-m") == 0) options.whole_micro_batch_bound = false;
+    // `--max-tokens L`: the steps without their sequences over L tokens (a
+    // diagnosis: how much of the gap the long tail makes).
+    if (std::strcmp(argv[a], "--max-tokens") == 0 && a + 1 < argc) {
+      const std::int64_t most = std::atoll(argv[a + 1]);
+      for (auto& step : steps) std::erase_if(step, [&](std::int64_t s) { return s > most; });
+    }
   }
   std::vector<ScatterStepResult> results(kSteps);
   tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 2);

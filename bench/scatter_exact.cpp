@@ -222,6 +222,18 @@ int main(int argc, char** argv) {
         for (size_t i = 0; i < cover.size(); ++i) model.add_equal("cover" + std::to_string(i), cover[i], 1.0);
         model.add_equal("count", count, m);
         const SolveResult lp = solve(model, SolverBackend::kCbc);
+        if (std::getenv("CONFIG_LP_COLUMNS") && lp.certificate.status == SolveStatus::kOptimal) {
+          std::printf("       M %d: %.1f\n", m, lp.certificate.objective);
+          int column = 0;
+          for (std::uint32_t t = 1; t < micro_batch.size(); ++t) {
+            if (!std::isfinite(micro_batch[t])) continue;
+            const double x = lp.values[column++];
+            if (x < 1e-6) continue;
+            std::printf("         x %.3f  %.1f ms:", x, micro_batch[t]);
+            for (std::uint32_t rest = t; rest != 0; rest &= rest - 1) std::printf(" %lld", static_cast<long long>(lengths[__builtin_ctz(rest)]));
+            std::printf("\n");
+          }
+        }
         return lp.certificate.status == SolveStatus::kOptimal ? lp.certificate.objective : kInfinity;
       };
       // Every plan has a whole number of micro-batches, at least
