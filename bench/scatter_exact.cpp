@@ -230,7 +230,8 @@ int main(int argc, char** argv) {
             const double x = lp.values[column++];
             if (x < 1e-6) continue;
             std::printf("         x %.3f  %.1f ms:", x, micro_batch[t]);
-            for (std::uint32_t rest = t; rest != 0; rest &= rest - 1) std::printf(" %lld", static_cast<long long>(lengths[__builtin_ctz(rest)]));
+            for (std::uint32_t rest = t; rest != 0; rest &= rest - 1)
+              std::printf(" %lld", static_cast<long long>(lengths[__builtin_ctz(rest)]));
             std::printf("\n");
           }
         }

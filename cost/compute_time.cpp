@@ -12,10 +12,6 @@ namespace parplan {
 namespace {
 constexpr double kActivationBytes = 2.0;  // 16-bit activations
 
-double memory_bound_s(const DeviceSpec& device, double bytes) {
-  return bytes / (device.hbm_bytes_per_s * device.memory_bound_efficiency);
-}
-
 // fp8 training runs only the transformer layers' linear GEMMs in fp8:
 // Transformer Engine's recipes default to fp8_dpa = False, so
 // DotProductAttention (and Megatron-LM's core attention under --fp8-format)

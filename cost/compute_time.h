@@ -43,6 +43,12 @@ struct LayerShape {
   bool fp8 = false;
 };
 
+/// Seconds a memory-bound kernel moving `bytes` through HBM takes: the
+/// datasheet bandwidth at the profile's memory-bound efficiency.
+inline double memory_bound_s(const DeviceSpec& device, double bytes) {
+  return bytes / (device.hbm_bytes_per_s * device.memory_bound_efficiency);
+}
+
 struct LayerComputeTimes {
   double forward_s = 0;
   double backward_s = 0;

@@ -14,10 +14,6 @@ constexpr double kActivationBytes = 2.0;  // 16-bit activations
 
 double matrices(const ModelSpec& m) { return m.gated_ffn ? 3.0 : 2.0; }
 
-double memory_bound_s(const DeviceSpec& device, double bytes) {
-  return bytes / (device.hbm_bytes_per_s * device.memory_bound_efficiency);
-}
-
 // `groups` GEMMs of rows x n x k, one per local expert. Transformer
 // Engine's GroupedLinear (Megatron's TEGroupedMLP) runs them on Hopper as one
 // cuBLAS GEMM per expert over its multi-stream pool (nvte_multi_tensor_gemm

@@ -205,6 +205,12 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
   if (model.is_moe()) costs.selective_moe_s = selective_recompute_s(model, job, costs.moe, true);
   costs.edges = edge_compute_times(model, device, peak, tokens, c.tp, job.cross_entropy);
   costs.overlap_slowdown = device.overlap_compute_slowdown;
+  if (job.fsdp_copy_out && c.zero >= 3 && c.dp * c.cp > 1) {
+    // split_with_sizes_copy reads the gathered 16-bit unit and writes it
+    // into the parameters.
+    constexpr double kCopyOutBytesPerParam = 2.0 * 2.0;
+    costs.unshard_copy_s_per_param = memory_bound_s(device, kCopyOutBytesPerParam);
+  }
   // Point-to-point: activations forward and gradients backward, once per
   // chunk boundary, b s h / t elements (scatter-gather or sp).
   if (c.pp > 1) {
@@ -233,6 +239,9 @@ StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const 
   }
   if (load.first) t.forward_s += edges.embedding_s, backward += edges.embedding_s;
   if (load.last) t.forward_s += edges.head_forward_s, backward += edges.head_backward_s;
+  const double copy_out_s = costs.unshard_copy_s_per_param * (load.params + load.expert_params);
+  t.forward_s += copy_out_s;
+  backward += copy_out_s;
   t.compute_s = t.forward_s + backward + extra;
   t.backward_last_s = backward + extra;
   t.tp_s = load.layers * (dense_comm.tp_forward_s + dense_comm.tp_backward_s) +

@@ -94,6 +94,11 @@ struct PerLayerCosts {
   /// Megatron's attention core, or all but what torchtitan's op policy
   /// keeps (selective_recompute_s).
   double selective_dense_s = 0, selective_moe_s = 0;
+  /// FSDP2's copy-out of the gathered parameters (JobSpec::fsdp_copy_out),
+  /// seconds per parameter of the stage and per unshard; 0 when it does not
+  /// apply. ZeRO-3 unshards every unit in the forward and again in the
+  /// backward of each micro-batch.
+  double unshard_copy_s_per_param = 0;
 };
 
 /// The forward time selective recomputation repeats in one layer whose

@@ -19,10 +19,6 @@ namespace {
 
 using moe_test::small_experts;
 
-double memory_bound_s(const DeviceSpec& d, double bytes) {
-  return bytes / (d.hbm_bytes_per_s * d.memory_bound_efficiency);
-}
-
 // Permutation 1 and unpermutation 1 read and write each of the rank's
 // tokens x top-k copies of h 16-bit elements: 2 x (2 k T h x 2 bytes). One
 // expert per rank (Mixtral on ep 8) leaves nothing to sort.

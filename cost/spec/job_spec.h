@@ -220,6 +220,14 @@ struct JobSpec {
   /// torch._grouped_mm, one kernel over every local expert's rows, on bf16
   /// operands whatever the training precision (cost/moe.h, MoeShape).
   bool moe_grouped_mm = false;
+  /// ZeRO-3 as PyTorch's FSDP2 runs it (torchtitan): every unshard copies the
+  /// all-gathered unit out of its gather buffer into the parameters on the
+  /// compute stream (split_with_sizes_copy in FSDPParamGroup.wait_for_unshard,
+  /// torch/distributed/_composable/fsdp/_fsdp_param_group.py), 16-bit
+  /// parameters read and written once per unshard (cost/pipeline_schedule.cpp).
+  /// DeepSpeed and Megatron FSDP gather into flat buffers the parameters are
+  /// views of.
+  bool fsdp_copy_out = false;
   /// MoE: host time per kernel launch after the dropless dispatcher's
   /// per-layer host wait (cost/moe_host_sync.h); 0 = the wait is not priced.
   /// Off by default: no figure measured on a training host is in the

@@ -484,6 +484,7 @@ void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job) {
   job.shard_unit = recipe.shard_unit;
   job.moe_pads_to_busiest_expert = recipe.moe_pads_to_busiest_expert;
   job.moe_grouped_mm = recipe.moe_grouped_mm;
+  job.fsdp_copy_out = recipe.fsdp_copy_out;
 }
 
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
@@ -500,6 +501,9 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
     recipe.fp8_saves_cast = false;
     // GroupedExperts (torchtitan/models/common/moe.py @ b5bcd76c).
     recipe.moe_grouped_mm = true;
+    // FSDP2's fully_shard (torchtitan/parallelisms/parallelize_llama.py
+    // apply_fsdp @ 9dec370; torchtitan/distributed/fsdp.py @ b5bcd76).
+    recipe.fsdp_copy_out = true;
   }
   // Megatron-DeepSpeed runs full recomputation through DeepSpeed's
   // checkpointing; parplan's launch files pass --partition-activations.

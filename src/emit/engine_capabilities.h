@@ -129,6 +129,8 @@ struct EngineRecipe {
   /// torchtitan's experts: one torch._grouped_mm per weight, bf16 operands
   /// (JobSpec::moe_grouped_mm).
   bool moe_grouped_mm = false;
+  /// FSDP2's copy-out after every all-gather (JobSpec::fsdp_copy_out).
+  bool fsdp_copy_out = false;
 };
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection);
 /// Copies the recipe inputs an engine fixes for every job (not the gradient

@@ -1,0 +1,67 @@
+// PyTorch's FSDP2 (torchtitan) copies every all-gathered unit out of its
+// gather buffer into the parameters on the compute stream: ZeRO-3 pays it
+// per unshard, the forward's and the backward's, of every micro-batch.
+#include <gtest/gtest.h>
+
+#include "cost/compute_time.h"
+#include "cost/parameters.h"
+#include "cost/step_cost.h"
+#include "src/emit/engine_capabilities.h"
+#include "src/io/cluster_loader.h"
+#include "src/io/model_loader.h"
+
+namespace parplan {
+namespace {
+
+struct Case {
+  ModelSpec model = load_model("llama3-8b");
+  ClusterSpec cluster = load_cluster("dgx-h100");
+  JobSpec job;
+  ParallelConfig config;
+  Case() {
+    job.gpus = 8, job.gbs = 32, job.seq = 8192;
+    config.tp = 1, config.pp = 1, config.dp = 8, config.mbs = 2, config.gbs = 32, config.zero = 3;
+  }
+  double compute_s(bool copy_out) {
+    job.fsdp_copy_out = copy_out;
+    return estimate_cost(model, cluster, job, config).time.compute_s;
+  }
+};
+
+// 16-bit parameters read from the gather buffer and written once per
+// unshard: 4 bytes per parameter, twice per micro-batch, on every rank's
+// whole model (tp 1, pp 1), at the profile's memory-bound rate.
+TEST(FsdpCopyOut, ZeroThreePaysTwoCopiesOfTheModelPerMicroBatch) {
+  Case k;
+  const double micro_batches = 32.0 / (8 * 2);
+  const double params = total_params(k.model, k.job.seq);
+  const double expected = micro_batches * 2.0 * memory_bound_s(k.cluster.device, 4.0 * params);
+  const double added = k.compute_s(true) - k.compute_s(false);
+  EXPECT_NEAR(added, expected, 1e-3 * expected);
+}
+
+TEST(FsdpCopyOut, NothingToCopyWithoutShardedParameters) {
+  Case k;
+  k.config.zero = 1;
+  EXPECT_DOUBLE_EQ(k.compute_s(true), k.compute_s(false));
+  Case alone;
+  alone.job.gpus = 1, alone.config.dp = 1, alone.job.gbs = alone.config.gbs = 4;
+  EXPECT_DOUBLE_EQ(alone.compute_s(true), alone.compute_s(false));
+}
+
+// Only torchtitan's recipe runs FSDP2; DeepSpeed and Megatron FSDP gather
+// into flat buffers the parameters are views of.
+TEST(FsdpCopyOut, OnlyTorchtitansRecipe) {
+  for (Engine e : {Engine::kTorchtitan, Engine::kMegatron, Engine::kDeepSpeed}) {
+    EngineSelection selection;
+    selection.any = false;
+    selection.engines[0] = e;
+    selection.count = 1;
+    JobSpec job;
+    apply_engine_recipe(engine_recipe_defaults(selection), job);
+    EXPECT_EQ(job.fsdp_copy_out, e == Engine::kTorchtitan) << static_cast<int>(e);
+  }
+}
+
+}  // namespace
+}  // namespace parplan
