@@ -8,7 +8,7 @@
 //
 //   scatter_exact [--gpus G] [--sequences N] [--scale F] [--round R]
 //                 [--instances I] [--seconds S] [--min-size P] [--top T]
-//                 [--step-ms T] [--level-lp] [--eject N] [--config-lp]
+//                 [--step-ms T] [--level-lp] [--eject N] [--config-lp] [--short]
 //
 // Instance i: N - 1 sequences drawn from bench step i (without its 192K
 // sequence), lengths times F, clipped to [64, 3072 G]; plus one sequence of
@@ -96,8 +96,9 @@ int main(int argc, char** argv) {
   const int top = static_cast<int>(arg(argc, argv, "--top", 0));
   const double step_ms = arg(argc, argv, "--step-ms", 50);
   const int eject = static_cast<int>(arg(argc, argv, "--eject", 0));
-  bool level_lp = false, config_lp = false;
+  bool level_lp = false, config_lp = false, short_only = false;
   for (int a = 1; a < argc; ++a) {
+    short_only |= std::strcmp(argv[a], "--short") == 0;
     level_lp |= std::strcmp(argv[a], "--level-lp") == 0;
     config_lp |= std::strcmp(argv[a], "--config-lp") == 0;
   }
@@ -136,9 +137,11 @@ int main(int argc, char** argv) {
         if (s < 192 * 1024) pool.push_back(s);
       }
       std::shuffle(pool.begin(), pool.end(), rng);
-      lengths.push_back(static_cast<std::int64_t>(half));
-      for (int i = 0; i + 1 < n && i < static_cast<int>(pool.size()); ++i) {
-        double s = std::clamp(std::floor(pool[i] * scale), 64.0, half);
+      // --short: no long sequence, every length clipped to one GPU's K.
+      const double longest = short_only ? c.token_capacity_per_gpu : half;
+      if (!short_only) lengths.push_back(static_cast<std::int64_t>(half));
+      for (int i = 0; static_cast<int>(lengths.size()) < n && i < static_cast<int>(pool.size()); ++i) {
+        double s = std::clamp(std::floor(pool[i] * scale), 64.0, longest);
         if (round_ratio > 1)
           s = std::min(half,
                        std::ceil(std::pow(round_ratio, std::ceil(std::log(s) / std::log(round_ratio)))));
