@@ -35,6 +35,8 @@ struct PreparedModel {
 struct BackendOutcome {
   SolveStatus status = SolveStatus::kError;
   std::vector<double> values;
+  /// Pure LPs at their optimum: row duals of the minimisation form.
+  std::vector<double> row_duals;
   double bound_min = -kInfinity;
   std::string message;
 };

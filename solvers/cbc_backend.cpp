@@ -73,6 +73,8 @@ BackendOutcome solve_lp(OsiClpSolverInterface& lp, const SolveOptions& options) 
     out.status = SolveStatus::kOptimal;
     const double* x = lp.getColSolution();
     out.values.assign(x, x + lp.getNumCols());
+    const double* y = lp.getRowPrice();
+    out.row_duals.assign(y, y + lp.getNumRows());
     out.bound_min = lp.getObjValue();
   } else if (lp.isProvenPrimalInfeasible()) {
     out.status = SolveStatus::kInfeasible;

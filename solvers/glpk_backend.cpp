@@ -97,6 +97,9 @@ BackendOutcome solve_lp(glp_prob* lp, int n, const SolveOptions& options) {
       case GLP_OPT:
         out.status = SolveStatus::kOptimal;
         take_values();
+        out.row_duals.resize(glp_get_num_rows(lp));
+        for (int i = 0; i < static_cast<int>(out.row_duals.size()); ++i)
+          out.row_duals[i] = glp_get_row_dual(lp, i + 1);
         out.bound_min = glp_get_obj_val(lp);
         return out;
       case GLP_NOFEAS:

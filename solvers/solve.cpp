@@ -78,6 +78,11 @@ SolveResult finish(const MilpModel& model, const detail::BackendOutcome& outcome
     gap = 0;
   }
   cert.status = gap <= options.relative_gap ? SolveStatus::kOptimal : SolveStatus::kFeasible;
+  if (cert.status == SolveStatus::kOptimal && model.is_pure_lp() &&
+      static_cast<int>(outcome.row_duals.size()) == model.num_rows()) {
+    result.row_duals = outcome.row_duals;
+    for (double& y : result.row_duals) y *= sign;
+  }
   cert.objective = sign * objective_min + offset;
   cert.best_bound = sign * bound_min + offset;
   cert.gap = gap;

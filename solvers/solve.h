@@ -37,6 +37,11 @@ struct SolveResult {
   /// One value per variable (integer variables rounded to integers); empty
   /// unless has_solution(certificate.status).
   std::vector<double> values;
+  /// A pure LP solved to optimality: one dual value per row, the rate at
+  /// which the optimal objective (in the model's own sense) changes per unit
+  /// rise of that row's active bound; empty otherwise (MIPs, no optimum).
+  /// Column generation prices new columns with them.
+  std::vector<double> row_duals;
 
   bool has_solution() const { return parplan::has_solution(certificate.status); }
 };

@@ -404,6 +404,33 @@ TEST(SolverLp, PureLpOnEveryBackend) {
   }
 }
 
+// min 2x + 3y, x + y >= 4, x <= 3: x = 3, y = 1; one more unit of demand
+// costs a y (3), one more unit of x's room saves a y for an x (-1). The
+// same LP maximising -2x - 3y has the duals negated.
+TEST(SolverLp, RowDualsOfAnOptimalLpOnCbcAndGlpk) {
+  for (ObjectiveSense sense : {ObjectiveSense::kMinimize, ObjectiveSense::kMaximize}) {
+    const double s = sense == ObjectiveSense::kMinimize ? 1.0 : -1.0;
+    MilpModel lp("duals");
+    const int x = lp.add_continuous("x", 0, kInfinity, 2 * s);
+    const int y = lp.add_continuous("y", 0, kInfinity, 3 * s);
+    lp.add_greater_equal("demand", {{x, 1}, {y, 1}}, 4);
+    lp.add_less_equal("room", {{x, 1}}, 3);
+    lp.set_sense(sense);
+    for (SolverBackend b : kRealSolvers) {
+      const SolveResult r = solve(lp, b);
+      ASSERT_EQ(r.certificate.status, SolveStatus::kOptimal) << backend_name(b);
+      ASSERT_EQ(r.row_duals.size(), 2u) << backend_name(b);
+      EXPECT_NEAR(r.row_duals[0], 3 * s, 1e-9) << backend_name(b);
+      EXPECT_NEAR(r.row_duals[1], -1 * s, 1e-9) << backend_name(b);
+    }
+  }
+  // A MIP reports none.
+  MilpModel mip("mip");
+  const int z = mip.add_integer("z", 0, 5, 1);
+  mip.add_greater_equal("floor", {{z, 2}}, 3);
+  for (SolverBackend b : kRealSolvers) EXPECT_TRUE(solve(mip, b).row_duals.empty()) << backend_name(b);
+}
+
 TEST(SolverTrivial, EmptyModelsAndNoRows) {
   MilpModel empty("empty");
   empty.set_objective_offset(2.5);
