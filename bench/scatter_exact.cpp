@@ -8,7 +8,7 @@
 //
 //   scatter_exact [--gpus G] [--sequences N] [--scale F] [--round R]
 //                 [--instances I] [--seconds S] [--min-size P] [--top T]
-//                 [--step-ms T] [--level-lp] [--eject N] [--config-lp] [--short]
+//                 [--step-ms T] [--level-lp] [--eject N] [--config-lp] [--pattern-lp] [--short]
 //
 // Instance i: N - 1 sequences drawn from bench step i (without its 192K
 // sequence), lengths times F, clipped to [64, 3072 G]; plus one sequence of
@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/scatter_level_patterns.h"
 #include "solvers/milp_model.h"
 #include "solvers/sequence_scatter.h"
 #include "solvers/sequence_scatter_internal.h"
@@ -96,8 +97,9 @@ int main(int argc, char** argv) {
   const int top = static_cast<int>(arg(argc, argv, "--top", 0));
   const double step_ms = arg(argc, argv, "--step-ms", 50);
   const int eject = static_cast<int>(arg(argc, argv, "--eject", 0));
-  bool level_lp = false, config_lp = false, short_only = false;
+  bool level_lp = false, config_lp = false, short_only = false, pattern_lp = false;
   for (int a = 1; a < argc; ++a) {
+    pattern_lp |= std::strcmp(argv[a], "--pattern-lp") == 0;
     short_only |= std::strcmp(argv[a], "--short") == 0;
     level_lp |= std::strcmp(argv[a], "--level-lp") == 0;
     config_lp |= std::strcmp(argv[a], "--config-lp") == 0;
@@ -119,7 +121,7 @@ int main(int argc, char** argv) {
   std::printf("%-4s %6s %4s %10s %3s %10s %10s %10s %10s %10s %-10s %8s %8s %7s\n", "inst", "mem mb", "len",
               "solver ms", "mb", "its bound", "comb", "group LP", "best plan", "its bound", "by", "primal%",
               "bound%", "solve");
-  std::vector<double> primal_pct, bound_pct, gap_pct, config_below_pct;
+  std::vector<double> primal_pct, bound_pct, gap_pct, config_below_pct, pattern_below_pct;
   for (int k = 0; k < instances; ++k) {
     std::mt19937_64 rng(7000 + k);
     std::vector<std::int64_t> lengths;
@@ -204,6 +206,21 @@ int main(int argc, char** argv) {
       std::printf("     level LP %.1f ms: %.2f %% of the step below the optimum\n", lp,
                   100 * (opt_bound - lp) / fast.plan.time_ms);
     }
+    if (pattern_lp && n <= 18) {
+      // The duration-level LP with whole groups as columns (bench/
+      // scatter_level_patterns.h), least over the whole micro-batch counts.
+      const int fewest = static_cast<int>(std::ceil(tokens / (gpus * c.token_capacity_per_gpu) - 1e-9));
+      double value = kInfinity;
+      int rounds = 0;
+      for (int m = fewest; m <= fewest + 3 && m <= static_cast<int>(lengths.size()); ++m) {
+        const diagnosis::LevelPatternLp lp = diagnosis::level_pattern_lp_ms(lengths, gpus, c, m, 48);
+        value = std::min(value, lp.bound_ms);
+        rounds = std::max(rounds, lp.rounds);
+      }
+      std::printf("     level-pattern LP %.1f ms (%d rounds): %.2f %% of the step below the optimum\n", value,
+                  rounds, 100 * (opt_bound - value) / fast.plan.time_ms);
+      pattern_below_pct.push_back(100 * (opt_bound - value) / fast.plan.time_ms);
+    }
     if (config_lp && n <= 18) {
       // The configuration LP (a diagnosis): one column per micro-batch, i.e.
       // per subset of the sequences at its least time, each sequence covered
@@ -264,6 +281,9 @@ int main(int argc, char** argv) {
   std::printf(
       "median: solver's gap %.2f %%, of it the primal's (at least) %.2f %%, the bound's (at least) %.2f %%\n",
       median(gap_pct), median(primal_pct), median(bound_pct));
+  if (!pattern_below_pct.empty())
+    std::printf("median: level-pattern LP %.2f %% of the step below the optimum\n",
+                median(pattern_below_pct));
   if (!config_below_pct.empty())
     std::printf("median: configuration LP %.2f %% of the step below the optimum\n", median(config_below_pct));
   return 0;
