@@ -9,6 +9,7 @@
 //   scatter_exact [--gpus G] [--sequences N] [--scale F] [--round R]
 //                 [--instances I] [--seconds S] [--min-size P] [--top T]
 //                 [--step-ms T] [--level-lp] [--eject N] [--config-lp] [--pattern-lp] [--short]
+//                 [--whole-levels]
 //
 // Instance i: N - 1 sequences drawn from bench step i (without its 192K
 // sequence), lengths times F, clipped to [64, 3072 G]; plus one sequence of
@@ -97,8 +98,9 @@ int main(int argc, char** argv) {
   const int top = static_cast<int>(arg(argc, argv, "--top", 0));
   const double step_ms = arg(argc, argv, "--step-ms", 50);
   const int eject = static_cast<int>(arg(argc, argv, "--eject", 0));
-  bool level_lp = false, config_lp = false, short_only = false, pattern_lp = false;
+  bool level_lp = false, config_lp = false, short_only = false, pattern_lp = false, whole_levels = false;
   for (int a = 1; a < argc; ++a) {
+    whole_levels |= std::strcmp(argv[a], "--whole-levels") == 0;
     pattern_lp |= std::strcmp(argv[a], "--pattern-lp") == 0;
     short_only |= std::strcmp(argv[a], "--short") == 0;
     level_lp |= std::strcmp(argv[a], "--level-lp") == 0;
@@ -201,6 +203,7 @@ int main(int argc, char** argv) {
       // of the bound's part a relaxation by micro-batch duration recovers.
       LevelLpOptions level;
       level.single_sequences = 8;
+      level.whole_counts = whole_levels;
       const double lp =
           level_lp_bound_ms(in, SolverBackend::kCbc, Clock::now() + std::chrono::seconds(60), level);
       std::printf("     level LP %.1f ms: %.2f %% of the step below the optimum\n", lp,

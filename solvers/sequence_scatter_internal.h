@@ -123,6 +123,9 @@ struct LevelLpOptions {
   double grid_ratio = 1.15;
   double grid_span = 8;
   double merge_ratio = 0.01;
+  /// Whole numbers of micro-batches per level (a MILP on the Y_k; the bound
+  /// is then the solver's proven bound, whatever it stopped at).
+  bool whole_counts = false;
 };
 
 /// The duration-level LP bound (proof in sequence_scatter_level_lp.cpp);

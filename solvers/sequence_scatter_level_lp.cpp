@@ -131,7 +131,9 @@ double level_lp_bound_ms(const Instance& in, SolverBackend backend, Clock::time_
   std::vector<int> y_level(levels), d_level(levels);
   std::vector<MilpTerm> all_micro_batches;
   for (int k = 0; k < levels; ++k) {
-    y_level[k] = model.add_continuous("Y" + std::to_string(k), 0, kInfinity, c.fixed_ms * kS);
+    y_level[k] = options.whole_counts
+                     ? model.add_integer("Y" + std::to_string(k), 0, static_cast<double>(n), c.fixed_ms * kS)
+                     : model.add_continuous("Y" + std::to_string(k), 0, kInfinity, c.fixed_ms * kS);
     d_level[k] = model.add_continuous("D" + std::to_string(k), 0, kInfinity, 1.0);
     all_micro_batches.push_back({y_level[k], 1.0});
     if (theta[k] > 0)
@@ -236,6 +238,11 @@ double level_lp_bound_ms(const Instance& in, SolverBackend backend, Clock::time_
   }
   const std::optional<SolveResult> solved = solve_until(model, backend, 1e-7, deadline);
   if (!solved) return -kInfinity;
+  if (options.whole_counts) {
+    // Branch and bound: its proven bound holds even where it stopped early.
+    const double bound = solved->certificate.best_bound;
+    return std::isfinite(bound) ? bound / kS * (1 - 1e-9) : -kInfinity;
+  }
   // Only a finished LP is a bound; a simplex stopped early is not.
   if (solved->certificate.status != SolveStatus::kOptimal) return -kInfinity;
   return solved->certificate.objective / kS * (1 - 1e-9);
