@@ -90,6 +90,15 @@ int main(int argc, char** argv) {
       for (auto& step : steps) std::erase_if(step, [&](std::int64_t s) { return s > most; });
     }
   }
+  // `--dump-step S`: print step S's lengths (one line, for `parplan
+  // scatter --lengths`) and stop.
+  for (int a = 1; a + 1 < argc; ++a) {
+    if (std::strcmp(argv[a], "--dump-step") != 0) continue;
+    for (std::int64_t s : steps[std::clamp(std::atoi(argv[a + 1]), 0, kSteps - 1)])
+      std::printf("%lld ", static_cast<long long>(s));
+    std::printf("\n");
+    return 0;
+  }
   std::vector<ScatterStepResult> results(kSteps);
   tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 2);
   const auto start = std::chrono::steady_clock::now();
