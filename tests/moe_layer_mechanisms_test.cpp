@@ -19,6 +19,15 @@ namespace {
 
 using moe_test::small_experts;
 
+// 8192 tokens per rank over 8 expert-parallel ranks: 16 local experts of
+// small_experts()' 128.
+MoeShape eight_ranks_of_experts() {
+  MoeShape s;
+  s.tokens = 8192;
+  s.ep = 8;
+  return s;
+}
+
 // Permutation 1 and unpermutation 1 read and write each of the rank's
 // tokens x top-k copies of h 16-bit elements: 2 x (2 k T h x 2 bytes). One
 // expert per rank (Mixtral on ep 8) leaves nothing to sort.
@@ -40,9 +49,7 @@ TEST(MoePermutation, GatherAndScatterOfTopKCopies) {
 // do not run.
 TEST(MoePermutation, SortByLocalExpertBehindTheAllToAll) {
   const ModelSpec m = small_experts();
-  MoeShape s;
-  s.tokens = 8192;
-  s.ep = 8;  // 16 local experts
+  MoeShape s = eight_ranks_of_experts();
   const double per_pass = 2.0 * m.top_k * 8192.0 * m.hidden * 2.0;
   EXPECT_DOUBLE_EQ(moe_permutation_bytes(m, s).forward, 4.0 * per_pass);
   // The sorted rows are those the rank receives: the busiest rank's load.
@@ -57,18 +64,14 @@ TEST(MoePermutation, SortByLocalExpertBehindTheAllToAll) {
 // the forward's copies (k T h elements) for the probabilities' gradient.
 TEST(MoePermutation, BackwardAlsoReadsTheCopiesForTheProbabilityGradient) {
   const ModelSpec m = small_experts();
-  MoeShape s;
-  s.tokens = 8192;
-  s.ep = 8;
+  MoeShape s = eight_ranks_of_experts();
   const MoePermutationBytes b = moe_permutation_bytes(m, s);
   EXPECT_DOUBLE_EQ(b.backward - b.forward, m.top_k * 8192.0 * m.hidden * 2.0);
 }
 
 TEST(MoePermutation, DenseModelsHaveNone) {
   const ModelSpec dense = load_model("llama3-8b");
-  MoeShape s;
-  s.tokens = 8192;
-  s.ep = 8;
+  MoeShape s = eight_ranks_of_experts();
   EXPECT_DOUBLE_EQ(moe_permutation_bytes(dense, s).forward, 0.0);
   EXPECT_DOUBLE_EQ(moe_permutation_bytes(dense, s).backward, 0.0);
 }
@@ -81,9 +84,7 @@ TEST(MoeFp8, ExpertInputsAndGradientsAreCast) {
   const ModelSpec m = small_experts();  // gated: fc1 is 2 f wide
   const ClusterSpec c = load_cluster("dgx-h100");
   const double peak = c.device.peak_fp8_flops_per_s;
-  MoeShape s;
-  s.tokens = 8192;
-  s.ep = 8;
+  MoeShape s = eight_ranks_of_experts();
   const MoeBlockTimes bf16 = moe_block_times(m, c.device, peak, s);
   s.fp8 = true;
   const MoeBlockTimes fp8 = moe_block_times(m, c.device, peak, s);
@@ -100,9 +101,7 @@ TEST(MoeFp8, ExpertInputsAndGradientsAreCast) {
 TEST(MoeExpertGemms, EachExpertRunsAtItsOwnShape) {
   const ModelSpec m = small_experts();
   const ClusterSpec c = load_cluster("dgx-h100");
-  MoeShape s;
-  s.tokens = 8192;
-  s.ep = 8;
+  MoeShape s = eight_ranks_of_experts();
   const double bf16 = c.device.peak_bf16_flops_per_s;
   const double fp8 = c.device.peak_fp8_flops_per_s;
   const double rows = 8192.0 * m.top_k / 16.0;
@@ -193,9 +192,7 @@ TEST(MoeActivationMemory, Fp8ExpertGemmInputsAreSavedAsTheFp8Cast) {
 TEST(MoeExpertGemms, TorchtitanGroupedMmIsOneBf16Kernel) {
   const ModelSpec m = small_experts();
   const ClusterSpec c = load_cluster("dgx-h100");
-  MoeShape s;
-  s.tokens = 8192;
-  s.ep = 8;
+  MoeShape s = eight_ranks_of_experts();
   s.one_grouped_kernel = true;
   const double bf16 = c.device.peak_bf16_flops_per_s;
   const MoeBlockTimes grouped = moe_block_times(m, c.device, bf16, s);
