@@ -49,6 +49,18 @@ constexpr LongScale kCudnnLong = {{1.0, 612.5 / 601.1, 589.0 / 601.1, 534.3 / 60
                                   {1.0, 539.4 / 553.4, 533.8 / 553.4, 535.0 / 553.4}};
 constexpr LongScale kFlat = {{1.0, 1.0, 1.0, 1.0}, {1.0, 1.0, 1.0, 1.0}};
 
+// FlashAttention-2's off-diagonal context-parallel block, measured: the
+// slowest block a load-balanced ring runs is s_l queries against s_l / 2 keys
+// (the other kind, s_l / 2 queries against s_l keys, runs 3 to 6 % faster,
+// and every step waits for the slower), non-causal, 32 heads of 128, on one
+// H100 SXM5 through SDPA's flash path (calibration/h100-kernels/
+// attention_noncausal.csv, TFLOP/s of 4 sq sk d per head, backward 2.5x).
+// At s_l = 8192 and 32768; log-interpolated, held flat outside. A square of
+// the same FLOPs runs 5 to 9 % faster forward (the paper's 370 at 16k).
+constexpr double kFlash2CpBlockLog2First = 13.0;  // s_l = 8192
+constexpr double kFlash2CpBlockForward[2] = {334.1, 333.7};
+constexpr double kFlash2CpBlockBackward[2] = {285.5, 303.1};
+
 const KernelFigures* figures(AttentionKernel kernel) {
   switch (kernel) {
     case AttentionKernel::kFlash2:
@@ -137,7 +149,12 @@ AttentionEfficiency context_parallel_attention_efficiency(const DeviceSpec& devi
   const AttentionEfficiency diagonal = attention_efficiency(device, kernel, local);
   const double block = local / std::sqrt(2.0);
   AttentionEfficiency off;
-  if (published_figures_apply(device, kernel)) {
+  if (published_figures_apply(device, kernel) && kernel == AttentionKernel::kFlash2) {
+    // Interpolated in log2 of the rank's tokens (each pair's log2 distance is 2).
+    const double x = std::clamp((std::log2(std::max(local, 1.0)) - kFlash2CpBlockLog2First) / 2.0, 0.0, 1.0);
+    off.forward = (kFlash2CpBlockForward[0] * (1 - x) + kFlash2CpBlockForward[1] * x) / kH100PeakTflops;
+    off.backward = (kFlash2CpBlockBackward[0] * (1 - x) + kFlash2CpBlockBackward[1] * x) / kH100PeakTflops;
+  } else if (published_figures_apply(device, kernel)) {
     off.forward = published_noncausal_attention_tflops(kernel, block, false) / kH100PeakTflops;
     off.backward = published_noncausal_attention_tflops(kernel, block, true) / kH100PeakTflops;
   } else {

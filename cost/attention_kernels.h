@@ -30,8 +30,10 @@ AttentionEfficiency attention_efficiency(const DeviceSpec& device, AttentionKern
 /// one causal block of s/cp queries and keys (1/cp of the rank's work), then
 /// cp - 1 non-causal blocks of s/cp x s/(2cp) (the rest). The result is the
 /// work-weighted harmonic mean of the blocks' efficiencies (counting the
-/// causal FLOPs of the rank's share, as attention_efficiency does); a
-/// rectangular block runs at the non-causal efficiency of the square of its
+/// causal FLOPs of the rank's share, as attention_efficiency does). A
+/// FlashAttention-2 off-diagonal block runs at its measured figure (s/cp
+/// queries x s/(2cp) keys, the slower of the two kinds, on one H100 SXM5);
+/// another kernel's, at the non-causal efficiency of the square of its
 /// geometric-mean side. cp = 1 is attention_efficiency itself.
 AttentionEfficiency context_parallel_attention_efficiency(const DeviceSpec& device, AttentionKernel kernel,
                                                           double seq, int cp);

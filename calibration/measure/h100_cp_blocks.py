@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h100_kernels import Table, meta, smi  # noqa: E402
+from h100_kernels import Table, meta, sdpa_pass_ms, smi  # noqa: E402
 
 START = time.time()
 HD = 128
@@ -62,27 +62,6 @@ def rand(*shape, grad=False):
 
 
 # ------------------------------------------------------- non-causal kernels --
-def sdpa_pass_ms(backend, b, h, sq, sk, causal, reps):
-    from torch.nn.attention import sdpa_kernel
-    q, k, v = rand(b, h, sq, HD, grad=True), rand(b, h, sk, HD, grad=True), rand(b, h, sk, HD, grad=True)
-    dout = rand(b, h, sq, HD)
-    fwd, bwd = [], []
-    with sdpa_kernel([backend]):
-        for i in range(1 + reps):
-            e0, e1, e2 = events(3)
-            e0.record()
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-            e1.record()
-            out.backward(dout)
-            e2.record()
-            torch.cuda.synchronize()
-            q.grad = k.grad = v.grad = None
-            if i > 0:
-                fwd.append(e0.elapsed_time(e1))
-                bwd.append(e1.elapsed_time(e2))
-    return median(fwd), median(bwd)
-
-
 def measure_noncausal(args, m):
     from torch.nn.attention import SDPBackend
     t = Table(os.path.join(args.out, "attention_noncausal.csv"),
@@ -100,7 +79,7 @@ def measure_noncausal(args, m):
                 return
             flop = 4.0 * batch * 32 * sq * sk * HD
             try:
-                f_ms, b_ms = sdpa_pass_ms(backend, batch, 32, sq, sk, False, 2 if sq * sk >= 2 ** 30 else 5)
+                f_ms, b_ms = sdpa_pass_ms(backend, batch, 32, sq, sk, HD, False, 2 if sq * sk >= 2 ** 30 else 5)
                 t.row(kernel=label, batch=batch, heads=32, head_dim=HD, seq_q=sq, seq_k=sk, causal=0,
                       fwd_ms=f"{f_ms:.4f}", bwd_ms=f"{b_ms:.4f}", fwd_tflops=f"{flop / f_ms / 1e9:.1f}",
                       bwd_tflops=f"{2.5 * flop / b_ms / 1e9:.1f}",
@@ -233,22 +212,52 @@ def measure_ring(args, m):
 
 # ------------------------------------------------- clocks and power draw --
 def sample_smi(stop, samples):
+    """SM clock, board power, clock-event reasons and GPU temperature, every
+    0.2 s until stopped."""
     import subprocess
     while not stop.is_set():
         try:
-            out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,power.draw,clocks_throttle_reasons.active",
-                                  "--format=csv,noheader,nounits"], capture_output=True, text=True,
-                                 timeout=10).stdout.strip()
-            samples.append(out.splitlines()[0])
+            samples.append(subprocess.run(
+                ["nvidia-smi", "--query-gpu=clocks.sm,power.draw,clocks_throttle_reasons.active,temperature.gpu",
+                 "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=10).stdout.strip()
+                .splitlines()[0])
         except Exception:  # noqa: BLE001 - a missed sample is skipped
             pass
-        stop.wait(0.25)
+        stop.wait(0.2)
+
+
+def sustained(fn, seconds, batch):
+    """Runs fn back to back for `seconds` while sampling nvidia-smi: (calls,
+    GPU seconds, samples past the first quarter's ramp as field lists)."""
+    import threading
+    fn()
+    torch.cuda.synchronize()
+    samples, stop = [], threading.Event()
+    th = threading.Thread(target=sample_smi, args=(stop, samples))
+    e0, e1 = events(2)
+    calls = 0
+    t0 = time.time()
+    e0.record()
+    th.start()
+    while time.time() - t0 < seconds:
+        for _ in range(batch):
+            fn()
+        calls += batch
+        torch.cuda.synchronize()
+    e1.record()
+    torch.cuda.synchronize()
+    stop.set()
+    th.join()
+    return calls, e0.elapsed_time(e1) / 1e3, [x.split(",") for x in samples[len(samples) // 4:]]
+
+
+def column(samples, i):
+    return [float(x[i]) for x in samples if len(x) > i and x[i].strip()]
 
 
 def measure_power(args, m):
     """Each workload run back to back for about 6 s while nvidia-smi samples
     the SM clock and the board power: which kernels the power limit slows."""
-    import threading
     from torch.nn.attention import SDPBackend, sdpa_kernel
     t = Table(os.path.join(args.out, "power_clocks.csv"),
               ["workload", "tflops_or_tb_per_s", "unit", "samples", "median_sm_mhz", "median_power_w",
@@ -282,32 +291,11 @@ def measure_power(args, m):
         if over(args, "power"):
             return
         try:
-            fn()
-            torch.cuda.synchronize()
-            samples, stop = [], threading.Event()
-            th = threading.Thread(target=sample_smi, args=(stop, samples))
-            e0, e1 = events(2)
-            t0 = time.time()
-            calls = 0
-            e0.record()
-            th.start()
-            while time.time() - t0 < 6.0:
-                for _ in range(8):
-                    fn()
-                calls += 8
-                torch.cuda.synchronize()
-            e1.record()
-            torch.cuda.synchronize()
-            stop.set()
-            th.join()
-            rate = work * calls / (e0.elapsed_time(e1) / 1e3) / 1e12
-            keep = samples[len(samples) // 4:]  # past the ramp
-            clocks = [float(x.split(",")[0]) for x in keep]
-            watts = [float(x.split(",")[1]) for x in keep]
-            reasons = sorted({x.split(",")[2].strip() for x in keep})
+            calls, gpu_s, keep = sustained(fn, 6.0, 8)
+            rate = work * calls / gpu_s / 1e12
             t.row(workload=name, tflops_or_tb_per_s=f"{rate:.1f}" if unit != "TB/s" else f"{rate:.3f}", unit=unit,
-                  samples=len(keep), median_sm_mhz=median(clocks), median_power_w=median(watts),
-                  throttle_reasons=" ".join(reasons), power_limit=smi("power.limit"),
+                  samples=len(keep), median_sm_mhz=median(column(keep, 0)), median_power_w=median(column(keep, 1)),
+                  throttle_reasons=" ".join(sorted({x[2].strip() for x in keep})), power_limit=smi("power.limit"),
                   max_power_limit=smi("power.max_limit"))
         except Exception as e:  # noqa: BLE001
             t.row(workload=name, tflops_or_tb_per_s="", unit=unit, samples=0, median_sm_mhz="",
@@ -316,24 +304,6 @@ def measure_power(args, m):
 
 
 # ------------------------------ power per active SM, one GEMM kernel -----
-def sample_smi_volts(stop, samples):
-    """clock, power and (where the driver reports it) the core voltage."""
-    import re
-    import subprocess
-    while not stop.is_set():
-        try:
-            q = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,power.draw,clocks_throttle_reasons.active",
-                                "--format=csv,noheader,nounits"], capture_output=True, text=True,
-                               timeout=10).stdout.strip().splitlines()[0]
-            v = subprocess.run(["nvidia-smi", "-q", "-d", "VOLTAGE"], capture_output=True, text=True,
-                               timeout=10).stdout
-            mv = re.search(r"Graphics\s*:\s*([0-9.]+)\s*mV", v)
-            samples.append(q + "," + (mv.group(1) if mv else ""))
-        except Exception:  # noqa: BLE001
-            pass
-        stop.wait(0.2)
-
-
 def persistent_mm_kernel():
     import triton
     import triton.language as tl
@@ -365,13 +335,12 @@ def persistent_mm_kernel():
 def measure_power_curve(args, m):
     """One bf16 GEMM kernel on k of the 132 SMs at the card's power limit:
     the fewer SMs draw, the higher the clock the limit allows, so the rows
-    give the power one SM's tensor-core work draws against the clock (and
-    the voltage, where reported) over the clocks a full GEMM cannot reach."""
-    import threading
+    give the power the tensor-core work draws against the clock over the
+    clocks a full GEMM cannot reach."""
     t = Table(os.path.join(args.out, "power_per_sm.csv"),
-              ["kernel", "active_sms", "tflops", "samples", "median_sm_mhz", "median_power_w", "median_core_mv",
+              ["kernel", "active_sms", "tflops", "samples", "median_sm_mhz", "median_power_w", "median_temp_c",
                "throttle_reasons"], m)
-    with open(os.path.join(args.out, "smi_q.txt"), "w") as f:
+    with open(os.path.join(args.out, "nvidia-smi-q.txt"), "w") as f:
         import subprocess
         f.write(subprocess.run(["nvidia-smi", "-q", "-d", "VOLTAGE,POWER,CLOCK,PERFORMANCE,TEMPERATURE"],
                                capture_output=True, text=True).stdout)
@@ -385,32 +354,11 @@ def measure_power_curve(args, m):
         print("triton unavailable:", e, flush=True)
         mm = None
 
-    def run_for(name, k, fn, seconds=4.0):
-        fn()
-        torch.cuda.synchronize()
-        samples, stop = [], threading.Event()
-        th = threading.Thread(target=sample_smi_volts, args=(stop, samples))
-        e0, e1 = events(2)
-        calls = 0
-        t0 = time.time()
-        e0.record()
-        th.start()
-        while time.time() - t0 < seconds:
-            for _ in range(4):
-                fn()
-            calls += 4
-            torch.cuda.synchronize()
-        e1.record()
-        torch.cuda.synchronize()
-        stop.set()
-        th.join()
-        keep = samples[len(samples) // 4:]
-        col = lambda i: [float(x.split(",")[i]) for x in keep if x.split(",")[i].strip()]  # noqa: E731
-        mv = col(3)
-        t.row(kernel=name, active_sms=k, tflops=f"{2.0 * n ** 3 * calls / (e0.elapsed_time(e1) / 1e3) / 1e12:.1f}",
-              samples=len(keep), median_sm_mhz=median(col(0)), median_power_w=median(col(1)),
-              median_core_mv=median(mv) if mv else "",
-              throttle_reasons=" ".join(sorted({x.split(",")[2].strip() for x in keep})))
+    def run_for(name, k, fn):
+        calls, gpu_s, keep = sustained(fn, args.seconds, 4)
+        t.row(kernel=name, active_sms=k, tflops=f"{2.0 * n ** 3 * calls / gpu_s / 1e12:.1f}", samples=len(keep),
+              median_sm_mhz=median(column(keep, 0)), median_power_w=median(column(keep, 1)),
+              median_temp_c=median(column(keep, 3)), throttle_reasons=" ".join(sorted({x[2].strip() for x in keep})))
 
     try:
         run_for("cublasLt via torch.mm", sms, lambda: torch.mm(a, b, out=c))
@@ -418,7 +366,7 @@ def measure_power_curve(args, m):
         print("cublas:", e, flush=True)
     if mm is None:
         return
-    for k in (sms, 120, 108, 96, 84, 72, 60, 48, 33, 16):
+    for k in args.sms_list or (sms, 120, 108, 96, 84, 72, 60, 48, 33, 16):
         if over(args, "power curve"):
             return
         try:
@@ -427,7 +375,7 @@ def measure_power_curve(args, m):
                                          num_stages=4))
         except Exception as e:  # noqa: BLE001
             t.row(kernel="triton", active_sms=k, tflops=f"error: {e}"[:200], samples=0, median_sm_mhz="",
-                  median_power_w="", median_core_mv="", throttle_reasons="")
+                  median_power_w="", median_temp_c="", throttle_reasons="")
     print("power curve done", round(time.time() - START), "s", flush=True)
 
 
@@ -436,6 +384,9 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--budget-s", type=float, default=240.0, help="stop starting new measurements after this")
     p.add_argument("--only", default="ring,noncausal,power")
+    p.add_argument("--seconds", type=float, default=4.0, help="powercurve: seconds per load")
+    p.add_argument("--sms-list", type=lambda t: [int(x) for x in t.split(",")], default=None,
+                   help="powercurve: the active-SM counts, comma-separated")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     m = meta()

@@ -183,8 +183,34 @@ def measure_gemms(args, meta_row):
 
 
 # ------------------------------------------------------------ attention ----
+def sdpa_pass_ms(backend, b, h, sq, sk, hd, causal, reps):
+    """Median forward and backward milliseconds of SDPA on one backend,
+    each call timed alone after one warm-up."""
+    from torch.nn.attention import sdpa_kernel
+    q = torch.randn(b, h, sq, hd, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    k, v = (torch.randn(b, h, sk, hd, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
+    dout = torch.randn(b, h, sq, hd, device="cuda", dtype=torch.bfloat16)
+    fwd, bwd = [], []
+    with sdpa_kernel([backend]):
+        for i in range(1 + reps):
+            e0, e1, e2 = (torch.cuda.Event(enable_timing=True) for _ in range(3))
+            e0.record()
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            e1.record()
+            out.backward(dout)
+            e2.record()
+            torch.cuda.synchronize()
+            q.grad = k.grad = v.grad = None
+            if i > 0:
+                fwd.append(e0.elapsed_time(e1))
+                bwd.append(e1.elapsed_time(e2))
+    fwd.sort()
+    bwd.sort()
+    return fwd[len(fwd) // 2], bwd[len(bwd) // 2]
+
+
 def measure_attention(args, meta_row):
-    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.attention import SDPBackend
     t = Table(os.path.join(args.out, "attention.csv"),
               ["kernel", "batch", "heads", "head_dim", "seq", "causal", "fwd_ms", "bwd_ms", "fwd_tflops",
                "bwd_tflops", "flop_convention"], meta_row)
@@ -199,32 +225,11 @@ def measure_attention(args, meta_row):
                 return
             fwd_flop = 4.0 * batch * heads * seq * seq * hd / 2  # causal: half the score matrix
             try:
-                q, k, v = (torch.randn(batch, heads, seq, hd, device="cuda", dtype=torch.bfloat16,
-                                       requires_grad=True) for _ in range(3))
-                dout = torch.randn(batch, heads, seq, hd, device="cuda", dtype=torch.bfloat16)
-                fwd, bwd = [], []
-                reps = 2 if seq >= 65536 else 6
-                with sdpa_kernel([backend]):
-                    for i in range(1 + reps):
-                        e0, e1, e2 = (torch.cuda.Event(enable_timing=True) for _ in range(3))
-                        e0.record()
-                        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-                        e1.record()
-                        out.backward(dout)
-                        e2.record()
-                        torch.cuda.synchronize()
-                        q.grad = k.grad = v.grad = None
-                        if i > 0:
-                            fwd.append(e0.elapsed_time(e1))
-                            bwd.append(e1.elapsed_time(e2))
-                fwd.sort()
-                bwd.sort()
-                f_ms, b_ms = fwd[len(fwd) // 2], bwd[len(bwd) // 2]
+                f_ms, b_ms = sdpa_pass_ms(backend, batch, heads, seq, seq, hd, True, 2 if seq >= 65536 else 6)
                 t.row(kernel=label, batch=batch, heads=heads, head_dim=hd, seq=seq, causal=1, fwd_ms=f"{f_ms:.4f}",
                       bwd_ms=f"{b_ms:.4f}", fwd_tflops=f"{fwd_flop / f_ms / 1e9:.1f}",
                       bwd_tflops=f"{2.5 * fwd_flop / b_ms / 1e9:.1f}",
                       flop_convention="fwd 4*b*h*s^2*d/2 (causal), bwd 2.5x fwd")
-                del q, k, v, dout, out
             except Exception as e:  # noqa: BLE001
                 t.row(kernel=label, batch=batch, heads=heads, head_dim=hd, seq=seq, causal=1, fwd_ms="",
                       bwd_ms="", fwd_tflops=f"error: {e}"[:200], bwd_tflops="", flop_convention="")

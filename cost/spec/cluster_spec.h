@@ -74,6 +74,12 @@ struct DeviceSpec {
   /// key `peak_uncertainty_percent`): a vendor that publishes no peak for
   /// the part leaves a bracket of datasheet figures. 0 = a datasheet figure.
   double peak_uncertainty = 0;
+  /// The part's board power limit (W; profile key `power_limit_w`, 0: the
+  /// chip's own) and the clock ratio its tensor-core kernels run at against
+  /// the limit its efficiencies hold at (cost/power_cap.h); the peaks above
+  /// are already scaled by it.
+  double power_limit_w = 0;
+  double power_clock_ratio = 1;
 
   double usable_hbm_bytes() const { return hbm_usable_bytes > 0 ? hbm_usable_bytes : hbm_bytes; }
 

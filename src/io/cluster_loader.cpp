@@ -3,6 +3,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cost/power_cap.h"
 #include "src/io/batch_limits_block.h"
 #include "src/io/calibration_block.h"
 #include "src/io/data_paths.h"
@@ -77,6 +78,29 @@ NetworkTier read_tier(const YamlFields& f, bool needs_ranks) {
   return tier;
 }
 
+// A part run at a lower board power limit than the chip its peaks and
+// efficiencies come from: its tensor-core kernels run at the lower clock the
+// measured power curve gives (cost/power_cap.h), so every compute peak scales
+// by that clock ratio; memory-bound kernels (HBM bandwidth) do not.
+void read_power_limit(const YamlFields& f, DeviceSpec& d) {
+  const std::string curve = f.text("power_curve", "none");
+  if (curve == "none") {
+    if (f.has("power_limit_w"))
+      f.fail("power_limit_w", "needs power_curve: h100-sxm5 (the chip whose measured power curve applies)");
+    return;
+  }
+  if (curve != "h100-sxm5")
+    f.fail("power_curve", "is '" + curve + "'; use h100-sxm5 (an H100 SXM5 at a lower power limit) or none");
+  const PowerCurve& c = kH100Sxm5PowerCurve;
+  if (!f.has("power_limit_w"))
+    f.fail("power_limit_w", "is missing; power_curve needs the part's board power limit in W (200 to 700)");
+  d.power_limit_w = f.number_in("power_limit_w", c.min_limit_w, c.reference_limit_w, c.reference_limit_w);
+  d.power_clock_ratio = power_capped_clock_ratio(c, d.power_limit_w);
+  d.peak_bf16_flops_per_s *= d.power_clock_ratio;
+  d.peak_fp16_flops_per_s *= d.power_clock_ratio;
+  d.peak_fp8_flops_per_s *= d.power_clock_ratio;
+}
+
 DeviceSpec read_device(const YamlFields& f) {
   f.allow_only({"name",
                 "peak_bf16_tflops",
@@ -103,6 +127,8 @@ DeviceSpec read_device(const YamlFields& f) {
                 "attention_half_seq",
                 "kernel_figures",
                 "peak_uncertainty_percent",
+                "power_curve",
+                "power_limit_w",
                 "source"});
   DeviceSpec d;
   d.name = f.text("name");
@@ -141,6 +167,7 @@ DeviceSpec read_device(const YamlFields& f) {
   else if (figures != "none")
     f.fail("kernel_figures", "is '" + figures + "'; use h100-sxm5 (an H100 at another clock) or none");
   d.peak_uncertainty = f.number_in("peak_uncertainty_percent", 0.0, 50.0, 0.0) / 100.0;
+  read_power_limit(f, d);
   return d;
 }
 }  // namespace

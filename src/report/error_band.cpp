@@ -9,10 +9,11 @@ std::string error_band_text(const ClusterSpec& cluster) {
   char buf[200];
   if (!c.calibrated()) {
     std::string text = "uncalibrated (profile " + cluster.name + " has no calibration: block)";
-    // Without runs to fit, the assumed peak's uncertainty is the least error
-    // a user must expect: every compute time scales with it.
+    // Without runs to fit, the uncertainty of a peak that is not a datasheet
+    // figure (assumed, or derived as a power-limited clock) is the least
+    // error a user must expect: every compute time scales with it.
     if (cluster.device.peak_uncertainty > 0) {
-      std::snprintf(buf, sizeof buf, "; its peak is assumed, +-%.1f%%",
+      std::snprintf(buf, sizeof buf, "; its peak is not a datasheet figure, +-%.1f%%",
                     100 * cluster.device.peak_uncertainty);
       text += buf;
     }

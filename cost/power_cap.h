@@ -1,0 +1,49 @@
+// A compute-bound kernel's clock on a chip run at a lower board power limit
+// than the one its efficiencies were measured or fitted at.
+//
+// An H100 SXM5 at its 700 W limit does not run its tensor-core kernels at
+// the 1980 MHz maximum: the limit holds a bf16 GEMM at 1350-1380 MHz,
+// FlashAttention-2 at 1740, cuDNN attention at 1515 (calibration/
+// h100-kernels/power_clocks.csv), while a memory-bound copy runs at 1980 MHz
+// drawing 420 W. A lower limit lowers the clock further; the profiles'
+// efficiencies, measured or fitted at 700 W, then apply at that lower clock.
+//
+// Board power under a tensor-core load is P = base + E * T * (f / f_max)^g
+// (T the kernel's FLOP rate, E the energy per FLOP at f_max; the energy per
+// FLOP falls with the clock because the voltage does). With T proportional
+// to f, a kernel held at the reference limit L_ref runs, under a limit L, at
+//   f_L / f_ref = ((L - base) / (L_ref - base))^(1 / (1 + g)),
+// the same for every kernel the reference limit holds back.
+#pragma once
+
+namespace parplan {
+
+struct PowerCurve {
+  /// The limit the efficiencies apply at (W).
+  double reference_limit_w = 0;
+  /// Board power with no tensor-core work at the maximum clock (W).
+  double base_w = 0;
+  /// 1 + g: the dynamic power of a fixed amount of work per clock grows as
+  /// the clock to this power.
+  double clock_exponent = 1;
+  /// The board's lowest settable limit (W).
+  double min_limit_w = 0;
+};
+
+/// One H100 SXM5 (80 GB HBM3, driver 580.159.04), one bf16 GEMM kernel on 16
+/// to 132 of its SMs at the 700 W limit, 24 loads in two runs
+/// (calibration/h100-kernels/power_per_sm*.csv): the unthrottled loads (16 to
+/// 42 SMs at 1980 MHz) lie on P = 166.8 W + 2.07 W per TFLOP/s; with that
+/// base, g = 1.67 fits all 24 loads (the throttled ones at their read clock)
+/// to 4.8 % rms in power. Fitting the base too, or each run alone, moves the
+/// 500 W clock ratio between 0.834 and 0.847. The minimum limit is the
+/// board's (nvidia-smi -q: Min Power Limit 200 W). Below about 1350 MHz (the
+/// full GEMM at 700 W) the curve is extrapolated.
+inline constexpr PowerCurve kH100Sxm5PowerCurve{700.0, 166.8, 2.67, 200.0};
+
+/// f_L / f_ref for a kernel the reference limit holds back; 1 at or above
+/// the reference limit (the maximum clock's headroom is not modelled: parts
+/// above it are not lent by this curve), and limit_w must exceed base_w.
+double power_capped_clock_ratio(const PowerCurve& curve, double limit_w);
+
+}  // namespace parplan

@@ -1,0 +1,143 @@
+// A part at a lower board power limit runs its tensor-core kernels at a
+// lower clock (cost/power_cap.h): the curve's closed form and properties,
+// and its constants against the measurements they were fitted to
+// (calibration/h100-kernels/power_per_sm_run1.csv, _run2.csv: one bf16 GEMM
+// kernel on 16 to 132 SMs of one H100 SXM5 at its 700 W limit).
+#include "cost/power_cap.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/io/cluster_loader.h"
+#include "tests/cli_support.h"
+#include "tests/kernel_csv.h"
+#include "tests/run_file_fixture.h"
+
+namespace parplan {
+namespace {
+
+const PowerCurve& h100 = kH100Sxm5PowerCurve;
+
+TEST(PowerCap, ReferenceLimitAndAboveKeepTheClock) {
+  EXPECT_DOUBLE_EQ(power_capped_clock_ratio(h100, 700), 1.0);
+  EXPECT_DOUBLE_EQ(power_capped_clock_ratio(h100, 900), 1.0);
+}
+
+// P - base = dynamic power, which grows as the clock to the exponent.
+TEST(PowerCap, ClosedFormAt500W) {
+  EXPECT_NEAR(power_capped_clock_ratio(h100, 500), std::pow((500 - 166.8) / (700 - 166.8), 1 / 2.67), 1e-12);
+  EXPECT_NEAR(power_capped_clock_ratio(h100, 500), 0.839, 0.001);
+}
+
+TEST(PowerCap, LowerLimitNeverRaisesTheClock) {
+  double previous = 0;
+  for (double w = h100.min_limit_w; w <= 700; w += 10) {
+    const double r = power_capped_clock_ratio(h100, w);
+    EXPECT_GT(r, previous) << w;
+    EXPECT_LE(r, 1.0) << w;
+    previous = r;
+  }
+}
+
+struct Load {
+  double tflops, mhz, watts;
+};
+
+std::vector<Load> measured_loads() {
+  std::vector<Load> loads;
+  for (const char* file : {"power_per_sm_run1.csv", "power_per_sm_run2.csv"})
+    for (const test::CsvRow& r : test::read_kernel_csv(file))
+      if (r.at("kernel").rfind("triton", 0) == 0 && !r.at("median_sm_mhz").empty())
+        loads.push_back({test::csv_number(r, "tflops"), test::csv_number(r, "median_sm_mhz"),
+                         test::csv_number(r, "median_power_w")});
+  return loads;
+}
+
+// rms relative power error of P = base + E T (f / 1980)^(exponent - 1) with E
+// the least-squares value for the given exponent.
+double rms_power_error(const std::vector<Load>& loads, double base_w, double exponent) {
+  double num = 0, den = 0;
+  for (const Load& l : loads) {
+    const double x = l.tflops * std::pow(l.mhz / 1980, exponent - 1);
+    num += x * (l.watts - base_w) / (l.watts * l.watts);
+    den += x * x / (l.watts * l.watts);
+  }
+  const double e = num / den;
+  double sq = 0;
+  for (const Load& l : loads) {
+    const double r = (base_w + e * l.tflops * std::pow(l.mhz / 1980, exponent - 1) - l.watts) / l.watts;
+    sq += r * r;
+  }
+  return std::sqrt(sq / loads.size());
+}
+
+TEST(PowerCap, BaseIsTheUnthrottledLoadsIntercept) {
+  double n = 0, st = 0, sp = 0, stt = 0, stp = 0;
+  for (const Load& l : measured_loads()) {
+    if (l.mhz < 1980) continue;
+    n += 1;
+    st += l.tflops;
+    sp += l.watts;
+    stt += l.tflops * l.tflops;
+    stp += l.tflops * l.watts;
+  }
+  ASSERT_GE(n, 5);
+  const double slope = (n * stp - st * sp) / (n * stt - st * st);
+  EXPECT_NEAR((sp - slope * st) / n, h100.base_w, 0.1);
+}
+
+TEST(PowerCap, ExponentIsTheMeasurementsBestFit) {
+  const std::vector<Load> loads = measured_loads();
+  ASSERT_EQ(loads.size(), 23u);
+  double best = 0, best_rms = 1e9;
+  for (double g = 1.0; g <= 5.0; g += 0.01) {
+    const double rms = rms_power_error(loads, h100.base_w, g);
+    if (rms < best_rms) best_rms = rms, best = g;
+  }
+  EXPECT_NEAR(best, h100.clock_exponent, 0.01);
+  EXPECT_LT(best_rms, 0.05);
+}
+
+// The profile of an H100 SXM5 at 500 W (torchtitan's Grand Teton) scales
+// the SXM5's datasheet peaks by the curve's clock ratio.
+TEST(PowerCap, ProfileScalesTheDatasheetPeaks) {
+  const DeviceSpec gt = load_cluster("grand-teton-h100").device;
+  const double r = power_capped_clock_ratio(h100, 500);
+  EXPECT_DOUBLE_EQ(gt.power_limit_w, 500);
+  EXPECT_DOUBLE_EQ(gt.power_clock_ratio, r);
+  EXPECT_NEAR(gt.peak_bf16_flops_per_s, 989.4e12 * r, 1e6);
+  EXPECT_NEAR(gt.peak_fp8_flops_per_s, 1978.9e12 * r, 1e6);
+  const DeviceSpec sxm = load_cluster("dgx-h100").device;
+  EXPECT_DOUBLE_EQ(sxm.power_clock_ratio, 1.0);
+  EXPECT_DOUBLE_EQ(gt.hbm_bytes_per_s, 2.4e12);
+}
+
+std::string profile_with(const std::string& device_keys) {
+  return test::write_temp(
+      "power_cap.yaml",
+      "name: x\nranks_per_node: 8\nnodes: 1\ndevice:\n  name: d\n  peak_bf16_tflops: 989.4\n"
+      "  hbm_gib: 80\n  hbm_tb_per_s: 3\n" +
+          device_keys + "tiers:\n  - {name: nvlink, ranks: 8, bandwidth_gb_per_s: 450}\n");
+}
+
+TEST(PowerCap, ProfileKeysAreChecked) {
+  EXPECT_NEAR(load_cluster(profile_with("  power_curve: h100-sxm5\n  power_limit_w: 700\n"))
+                  .device.peak_bf16_flops_per_s,
+              989.4e12, 1e6);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"  power_curve: a100\n  power_limit_w: 400\n", "power_curve"},
+      {"  power_curve: h100-sxm5\n", "power_limit_w"},
+      {"  power_limit_w: 500\n", "power_limit_w"},
+      {"  power_curve: h100-sxm5\n  power_limit_w: 900\n", "power_limit_w"},
+      {"  power_curve: h100-sxm5\n  power_limit_w: 150\n", "power_limit_w"},
+  };
+  for (const auto& [keys, field] : bad)
+    run_file_test::expect_error_naming([&] { load_cluster(profile_with(keys)); }, field);
+}
+
+}  // namespace
+}  // namespace parplan
