@@ -135,8 +135,10 @@ TEST(PowerCap, ProfileKeysAreChecked) {
       {"  power_curve: h100-sxm5\n  power_limit_w: 900\n", "power_limit_w"},
       {"  power_curve: h100-sxm5\n  power_limit_w: 150\n", "power_limit_w"},
   };
-  for (const auto& [keys, field] : bad)
-    run_file_test::expect_error_naming([&] { load_cluster(profile_with(keys)); }, field);
+  for (const auto& entry : bad) {
+    const std::string profile = profile_with(entry.first);
+    run_file_test::expect_error_naming([&] { load_cluster(profile); }, entry.second);
+  }
 }
 
 }  // namespace
