@@ -116,6 +116,20 @@ TEST(PowerCap, ProfileScalesTheDatasheetPeaks) {
   EXPECT_DOUBLE_EQ(gt.hbm_bytes_per_s, 2.4e12);
 }
 
+// The table says where a power-limited part's compute peak comes from.
+TEST(PowerCap, EstimateNamesTheLimit) {
+  const test::CliRun r = test::run_cli(
+      "estimate --model llama3-8b --cluster grand-teton-h100 --gpus 8 --gbs 16 --seq 8192 --tp 1 --pp 1 "
+      "--mbs 2 "
+      "--zero 3");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("500 W limit: compute at 0.839 of the datasheet peak"), std::string::npos) << r.out;
+  EXPECT_EQ(test::run_cli("estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 16 --seq 8192 --tp 1 "
+                          "--pp 1 --mbs 2 --zero 3")
+                .out.find("W limit"),
+            std::string::npos);
+}
+
 std::string profile_with(const std::string& device_keys) {
   return test::write_temp(
       "power_cap.yaml",

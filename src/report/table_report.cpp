@@ -57,7 +57,12 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
   const auto share = [&](double s) { return format("%9.3f s  %5.1f%%", s, 100 * s / t.step_s); };
   out << "model    " << model.name << format("  (%.2f B parameters, ", r.params / 1e9) << model.layers
       << " layers, hidden " << model.hidden << ")\n";
-  out << "cluster  " << cluster.name << "  (" << c.world() << " x " << cluster.device.name << ")\n";
+  out << "cluster  " << cluster.name << "  (" << c.world() << " x " << cluster.device.name;
+  // The peaks of a power-limited part are derived, not read: say from what.
+  if (cluster.device.power_clock_ratio < 1)
+    out << format(", %.0f W limit: compute at %.3f of the datasheet peak", cluster.device.power_limit_w,
+                  cluster.device.power_clock_ratio);
+  out << ")\n";
   out << "config   " << config_line(c) << "\n\n";
   out << "step time            " << format("%9.3f s", t.step_s) << "\n";
   out << "  error band         " << error_band_text(cluster) << "\n";
