@@ -370,9 +370,9 @@ def measure_power_curve(args, m):
         if over(args, "power curve"):
             return
         try:
-            run_for("triton persistent tl.dot 128x128x64, 4 stages", k,
-                    lambda k=k: mm[(k,)](a, b, c, n, n, n, NUM_PROGS=k, BM=128, BN=128, BK=64, num_warps=8,
-                                         num_stages=4))
+            run_for(f"triton persistent tl.dot 128x{args.block_n}x64, {args.stages} stages", k,
+                    lambda k=k: mm[(k,)](a, b, c, n, n, n, NUM_PROGS=k, BM=128, BN=args.block_n, BK=64, num_warps=8,
+                                         num_stages=args.stages))
         except Exception as e:  # noqa: BLE001
             t.row(kernel="triton", active_sms=k, tflops=f"error: {e}"[:200], samples=0, median_sm_mhz="",
                   median_power_w="", median_temp_c="", throttle_reasons="")
@@ -387,6 +387,8 @@ def main():
     p.add_argument("--seconds", type=float, default=4.0, help="powercurve: seconds per load")
     p.add_argument("--sms-list", type=lambda t: [int(x) for x in t.split(",")], default=None,
                    help="powercurve: the active-SM counts, comma-separated")
+    p.add_argument("--block-n", type=int, default=128, help="powercurve: the kernel's N tile")
+    p.add_argument("--stages", type=int, default=4, help="powercurve: the kernel's pipeline stages")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     m = meta()
