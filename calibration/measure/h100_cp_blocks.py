@@ -309,8 +309,8 @@ def persistent_mm_kernel():
     import triton.language as tl
 
     @triton.jit
-    def mm(a_ptr, b_ptr, c_ptr, M, N, K, NUM_PROGS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-           BK: tl.constexpr):
+    def mm(a_ptr, b_ptr, c_ptr, M, N, K, stride_bk, stride_bn, NUM_PROGS: tl.constexpr, BM: tl.constexpr,
+           BN: tl.constexpr, BK: tl.constexpr):
         # one CTA per SM (its shared memory rules out two): grid = the SMs to load
         pid = tl.program_id(0)
         num_n = tl.cdiv(N, BN)
@@ -322,18 +322,19 @@ def persistent_mm_kernel():
             rn = pn * BN + tl.arange(0, BN)
             rk = tl.arange(0, BK)
             a = a_ptr + rm[:, None] * K + rk[None, :]
-            b = b_ptr + rk[:, None] * N + rn[None, :]
+            b = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
             acc = tl.zeros((BM, BN), dtype=tl.float32)
             for _ in range(0, K, BK):
                 acc += tl.dot(tl.load(a), tl.load(b))
                 a += BK
-                b += BK * N
+                b += BK * stride_bk
             tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.bfloat16))
     return mm
 
 
 def measure_power_curve(args, m):
-    """One bf16 GEMM kernel on k of the 132 SMs at the card's power limit:
+    """One GEMM kernel (bf16, or fp8 with --dtype fp8) on k of the 132 SMs at
+    the card's power limit:
     the fewer SMs draw, the higher the clock the limit allows, so the rows
     give the power the tensor-core work draws against the clock over the
     clocks a full GEMM cannot reach."""
@@ -346,6 +347,9 @@ def measure_power_curve(args, m):
                                capture_output=True, text=True).stdout)
     n = 8192
     a, b = rand(n, n), rand(n, n)
+    if args.dtype == "fp8":  # B column-major, as cuBLASLt's fp8 GEMM takes it
+        a, b = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn).t()
+    one = torch.ones((), device="cuda", dtype=torch.float32)
     c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     try:
@@ -361,7 +365,11 @@ def measure_power_curve(args, m):
               median_temp_c=median(column(keep, 3)), throttle_reasons=" ".join(sorted({x[2].strip() for x in keep})))
 
     try:
-        run_for("cublasLt via torch.mm", sms, lambda: torch.mm(a, b, out=c))
+        if args.dtype == "fp8":
+            run_for("cublasLt via torch._scaled_mm (fp8 e4m3)", sms,
+                    lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16))
+        else:
+            run_for("cublasLt via torch.mm", sms, lambda: torch.mm(a, b, out=c))
     except Exception as e:  # noqa: BLE001
         print("cublas:", e, flush=True)
     if mm is None:
@@ -370,9 +378,10 @@ def measure_power_curve(args, m):
         if over(args, "power curve"):
             return
         try:
-            run_for(f"triton persistent tl.dot 128x{args.block_n}x64, {args.stages} stages", k,
-                    lambda k=k: mm[(k,)](a, b, c, n, n, n, NUM_PROGS=k, BM=128, BN=args.block_n, BK=64, num_warps=8,
-                                         num_stages=args.stages))
+            label = "" if args.dtype == "bf16" else f" {args.dtype}"
+            run_for(f"triton persistent tl.dot{label} 128x{args.block_n}x64, {args.stages} stages", k,
+                    lambda k=k: mm[(k,)](a, b, c, n, n, n, b.stride(0), b.stride(1), NUM_PROGS=k, BM=128,
+                                         BN=args.block_n, BK=64, num_warps=8, num_stages=args.stages))
         except Exception as e:  # noqa: BLE001
             t.row(kernel="triton", active_sms=k, tflops=f"error: {e}"[:200], samples=0, median_sm_mhz="",
                   median_power_w="", median_temp_c="", throttle_reasons="")
@@ -389,6 +398,7 @@ def main():
                    help="powercurve: the active-SM counts, comma-separated")
     p.add_argument("--block-n", type=int, default=128, help="powercurve: the kernel's N tile")
     p.add_argument("--stages", type=int, default=4, help="powercurve: the kernel's pipeline stages")
+    p.add_argument("--dtype", choices=("bf16", "fp8"), default="bf16", help="powercurve: the GEMM's input type")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     m = meta()
