@@ -16,6 +16,8 @@
 // the same for every kernel the reference limit holds back.
 #pragma once
 
+#include "cost/spec/cluster_spec.h"
+
 namespace parplan {
 
 struct PowerCurve {
@@ -28,6 +30,10 @@ struct PowerCurve {
   double clock_exponent = 1;
   /// The board's lowest settable limit (W).
   double min_limit_w = 0;
+  /// The exponent fitted to each measured kernel alone, least and most: the
+  /// spread a kernel's clock ratio may take under a limit.
+  double clock_exponent_low = 1;
+  double clock_exponent_high = 1;
 };
 
 /// One H100 SXM5 (80 GB HBM3, driver 580.159.04), three GEMM kernels (bf16
@@ -41,11 +47,23 @@ struct PowerCurve {
 /// to 2.24 and the 500 W clock ratio from 0.834 to 0.865 (0.846 here). The
 /// minimum limit is the board's (nvidia-smi -q: Min Power Limit 200 W). Below
 /// about 1350 MHz (the full bf16 GEMM at 700 W) the curve is extrapolated.
-inline constexpr PowerCurve kH100Sxm5PowerCurve{700.0, 166.8, 2.82, 200.0};
+inline constexpr PowerCurve kH100Sxm5PowerCurve{700.0, 166.8, 2.82, 200.0, 2.67, 3.24};
 
 /// f_L / f_ref for a kernel the reference limit holds back; 1 at or above
 /// the reference limit (the maximum clock's headroom is not modelled: parts
 /// above it are not lent by this curve), and limit_w must exceed base_w.
 double power_capped_clock_ratio(const PowerCurve& curve, double limit_w);
+
+/// Half the spread of that ratio over the per-kernel exponents, over the
+/// ratio: how far a compute peak derived from it may be off (0 at or above
+/// the reference limit).
+double power_capped_peak_uncertainty(const PowerCurve& curve, double limit_w);
+
+/// `device` at another board power limit: every compute peak moved from
+/// the clock ratio of its current limit (device.power_clock_ratio) to the
+/// new limit's; the limit, the ratio and, below the reference, the peak's
+/// uncertainty (at least power_capped_peak_uncertainty) set. HBM bandwidth
+/// keeps its value: memory-bound kernels run unthrottled at 700 W.
+DeviceSpec with_power_limit(DeviceSpec device, const PowerCurve& curve, double limit_w);
 
 }  // namespace parplan

@@ -121,18 +121,79 @@ TEST(PowerCap, ProfileScalesTheDatasheetPeaks) {
   EXPECT_DOUBLE_EQ(gt.hbm_bytes_per_s, 2.4e12);
 }
 
+// Llama 3 8B on 8 GPUs, FSDP: `cluster_and_flags` completes the command.
+test::CliRun estimate_8b(const std::string& cluster_and_flags) {
+  return test::run_cli(
+      "estimate --model llama3-8b --gpus 8 --gbs 16 --seq 8192 --tp 1 --pp 1 --mbs 2 --zero 3 " +
+      cluster_and_flags);
+}
+
 // The table says where a power-limited part's compute peak comes from.
 TEST(PowerCap, EstimateNamesTheLimit) {
-  const test::CliRun r = test::run_cli(
-      "estimate --model llama3-8b --cluster grand-teton-h100 --gpus 8 --gbs 16 --seq 8192 --tp 1 --pp 1 "
-      "--mbs 2 "
-      "--zero 3");
+  const test::CliRun r = estimate_8b("--cluster grand-teton-h100");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("500 W limit: compute at 0.846 of the datasheet peak"), std::string::npos) << r.out;
-  EXPECT_EQ(test::run_cli("estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 16 --seq 8192 --tp 1 "
-                          "--pp 1 --mbs 2 --zero 3")
-                .out.find("W limit"),
-            std::string::npos);
+  EXPECT_EQ(estimate_8b("--cluster dgx-h100").out.find("W limit"), std::string::npos);
+}
+
+// Half the spread of the 500 W ratio over the per-kernel exponents.
+TEST(PowerCap, UncertaintyIsTheSpreadOverTheKernelExponents) {
+  const double r = power_capped_clock_ratio(h100, 500);
+  const double low = std::pow((500 - 166.8) / (700 - 166.8), 1 / 2.67);
+  const double high = std::pow((500 - 166.8) / (700 - 166.8), 1 / 3.24);
+  EXPECT_NEAR(power_capped_peak_uncertainty(h100, 500), (high - low) / 2 / r, 1e-12);
+  EXPECT_DOUBLE_EQ(power_capped_peak_uncertainty(h100, 700), 0.0);
+  EXPECT_NEAR(load_cluster("grand-teton-h100").device.peak_uncertainty, (high - low) / 2 / r, 1e-12);
+}
+
+// dgx-h100 moved to 500 W has grand-teton-h100's compute peaks (the same
+// chip and curve), and back to 700 W its own.
+TEST(PowerCap, ALimitMovesThePeaksBothWays) {
+  const DeviceSpec sxm = load_cluster("dgx-h100").device;
+  const DeviceSpec gt = load_cluster("grand-teton-h100").device;
+  const DeviceSpec at500 = with_power_limit(sxm, h100, 500);
+  EXPECT_NEAR(at500.peak_bf16_flops_per_s, gt.peak_bf16_flops_per_s, 1e3);
+  EXPECT_NEAR(at500.peak_fp8_flops_per_s, gt.peak_fp8_flops_per_s, 1e3);
+  const DeviceSpec back = with_power_limit(gt, h100, 700);
+  EXPECT_NEAR(back.peak_bf16_flops_per_s, sxm.peak_bf16_flops_per_s, 1e3);
+  EXPECT_DOUBLE_EQ(back.hbm_bytes_per_s, gt.hbm_bytes_per_s);
+}
+
+double estimate_step_s(const std::string& extra) {
+  const test::CliRun r = estimate_8b("--cluster dgx-h100 --format json " + extra);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto at = r.out.find("\"step_s\":");
+  EXPECT_NE(at, std::string::npos) << r.out;
+  return at == std::string::npos ? 0 : std::stod(r.out.substr(at + 9));
+}
+
+// A lower limit never gives a shorter step.
+TEST(PowerCap, LowerLimitNeverShortensTheStep) {
+  double previous = estimate_step_s("");
+  for (int w : {700, 650, 600, 500, 400, 300}) {
+    const double step = estimate_step_s("--power-limit " + std::to_string(w));
+    EXPECT_GE(step, previous * (1 - 1e-9)) << w << " W";
+    previous = step;
+  }
+}
+
+// A calibrated profile moved to another limit says its band grows.
+TEST(PowerCap, CalibratedBandNamesTheReclocking) {
+  const test::CliRun r = estimate_8b("--cluster dgx-h100 --power-limit 500");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("calibration runs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("compute re-clocked to 500 W, +-1.6% more"), std::string::npos) << r.out;
+}
+
+TEST(PowerCap, PowerLimitFlagIsChecked) {
+  for (const std::string& bad : {std::string("--cluster dgx-a100 --power-limit 300"),
+                                 std::string("--cluster dgx-h100 --power-limit 900"),
+                                 std::string("--cluster dgx-h100 --power-limit 150")}) {
+    const test::CliRun r = estimate_8b(bad);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--power-limit"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "") << bad;
+  }
 }
 
 std::string profile_with(const std::string& device_keys) {

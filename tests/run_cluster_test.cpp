@@ -31,7 +31,7 @@ std::string write_run(const std::string& fields) {
 // much it is uncertain; one with datasheet figures says only that it is
 // uncalibrated.
 TEST(GrandTeton, ErrorBandStatesTheDerivedPeak) {
-  EXPECT_NE(error_band_text(load_cluster("grand-teton-h100")).find("peak is not a datasheet figure, +-1.8%"),
+  EXPECT_NE(error_band_text(load_cluster("grand-teton-h100")).find("peak is not a datasheet figure, +-1.6%"),
             std::string::npos);
   ClusterSpec plain = load_cluster("grand-teton-h100");
   plain.device.peak_uncertainty = 0;

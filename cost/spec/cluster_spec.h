@@ -80,6 +80,9 @@ struct DeviceSpec {
   /// are already scaled by it.
   double power_limit_w = 0;
   double power_clock_ratio = 1;
+  /// The profile names the H100 SXM5's measured power curve
+  /// (`power_curve: h100-sxm5`): a job may set another limit.
+  bool h100_power_curve = false;
 
   double usable_hbm_bytes() const { return hbm_usable_bytes > 0 ? hbm_usable_bytes : hbm_bytes; }
 

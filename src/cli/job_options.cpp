@@ -1,9 +1,11 @@
 #include "src/cli/job_options.h"
 
 #include <iostream>
+#include <sstream>
 
 #include "cost/config_rules.h"
 #include "cost/moe_dispatch.h"
+#include "cost/power_cap.h"
 #include "cost/step_cost.h"
 #include "src/emit/engine_capabilities.h"
 #include "src/io/cluster_loader.h"
@@ -17,11 +19,30 @@
 
 namespace parplan {
 
+namespace {
+// A what-if on the board power limit: the measured curve gives the clock.
+void apply_power_limit(double limit_w, ClusterSpec& cluster) {
+  const PowerCurve& curve = kH100Sxm5PowerCurve;
+  if (!cluster.device.h100_power_curve)
+    throw InputError(
+        "--power-limit needs a profile with a measured power curve (power_curve: h100-sxm5, as "
+        "dgx-h100, dgx-h800 and grand-teton-h100 have); " +
+        cluster.name + " has none");
+  if (!(limit_w >= curve.min_limit_w && limit_w <= curve.reference_limit_w))
+    throw InputError("--power-limit must be between 200 and 700 W (an H100 SXM5's settable range); got " +
+                     (std::ostringstream() << limit_w).str());
+  cluster.device = with_power_limit(cluster.device, curve, limit_w);
+}
+}  // namespace
+
 void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   add_common_flags(app, f.common);
   app.add_option("--job", f.job_file, "job.yaml with model, cluster, gpus, gbs, seq (flags override it)");
   app.add_option("--model", f.model, "catalog name (see models/), model YAML or Hugging Face config.json");
   app.add_option("--cluster", f.cluster, "hardware profile name (see hardware-profiles/) or YAML path");
+  app.add_option("--power-limit", f.power_limit_w,
+                 "board power limit in W (200-700) for a profile with a measured power curve (dgx-h100, "
+                 "dgx-h800, grand-teton-h100): compute at the clock it allows");
   add_int_option(app, "--gpus", f.gpus, "number of GPUs (ranks)", 1, kMaxGpus);
   add_int_option(app, "--nodes", f.nodes, "number of nodes (instead of --gpus)", 1, kMaxNodes);
   add_int_option(app, "--gbs", f.gbs, "global batch size in sequences", 1, kMaxGbs);
@@ -218,6 +239,7 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   ResolvedJob out;
   out.model = load_model(request.model);
   out.cluster = load_cluster(request.cluster);
+  if (f.power_limit_w) apply_power_limit(*f.power_limit_w, out.cluster);
   out.job = request.job;
   if (f.a2a_compression) {
     const double r = *f.a2a_compression;

@@ -21,6 +21,8 @@ struct JobFlags {
   std::optional<std::string> job_file;
   std::string model, cluster, precision, optimizer;
   std::optional<int> gpus, nodes, gbs, seq;
+  /// --power-limit W: the board power limit, for a profile with a power curve.
+  std::optional<double> power_limit_w;
   // Parallel sizes: required by estimate, pins for plan.
   std::optional<int> tp, pp, vp, cp, mbs, zero, recompute_layers;
   /// Layers of the first and last pipeline stage (Megatron

@@ -94,11 +94,9 @@ void read_power_limit(const YamlFields& f, DeviceSpec& d) {
   const PowerCurve& c = kH100Sxm5PowerCurve;
   if (!f.has("power_limit_w"))
     f.fail("power_limit_w", "is missing; power_curve needs the part's board power limit in W (200 to 700)");
-  d.power_limit_w = f.number_in("power_limit_w", c.min_limit_w, c.reference_limit_w, c.reference_limit_w);
-  d.power_clock_ratio = power_capped_clock_ratio(c, d.power_limit_w);
-  d.peak_bf16_flops_per_s *= d.power_clock_ratio;
-  d.peak_fp16_flops_per_s *= d.power_clock_ratio;
-  d.peak_fp8_flops_per_s *= d.power_clock_ratio;
+  d.h100_power_curve = true;
+  d = with_power_limit(d, c,
+                       f.number_in("power_limit_w", c.min_limit_w, c.reference_limit_w, c.reference_limit_w));
 }
 
 DeviceSpec read_device(const YamlFields& f) {

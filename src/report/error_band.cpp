@@ -25,7 +25,15 @@ std::string error_band_text(const ClusterSpec& cluster) {
   else
     std::snprintf(buf, sizeof buf, "+-%.1f%% mean, +-%.1f%% max on %d calibration runs",
                   100 * c.mean_step_error, 100 * c.max_step_error, c.runs);
-  return buf;
+  std::string text = buf;
+  // The runs were fitted at the profile's own limit; another one (plan
+  // --power-limit) re-clocks the compute by the measured curve.
+  if (cluster.device.power_clock_ratio < 1 && cluster.device.peak_uncertainty > 0) {
+    std::snprintf(buf, sizeof buf, "; compute re-clocked to %.0f W, +-%.1f%% more",
+                  cluster.device.power_limit_w, 100 * cluster.device.peak_uncertainty);
+    text += buf;
+  }
+  return text;
 }
 
 }  // namespace parplan
