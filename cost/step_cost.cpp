@@ -159,8 +159,11 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
   tput.tokens_per_s = static_cast<double>(c.gbs) * job.seq / time.step_s;
   tput.model_tflops_per_gpu = flops.model_flops / time.step_s / world / 1e12;
   tput.hardware_tflops_per_gpu = flops.hardware_flops / time.step_s / world / 1e12;
-  tput.mfu = tput.model_tflops_per_gpu * 1e12 / peak;
-  tput.hfu = tput.hardware_tflops_per_gpu * 1e12 / peak;
+  // Utilisation is quoted against the datasheet peak, as published runs
+  // quote it, not against a power-limited part's re-clocked one.
+  const double datasheet_peak = peak / device.power_clock_ratio;
+  tput.mfu = tput.model_tflops_per_gpu * 1e12 / datasheet_peak;
+  tput.hfu = tput.hardware_tflops_per_gpu * 1e12 / datasheet_peak;
 
   const double parts[7] = {time.compute_s, time.bubble_s,  time.tp_comm_s, time.cp_comm_s,
                            time.pp_comm_s, time.dp_comm_s, time.ep_comm_s};

@@ -177,6 +177,19 @@ TEST(PowerCap, LowerLimitNeverShortensTheStep) {
   }
 }
 
+// MFU is against the datasheet peak: at a lower limit the same model FLOP
+// rate is the same MFU.
+TEST(PowerCap, MfuIsAgainstTheDatasheetPeak) {
+  const test::CliRun r = estimate_8b("--cluster dgx-h100 --format json --power-limit 500");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto number_after = [&](const std::string& key) {
+    const auto at = r.out.find("\"" + key + "\":");
+    EXPECT_NE(at, std::string::npos) << key;
+    return at == std::string::npos ? 0.0 : std::stod(r.out.substr(at + key.size() + 3));
+  };
+  EXPECT_NEAR(number_after("mfu"), number_after("model_tflops_per_gpu") / 989.4, 1e-4);
+}
+
 // A calibrated profile moved to another limit says its band grows.
 TEST(PowerCap, CalibratedBandNamesTheReclocking) {
   const test::CliRun r = estimate_8b("--cluster dgx-h100 --power-limit 500");
@@ -194,6 +207,16 @@ TEST(PowerCap, PowerLimitFlagIsChecked) {
     EXPECT_NE(r.err.find("--power-limit"), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "") << bad;
   }
+}
+
+// sweep takes the flag too, with the same checks.
+TEST(PowerCap, SweepTakesThePowerLimit) {
+  const std::string sweep = "sweep --models llama3-8b --gpus 8 --gbs 64 --seq 8192 --format json ";
+  const test::CliRun ok = test::run_cli(sweep + "--cluster dgx-h100 --power-limit 500");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  const test::CliRun bad = test::run_cli(sweep + "--cluster dgx-a100 --power-limit 500");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--power-limit"), std::string::npos) << bad.err;
 }
 
 std::string profile_with(const std::string& device_keys) {

@@ -36,6 +36,7 @@ struct SweepFlags {
   double hours = 0;
   bool allow_lossy_comm = false, allow_unreleased = false;
   std::optional<std::string> memory_headroom;
+  std::optional<double> power_limit_w;
 };
 
 /// skip-paths: without --time-limit the search gets 60 s (it stops earlier

@@ -19,7 +19,6 @@
 
 namespace parplan {
 
-namespace {
 // A what-if on the board power limit: the measured curve gives the clock.
 void apply_power_limit(double limit_w, ClusterSpec& cluster) {
   const PowerCurve& curve = kH100Sxm5PowerCurve;
@@ -33,7 +32,6 @@ void apply_power_limit(double limit_w, ClusterSpec& cluster) {
                      (std::ostringstream() << limit_w).str());
   cluster.device = with_power_limit(cluster.device, curve, limit_w);
 }
-}  // namespace
 
 void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   add_common_flags(app, f.common);

@@ -97,6 +97,11 @@ PlannerOptions planner_options(const JobFlags& flags, const std::string& engine,
                                const std::string& emit = "");
 
 /// Adds the shared flags; `config_flags` adds the parallel sizes too.
+/// --power-limit W on a loaded cluster: the profile's measured power curve
+/// re-clocks its compute peaks; a profile without one, or W outside the
+/// board's settable range, is an InputError naming the flag.
+void apply_power_limit(double limit_w, ClusterSpec& cluster);
+
 void add_job_flags(CLI::App& app, JobFlags& flags, bool config_flags);
 
 struct ResolvedJob {

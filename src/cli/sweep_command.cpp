@@ -42,6 +42,7 @@ int run_sweep(const SweepFlags& flags) {
     const std::string message = e.what();
     throw InputError(message.rfind("--cluster", 0) == 0 ? message : "--cluster: " + message);
   }
+  if (flags.power_limit_w) apply_power_limit(*flags.power_limit_w, grid.cluster);
   grid.gpus = parse_int_list(flags.gpus, "--gpus");
   grid.gbs = parse_int_list(flags.gbs, "--gbs");
   grid.seq = flags.seq;
