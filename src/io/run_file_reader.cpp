@@ -214,8 +214,10 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
     figure.value = f.positive_number("step_s");
   else
     figure = read_measured(f.child("measured"));
-  run.measured_step_s =
-      step_seconds(figure, run.model, run.job, cluster.device.peak_flops_per_s(run.job.precision), where);
+  // An MFU is quoted against the datasheet peak, also on a power-limited part.
+  run.measured_step_s = step_seconds(
+      figure, run.model, run.job,
+      cluster.device.peak_flops_per_s(run.job.precision) / cluster.device.power_clock_ratio, where);
   if (f.has("peak_memory_gib")) run.measured_peak_bytes = f.positive_number("peak_memory_gib") * kGib;
   // The HBM of the GPUs the run used, where its source states one that
   // differs from the profile's (torchtitan's Grand Teton H100s: 96 GB):
