@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h100_kernels import Table, meta, sdpa_pass_ms, smi  # noqa: E402
+from h100_kernels import Table, run_sections, sdpa_pass_ms, smi  # noqa: E402
 
 START = time.time()
 HD = 128
@@ -400,14 +400,8 @@ def main():
     p.add_argument("--stages", type=int, default=4, help="powercurve: the kernel's pipeline stages")
     p.add_argument("--dtype", choices=("bf16", "fp8"), default="bf16", help="powercurve: the GEMM's input type")
     args = p.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    m = meta()
-    print(m, flush=True)
-    sections = {"ring": measure_ring, "noncausal": measure_noncausal, "power": measure_power,
-                "powercurve": measure_power_curve}
-    for name in args.only.split(","):
-        sections[name](args, m)
-    print("total", round(time.time() - START), "s;", smi("clocks.sm,power.draw,temperature.gpu"), flush=True)
+    run_sections(args, {"ring": measure_ring, "noncausal": measure_noncausal, "power": measure_power,
+                        "powercurve": measure_power_curve})
 
 
 if __name__ == "__main__":

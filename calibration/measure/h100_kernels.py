@@ -434,21 +434,26 @@ def measure_layer(args, meta_row):
     print("layer done", round(time.time() - START), "s", flush=True)
 
 
+def run_sections(args, sections):
+    """Runs the --only sections in order into args.out, each row tagged with
+    the device's metadata; reports the clocks and power at the end."""
+    os.makedirs(args.out, exist_ok=True)
+    m = meta()
+    print(m, flush=True)
+    for name in args.only.split(","):
+        sections[name](args, m)
+    print("total", round(time.time() - START), "s;", smi("clocks.sm,power.draw,temperature.gpu"), flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
     p.add_argument("--budget-s", type=float, default=330.0, help="stop starting new measurements after this")
     p.add_argument("--only", default="gemm,attention,moe,layer,memory")
     args = p.parse_args()
-    os.makedirs(args.out, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
-    m = meta()
-    print(m, flush=True)
-    sections = {"gemm": measure_gemms, "attention": measure_attention, "moe": measure_moe, "layer": measure_layer,
-                "memory": measure_memory}
-    for name in args.only.split(","):
-        sections[name](args, m)
-    print("total", round(time.time() - START), "s;", smi("clocks.sm,power.draw,temperature.gpu"), flush=True)
+    run_sections(args, {"gemm": measure_gemms, "attention": measure_attention, "moe": measure_moe,
+                        "layer": measure_layer, "memory": measure_memory})
 
 
 if __name__ == "__main__":
