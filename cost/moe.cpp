@@ -48,6 +48,24 @@ double grouped_gemm_backward_s(const DeviceSpec& device, double peak, double gro
   return groups * gemm_backward_time_s(device, peak, rows, n, k);
 }
 
+}  // namespace
+
+double split_cast_floor_s(const DeviceSpec& device, double splits, double rows_per_split, double width) {
+  if (device.kernel_floor_s <= 0 || splits <= 0 || rows_per_split <= 0 || width <= 0) return 0;
+  const double elements = rows_per_split * width;
+  // Float8CurrentScalingQuantizer::quantize_impl per split: zero_amax and
+  // compute_scale_from_amax (tiny), the amax pass (reads 2 bytes per
+  // element) and the cast (reads 2, writes the fp8 copy and its transpose).
+  // The bytes are priced pooled over all splits (fp8_cast_times and the
+  // amax pass): what is added is each kernel's shortfall below the floor.
+  const double amax_s = memory_bound_s(device, kActivationBytes * elements);
+  const double cast_s = memory_bound_s(device, 4.0 * elements);
+  const double floor = device.kernel_floor_s;
+  return splits * (2.0 * floor + std::max(0.0, floor - amax_s) + std::max(0.0, floor - cast_s));
+}
+
+namespace {
+
 // Megatron's router is not a Transformer Engine module: its gating GEMM
 // (TopKRouter.gating, router_gating_linear in megatron/core/transformer/moe/
 // router.py) runs in the activations' or the router's own 16/32-bit dtype,
@@ -241,16 +259,29 @@ MoeBlockTimes moe_block_times(const ModelSpec& m, const DeviceSpec& device, doub
       amax ? memory_bound_s(device, kActivationBytes * rows * (h + f / s.etp)) : 0.0;
   const double amax_backward_s =
       amax ? memory_bound_s(device, kActivationBytes * rows * (f_in / s.etp + h)) : 0.0;
+  // Current scaling casts split by split (split_quantize): per expert and
+  // cast site four kernels, each at least the device's kernel floor, which
+  // the pooled bytes above do not see when the splits are small.
+  const double floor_forward_s =
+      amax && !s.one_grouped_kernel
+          ? split_cast_floor_s(device, local_experts, rows_per_expert, h) +
+                split_cast_floor_s(device, local_experts, rows_per_expert, f / s.etp)
+          : 0.0;
+  const double floor_backward_s =
+      amax && !s.one_grouped_kernel
+          ? split_cast_floor_s(device, local_experts, rows_per_expert, f_in / s.etp) +
+                split_cast_floor_s(device, local_experts, rows_per_expert, h)
+          : 0.0;
   // fp8 split padding: the same copies forward and backward.
   const double padding_s = memory_bound_s(device, moe_fp8_padding_bytes(m, s));
   times.routed_forward_s =
       routed_gemm_s + routed_elementwise_s + memory_bound_s(device, permutation.forward) + padding_s;
   times.forward_s = times.routed_forward_s + router_s + shared_gemm_s + shared_elementwise_s +
-                    casts.forward_s + amax_forward_s;
+                    casts.forward_s + amax_forward_s + floor_forward_s;
   times.backward_s = routed_gemm_backward_s + 2.0 * router_s + shared_gemm_backward_s +
                      2.0 * (routed_elementwise_s + shared_elementwise_s) +
                      memory_bound_s(device, permutation.backward) + padding_s + casts.backward_s +
-                     amax_backward_s;
+                     amax_backward_s + floor_backward_s;
   return times;
 }
 

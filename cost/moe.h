@@ -151,4 +151,12 @@ MoeBlockTimes moe_block_times(const ModelSpec& model, const DeviceSpec& device, 
 /// dispatched token copies and the routed and shared experts' inputs.
 double moe_layer_activation_bytes(const ModelSpec& model, const ActivationShape& shape, const MoeShape& moe);
 
+/// GPU time Transformer Engine's split-by-split fp8 current-scaling cast
+/// of `splits` expert inputs (rows_per_split x width each) takes beyond the
+/// bytes it moves: four kernels per split (zero_amax, amax, scale from
+/// amax, quantize; transformer_engine/pytorch/csrc/quantizer.cpp, one
+/// call per split from split_quantize), each lasting at least the device's
+/// kernel_floor_s. 0 where the floor is not measured.
+double split_cast_floor_s(const DeviceSpec& device, double splits, double rows_per_split, double width);
+
 }  // namespace parplan

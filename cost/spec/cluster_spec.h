@@ -59,6 +59,13 @@ struct DeviceSpec {
   /// the forward pass, two thirds in the backward. Fitted (parplan
   /// calibrate); 0 = none.
   double layer_overhead_s = 0;
+  /// Least GPU time of one kernel queued behind others (launch, ramp-up and
+  /// drain, whatever its size): what a small memory-bound kernel costs where
+  /// its bytes would take less. Measured (calibration/h100-kernels/
+  /// kernel_floor.csv); 0 = not measured, kernels cost their bytes only.
+  /// Priced where a layer launches many small kernels the bytes model
+  /// pools: Transformer Engine's per-expert fp8 casts (cost/moe.cpp).
+  double kernel_floor_s = 0;
   /// Sequence length at which the fused attention kernel reaches half of
   /// flash_attention_efficiency: eff(s) = eff * s / (s + half) (short
   /// sequences fill fewer thread blocks per head). Fitted; 0 = independent

@@ -122,6 +122,7 @@ DeviceSpec read_device(const YamlFields& f) {
                 "allocator_headroom",
                 "overlap_compute_slowdown",
                 "layer_overhead_us",
+                "kernel_floor_us",
                 "attention_half_seq",
                 "kernel_figures",
                 "peak_uncertainty_percent",
@@ -156,6 +157,7 @@ DeviceSpec read_device(const YamlFields& f) {
   d.allocator_headroom_fraction = f.number_in("allocator_headroom", 0.0, 1.0, 0.0);
   d.overlap_compute_slowdown = f.number_in("overlap_compute_slowdown", 0.0, 1.0, d.overlap_compute_slowdown);
   d.layer_overhead_s = f.number_in("layer_overhead_us", 0.0, 1e6, 0.0) * kMicro;
+  d.kernel_floor_s = f.number_in("kernel_floor_us", 0.0, 1e3, 0.0) * kMicro;
   d.attention_half_seq = f.number_in("attention_half_seq", 0.0, 1e7, 0.0);
   // The only published per-kernel attention figures parplan holds were
   // measured on the H100 SXM5 (cost/attention_kernels.cpp).

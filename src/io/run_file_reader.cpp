@@ -31,7 +31,7 @@ int int_or_best(const YamlFields& f, const char* key, bool* best) {
 
 ParallelConfig read_run_config(const YamlFields& f, FitRun& run) {
   f.allow_only({"tp", "pp", "vp", "cp", "ep", "etp", "sp", "mbs", "zero", "recompute", "recompute_layers",
-                "attention", "overlap_grad_reduce", "overlap_p2p", "ep_overlap"});
+                "attention", "overlap_grad_reduce", "overlap_p2p", "ep_overlap", "a2a_hierarchical"});
   ParallelConfig c;
   c.tp = f.positive_int("tp", 1);
   c.pp = f.positive_int("pp", 1);
@@ -53,6 +53,10 @@ ParallelConfig read_run_config(const YamlFields& f, FitRun& run) {
   // (Megatron's --overlap-moe-expert-parallel-comm; Megatron-Bridge's
   // moe_a2a_overlap): only where the run's recipe says so.
   c.ep_overlap = f.boolean("ep_overlap", false);
+  // Intra-node first, one copy per destination node across nodes: DeepEP's
+  // and HybridEP's dispatch (Megatron's --moe-token-dispatcher-type flex);
+  // only where the run's recipe names such a backend.
+  c.a2a_hierarchical = f.boolean("a2a_hierarchical", false);
   return c;
 }
 
@@ -284,7 +288,8 @@ std::vector<FitRun> read_run_csv(const std::string& path, const ClusterSpec& clu
                                          "attention",
                                          "overlap_grad_reduce",
                                          "overlap_p2p",
-                                         "ep_overlap"};
+                                         "ep_overlap",
+                                         "a2a_hierarchical"};
   static const char* kMeasuredColumns[] = {"unit", "value", "formula", "padded_vocab", "peak_tflops"};
   std::string line;
   std::vector<std::string> header;
