@@ -288,14 +288,47 @@ def measure_kernel_floor(args, meta_row):
             print("gemm", m, k, n, mode, round(us, 3), flush=True)
 
 
+def measure_expert_gemms(args, meta_row):
+    """Expert GEMMs of fine-grained MoE layers, timed with the host ahead
+    (queued behind a long GEMM) and from a CUDA graph, bf16 and fp8: the
+    sizes the GEMM curve's fit left out (under 30 us, host-bound when
+    timed one Python call at a time). Qwen3-30B-A3B (h 2048, f 768) at 512
+    and 1024 rows per expert; Qwen3-235B-A22B (h 4096, f 1536) at 1024.
+    Per shape: FC1 (rows x 2f x h), FC2 (rows x h x f) forward, their
+    input-gradient GEMMs and weight-gradient GEMMs (K = rows)."""
+    t = Table(os.path.join(args.out, "expert_gemm.csv"),
+              ["model", "precision", "gemm", "m", "n", "k", "mode", "us_per_call", "tflops"], meta_row)
+    one = torch.ones((), device="cuda")
+    for model, h, f, rows in (("qwen3-30b-a3b", 2048, 768, 512), ("qwen3-30b-a3b", 2048, 768, 1024),
+                              ("qwen3-235b-a22b", 4096, 1536, 1024)):
+        shapes = [("fc1 fwd", rows, 2 * f, h), ("fc2 fwd", rows, h, f), ("fc1 dgrad", rows, h, 2 * f),
+                  ("fc2 dgrad", rows, f, h), ("fc1 wgrad", 2 * f, h, rows), ("fc2 wgrad", h, f, rows)]
+        for gemm, m, n, k in shapes:
+            a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+            b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+            a8, b8 = a.to(FP8), b.to(FP8)
+            for precision, fn in (("bf16", lambda: torch.mm(a, b.t())),
+                                  ("fp8", lambda: torch._scaled_mm(a8, b8.t(), scale_a=one, scale_b=one,
+                                                                   out_dtype=torch.bfloat16))):
+                for mode, timer in (("CUDA graph", graph_us_per_call), ("eager, host ahead", queued_us_per_call)):
+                    try:
+                        us = timer(fn, 200)
+                        t.row(model=model, precision=precision, gemm=gemm, m=m, n=n, k=k, mode=mode,
+                              us_per_call=f"{us:.3f}", tflops=f"{2.0 * m * n * k / us / 1e6:.1f}")
+                    except Exception as e:  # noqa: BLE001 - recorded, not fatal
+                        t.row(model=model, precision=precision, gemm=gemm, m=m, n=n, k=k, mode=mode,
+                              us_per_call="", tflops=f"error: {e}"[:200])
+        print("expert gemms", model, rows, flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
     p.add_argument("--budget-s", type=float, default=200.0)
-    p.add_argument("--only", default="launch,moe_layer,kernel_floor")
+    p.add_argument("--only", default="launch,moe_layer,kernel_floor,expert_gemm")
     args = p.parse_args()
     run_sections(args, {"launch": measure_launch, "moe_layer": measure_moe_layer,
-                        "kernel_floor": measure_kernel_floor})
+                        "kernel_floor": measure_kernel_floor, "expert_gemm": measure_expert_gemms})
 
 
 if __name__ == "__main__":
