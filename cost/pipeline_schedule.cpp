@@ -202,6 +202,12 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
     }
   }
   costs.selective_dense_s = selective_recompute_s(model, job, costs.dense, false);
+  // _save_list (torchtitan/parallelisms/parallelize_llama.py @ 9dec370,
+  // torchtitan/distributed/activation_checkpoint.py later) holds
+  // _c10d_functional.reduce_scatter_tensor but no all-gather: every other
+  // op is PREFER_RECOMPUTE, the SP all-gathers inside the block included.
+  if (job.selective_checkpoint == SelectiveCheckpoint::kTorchtitanOps && c.tp > 1 && c.sp)
+    costs.selective_tp_s = costs.comm.tp_forward_s / 2.0;
   if (model.is_moe()) costs.selective_moe_s = selective_recompute_s(model, job, costs.moe, true);
   costs.edges = edge_compute_times(model, device, peak, tokens, c.tp, job.cross_entropy);
   costs.overlap_slowdown = device.overlap_compute_slowdown;
@@ -246,6 +252,7 @@ StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const 
   t.backward_last_s = backward + extra;
   t.tp_s = load.layers * (dense_comm.tp_forward_s + dense_comm.tp_backward_s) +
            recomputed * (dense_comm.tp_forward_s + dense_comm.checkpoint_gather_s);
+  if (c.recompute == Recompute::kSelective) t.tp_s += load.layers * costs.selective_tp_s;
   t.cp_s = load.layers * (dense_comm.cp_forward_s + dense_comm.cp_backward_s) +
            recomputed * dense_comm.cp_forward_s;
   t.ep_s = load.moe_layers * (dense_comm.ep_forward_s + dense_comm.ep_backward_s);

@@ -94,6 +94,11 @@ struct PerLayerCosts {
   /// Megatron's attention core, or all but what torchtitan's op policy
   /// keeps (selective_recompute_s).
   double selective_dense_s = 0, selective_moe_s = 0;
+  /// Tensor-parallel traffic selective recomputation replays per layer:
+  /// torchtitan's op policy saves the reduce-scatters' outputs but not the
+  /// sequence-parallel all-gathers', so the backward gathers the attention's
+  /// and the FFN's inputs again (half the forward's TP traffic); 0 otherwise.
+  double selective_tp_s = 0;
   /// FSDP2's copy-out of the gathered parameters (JobSpec::fsdp_copy_out),
   /// seconds per parameter of the stage and per unshard; 0 when it does not
   /// apply. ZeRO-3 unshards every unit in the forward and again in the

@@ -4,6 +4,7 @@
 // SDPA, amax; every second mm not kept).
 #include <gtest/gtest.h>
 
+#include "cost/spec/parallel_config.h"
 #include "cost/step_internal.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
@@ -56,6 +57,39 @@ TEST(SelectiveRecomputeTime, TorchtitanOpPolicyReplaysEveryElementwiseKernel) {
   EXPECT_NEAR(
       selective_recompute_s(model, job, eager, false) - selective_recompute_s(model, job, fused, false),
       eager.forward_s - fused.forward_s, 1e-12);
+}
+
+// The policy saves the reduce-scatters' outputs but not the sequence-
+// parallel all-gathers': the backward gathers the attention's and the
+// FFN's inputs again, half the forward's TP traffic per layer. Megatron's
+// selective recomputation (the attention core) and full recomputation
+// (the whole forward, its four collectives) are priced as before.
+TEST(SelectiveRecomputeTime, TorchtitanOpPolicyGathersTheSequenceParallelInputsAgain) {
+  const ModelSpec model = load_model("llama3-8b");
+  const ClusterSpec h100 = load_cluster("dgx-h100");
+  ParallelConfig c;
+  c.tp = 8;
+  c.sp = true;
+  c.dp = 1;
+  c.mbs = 2;
+  c.gbs = 2;
+  c.recompute = Recompute::kSelective;
+  JobSpec job;
+  job.seq = 8192;
+  job.selective_checkpoint = SelectiveCheckpoint::kTorchtitanOps;
+  const detail::StageLoad load = detail::stage_load(model, job, c, 0);
+  const detail::PerLayerCosts ops = detail::per_layer_costs(model, h100, job, c, 0);
+  ASSERT_GT(ops.comm.tp_forward_s, 0.0);
+  EXPECT_DOUBLE_EQ(ops.selective_tp_s, ops.comm.tp_forward_s / 2.0);
+  job.selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
+  const detail::PerLayerCosts core = detail::per_layer_costs(model, h100, job, c, 0);
+  EXPECT_EQ(core.selective_tp_s, 0.0);
+  EXPECT_NEAR(detail::stage_time(c, ops, load).tp_s - detail::stage_time(c, core, load).tp_s,
+              load.layers * ops.comm.tp_forward_s / 2.0, 1e-12);
+  // Without sequence parallelism there is no all-gather to replay.
+  c.sp = false;
+  job.selective_checkpoint = SelectiveCheckpoint::kTorchtitanOps;
+  EXPECT_EQ(detail::per_layer_costs(model, h100, job, c, 0).selective_tp_s, 0.0);
 }
 
 }  // namespace
