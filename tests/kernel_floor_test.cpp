@@ -67,10 +67,7 @@ TEST(KernelFloor, SplitCastFloorFormula) {
 }
 
 MoeShape fine_grained(bool fp8, bool current) {
-  MoeShape s;
-  s.tokens = 8192;
-  s.ep = 8;
-  s.fp8 = fp8;
+  MoeShape s = moe_test::eight_k_tokens_ep8(fp8);
   s.fp8_current_scaling = current;
   return s;
 }

@@ -22,10 +22,7 @@ namespace {
 using moe_test::small_experts;
 
 MoeShape padded_fp8_shape() {
-  MoeShape s;
-  s.tokens = 8192;
-  s.ep = 8;
-  s.fp8 = true;
+  MoeShape s = moe_test::eight_k_tokens_ep8(true);
   s.fp8_split_padding = true;
   return s;
 }

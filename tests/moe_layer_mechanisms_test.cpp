@@ -19,14 +19,7 @@ namespace {
 
 using moe_test::small_experts;
 
-// 8192 tokens per rank over 8 expert-parallel ranks: 16 local experts of
-// small_experts()' 128.
-MoeShape eight_ranks_of_experts() {
-  MoeShape s;
-  s.tokens = 8192;
-  s.ep = 8;
-  return s;
-}
+MoeShape eight_ranks_of_experts() { return moe_test::eight_k_tokens_ep8(false); }
 
 // Permutation 1 and unpermutation 1 read and write each of the rank's
 // tokens x top-k copies of h 16-bit elements: 2 x (2 k T h x 2 bytes). One

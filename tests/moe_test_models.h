@@ -1,6 +1,7 @@
 // Shared by the MoE cost tests: a fine-grained expert block.
 #pragma once
 
+#include "cost/moe.h"
 #include "cost/spec/model_spec.h"
 #include "src/io/model_loader.h"
 
@@ -15,6 +16,16 @@ inline ModelSpec small_experts() {
   m.top_k = 8;
   m.expert_ffn_hidden = 768;
   return m;
+}
+
+/// 8192 tokens per rank over ep 8 (16 of small_experts' 128 experts per
+/// rank), 16-bit or fp8; the tests set the fp8 recipe's flags.
+inline MoeShape eight_k_tokens_ep8(bool fp8) {
+  MoeShape s;
+  s.tokens = 8192;
+  s.ep = 8;
+  s.fp8 = fp8;
+  return s;
 }
 
 }  // namespace parplan::moe_test

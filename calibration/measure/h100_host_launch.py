@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h100_kernels import Table, run_sections  # noqa: E402
+from h100_kernels import Table, event_ms, median, run_sections  # noqa: E402
 
 START = time.time()
 FP8 = torch.float8_e4m3fn
@@ -214,16 +214,7 @@ def graph_us_per_call(fn, calls, reps=7):
             fn()
     g.replay()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b) * 1e3 / calls)
-    times.sort()
-    return times[reps // 2]
+    return median([event_ms(g.replay) * 1e3 / calls for _ in range(reps)])
 
 
 def queued_us_per_call(fn, calls, reps=7):
@@ -231,19 +222,15 @@ def queued_us_per_call(fn, calls, reps=7):
     kernel first, so the calls queue behind it, timed by events around
     the calls alone."""
     big = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-    times = []
-    for _ in range(reps):
+
+    def ahead():  # about 1.7 ms per GEMM: the host queues the calls meanwhile
         for _ in range(max(1, calls // 40)):
-            torch.mm(big, big)  # about 1.7 ms each: the host queues the calls meanwhile
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
+            torch.mm(big, big)
+
+    def run():
         for _ in range(calls):
             fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b) * 1e3 / calls)
-    times.sort()
-    return times[reps // 2]
+    return median([event_ms(run, ahead) * 1e3 / calls for _ in range(reps)])
 
 
 def measure_kernel_floor(args, meta_row):

@@ -63,6 +63,24 @@ class Table:
         self.file.flush()
 
 
+def event_ms(run, before=None):
+    """GPU milliseconds of run() between two CUDA events, after before()
+    (queued first, outside the events) and a synchronize."""
+    if before is not None:
+        before()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record()
+    run()
+    b.record()
+    torch.cuda.synchronize()
+    return a.elapsed_time(b)
+
+
+def median(values):
+    values = sorted(values)
+    return values[len(values) // 2]
+
+
 def time_calls(fn, warmup=3, iters=10):
     """Median milliseconds per call of fn(), over `iters` event-timed batches.
 
@@ -73,23 +91,12 @@ def time_calls(fn, warmup=3, iters=10):
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    a.record()
-    fn()
-    b.record()
-    torch.cuda.synchronize()
-    batch = max(1, min(200, int(2.0 / max(a.elapsed_time(b), 1e-3))))
-    times = []
-    for _ in range(iters):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
+    batch = max(1, min(200, int(2.0 / max(event_ms(fn), 1e-3))))
+
+    def run():
         for _ in range(batch):
             fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b) / batch)
-    times.sort()
-    return times[len(times) // 2]
+    return median([event_ms(run) / batch for _ in range(iters)])
 
 
 def over_budget(args, section):
