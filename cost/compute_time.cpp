@@ -95,16 +95,21 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
     gemm_backward_s = 2.0 * gemm_s;
   }
   const auto add_linear = [&](double n, double k) {
-    gemm_s += gemm_time_s(device, peak_flops_per_s, m, n, k);
+    const double forward_s = gemm_time_s(device, peak_flops_per_s, m, n, k);
+    gemm_s += forward_s;
     gemm_backward_s += gemm_backward_time_s(device, peak_flops_per_s, m, n, k);
+    return forward_s;
   };
+  TpGemmWindows windows;
   if (!model.uses_mla()) {
-    add_linear(q_width + kv_width, h);
-    add_linear(h, out_width);
+    windows.attention_in_s = add_linear(q_width + kv_width, h);
+    windows.attention_out_s = add_linear(h, out_width);
+    windows.attention_out_dgrad_s = gemm_time_s(device, peak_flops_per_s, m, out_width, h);
   }
   if (!shape.is_moe) {
-    add_linear(ffn_in, h);
-    add_linear(h, ffn / t);
+    windows.ffn_in_s = add_linear(ffn_in, h);
+    windows.ffn_out_s = add_linear(h, ffn / t);
+    windows.ffn_out_dgrad_s = gemm_time_s(device, peak_flops_per_s, m, ffn / t, h);
   }
 
   // Attention core over the full s x s square as the papers count it.
@@ -180,6 +185,7 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
   times.attention_forward_s = attention_forward_s;
   times.attention_backward_s = attention_backward_s;
   times.gemm_forward_s = gemm_s;
+  times.tp_windows = windows;
   times.forward_s = gemm_s + attention_forward_s + elementwise_s + casts.forward_s +
                     memory_bound_s(device, merge.forward) + device.layer_overhead_s / 3.0;
   times.backward_s = gemm_backward_s + attention_backward_s + 2.0 * elementwise_s + casts.backward_s +

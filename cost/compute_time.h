@@ -49,6 +49,21 @@ inline double memory_bound_s(const DeviceSpec& device, double bytes) {
   return bytes / (device.hbm_bytes_per_s * device.memory_bound_efficiency);
 }
 
+/// The GEMM time each sequence-parallel collective of a layer can hide
+/// behind when it is fused with the matmul it feeds or comes from
+/// (cost/micro_pipeline_tp.h): the forward GEMMs of the column-parallel
+/// inputs (QKV, FFN in) and of the row-parallel outputs (attention out, FFN
+/// out), and the row-parallel layers' input-gradient GEMMs. Zero where the
+/// layer has no such GEMM here (MLA's projections, an MoE layer's FFN).
+struct TpGemmWindows {
+  double attention_in_s = 0;
+  double attention_out_s = 0;
+  double ffn_in_s = 0;
+  double ffn_out_s = 0;
+  double attention_out_dgrad_s = 0;
+  double ffn_out_dgrad_s = 0;
+};
+
 struct LayerComputeTimes {
   double forward_s = 0;
   double backward_s = 0;
@@ -61,6 +76,7 @@ struct LayerComputeTimes {
   /// The linear layers' GEMMs of the forward pass (backward: twice): what
   /// Transformer Engine's userbuffers overlap tp traffic with.
   double gemm_forward_s = 0;
+  TpGemmWindows tp_windows;
 };
 
 /// The fp8 cast kernels of one layer and micro-batch (zero unless

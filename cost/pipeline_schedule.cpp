@@ -6,6 +6,7 @@
 #include "cost/collectives.h"
 #include "cost/compute_time.h"
 #include "cost/cp_merge_passes.h"
+#include "cost/micro_pipeline_tp.h"
 #include "cost/moe.h"
 #include "cost/moe_dispatch.h"
 #include "cost/moe_host_sync.h"
@@ -58,16 +59,32 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
     // Two all-reduces of b s h in each direction (with sp: all-gather +
     // reduce-scatter of the same total volume).
     const GroupSpan span = group_span_at(cluster, c.tp, 1, first);
-    const double one = all_reduce_s(cluster, span, 2.0 * tokens * model.hidden);
+    const double activation_bytes = 2.0 * tokens * model.hidden;
+    const double one = all_reduce_s(cluster, span, activation_bytes);
     comm.tp_forward_s = 2.0 * one;
     comm.tp_backward_s = 2.0 * one;
-    if (tp_comm_overlapped(job, c)) {
-      // Userbuffers pipeline each all-gather / reduce-scatter with the GEMM
-      // that consumes or produces it (forward: QKV, projection, FC1, FC2;
-      // backward: their data- and weight-gradient GEMMs, twice the work).
-      const double slowdown = cluster.device.overlap_compute_slowdown;
-      comm.tp_forward_s = exposed_after_overlap_s(comm.tp_forward_s, times.gemm_forward_s, slowdown);
-      comm.tp_backward_s = exposed_after_overlap_s(comm.tp_backward_s, 2.0 * times.gemm_forward_s, slowdown);
+    const double slowdown = cluster.device.overlap_compute_slowdown;
+    if (tp_comm_overlapped(job, c) && job.tp_overlap_mechanism == TpOverlapMechanism::kMicroPipeline) {
+      MicroPipelineTpInputs in;
+      in.tp = c.tp;
+      in.collective_s = all_gather_s(cluster, span, activation_bytes);
+      in.shard_copy_s = memory_bound_s(cluster.device, 2.0 * activation_bytes / c.tp);
+      in.partial_reduce_s = memory_bound_s(cluster.device, (c.tp + 1.0) * activation_bytes / c.tp);
+      in.compute_slowdown = slowdown;
+      const MicroPipelineTpSeconds exposed = micro_pipeline_tp_exposed_s(in, times.tp_windows);
+      comm.tp_forward_s = exposed.forward_s;
+      comm.tp_backward_s = exposed.backward_s;
+      comm.tp_forward_gathers_s = exposed.forward_gathers_s;
+    } else {
+      if (tp_comm_overlapped(job, c)) {
+        // Userbuffers pipeline each all-gather / reduce-scatter with the GEMM
+        // that consumes or produces it (forward: QKV, projection, FC1, FC2;
+        // backward: their data- and weight-gradient GEMMs, twice the work).
+        comm.tp_forward_s = exposed_after_overlap_s(comm.tp_forward_s, times.gemm_forward_s, slowdown);
+        comm.tp_backward_s =
+            exposed_after_overlap_s(comm.tp_backward_s, 2.0 * times.gemm_forward_s, slowdown);
+      }
+      comm.tp_forward_gathers_s = comm.tp_forward_s / 2.0;
     }
     // DeepSpeed's checkpointing gathers the split layer input over tp
     // (activation_checkpointing/checkpointing.py get_full_inputs).
@@ -207,7 +224,7 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
   // _c10d_functional.reduce_scatter_tensor but no all-gather: every other
   // op is PREFER_RECOMPUTE, the SP all-gathers inside the block included.
   if (job.selective_checkpoint == SelectiveCheckpoint::kTorchtitanOps && c.tp > 1 && c.sp)
-    costs.selective_tp_s = costs.comm.tp_forward_s / 2.0;
+    costs.selective_tp_s = costs.comm.tp_forward_gathers_s;
   if (model.is_moe()) costs.selective_moe_s = selective_recompute_s(model, job, costs.moe, true);
   costs.edges = edge_compute_times(model, device, peak, tokens, c.tp, job.cross_entropy);
   costs.overlap_slowdown = device.overlap_compute_slowdown;

@@ -75,6 +75,8 @@ MemoryBreakdown memory_breakdown(const ModelSpec& model, const ClusterSpec& clus
 struct LayerComm {
   double tp_forward_s = 0;
   double tp_backward_s = 0;
+  /// The forward's two sequence-parallel all-gathers alone.
+  double tp_forward_gathers_s = 0;
   double cp_forward_s = 0;
   double cp_backward_s = 0;
   double ep_forward_s = 0;

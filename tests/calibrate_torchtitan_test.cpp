@@ -87,6 +87,22 @@ TEST(CalibrateTorchtitan, CompileSectionSetsFusionAndTheLoss) {
   EXPECT_EQ(with_loss.job.cross_entropy, CrossEntropy::kCompiled);
 }
 
+// Async TP, under each name torchtitan gave its switch; only compiled.
+TEST(CalibrateTorchtitan, AsyncTensorParallelIsRead) {
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  const std::string log = slurp(kLog);
+  for (const char* section : {"experimental", "parallelism", "compile"}) {
+    const std::string async = std::string("\n[") + section + "]\nenable_async_tensor_parallel = true\n";
+    const std::string compile =
+        std::string(section) == "compile" ? "enable = true\n" : "\n[compile]\nenable = true\n";
+    const FitRun run = parse_torchtitan_log(log, slurp(kToml) + async + compile, "", "run.log", cluster);
+    EXPECT_TRUE(run.job.tp_comm_overlap) << section;
+    EXPECT_EQ(run.job.tp_overlap_mechanism, TpOverlapMechanism::kMicroPipeline) << section;
+    EXPECT_THROW(parse_torchtitan_log(log, slurp(kToml) + async, "", "run.log", cluster), InputError)
+        << section;
+  }
+}
+
 TEST(CalibrateTorchtitan, DirectoryOfRunsReadsTheLog) {
   const ClusterSpec cluster = load_cluster("dgx-h100");
   const auto dir =

@@ -239,6 +239,34 @@ TEST(EmitTorchtitanMain, EagerLossIsLeftOutOfTheCompiledComponents) {
   EXPECT_EQ(e.config.at("compile"), "CompileConfig(enable=True, components=[\"model\"])");
 }
 
+// Async TP as costed (--tp-comm-overlap under torchtitan): main's
+// CompileConfig switch, v0.2's [parallelism] key, each beside the compiled
+// model torchtitan requires (configs.py:307-313; v0.2.2 tensor_parallel.py).
+TEST(EmitTorchtitanMain, AsyncTensorParallelAsCosted) {
+  Plan plan = llama3_70b_on_64_h100();
+  set_mesh(plan, 64, 8, 1, 1, 1);
+  plan.config.zero = 3;
+  plan.config.sp = true;
+  plan.job.tp_comm_overlap = true;
+  plan.job.tp_overlap_mechanism = TpOverlapMechanism::kMicroPipeline;
+  plan.job.cross_entropy = CrossEntropy::kEager;
+  EXPECT_TRUE(engine_rule_violations(plan, Engine::kTorchtitan).empty());
+  TempDir dir;
+  const MainEmitted e = emit_main(plan, dir);
+  ASSERT_EQ(e.run.rc, 0) << e.run.output;
+  EXPECT_EQ(e.config.at("compile"),
+            "CompileConfig(enable=True, components=[\"model\"], enable_async_tensor_parallel=True)");
+  TempDir v02;
+  const Emitted t = emit_and_run(plan, v02, "8");
+  ASSERT_EQ(t.run.rc, 0) << t.run.output;
+  EXPECT_EQ(joined(torchtitan_check(t.toml, 64)), "");
+  EXPECT_EQ(t.toml.at("parallelism.enable_async_tensor_parallel"), "true");
+  EXPECT_EQ(t.toml.at("compile.enable"), "true");
+  // Eager, torchtitan would raise: the rules refuse the plan.
+  plan.job.fused_elementwise = false;
+  EXPECT_FALSE(engine_rule_violations(plan, Engine::kTorchtitan).empty());
+}
+
 TEST(EmitTorchtitanMain, PipelineMicroBatchesCoverTheBatchWithoutAccumulation) {
   Plan plan = llama3_70b_on_64_h100();
   set_mesh(plan, 64, 8, 2, 1, 2);  // dp 4

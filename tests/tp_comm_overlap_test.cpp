@@ -60,16 +60,16 @@ TEST(TpCommOverlap, NeedsSequenceParallelism) {
   EXPECT_DOUBLE_EQ(asked.comm.tp_backward_s, plain.comm.tp_backward_s);
 }
 
-TEST(TpCommOverlap, IsMegatronOnly) {
+TEST(TpCommOverlap, IsMegatronOrTorchtitan) {
   const std::string job =
       "estimate --model llama3-70b --cluster dgx-h100 --gpus 64 --gbs 128 --seq 8192 --tp 8 "
       "--pp 4 --sp --zero 1 --tp-comm-overlap";
   const test::CliRun megatron = test::run_cli(job + " --engine megatron");
   EXPECT_EQ(megatron.exit_code, 0) << megatron.err;
-  const test::CliRun torchtitan = test::run_cli(job + " --engine torchtitan");
-  EXPECT_EQ(torchtitan.exit_code, 2) << torchtitan.err;
-  EXPECT_EQ(test::line_count(torchtitan.err), 1) << torchtitan.err;
-  EXPECT_NE(torchtitan.err.find("--tp-comm-overlap"), std::string::npos) << torchtitan.err;
+  const test::CliRun deepspeed = test::run_cli(job + " --engine deepspeed");
+  EXPECT_EQ(deepspeed.exit_code, 2) << deepspeed.err;
+  EXPECT_EQ(test::line_count(deepspeed.err), 1) << deepspeed.err;
+  EXPECT_NE(deepspeed.err.find("--tp-comm-overlap"), std::string::npos) << deepspeed.err;
 }
 
 }  // namespace

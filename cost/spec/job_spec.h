@@ -76,6 +76,15 @@ enum class ContextParallelExchange : std::uint8_t { kRingOverlapped, kAllGatherK
 /// half K/V and concatenated dK/dV).
 enum class TransformerEngineVersion : std::uint8_t { kMain, kV1_8 };
 
+/// How an engine overlaps its sequence-parallel tp traffic with the linear
+/// layers' GEMMs when asked (JobSpec::tp_comm_overlap): Transformer Engine's
+/// userbuffers (Megatron-LM --tp-comm-overlap: every all-gather and
+/// reduce-scatter, forward and backward, beside the GEMMs), or PyTorch's
+/// micro-pipelined TP (Inductor's micro_pipeline_tp pass, torchtitan's
+/// Async TP: each collective fused with the one matmul it feeds or comes
+/// from, cost/micro_pipeline_tp.h).
+enum class TpOverlapMechanism : std::uint8_t { kUserbuffers, kMicroPipeline };
+
 /// What one ZeRO-3 collective call moves: DeepSpeed's buckets
 /// (stage3_prefetch_bucket_size, reduce_bucket_size), or one FSDP unit per
 /// transformer layer (torchtitan's FSDP2 fully_shard per block plus the
@@ -188,11 +197,13 @@ struct JobSpec {
   /// keeps only the 16 low bits of each fp32 master weight (the high 16 are
   /// the bf16 parameter), 2 bytes instead of 4.
   bool precision_aware_optimizer = false;
-  /// Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers): with
-  /// sequence parallelism each tp all-gather and reduce-scatter is pipelined
-  /// with the linear layer's GEMM beside it, so it costs only what outlasts
-  /// those GEMMs (cost/overlap.h). Applies to configs with tp > 1 and sp.
+  /// Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers) or
+  /// torchtitan's Async TP: with sequence parallelism each tp all-gather and
+  /// reduce-scatter is pipelined with a linear layer's GEMM beside it, so it
+  /// costs only what outlasts that GEMM (cost/overlap.h), by the engine's
+  /// mechanism. Applies to configs with tp > 1 and sp.
   bool tp_comm_overlap = false;
+  TpOverlapMechanism tp_overlap_mechanism = TpOverlapMechanism::kUserbuffers;
   /// MoE: load of the busiest expert-parallel rank over the mean (max/mean,
   /// from routing statistics); 0 = the cost model's default for the
   /// model's balancing scheme (cost/moe.h).

@@ -104,8 +104,8 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                "Megatron-LM's --use-precision-aware-optimizer: bf16 plans keep 2-byte master remainders "
                "(Adam states 10 bytes per parameter instead of 12); megatron, zero 1 only");
   app.add_flag("--tp-comm-overlap", f.tp_comm_overlap,
-               "Megatron-LM's --tp-comm-overlap (Transformer Engine userbuffers): with --sp, tp traffic "
-               "overlaps the linear layers' GEMMs; megatron only");
+               "tp traffic overlaps the linear layers' GEMMs (needs --sp): Megatron-LM's --tp-comm-overlap "
+               "(Transformer Engine userbuffers) or torchtitan's Async TP (with --torch-compile on)");
   app.add_option(
       "--cross-entropy", f.cross_entropy,
       "fused | eager | te | compiled: the loss kernel, which sets the logits' memory and the loss's time "
@@ -194,6 +194,19 @@ void apply_torchtitan_loss(const JobFlags& f, bool loss_given, ResolvedJob& out)
     throw InputError(input_name(f, !f.cross_entropy.empty(), "--cross-entropy", "cross_entropy") +
                      " compiled is torchtitan's loss under torch.compile; use it with --engine torchtitan "
                      "(and --torch-compile on) or choose eager");
+}
+
+// torchtitan's Async TP is an Inductor pass: torchtitan raises unless the
+// model is compiled (torchtitan/config/configs.py:307-313 @ b5bcd76c).
+void check_async_tp_compiled(const JobFlags& f, const ResolvedJob& out) {
+  const EngineSelection engines = parse_engine_selection(out.engine);
+  if (engines.any || engines.engines[0] != Engine::kTorchtitan || !out.job.tp_comm_overlap ||
+      out.job.fused_elementwise)
+    return;
+  throw InputError(
+      input_name(f, f.tp_comm_overlap, "--tp-comm-overlap", "tp_comm_overlap") +
+      " under torchtitan is Async TP, which runs only compiled; use --torch-compile on (the default; "
+      "job key torch_compile: true) or drop it");
 }
 
 // A job pinned to one engine that cannot drop tokens as asked is refused
@@ -305,6 +318,7 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   check_token_drop_engine(f, out);
   apply_torch_compile(f, request, out);
   apply_torchtitan_loss(f, !recipe.cross_entropy.empty(), out);
+  check_async_tp_compiled(f, out);
   out.file_config = request.config;
   out.file_sp_given = request.config_sp_given;
   out.file_attention_given = request.config_attention_given;

@@ -23,10 +23,11 @@ void apply_recipe_flags(const RecipeChoice& f, JobSpec& job) {
           "drop it or use --precision bf16");
   }
   job.tp_comm_overlap = f.tp_comm_overlap;
-  if (f.tp_comm_overlap && !engines.any && engines.engines[0] != Engine::kMegatron)
+  if (f.tp_comm_overlap && !engines.any && engines.engines[0] != Engine::kMegatron &&
+      engines.engines[0] != Engine::kTorchtitan)
     throw InputError(
-        "--tp-comm-overlap is Megatron-LM's (Transformer Engine userbuffers); use it with --engine "
-        "megatron (or any)");
+        "--tp-comm-overlap is Megatron-LM's (Transformer Engine userbuffers) or torchtitan's (Async TP); use "
+        "it with --engine megatron, torchtitan (with --torch-compile on) or any");
   job.grad_sync = defaults.grad_sync;
   job.attention_kernel = defaults.attention_kernel;
   if (!f.grad_sync.empty()) {

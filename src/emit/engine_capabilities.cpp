@@ -165,6 +165,12 @@ constexpr CapabilitySource kTorchtitanSources[] = {
     {"loss", "eager cross_entropy on fp32-upcast logits (loss-parallel with tp)",
      "torchtitan/components/loss.py:41-61"},
     {"optimizers", "Adam, AdamW", "torchtitan/components/optimizer/optimizer.py:143-147"},
+    {"tp comm overlap",
+     "Async TP (Inductor's micro-pipelined TP): compile.enable_async_tensor_parallel (v0.2.2: "
+     "parallelism.enable_async_tensor_parallel), only with compile.enable and \"model\" in "
+     "compile.components",
+     "torchtitan/config/configs.py:298-313; v0.2.2 torchtitan/config/job_config.py:357, "
+     "torchtitan/distributed/tensor_parallel.py:16-25"},
     {"fp8",
      "torchao Float8Linear converter, dynamic scaling: rowwise, rowwise_with_gw_hp (v0.2.2 also tensorwise); "
      "no delayed scaling; parplan writes no fp8 plan (parplan)",
@@ -315,9 +321,9 @@ constexpr EngineCapabilities kTorchtitan{Engine::kTorchtitan,
                                          false,
                                          true,  // uneven first/last stages
                                          false,
-                                         true,
-                                         false,
-                                         false,
+                                         /*overlap_grad_reduce*/ true,
+                                         /*overlap_param_gather*/ false,
+                                         /*tp_comm_overlap*/ true,
                                          false,
                                          false,
                                          false,
@@ -395,6 +401,9 @@ const char* capability_problem(const EngineCapabilities& e, const ModelSpec& mod
   if (job.precision == Precision::kFp16 && !e.fp16) return "no fp16";
   if (job.optimizer == Optimizer::kSgd && !e.sgd) return "no SGD";
   if (job.tp_comm_overlap && !e.tp_comm_overlap) return "no tp communication overlap";
+  // torchtitan raises unless the model is compiled (Async TP is an Inductor pass).
+  if (job.tp_comm_overlap && e.engine == Engine::kTorchtitan && !job.fused_elementwise)
+    return "Async TP (tp communication overlap) only under torch.compile";
   if (const char* problem = token_drop_problem(e, model, job)) return problem;
   // TransformerConfig.__post_init__: "Flex token dispatcher does not support
   // moe_pad_expert_input_to_capacity" (transformer_config.py:723-727 at 73a28a1).
@@ -480,6 +489,7 @@ void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job) {
   job.fp8_saves_cast = recipe.fp8_saves_cast;
   job.selective_checkpoint = recipe.selective_checkpoint;
   job.cp_exchange = recipe.cp_exchange;
+  job.tp_overlap_mechanism = recipe.tp_overlap;
   job.partition_activations = recipe.partition_activations;
   job.shard_unit = recipe.shard_unit;
   job.moe_pads_to_busiest_expert = recipe.moe_pads_to_busiest_expert;
@@ -494,6 +504,7 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
     recipe.cross_entropy = CrossEntropy::kEager;
     recipe.selective_checkpoint = SelectiveCheckpoint::kTorchtitanOps;
     recipe.cp_exchange = ContextParallelExchange::kAllGatherKv;
+    recipe.tp_overlap = TpOverlapMechanism::kMicroPipeline;
     // torchao's Float8Linear saves the high-precision input and weight
     // (pytorch/ao torchao/float8/float8_linear.py @ 7ca1bfb,
     // matmul_with_hp_or_float8_args.forward: ctx.save_for_backward(input_hp,

@@ -114,6 +114,8 @@ struct EngineRecipe {
   CrossEntropy cross_entropy = CrossEntropy::kFused;
   SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
   ContextParallelExchange cp_exchange = ContextParallelExchange::kRingOverlapped;
+  /// How --tp-comm-overlap overlaps (torchtitan: Async TP).
+  TpOverlapMechanism tp_overlap = TpOverlapMechanism::kUserbuffers;
   /// fp8 linear layers save the fp8 cast of their input (JobSpec::fp8_saves_cast).
   bool fp8_saves_cast = true;
   /// When gradients are reduced (cost/grad_sync_schedule.h).

@@ -293,6 +293,11 @@ std::vector<std::string> engine_rule_violations(const Plan& plan, Engine engine)
           (engine != Engine::kTorchtitan || !plan.job.fused_elementwise),
       "a compiled cross-entropy (--cross-entropy compiled) is torchtitan's with torch.compile on; use "
       "eager.");
+  // torchtitan raises on Async TP without the compiled model
+  // (torchtitan/config/configs.py:307-313 @ b5bcd76c).
+  rules.check(
+      engine == Engine::kTorchtitan && plan.job.tp_comm_overlap && !plan.job.fused_elementwise,
+      "Async TP (--tp-comm-overlap) runs only under torch.compile in torchtitan; add --torch-compile on.");
   // Token dropping as the plan was costed (padded or not), or not at all:
   // the capability tables cite each engine's source.
   if (const char* problem = token_drop_problem(engine_capabilities(engine), plan.model, plan.job)) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "cost/tp_comm_overlap.h"
 #include "src/emit/emit_internal.h"
 
 namespace parplan::emit_detail {
@@ -120,6 +121,9 @@ std::string torchtitan_toml(const Plan& plan, long long train_steps) {
     t << "pipeline_parallel_last_stage_less_layers = " << less.last << "\n";
   }
   t << "context_parallel_degree = " << c.cp << "\n";
+  // Async TP as costed (cost/micro_pipeline_tp.h); v0.2.2 reads it here
+  // (job_config.py:357, distributed/tensor_parallel.py maybe_enable_async_tp).
+  if (tp_comm_overlapped(plan.job, c)) t << "enable_async_tensor_parallel = true\n";
   if (plan.model.is_moe()) {
     t << "expert_parallel_degree = " << c.ep << "\n";
     t << "expert_tensor_parallel_degree = " << c.etp << "\n";

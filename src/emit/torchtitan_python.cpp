@@ -9,6 +9,7 @@
 // torchtitan/models/llama3/config_registry.py.
 #include <sstream>
 
+#include "cost/tp_comm_overlap.h"
 #include "src/emit/emit_internal.h"
 
 namespace parplan::emit_detail {
@@ -89,9 +90,12 @@ std::string torchtitan_python_config(const Plan& plan, long long train_steps) {
   py << "    )\n";
   // Timed compiled (see torchtitan_config.cpp); CompileConfig.enable
   // defaults to False (torchtitan/config/configs.py at b5bcd76c).
+  // Async TP as costed (cost/micro_pipeline_tp.h): CompileConfig's switch
+  // at b5bcd76c (configs.py:298), refused there without the compiled model.
   if (plan.job.fused_elementwise)
     py << "    config.compile = CompileConfig(enable=True, components=["
-       << (plan.job.cross_entropy == CrossEntropy::kCompiled ? "\"model\", \"loss\"" : "\"model\"") << "])\n";
+       << (plan.job.cross_entropy == CrossEntropy::kCompiled ? "\"model\", \"loss\"" : "\"model\"") << "]"
+       << (tp_comm_overlapped(plan.job, c) ? ", enable_async_tensor_parallel=True" : "") << ")\n";
   switch (c.recompute) {
     case Recompute::kNone:
       py << "    config.activation_checkpoint = None\n";

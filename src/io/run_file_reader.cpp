@@ -198,8 +198,13 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   // The rules a job file and the flags keep too (src/io/moe_fp8_recipe.h).
   check_moe_fp8_recipe(run.model, run.job, f.has("fp8_recipe"),
                        {field("moe_capacity_factor"), field("moe_pad_to_capacity"), field("fp8_recipe")});
-  // Megatron-LM's --tp-comm-overlap (NeMo's performance recipes turn it on).
+  // Megatron-LM's --tp-comm-overlap (NeMo's performance recipes turn it on)
+  // or torchtitan's Async TP, which torchtitan runs only compiled.
   run.job.tp_comm_overlap = f.boolean("tp_comm_overlap", false);
+  if (run.job.tp_comm_overlap && run.job.tp_overlap_mechanism == TpOverlapMechanism::kMicroPipeline &&
+      !run.job.fused_elementwise)
+    f.fail("tp_comm_overlap",
+           "is torchtitan's Async TP here, which runs only compiled: set fused_elementwise: true");
   // The Transformer Engine release whose context-parallel ring the run used
   // (cost/cp_merge_passes.h): main (default) or 1.8.
   const std::string te = f.text("transformer_engine", "main");

@@ -312,6 +312,11 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& toml
   // grad-sync schedule and context-parallel all-gather, as `plan --engine
   // torchtitan` costs them.
   run["engine"] = "torchtitan";
+  // Async TP: the key moved from [experimental] (2024, config_manager.py @
+  // 9dec370) to [parallelism] (v0.2.x) to [compile] (main @ b5bcd76c).
+  run["tp_comm_overlap"] = get(c, "experimental.enable_async_tensor_parallel", "false") == "true" ||
+                           get(c, "parallelism.enable_async_tensor_parallel", "false") == "true" ||
+                           get(c, "compile.enable_async_tensor_parallel", "false") == "true";
   // tps = tokens of one data-parallel rank / (window seconds x tp*cp*pp)
   // (torchtitan metrics.py): gbs * seq / world tokens per device per step.
   run["step_s"] = static_cast<double>(gbs) * seq / (static_cast<double>(world) * median_tps);
@@ -324,6 +329,9 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& toml
   // its own kernel (compile.enable defaults to false).
   fit.job.attention_kernel = AttentionKernel::kFlash2;
   fit.job.fused_elementwise = get(c, "compile.enable", "false") == "true";
+  if (fit.job.tp_comm_overlap && !fit.job.fused_elementwise)
+    throw InputError(
+        origin + ": enable_async_tensor_parallel needs compile.enable = true (torchtitan raises without it)");
   // The loss is compiled when the job file lists it (compile.components;
   // torchtitan releases without the key compile the model blocks only).
   if (fit.job.fused_elementwise && get(c, "compile.components", "").find("loss") != std::string::npos)

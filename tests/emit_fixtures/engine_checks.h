@@ -398,6 +398,7 @@ inline const std::set<std::string>& torchtitan_known_keys() {
                                              "parallelism.pipeline_parallel_first_stage_less_layers",
                                              "parallelism.pipeline_parallel_last_stage_less_layers",
                                              "parallelism.context_parallel_degree",
+                                             "parallelism.enable_async_tensor_parallel",
                                              "parallelism.expert_parallel_degree",
                                              "parallelism.expert_tensor_parallel_degree",
                                              "compile.enable",
