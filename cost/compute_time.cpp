@@ -61,7 +61,11 @@ double gemm_time_s(const DeviceSpec& device, double peak_flops_per_s, double m, 
     efficiency = std::min(1.0, efficiency * device.fp8_gemm_ratio_max * (k + device.fp8_gemm_bf16_half_dim) /
                                    (k + device.fp8_gemm_half_dim));
   const double compute_s = flops / (peak_flops_per_s * efficiency);
-  const double traffic_s = memory_bound_s(device, kActivationBytes * (m * k + k * n + m * n));
+  // An fp8 GEMM reads 1-byte operands and writes a 16-bit output.
+  const bool fp8_operands = peak_flops_per_s == device.peak_fp8_flops_per_s &&
+                            device.peak_fp8_flops_per_s > device.peak_bf16_flops_per_s;
+  const double operand_bytes = fp8_operands ? 1.0 : kActivationBytes;
+  const double traffic_s = memory_bound_s(device, operand_bytes * (m * k + k * n) + kActivationBytes * m * n);
   return std::max(compute_s, traffic_s);
 }
 
@@ -101,13 +105,34 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
     return forward_s;
   };
   TpGemmWindows windows;
+  // Separate projections (torchtitan's wq, wk, wv; w1, w3): each matmul
+  // reads the whole input, so a skinny one (a key or value projection at
+  // tp 8: 128 columns) is bound by that read, and the input's gradient is
+  // the sum of each projection's input-gradient matmul, one memory-bound
+  // pass reading every addend and writing the sum. Measured on an H100
+  // (calibration/h100-kernels/projections.csv, fwd + bwd, compiled): Llama 3
+  // 8B at tp 8 +2.8 ms (attention) and +0.5 ms (FFN) over the fused
+  // matmuls, 70B at tp 8 +6.3 and +3.7 ms; this prices +1.8, +0.9, +4.7 and
+  // +2.3 ms (tests/separate_projections_test.cpp).
+  double input_grad_sum_elements = 0;
   if (!model.uses_mla()) {
-    windows.attention_in_s = add_linear(q_width + kv_width, h);
+    if (shape.separate_qkv) {
+      windows.attention_in_s = add_linear(q_width, h);
+      for (int kv = 0; kv < 2; ++kv) windows.attention_in_s += add_linear(kv_width / 2.0, h);
+      input_grad_sum_elements += 4.0 * m * h;
+    } else {
+      windows.attention_in_s = add_linear(q_width + kv_width, h);
+    }
     windows.attention_out_s = add_linear(h, out_width);
     windows.attention_out_dgrad_s = gemm_time_s(device, peak_flops_per_s, m, out_width, h);
   }
   if (!shape.is_moe) {
-    windows.ffn_in_s = add_linear(ffn_in, h);
+    if (shape.separate_gate_up && model.gated_ffn) {
+      for (int half = 0; half < 2; ++half) windows.ffn_in_s += add_linear(ffn / t, h);
+      input_grad_sum_elements += 3.0 * m * h;
+    } else {
+      windows.ffn_in_s = add_linear(ffn_in, h);
+    }
     windows.ffn_out_s = add_linear(h, ffn / t);
     windows.ffn_out_dgrad_s = gemm_time_s(device, peak_flops_per_s, m, ffn / t, h);
   }
@@ -189,6 +214,7 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
   times.forward_s = gemm_s + attention_forward_s + elementwise_s + casts.forward_s +
                     memory_bound_s(device, merge.forward) + device.layer_overhead_s / 3.0;
   times.backward_s = gemm_backward_s + attention_backward_s + 2.0 * elementwise_s + casts.backward_s +
+                     memory_bound_s(device, kActivationBytes * input_grad_sum_elements) +
                      memory_bound_s(device, merge.backward) + device.layer_overhead_s * 2.0 / 3.0;
   return times;
 }

@@ -38,6 +38,9 @@ struct LayerShape {
   bool is_moe = false;
   AttentionKernel kernel = AttentionKernel::kProfile;
   bool fused_elementwise = true;
+  /// JobSpec::separate_qkv, JobSpec::separate_gate_up.
+  bool separate_qkv = false;
+  bool separate_gate_up = false;
   /// fp8 linear layers (Transformer Engine, delayed scaling): each GEMM
   /// input and output gradient is cast to fp8 by its own kernel.
   bool fp8 = false;

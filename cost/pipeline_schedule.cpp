@@ -179,6 +179,8 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
   shape.flash_attention = c.flash_attention;
   shape.kernel = job.attention_kernel;
   shape.fused_elementwise = job.fused_elementwise;
+  shape.separate_qkv = job.separate_qkv;
+  shape.separate_gate_up = job.separate_gate_up;
   shape.fp8 = job.precision == Precision::kFp8;
   costs.dense = layer_compute_times(model, device, peak, shape);
   costs.comm = layer_comm(model, cluster, job, c, costs.dense, stage);

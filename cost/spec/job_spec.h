@@ -251,6 +251,14 @@ struct JobSpec {
   /// Megatron-LM/Transformer Engine or torch.compile run them; false: eager
   /// PyTorch, one HBM round trip per operator (cost/compute_time.cpp).
   bool fused_elementwise = true;
+  /// The query, key and value projections run as three matmuls over the
+  /// same input, their input gradients summed (torchtitan's Llama before
+  /// fused QKV became its default, v0.2.x and older); false: one fused
+  /// matmul (Megatron-LM's linear_qkv, torchtitan main's wqkv).
+  bool separate_qkv = false;
+  /// A gated FFN's gate and up projections as two matmuls the same way
+  /// (torchtitan's w1, w3); false: one (Megatron-LM's linear_fc1).
+  bool separate_gate_up = false;
 
   /// HBM a plan keeps free, beyond the cost model's own reservations:
   /// a fraction of usable HBM plus bytes (--memory-headroom).

@@ -495,6 +495,7 @@ void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job) {
   job.moe_pads_to_busiest_expert = recipe.moe_pads_to_busiest_expert;
   job.moe_grouped_mm = recipe.moe_grouped_mm;
   job.fsdp_copy_out = recipe.fsdp_copy_out;
+  job.separate_gate_up = recipe.separate_gate_up;
 }
 
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
@@ -515,6 +516,12 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
     // FSDP2's fully_shard (torchtitan/parallelisms/parallelize_llama.py
     // apply_fsdp @ 9dec370; torchtitan/distributed/fsdp.py @ b5bcd76).
     recipe.fsdp_copy_out = true;
+    // FeedForward's w1 and w3 are separate Linears (torchtitan/models/common/
+    // config_utils.py make_ffn_config @ b5bcd76c); QKV is fused there
+    // (fuse_qkv=True since #3714, 2026-06) but not in v0.2.x (wq, wk, wv:
+    // models/llama3/model/model.py:203-207 @ v0.2.2): --engine-version 0.2
+    // and torchtitan's TOML-era logs set JobSpec::separate_qkv.
+    recipe.separate_gate_up = true;
   }
   // Megatron-DeepSpeed runs full recomputation through DeepSpeed's
   // checkpointing; parplan's launch files pass --partition-activations.

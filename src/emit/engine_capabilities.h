@@ -133,6 +133,8 @@ struct EngineRecipe {
   bool moe_grouped_mm = false;
   /// FSDP2's copy-out after every all-gather (JobSpec::fsdp_copy_out).
   bool fsdp_copy_out = false;
+  /// Gate and up projections as separate matmuls (JobSpec::separate_gate_up).
+  bool separate_gate_up = false;
 };
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection);
 /// Copies the recipe inputs an engine fixes for every job (not the gradient

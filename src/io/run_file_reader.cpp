@@ -118,6 +118,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                 "moe_host_launch_us",
                 "fp8_recipe",
                 "category",
+                "separate_qkv",
                 "tp_comm_overlap",
                 "transformer_engine",
                 "hbm_gib",
@@ -198,6 +199,9 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   // The rules a job file and the flags keep too (src/io/moe_fp8_recipe.h).
   check_moe_fp8_recipe(run.model, run.job, f.has("fp8_recipe"),
                        {field("moe_capacity_factor"), field("moe_pad_to_capacity"), field("fp8_recipe")});
+  // torchtitan before fused QKV became its default (v0.2.x and older) runs
+  // wq, wk, wv as three matmuls (JobSpec::separate_qkv).
+  run.job.separate_qkv = f.boolean("separate_qkv", false);
   // Megatron-LM's --tp-comm-overlap (NeMo's performance recipes turn it on)
   // or torchtitan's Async TP, which torchtitan runs only compiled.
   run.job.tp_comm_overlap = f.boolean("tp_comm_overlap", false);

@@ -312,6 +312,9 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& toml
   // grad-sync schedule and context-parallel all-gather, as `plan --engine
   // torchtitan` costs them.
   run["engine"] = "torchtitan";
+  // A TOML job file is torchtitan v0.2.x or older, whose Llama runs wq, wk,
+  // wv as separate Linears (fused QKV came with the Python configs).
+  run["separate_qkv"] = true;
   // Async TP: the key moved from [experimental] (2024, config_manager.py @
   // 9dec370) to [parallelism] (v0.2.x) to [compile] (main @ b5bcd76c).
   run["tp_comm_overlap"] = get(c, "experimental.enable_async_tensor_parallel", "false") == "true" ||
