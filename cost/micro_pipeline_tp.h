@@ -31,9 +31,10 @@ namespace parplan {
 
 struct MicroPipelineTpInputs {
   int tp = 1;
-  /// One all-gather (or reduce-scatter) of the layer's b x s x h activation
-  /// over the tp group.
-  double collective_s = 0;
+  /// One all-gather and one reduce-scatter of the layer's b x s x h
+  /// activation over the tp group (they differ where the gather moves fp8).
+  double all_gather_s = 0;
+  double reduce_scatter_s = 0;
   /// The local shard copied into the symmetric buffer (read and write).
   double shard_copy_s = 0;
   /// The tp partial outputs of a fused reduce-scatter summed into the shard.

@@ -60,15 +60,23 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
     // reduce-scatter of the same total volume).
     const GroupSpan span = group_span_at(cluster, c.tp, 1, first);
     const double activation_bytes = 2.0 * tokens * model.hidden;
-    const double one = all_reduce_s(cluster, span, activation_bytes);
+    // torchao's Float8 tensor parallelism casts before it gathers: every
+    // all-gather (forward and the backward's) moves fp8, the reduce-scatters
+    // 16 bits (JobSpec::fp8_tp_all_gather).
+    const bool fp8_gather = job.fp8_tp_all_gather && job.precision == Precision::kFp8;
+    const double gather_bytes = fp8_gather ? activation_bytes / 2.0 : activation_bytes;
+    const double gather_s = all_gather_s(cluster, span, gather_bytes);
+    const double one = fp8_gather ? gather_s + all_gather_s(cluster, span, activation_bytes)
+                                  : all_reduce_s(cluster, span, activation_bytes);
     comm.tp_forward_s = 2.0 * one;
     comm.tp_backward_s = 2.0 * one;
     const double slowdown = cluster.device.overlap_compute_slowdown;
     if (tp_comm_overlapped(job, c) && job.tp_overlap_mechanism == TpOverlapMechanism::kMicroPipeline) {
       MicroPipelineTpInputs in;
       in.tp = c.tp;
-      in.collective_s = all_gather_s(cluster, span, activation_bytes);
-      in.shard_copy_s = memory_bound_s(cluster.device, 2.0 * activation_bytes / c.tp);
+      in.all_gather_s = gather_s;
+      in.reduce_scatter_s = all_gather_s(cluster, span, activation_bytes);
+      in.shard_copy_s = memory_bound_s(cluster.device, 2.0 * gather_bytes / c.tp);
       in.partial_reduce_s = memory_bound_s(cluster.device, (c.tp + 1.0) * activation_bytes / c.tp);
       in.compute_slowdown = slowdown;
       const MicroPipelineTpSeconds exposed = micro_pipeline_tp_exposed_s(in, times.tp_windows);
@@ -84,7 +92,8 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
         comm.tp_backward_s =
             exposed_after_overlap_s(comm.tp_backward_s, 2.0 * times.gemm_forward_s, slowdown);
       }
-      comm.tp_forward_gathers_s = comm.tp_forward_s / 2.0;
+      comm.tp_forward_gathers_s =
+          fp8_gather && !tp_comm_overlapped(job, c) ? 2.0 * gather_s : comm.tp_forward_s / 2.0;
     }
     // DeepSpeed's checkpointing gathers the split layer input over tp
     // (activation_checkpointing/checkpointing.py get_full_inputs).

@@ -256,6 +256,13 @@ struct JobSpec {
   /// fused QKV became its default, v0.2.x and older); false: one fused
   /// matmul (Megatron-LM's linear_qkv, torchtitan main's wqkv).
   bool separate_qkv = false;
+  /// fp8 runs all-gather the tp activations in fp8 and reduce-scatter them
+  /// in 16 bits: torchao's Float8ColwiseParallel, Float8RowwiseParallel and
+  /// PrepareFloat8ModuleInput cast before the forward gathers, and the
+  /// backward's gathers take the gradient _NoopFwToFloat8BwDynamic cast
+  /// (torchao/float8/float8_tensor_parallel.py), as torchtitan applies them
+  /// with tensorwise Float8 (parallelize_llama.py @ 9dec370, lines 148-161).
+  bool fp8_tp_all_gather = false;
   /// A gated FFN's gate and up projections as two matmuls the same way
   /// (torchtitan's w1, w3); false: one (Megatron-LM's linear_fc1).
   bool separate_gate_up = false;

@@ -496,6 +496,7 @@ void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job) {
   job.moe_grouped_mm = recipe.moe_grouped_mm;
   job.fsdp_copy_out = recipe.fsdp_copy_out;
   job.separate_gate_up = recipe.separate_gate_up;
+  job.fp8_tp_all_gather = recipe.fp8_tp_all_gather;
 }
 
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
@@ -522,6 +523,8 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
     // models/llama3/model/model.py:203-207 @ v0.2.2): --engine-version 0.2
     // and torchtitan's TOML-era logs set JobSpec::separate_qkv.
     recipe.separate_gate_up = true;
+    // Float8 tensor parallelism gathers fp8 (JobSpec::fp8_tp_all_gather).
+    recipe.fp8_tp_all_gather = true;
   }
   // Megatron-DeepSpeed runs full recomputation through DeepSpeed's
   // checkpointing; parplan's launch files pass --partition-activations.

@@ -135,6 +135,8 @@ struct EngineRecipe {
   bool fsdp_copy_out = false;
   /// Gate and up projections as separate matmuls (JobSpec::separate_gate_up).
   bool separate_gate_up = false;
+  /// fp8 tp all-gathers (JobSpec::fp8_tp_all_gather).
+  bool fp8_tp_all_gather = false;
 };
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection);
 /// Copies the recipe inputs an engine fixes for every job (not the gradient
