@@ -16,7 +16,8 @@ sequence-parallel input's rows), group (attention_in: q, k, v; ffn_in:
 gate, up), layout (fused / separate), mode (eager / compiled), pass
 (forward / forward_backward), median milliseconds over event-timed calls.
 Parameter and input gradients are cleared before each call, so no call
-accumulates into an earlier one's gradients.
+accumulates into an earlier one's gradients. DIR/skinny_gemm.csv: the key
+(value) projection's three GEMMs alone at tp 8, bf16 and fp8 (--only skinny).
 """
 import argparse
 import os
@@ -27,7 +28,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h100_kernels import Table, run_sections, time_calls  # noqa: E402
+from h100_kernels import Table, gemm_ms, run_sections, time_calls  # noqa: E402
 
 START = time.time()
 
@@ -100,14 +101,37 @@ def measure_projections(args, meta_row):
                     torch.cuda.empty_cache()
 
 
+def measure_skinny(args, meta_row):
+    """The key/value projection's GEMMs alone at tp 8 (128 output columns),
+    bf16 and fp8 e4m3 (torch._scaled_mm): forward (m x k) x (k x n), input
+    gradient (m x n) x (n x k), weight gradient (n x m) x (m x k); the
+    traffic-bound shapes the fused/separate comparison turns on."""
+    table = Table(os.path.join(args.out, "skinny_gemm.csv"),
+                  ["model", "tp", "precision", "pass", "m", "k", "n", "median_ms"], meta_row)
+    for model, tp, tokens, hidden, q, kv, ffn in SHAPES:
+        if tp != 8:
+            continue
+        for precision in ("bf16", "fp8"):
+            for name, (m, k, n) in (("fprop", (tokens, hidden, kv)), ("dgrad", (tokens, kv, hidden)),
+                                    ("wgrad", (kv, tokens, hidden))):
+                if time.time() - START > args.budget_s:
+                    print("budget spent: skipping", model, precision, name, flush=True)
+                    continue
+                ms = gemm_ms(m, k, n, precision)
+                table.row(model=model, tp=tp, precision=precision, **{"pass": name}, m=m, k=k, n=n,
+                          median_ms=f"{ms:.4f}")
+                print(model, precision, name, m, k, n, round(ms, 4), "ms", flush=True)
+                torch.cuda.empty_cache()
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
     p.add_argument("--budget-s", type=float, default=300.0, help="stop starting new measurements after this")
-    p.add_argument("--only", default="projections")
+    p.add_argument("--only", default="projections,skinny")
     args = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
-    run_sections(args, {"projections": measure_projections})
+    run_sections(args, {"projections": measure_projections, "skinny": measure_skinny})
 
 
 if __name__ == "__main__":
