@@ -16,7 +16,7 @@ namespace {
 using test::CliRun;
 using test::run_cli;
 
-constexpr double kDefaultHeadroom = 0.02;  // --memory-headroom's default (docs/cost-model.md)
+constexpr double kDefaultHeadroom = 0.02;  // --memory-headroom's default (docs/cost-model-engines.md)
 
 void expect_fits_with_default_headroom(const std::string& args) {
   const CliRun run = run_cli(args + " --format json");
@@ -52,7 +52,7 @@ TEST(PublishedConfigs, Llama3_8bRecipeWithBf16ReductionFits) {
 // optimizer states and gradients, "FP32 gradient accumulation during
 // backward computation over multiple micro-batches", synchronised once per
 // step). The run fitted; parplan predicts 3.5 % over the usable HBM: a known
-// miss (docs/cost-model.md, "Llama 3 405B as Meta ran it"), bounded here so
+// miss (docs/cost-model-engines.md, "Llama 3 405B as Meta ran it"), bounded here so
 // that it cannot grow unnoticed.
 TEST(PublishedConfigs, Llama3_405bAsMetaRanItIsAKnownSmallMiss) {
   const CliRun run = run_cli(
@@ -113,7 +113,7 @@ TEST(MemoryHeadroom, TenPercentOnThe8bRecipeLeavesTenPercentFree) {
 // allocated peak with its fragmentation allowance on transient tensors only
 // (the profile's allocator_headroom, 5 %, assumed); FSDP2's per-parameter
 // states fragment too, so the reserved figure may exceed the prediction by
-// at most that allowance (docs/cost-model.md, "Selective checkpointing").
+// at most that allowance (docs/cost-model-engines.md, "Selective checkpointing").
 TEST(PublishedMeasurements, TorchtitanLlama31_8bFsdpIsNotUnderPredicted) {
   const ModelSpec model = load_model("llama3-8b");
   const ClusterSpec cluster = load_cluster("dgx-h100");

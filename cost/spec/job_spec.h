@@ -22,7 +22,7 @@ enum class GradReduceDtype : std::uint8_t { kEngineDefault, kFp32, kBf16 };
 /// When data parallelism reduces (reduce-scatters) the gradients of a step
 /// of m micro-batches (--grad-sync); ZeRO-0/1/2 (ZeRO-3 reduces every
 /// micro-batch in every engine parplan knows). Sources in
-/// cost/grad_sync_schedule.h and docs/cost-model.md.
+/// cost/grad_sync_schedule.h and docs/cost-model-engines.md.
 enum class GradSyncSchedule : std::uint8_t {
   /// The rule of the engine that runs the config: ZeRO-2 every
   /// micro-batch (DeepSpeed) or, beside a pipeline, after the last backward
@@ -173,7 +173,7 @@ struct JobSpec {
   Precision precision = Precision::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
   SearchPins pins;
-  /// Recipe inputs an engine fixes or the user sets (docs/cost-model.md).
+  /// Recipe inputs an engine fixes or the user sets (docs/cost-model-engines.md).
   GradReduceDtype grad_reduce = GradReduceDtype::kEngineDefault;
   GradSyncSchedule grad_sync = GradSyncSchedule::kEngineDefault;
   CrossEntropy cross_entropy = CrossEntropy::kFused;

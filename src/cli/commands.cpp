@@ -88,7 +88,7 @@ void register_commands(CLI::App& app, Commands& c) {
                     "also plan schemes no released engine runs (3-level hierarchical partition)");
   c.sweep->add_option(
       "--memory-headroom", sf.memory_headroom,
-      "HBM kept free: GiB (4) or percent of usable HBM (10%); default: see docs/cost-model.md");
+      "HBM kept free: GiB (4) or percent of usable HBM (10%); default: see docs/cost-model-engines.md");
   c.sweep->add_option("--solver", sf.solver, "cbc | glpk | exhaustive (default cbc)");
 
   register_skip_paths(app, c);

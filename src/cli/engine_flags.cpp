@@ -17,8 +17,9 @@ void add_engine_flags(CLI::App& app, JobFlags& f) {
                "numerics of training");
   app.add_flag("--allow-unreleased", f.allow_unreleased,
                "also plan schemes no released engine runs (the Frontier 3-level hierarchical partition)");
-  app.add_option("--memory-headroom", f.memory_headroom,
-                 "HBM kept free: GiB (4) or percent of usable HBM (10%); default: see docs/cost-model.md");
+  app.add_option(
+      "--memory-headroom", f.memory_headroom,
+      "HBM kept free: GiB (4) or percent of usable HBM (10%); default: see docs/cost-model-engines.md");
   // Exact collectives are the default now; the old flag stays accepted.
   app.add_flag_callback(
       "--no-quantized-comm", [&f] { f.no_quantized_comm = true; },

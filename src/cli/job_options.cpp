@@ -95,11 +95,11 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                  1, kMaxLayers);
   app.add_option("--grad-reduce-dtype", f.grad_reduce_dtype,
                  "fp32 | bf16: the dtype gradients are accumulated and reduced in (default: the engine's; "
-                 "Megatron-LM keeps fp32 main grads under bf16, see docs/cost-model.md)");
+                 "Megatron-LM keeps fp32 main grads under bf16, see docs/cost-model-engines.md)");
   app.add_option("--grad-sync", f.grad_sync,
                  "every-micro-batch | last-micro-batch | after-backward: when data parallelism reduces the "
                  "gradients (default: the engine's; DeepSpeed ZeRO-2 every micro-batch, Megatron-LM with the "
-                 "last one's backward, torchtitan + PP after it; docs/cost-model.md)");
+                 "last one's backward, torchtitan + PP after it; docs/cost-model-engines.md)");
   app.add_flag("--precision-aware-optimizer", f.precision_aware_optimizer,
                "Megatron-LM's --use-precision-aware-optimizer: bf16 plans keep 2-byte master remainders "
                "(Adam states 10 bytes per parameter instead of 12); megatron, zero 1 only");

@@ -69,7 +69,7 @@ struct JobFlags {
 /// Adds --engine, --allow-lossy-comm, --allow-unreleased and
 /// --memory-headroom (plan, check, estimate).
 void add_engine_flags(CLI::App& app, JobFlags& flags);
-/// The default --memory-headroom (docs/cost-model.md, "Memory headroom").
+/// The default --memory-headroom (docs/cost-model-engines.md, "Memory headroom").
 inline constexpr const char* kDefaultMemoryHeadroom = "2%";
 /// Sets job.memory_headroom_* from --memory-headroom ("10%", "4", "4GiB");
 /// the default when absent. Throws InputError naming `field` (the flag, or
