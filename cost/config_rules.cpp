@@ -148,6 +148,9 @@ ConfigViolation validate_pins(const ModelSpec& model, const JobSpec& job) {
   if (p.ep)
     if (auto v = ep_rule(model, *p.ep)) return v;
   if (p.etp && *p.etp > 1 && !model.is_moe()) return violated(ConfigRule::kEtpDense, *p.etp);
+  if ((p.a2a_hierarchical || p.ep_overlap.value_or(false)) && !model.is_moe())
+    return violated(ConfigRule::kDispatchDense);
+  if (p.ep_overlap.value_or(false) && p.ep && *p.ep < 2) return violated(ConfigRule::kEpOverlap);
   if (p.etp && model.is_moe() && model.expert_ffn_hidden % *p.etp != 0)
     return violated(ConfigRule::kEtpFfn, *p.etp, model.expert_ffn_hidden);
   const std::int64_t expert_ranks = std::int64_t{p.ep.value_or(1)} * p.etp.value_or(1);
@@ -218,6 +221,8 @@ std::string describe(const ConfigViolation& v) {
              " (MoE parallel folding: the expert grid etp x ep x edp spans a pipeline stage's ranks)";
     case ConfigRule::kEtpDense:
       return "etp " + n(v.a) + " needs a mixture-of-experts model; this model is dense (use etp 1)";
+    case ConfigRule::kDispatchDense:
+      return "the expert all-to-all (a2a, ep_overlap) needs a mixture-of-experts model; this model is dense";
     case ConfigRule::kEtpFfn:
       return "etp " + n(v.a) + " must divide the expert FFN width " + n(v.b);
     case ConfigRule::kEpTpNeedsSp:
@@ -284,6 +289,8 @@ const char* config_problem(const ModelSpec& model, const JobSpec& job, const Par
       return "etp * ep must divide tp * cp * dp";
     case ConfigRule::kEtpDense:
       return "etp > 1 needs a mixture-of-experts model";
+    case ConfigRule::kDispatchDense:
+      return "the expert all-to-all needs a mixture-of-experts model";
     case ConfigRule::kEtpFfn:
       return "etp must divide the expert FFN width";
     case ConfigRule::kEpTpNeedsSp:

@@ -40,6 +40,7 @@ enum class ConfigRule : std::uint8_t {
   kEpExperts,            // a = ep, b = experts
   kEpShard,              // a = etp * ep, b = tp * cp * dp
   kEtpDense,             // a = etp
+  kDispatchDense,        // an all-to-all choice pinned for a dense model
   kEtpFfn,               // a = etp, b = expert FFN width
   kEpTpNeedsSp,          //
   kEpFp16,               //

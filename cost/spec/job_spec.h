@@ -153,6 +153,15 @@ struct SearchPins {
   std::optional<int> ep;
   /// Expert tensor-parallel size (--etp, constraints: etp; MoE); free: 1 or tp.
   std::optional<int> etp;
+  /// The expert all-to-all (--a2a flat|hierarchical, config: a2a_hierarchical; MoE):
+  /// hierarchical (DeepEP / HybridEP) or flat; free: flat, and hierarchical
+  /// too where the expert-parallel group spans nodes.
+  std::optional<bool> a2a_hierarchical;
+  /// The all-to-all overlapped with the other micro-batch (--ep-overlap
+  /// on|off, config: ep_overlap; MoE): on keeps only configs that run it
+  /// (ep > 1, pp 1 or vp > 1, no full recomputation); free: on wherever
+  /// allowed.
+  std::optional<bool> ep_overlap;
   /// Layers of the first / last pipeline stage (--first-stage-layers,
   /// --last-stage-layers); free: the even or optimal uneven split.
   std::optional<int> first_stage_layers;

@@ -58,6 +58,18 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   add_int_option(app, "--etp", f.etp, std::string("expert tensor-parallel size (MoE; 1 or tp)") + what, 1,
                  kMaxGpus);
   app.add_option(
+      "--a2a", f.a2a,
+      std::string("flat | hierarchical: the expert all-to-all (MoE; Megatron's alltoall dispatcher, "
+                  "or DeepEP / HybridEP through the flex dispatcher); default: hierarchical where "
+                  "the expert-parallel group spans nodes") +
+          what);
+  app.add_option(
+      "--ep-overlap", f.ep_overlap,
+      std::string("on | off: the expert all-to-all overlapped with the other micro-batch's compute "
+                  "(MoE; Megatron's --overlap-moe-expert-parallel-comm: ep > 1, pp 1 or vp > 1, no "
+                  "full recomputation); default: on where allowed") +
+          what);
+  app.add_option(
          "--moe-imbalance", f.moe_imbalance,
          "MoE: load of the busiest expert-parallel rank over the mean (>= 1; default from the model's "
          "balancing scheme, see docs/cost-model-moe.md)")
@@ -369,6 +381,43 @@ void check_config_flags(const JobFlags& f, const ResolvedJob& r, const ParallelC
 }
 }  // namespace
 
+namespace {
+std::optional<bool> parse_a2a_flag(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  if (text != "flat" && text != "hierarchical")
+    throw InputError("--a2a must be flat or hierarchical (got '" + text + "')");
+  return text == "hierarchical";
+}
+
+std::optional<bool> parse_ep_overlap_flag(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  if (text != "on" && text != "off") throw InputError("--ep-overlap must be on or off (got '" + text + "')");
+  return text == "on";
+}
+
+// A given dispatch (flag, or the job file's config: a2a_hierarchical /
+// ep_overlap) over
+// the defaults apply_moe_defaults chose; validate_config then refuses an
+// overlap the config cannot run.
+void apply_dispatch_choices(const JobFlags& f, const ResolvedJob& r, ParallelConfig& c) {
+  std::optional<bool> hierarchical = parse_a2a_flag(f.a2a);
+  std::optional<bool> overlap = parse_ep_overlap_flag(f.ep_overlap);
+  const std::string a2a_name = hierarchical ? "--a2a" : "config: a2a_hierarchical";
+  const std::string overlap_name = overlap ? "--ep-overlap" : "config: ep_overlap";
+  if (!hierarchical) hierarchical = r.job.pins.a2a_hierarchical;
+  if (!overlap) overlap = r.job.pins.ep_overlap;
+  if ((hierarchical || overlap) && !r.model.is_moe())
+    throw InputError((hierarchical ? a2a_name : overlap_name) + ": model " + r.model.name +
+                     " is dense; the expert all-to-all needs a mixture-of-experts model");
+  if (hierarchical && c.ep < 2)
+    throw InputError(a2a_name + " sets the expert all-to-all: give ep 2 or more with it");
+  if (hierarchical) c.a2a_hierarchical = *hierarchical;
+  if (overlap && *overlap && f.no_overlap)
+    throw InputError("--ep-overlap on and --no-overlap contradict each other; give one of them");
+  if (overlap) c.ep_overlap = *overlap;
+}
+}  // namespace
+
 ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
   ParallelConfig c = r.file_config.value_or(ParallelConfig{});
   if (!r.file_config && !(f.tp && f.pp))
@@ -413,6 +462,7 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
     throw InputError("ep " + std::to_string(c.ep) + ": model " + r.model.name +
                      " is dense (no experts); expert parallelism needs a mixture-of-experts model");
   apply_moe_defaults(r.model, r.cluster, c);
+  apply_dispatch_choices(f, r, c);
   if (f.no_overlap) c.overlap_grad_reduce = c.overlap_p2p = c.ep_overlap = false;
   if (f.zeropp && f.hierarchical_partition)
     throw InputError("--zeropp and --hierarchical-partition are alternatives; give one of them");
@@ -446,6 +496,8 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
 
 void apply_pins(const JobFlags& f, JobSpec& job) {
   SearchPins& p = job.pins;
+  if (const auto a2a = parse_a2a_flag(f.a2a)) p.a2a_hierarchical = a2a;
+  if (const auto overlap = parse_ep_overlap_flag(f.ep_overlap)) p.ep_overlap = overlap;
   if (f.tp) p.tp = *f.tp;
   if (f.pp) p.pp = *f.pp;
   if (f.vp) p.vp = *f.vp;

@@ -34,6 +34,8 @@ struct JobFlags {
   bool tp_comm_overlap = false;
   /// Expert-parallel and expert tensor-parallel sizes (MoE models).
   std::optional<int> ep, etp;
+  /// --a2a flat|hierarchical, --ep-overlap on|off (empty: not given).
+  std::string a2a, ep_overlap;
   /// MoE: max/mean load of the busiest expert-parallel rank (routing statistics).
   std::optional<double> moe_imbalance;
   /// MoE: routing statistics (the file `parplan experts` reads) that set

@@ -60,9 +60,27 @@ int zero_stage(const YamlFields& f, int fallback) {
 }
 
 ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
-  f.allow_only({"tp", "pp", "vp", "cp", "dp", "sp", "mbs", "zero", "recompute", "recompute_layers",
-                "attention", "overlap_grad_reduce", "overlap_p2p", "first_stage_layers", "last_stage_layers",
-                "zeropp", "hierarchical_partition", "ep", "etp"});
+  f.allow_only({"tp",
+                "pp",
+                "vp",
+                "cp",
+                "dp",
+                "sp",
+                "mbs",
+                "zero",
+                "recompute",
+                "recompute_layers",
+                "attention",
+                "overlap_grad_reduce",
+                "overlap_p2p",
+                "first_stage_layers",
+                "last_stage_layers",
+                "zeropp",
+                "hierarchical_partition",
+                "ep",
+                "etp",
+                "a2a_hierarchical",
+                "ep_overlap"});
   ParallelConfig c;
   c.tp = f.positive_int("tp", 1);
   c.pp = f.positive_int("pp", 1);
@@ -73,6 +91,10 @@ ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
   // `plan` searches the other sizes around the expert sizes the file gives.
   if (f.has("ep")) request.job.pins.ep = c.ep;
   if (f.has("etp")) request.job.pins.etp = c.etp;
+  // The expert all-to-all as the file runs it, the run files' keys (plan
+  // keeps it; estimate and check cost it).
+  if (f.has("a2a_hierarchical")) request.job.pins.a2a_hierarchical = f.boolean("a2a_hierarchical", false);
+  if (f.has("ep_overlap")) request.job.pins.ep_overlap = f.boolean("ep_overlap", true);
   c.mbs = f.positive_int("mbs", 1);
   c.zero = zero_stage(f, 0);
   // dp follows from the GPUs and tp * pp * cp; when given, it is checked.

@@ -175,8 +175,11 @@ int expert_choices(const ModelSpec& model, const ClusterSpec& cluster, const Sea
       ParallelConfig probe = base;
       probe.ep = ep;
       probe.etp = etp;
-      out[n++] = ExpertChoice{ep, etp, false};
-      if (ep > 1 && ep_spans_nodes(cluster, probe)) out[n++] = ExpertChoice{ep, etp, true};
+      // A pinned dispatch is the only one; free, hierarchical is tried only
+      // where it can differ (the group spans nodes).
+      if (!pins.a2a_hierarchical.value_or(false)) out[n++] = ExpertChoice{ep, etp, false};
+      if (ep > 1 && pins.a2a_hierarchical.value_or(ep_spans_nodes(cluster, probe)))
+        out[n++] = ExpertChoice{ep, etp, true};
     }
   }
   return n;
@@ -395,7 +398,9 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
           shape.etp = experts[e].etp;
           shape.a2a_hierarchical = experts[e].hierarchical;
           // Allowed overlap for the bound; each recompute choice sets its own.
-          shape.ep_overlap = shape.ep > 1 && (shape.pp == 1 || shape.vp > 1);
+          const bool overlap_allowed = shape.ep > 1 && (shape.pp == 1 || shape.vp > 1);
+          if (pins.ep_overlap.value_or(false) && !overlap_allowed) continue;
+          shape.ep_overlap = overlap_allowed && pins.ep_overlap.value_or(true);
           // Layouts: the even split when Megatron accepts it, and the optimal
           // uneven first/last split (stage-split formulation, exact fast path).
           // A pinned first/last split is the only layout.
@@ -438,6 +443,8 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                   zero == 3 ? sharding_choices(cluster, pins, options, shape, shardings) : 1;
               for (int variant = 0; variant < sharding_count; ++variant) {
                 for (Recompute recompute : recomputes) {
+                  // A pinned overlap runs without full recomputation only.
+                  if (pins.ep_overlap.value_or(false) && recompute == Recompute::kFull) continue;
                   ++local.stats.candidates;
                   if (bound_s >= local.top.threshold()) continue;
                   ParallelConfig config = shape;
