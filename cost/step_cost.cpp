@@ -76,13 +76,18 @@ StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& 
           ? per_layer_costs(model, cluster, job, recomputing, stage).comm.checkpoint_gather_s
           : 0.0;
   k.recompute_time_s = costs.dense.forward_s + costs.comm.tp_forward_s + costs.comm.cp_forward_s + gather_s;
+  // What one more recomputed layer frees: the per-layer slope of the stage's
+  // peak without recomputation less its slope with every layer recomputed,
+  // read off the memory model itself (an MoE layer's expert activations and
+  // dispatch buffers included, which a dense layer's formula would miss).
   ParallelConfig stored = config;
   stored.recompute = Recompute::kNone;
-  ActivationShape shape = activation_shape(job, stored);
-  const double kept =
-      layer_activation_bytes(model, shape) - layer_input_bytes(model, activation_shape(job, recomputing));
-  k.recompute_saved_bytes =
-      in_flight_micro_batches(config, stage) * kept * (1.0 + cluster.device.allocator_headroom_fraction);
+  recomputing.recompute_layers = 0;
+  const auto layer_slope = [&](const ParallelConfig& c) {
+    return stage_memory(model, cluster, job, c, stage_load(model, job, c, stage, 2), stage).peak_bytes -
+           stage_memory(model, cluster, job, c, stage_load(model, job, c, stage, 1), stage).peak_bytes;
+  };
+  k.recompute_saved_bytes = std::max(0.0, layer_slope(stored) - layer_slope(recomputing));
   return k;
 }
 
