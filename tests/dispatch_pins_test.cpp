@@ -1,9 +1,9 @@
 // The expert all-to-all as a given config runs it: --a2a flat|hierarchical
 // and --ep-overlap on|off (job file config: a2a_hierarchical, ep_overlap,
-// the run files' keys) pin what
-// estimate and check cost and what plan searches, over the defaults
-// (hierarchical where the expert-parallel group spans nodes, the overlap
-// wherever Megatron's rules allow it).
+// the run files' keys) pin what estimate and check cost and what plan
+// searches, over the defaults (hierarchical where the expert-parallel group
+// spans nodes; the overlap where Megatron's rules allow it and an engine of
+// the selection runs it, which no released one does).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -26,16 +26,22 @@ nlohmann::json estimate(const std::string& extra) {
 }
 
 TEST(DispatchPins, EstimateCostsTheGivenAllToAll) {
+  // Defaults: the hierarchical dispatch across nodes (Megatron's flex
+  // dispatcher runs it); no overlap, which no released engine runs.
   const nlohmann::json defaults = estimate("");
   EXPECT_EQ(defaults["config"]["a2a"], "hierarchical");
-  EXPECT_TRUE(defaults["config"]["ep_overlap"].get<bool>());
+  EXPECT_FALSE(defaults["config"]["ep_overlap"].get<bool>());
+  EXPECT_FALSE(defaults["engines"].empty());
   const nlohmann::json flat = estimate(" --a2a flat");
   EXPECT_EQ(flat["config"]["a2a"], "flat");
   // Across nodes the hierarchical dispatch moves one copy per node.
   EXPECT_GE(flat["time"]["step_s"].get<double>(), defaults["time"]["step_s"].get<double>());
-  const nlohmann::json exposed = estimate(" --ep-overlap off");
-  EXPECT_FALSE(exposed["config"]["ep_overlap"].get<bool>());
-  EXPECT_GE(exposed["time"]["step_s"].get<double>(), defaults["time"]["step_s"].get<double>());
+  const nlohmann::json overlapped = estimate(" --ep-overlap on");
+  EXPECT_TRUE(overlapped["config"]["ep_overlap"].get<bool>());
+  EXPECT_LE(overlapped["time"]["step_s"].get<double>(), defaults["time"]["step_s"].get<double>());
+  EXPECT_TRUE(overlapped["engines"].empty());  // costed as asked, and said no engine runs it
+  EXPECT_DOUBLE_EQ(estimate(" --ep-overlap off")["time"]["step_s"].get<double>(),
+                   defaults["time"]["step_s"].get<double>());
 }
 
 TEST(DispatchPins, JobFileKeysMatchTheFlags) {
@@ -87,6 +93,21 @@ TEST(DispatchPins, PlanKeepsThePinnedDispatch) {
   const test::CliRun overlap = test::run_cli(job + "--ep-overlap on");
   EXPECT_EQ(overlap.exit_code, 1) << overlap.err;
   EXPECT_NE(overlap.err.find("overlapped all-to-all"), std::string::npos) << overlap.err;
+}
+
+// Free, the search overlaps the expert all-to-all only where an engine of
+// the selection runs it. Megatron-LM core_r0.13.0 does not: every
+// expert-parallel candidate without pipelining was costed overlapped and
+// then dropped by the engine check, so this job had no plan at all.
+TEST(DispatchPins, ExpertParallelPlansWithoutAnEngineOverlap) {
+  const test::CliRun run = test::run_cli(
+      "plan --model mixtral-8x7b --cluster dgx-h100 --gpus 32 --gbs 64 --seq 4096 --engine megatron --ep 8 "
+      "--pp 1 --recompute none --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["config"]["ep"], 8);
+  EXPECT_FALSE(j["config"]["ep_overlap"].get<bool>());
+  EXPECT_EQ(j["engine"], "megatron");
 }
 
 }  // namespace

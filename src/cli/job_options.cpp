@@ -400,6 +400,17 @@ std::optional<bool> parse_ep_overlap_flag(const std::string& text) {
 // the defaults apply_moe_defaults chose; validate_config then refuses an
 // overlap the config cannot run.
 void apply_dispatch_choices(const JobFlags& f, const ResolvedJob& r, ParallelConfig& c) {
+  // The defaults only where an engine of the selection runs them (no
+  // released engine overlaps the expert all-to-all yet), so a plain config
+  // is costed as the engines run it.
+  const EngineSelection engines = parse_engine_selection(r.engine);
+  bool engine_overlap = false, engine_hierarchical = false;
+  for (int e = 0; e < engines.count; ++e) {
+    engine_overlap = engine_overlap || engine_capabilities(engines.engines[e]).ep_overlap;
+    engine_hierarchical = engine_hierarchical || engine_capabilities(engines.engines[e]).a2a_hierarchical;
+  }
+  c.ep_overlap = c.ep_overlap && engine_overlap;
+  c.a2a_hierarchical = c.a2a_hierarchical && engine_hierarchical;
   std::optional<bool> hierarchical = parse_a2a_flag(f.a2a);
   std::optional<bool> overlap = parse_ep_overlap_flag(f.ep_overlap);
   const std::string a2a_name = hierarchical ? "--a2a" : "config: a2a_hierarchical";

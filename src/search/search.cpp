@@ -332,6 +332,9 @@ int min_recompute_layers(const ModelSpec& model, const ClusterSpec& cluster, con
 
 SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                             const SearchOptions& options) {
+  bool engines_overlap = false;
+  for (int e = 0; e < options.engines.count; ++e)
+    engines_overlap = engines_overlap || engine_capabilities(options.engines.engines[e]).ep_overlap;
   const auto start = std::chrono::steady_clock::now();
   const SearchPins& pins = job.pins;
   const int world = job.gpus;
@@ -400,7 +403,11 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
           // Allowed overlap for the bound; each recompute choice sets its own.
           const bool overlap_allowed = shape.ep > 1 && (shape.pp == 1 || shape.vp > 1);
           if (pins.ep_overlap.value_or(false) && !overlap_allowed) continue;
-          shape.ep_overlap = overlap_allowed && pins.ep_overlap.value_or(true);
+          // Free, the overlap only where an engine of the selection runs it:
+          // otherwise every such candidate would be costed overlapped and
+          // then dropped by the engine check, leaving no expert-parallel
+          // plan without pipelining.
+          shape.ep_overlap = overlap_allowed && pins.ep_overlap.value_or(engines_overlap);
           // Layouts: the even split when Megatron accepts it, and the optimal
           // uneven first/last split (stage-split formulation, exact fast path).
           // A pinned first/last split is the only layout.
