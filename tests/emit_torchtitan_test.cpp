@@ -60,10 +60,16 @@ std::vector<std::string> torchtitan_check(const std::map<std::string, std::strin
   return errors;
 }
 
-TEST(EmitTorchtitan, Llama3_70bFsdpTensorParallelOn64H100) {
+// Llama 3 70B on 64 H100: FSDP 8 x TP 8, ZeRO-3.
+Plan llama3_70b_fsdp8_tp8() {
   Plan plan = llama3_70b_on_64_h100();
   set_mesh(plan, 64, 8, 1, 1, 1);
   plan.config.zero = 3;
+  return plan;
+}
+
+TEST(EmitTorchtitan, Llama3_70bFsdpTensorParallelOn64H100) {
+  Plan plan = llama3_70b_fsdp8_tp8();
   TempDir dir;
   const Emitted e = emit_and_run(plan, dir, "8");
   ASSERT_EQ(e.run.rc, 0) << e.run.output;
@@ -172,9 +178,7 @@ MainEmitted emit_main(const Plan& plan, const TempDir& dir) {
 }
 
 TEST(EmitTorchtitanMain, PythonConfigWithModuleAndVersion) {
-  Plan plan = llama3_70b_on_64_h100();
-  set_mesh(plan, 64, 8, 1, 1, 1);
-  plan.config.zero = 3;
+  Plan plan = llama3_70b_fsdp8_tp8();
   plan.job.cross_entropy = CrossEntropy::kCompiled;  // what `plan --engine torchtitan` costs
   TempDir dir;
   const MainEmitted e = emit_main(plan, dir);
@@ -215,9 +219,7 @@ TEST(EmitTorchtitanMain, PythonConfigWithModuleAndVersion) {
 
 // A plan timed eager (element-wise kernels unfused) leaves compile off.
 TEST(EmitTorchtitanMain, EagerPlanLeavesCompileOff) {
-  Plan plan = llama3_70b_on_64_h100();
-  set_mesh(plan, 64, 8, 1, 1, 1);
-  plan.config.zero = 3;
+  Plan plan = llama3_70b_fsdp8_tp8();
   plan.job.fused_elementwise = false;
   TempDir dir;
   const MainEmitted e = emit_main(plan, dir);
@@ -229,9 +231,7 @@ TEST(EmitTorchtitanMain, EagerPlanLeavesCompileOff) {
 // A plan costed with the eager loss compiles the model alone, as costed
 // (torchtitan/components/loss.py: the loss compiles only when listed).
 TEST(EmitTorchtitanMain, EagerLossIsLeftOutOfTheCompiledComponents) {
-  Plan plan = llama3_70b_on_64_h100();
-  set_mesh(plan, 64, 8, 1, 1, 1);
-  plan.config.zero = 3;
+  Plan plan = llama3_70b_fsdp8_tp8();
   plan.job.cross_entropy = CrossEntropy::kEager;
   TempDir dir;
   const MainEmitted e = emit_main(plan, dir);
@@ -243,9 +243,7 @@ TEST(EmitTorchtitanMain, EagerLossIsLeftOutOfTheCompiledComponents) {
 // CompileConfig switch, v0.2's [parallelism] key, each beside the compiled
 // model torchtitan requires (configs.py:307-313; v0.2.2 tensor_parallel.py).
 TEST(EmitTorchtitanMain, AsyncTensorParallelAsCosted) {
-  Plan plan = llama3_70b_on_64_h100();
-  set_mesh(plan, 64, 8, 1, 1, 1);
-  plan.config.zero = 3;
+  Plan plan = llama3_70b_fsdp8_tp8();
   plan.config.sp = true;
   plan.job.tp_comm_overlap = true;
   plan.job.tp_overlap_mechanism = TpOverlapMechanism::kMicroPipeline;
@@ -292,9 +290,7 @@ TEST(EmitTorchtitanMain, PipelineMicroBatchesCoverTheBatchWithoutAccumulation) {
 }
 
 TEST(EmitTorchtitanV02, TomlSaysItsVersionAndLaunchChecksIt) {
-  Plan plan = llama3_70b_on_64_h100();
-  set_mesh(plan, 64, 8, 1, 1, 1);
-  plan.config.zero = 3;
+  Plan plan = llama3_70b_fsdp8_tp8();
   TempDir dir;
   const Emitted e = emit_and_run(plan, dir, "8");
   ASSERT_EQ(e.run.rc, 0) << e.run.output;

@@ -147,13 +147,12 @@ TEST_F(RunKeys, ExpertAllToAllOverlapIsReadAndNeverSlower) {
 // flat all-to-all; inside one node (ep 8) it changes nothing.
 TEST_F(RunKeys, HierarchicalAllToAllIsReadAndFasterAcrossNodes) {
   const auto run = [&](const std::string& config) {
-    return read_run_yaml(run_file_test::write_one_run("heldout_a2a",
-                                                      "name: r, model: deepseek-v3, gpus: 16, gbs: 16, "
-                                                      "seq: 4096, step_s: 5, moe_imbalance: 1.0, "
-                                                      "config: {mbs: 1, " +
-                                                          config + "}"),
-                         cluster)
-        .front();
+    return run_file_test::read_one_run(
+        "heldout_a2a",
+        "name: r, model: deepseek-v3, gpus: 16, gbs: 16, seq: 4096, step_s: 5, "
+        "moe_imbalance: 1.0, config: {mbs: 1, " +
+            config + "}",
+        cluster);
   };
   const FitRun flat = run("ep: 16");
   const FitRun hier = run("ep: 16, a2a_hierarchical: true");

@@ -98,14 +98,10 @@ TEST(MicroPipelineTp, RunFilesNeedTheCompiledModel) {
   const std::string run =
       "name: r, model: llama3-70b, gpus: 64, gbs: 64, seq: 8192, step_s: 5, engine: torchtitan, "
       "tp_comm_overlap: true, config: {tp: 8, sp: true, zero: 3, mbs: 1}";
-  const FitRun compiled =
-      read_run_yaml(run_file_test::write_one_run("async_tp", run + ", fused_elementwise: true"), cluster)
-          .front();
+  const FitRun compiled = run_file_test::read_one_run("async_tp", run + ", fused_elementwise: true", cluster);
   EXPECT_EQ(compiled.job.tp_overlap_mechanism, TpOverlapMechanism::kMicroPipeline);
   run_file_test::expect_error_naming(
-      [&] {
-        read_run_yaml(run_file_test::write_one_run("async_tp", run + ", fused_elementwise: false"), cluster);
-      },
+      [&] { run_file_test::read_one_run("async_tp", run + ", fused_elementwise: false", cluster); },
       "tp_comm_overlap");
 }
 

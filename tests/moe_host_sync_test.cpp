@@ -68,13 +68,12 @@ TEST(MoeHostSync, OnlyPaddingToCapacityAvoidsTheWait) {
 class HostLaunchKey : public ::testing::Test {
  protected:
   FitRun read(const std::string& run) {
-    return read_run_yaml(run_file_test::write_one_run("host_launch_key",
-                                                      "name: r, model: mixtral-8x7b, gpus: 16, gbs: 64, "
-                                                      "seq: 4096, step_s: 5, precision: fp8, "
-                                                      "config: {tp: 1, pp: 2, ep: 8, mbs: 1, zero: 1}, " +
-                                                          run),
-                         cluster)
-        .front();
+    return run_file_test::read_one_run(
+        "host_launch_key",
+        "name: r, model: mixtral-8x7b, gpus: 16, gbs: 64, seq: 4096, step_s: 5, "
+        "precision: fp8, config: {tp: 1, pp: 2, ep: 8, mbs: 1, zero: 1}, " +
+            run,
+        cluster);
   }
   ClusterSpec cluster = load_cluster("dgx-h100");
 };

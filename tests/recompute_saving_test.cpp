@@ -17,7 +17,16 @@
 namespace parplan {
 namespace {
 
-void expect_saving_adds_up(const std::string& model_name, ParallelConfig c, int gpus) {
+// One stage (pp 1) with sequence parallelism over tp.
+void expect_saving_adds_up(const std::string& model_name, int tp, int dp, int zero, int ep) {
+  ParallelConfig c;
+  c.tp = tp;
+  c.dp = dp;
+  c.sp = true;
+  c.zero = zero;
+  c.ep = ep;
+  c.mbs = 2;
+  const int gpus = tp * dp;
   const ModelSpec model = load_model(model_name);
   const ClusterSpec cluster = load_cluster("dgx-h100");
   JobSpec job;
@@ -39,23 +48,8 @@ void expect_saving_adds_up(const std::string& model_name, ParallelConfig c, int 
 }
 
 TEST(RecomputeSaving, AddsUpToTheMemoryModelsSaving) {
-  ParallelConfig dense;
-  dense.tp = 8;
-  dense.pp = 1;
-  dense.dp = 8;
-  dense.sp = true;
-  dense.zero = 3;
-  dense.mbs = 2;
-  expect_saving_adds_up("llama3-70b", dense, 64);
-  ParallelConfig moe;
-  moe.tp = 2;
-  moe.pp = 1;
-  moe.dp = 32;
-  moe.sp = true;
-  moe.zero = 1;
-  moe.ep = 8;
-  moe.mbs = 2;
-  expect_saving_adds_up("mixtral-8x7b", moe, 64);
+  expect_saving_adds_up("llama3-70b", 8, 8, 3, 1);
+  expect_saving_adds_up("mixtral-8x7b", 2, 32, 1, 8);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "src/io/input_error.h"
+#include "src/io/run_file_reader.h"
 
 namespace parplan::run_file_test {
 
@@ -20,6 +21,12 @@ inline std::string write_one_run(const std::string& tag, const std::string& fiel
   const std::string path = (std::filesystem::temp_directory_path() / name).string();
   std::ofstream(path) << "runs:\n  - {" << fields << "}\n";
   return path;
+}
+
+/// The one run of a run file holding `fields` (write_one_run), read as a
+/// run file is against `cluster`.
+inline FitRun read_one_run(const std::string& tag, const std::string& fields, const ClusterSpec& cluster) {
+  return read_run_yaml(write_one_run(tag, fields), cluster).front();
 }
 
 /// `read()` must throw an InputError whose message names `field`.

@@ -119,13 +119,11 @@ TEST(SeparateProjections, SkinnyGemmsAtTheTrafficFloor) {
 TEST(SeparateProjections, RunFileKey) {
   const ClusterSpec cluster = load_cluster("dgx-h100");
   const auto run = [&](const std::string& extra) {
-    return read_run_yaml(run_file_test::write_one_run(
-                             "separate_qkv",
-                             "name: r, model: llama3-8b, gpus: 64, gbs: 96, seq: 8192, step_s: 3, engine: "
-                             "torchtitan, config: {tp: 8, sp: true, zero: 3, mbs: 12}" +
-                                 extra),
-                         cluster)
-        .front();
+    return run_file_test::read_one_run("separate_qkv",
+                                       "name: r, model: llama3-8b, gpus: 64, gbs: 96, seq: 8192, step_s: 3, "
+                                       "engine: torchtitan, config: {tp: 8, sp: true, zero: 3, mbs: 12}" +
+                                           extra,
+                                       cluster);
   };
   const FitRun fused_qkv = run("");
   const FitRun separate_qkv = run(", separate_qkv: true");

@@ -25,7 +25,6 @@ backward per block with the merged out and lse; each block's gradients
 added in fp32 (half blocks through a concatenation). The exchanges are
 left out: what is timed is what the rank's compute stream runs.
 """
-import argparse
 import os
 import sys
 import time
@@ -34,7 +33,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h100_kernels import Table, run_sections, sdpa_pass_ms, smi  # noqa: E402
+from h100_kernels import Table, main_for, sdpa_pass_ms, section_parser, smi  # noqa: E402
 
 START = time.time()
 HD = 128
@@ -389,19 +388,15 @@ def measure_power_curve(args, m):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", required=True)
-    p.add_argument("--budget-s", type=float, default=240.0, help="stop starting new measurements after this")
-    p.add_argument("--only", default="ring,noncausal,power")
+    p = section_parser(__doc__, 240.0, "ring,noncausal,power")
     p.add_argument("--seconds", type=float, default=4.0, help="powercurve: seconds per load")
     p.add_argument("--sms-list", type=lambda t: [int(x) for x in t.split(",")], default=None,
                    help="powercurve: the active-SM counts, comma-separated")
     p.add_argument("--block-n", type=int, default=128, help="powercurve: the kernel's N tile")
     p.add_argument("--stages", type=int, default=4, help="powercurve: the kernel's pipeline stages")
     p.add_argument("--dtype", choices=("bf16", "fp8"), default="bf16", help="powercurve: the GEMM's input type")
-    args = p.parse_args()
-    run_sections(args, {"ring": measure_ring, "noncausal": measure_noncausal, "power": measure_power,
-                        "powercurve": measure_power_curve})
+    main_for(__doc__, {"ring": measure_ring, "noncausal": measure_noncausal, "power": measure_power,
+                       "powercurve": measure_power_curve}, budget_s=240.0, parser=p, allow_tf32=True)
 
 
 if __name__ == "__main__":

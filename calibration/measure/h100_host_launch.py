@@ -19,7 +19,6 @@ graph-free loop), with the counts moved to the host (.tolist(), the
 dropless dispatcher's wait) or known in advance (padded to capacity).
 Also records the CPU model and whether Transformer Engine imports.
 """
-import argparse
 import os
 import platform
 import subprocess
@@ -30,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h100_kernels import Table, event_ms, median, run_sections  # noqa: E402
+from h100_kernels import Table, event_ms, main_for, median  # noqa: E402
 
 START = time.time()
 FP8 = torch.float8_e4m3fn
@@ -309,13 +308,9 @@ def measure_expert_gemms(args, meta_row):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", required=True)
-    p.add_argument("--budget-s", type=float, default=200.0)
-    p.add_argument("--only", default="launch,moe_layer,kernel_floor,expert_gemm")
-    args = p.parse_args()
-    run_sections(args, {"launch": measure_launch, "moe_layer": measure_moe_layer,
-                        "kernel_floor": measure_kernel_floor, "expert_gemm": measure_expert_gemms})
+    main_for(__doc__, {"launch": measure_launch, "moe_layer": measure_moe_layer,
+                       "kernel_floor": measure_kernel_floor, "expert_gemm": measure_expert_gemms},
+             budget_s=200.0, allow_tf32=True)
 
 
 if __name__ == "__main__":

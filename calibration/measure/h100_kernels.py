@@ -452,15 +452,28 @@ def run_sections(args, sections):
     print("total", round(time.time() - START), "s;", smi("clocks.sm,power.draw,temperature.gpu"), flush=True)
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def section_parser(doc, budget_s, only):
+    """The measurement scripts' command line: --out DIR, --budget-s, --only
+    (comma-separated section names)."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
-    p.add_argument("--budget-s", type=float, default=330.0, help="stop starting new measurements after this")
-    p.add_argument("--only", default="gemm,attention,moe,layer,memory")
-    args = p.parse_args()
-    torch.backends.cuda.matmul.allow_tf32 = False
-    run_sections(args, {"gemm": measure_gemms, "attention": measure_attention, "moe": measure_moe,
-                        "layer": measure_layer, "memory": measure_memory})
+    p.add_argument("--budget-s", type=float, default=budget_s, help="stop starting new measurements after this")
+    p.add_argument("--only", default=only)
+    return p
+
+
+def main_for(doc, sections, budget_s, parser=None, allow_tf32=False):
+    """Parses the command line (section_parser, every section by default)
+    and runs the sections asked for; fp32 matmuls stay fp32 unless allowed."""
+    args = (parser or section_parser(doc, budget_s, ",".join(sections))).parse_args()
+    if not allow_tf32:
+        torch.backends.cuda.matmul.allow_tf32 = False
+    run_sections(args, sections)
+
+
+def main():
+    main_for(__doc__, {"gemm": measure_gemms, "attention": measure_attention, "moe": measure_moe,
+                       "layer": measure_layer, "memory": measure_memory}, budget_s=330.0)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ Parameter and input gradients are cleared before each call, so no call
 accumulates into an earlier one's gradients. DIR/skinny_gemm.csv: the key
 (value) projection's three GEMMs alone at tp 8, bf16 and fp8 (--only skinny).
 """
-import argparse
 import os
 import sys
 import time
@@ -28,7 +27,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h100_kernels import Table, gemm_ms, run_sections, time_calls  # noqa: E402
+from h100_kernels import Table, gemm_ms, main_for, time_calls  # noqa: E402
 
 START = time.time()
 
@@ -125,13 +124,7 @@ def measure_skinny(args, meta_row):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", required=True)
-    p.add_argument("--budget-s", type=float, default=300.0, help="stop starting new measurements after this")
-    p.add_argument("--only", default="projections,skinny")
-    args = p.parse_args()
-    torch.backends.cuda.matmul.allow_tf32 = False
-    run_sections(args, {"projections": measure_projections, "skinny": measure_skinny})
+    main_for(__doc__, {"projections": measure_projections, "skinny": measure_skinny}, budget_s=300.0)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,10 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <vector>
 
+#include "src/io/config_keys.h"
 #include "src/io/input_error.h"
 #include "src/io/input_limits.h"
 #include "src/io/moe_fp8_recipe.h"
@@ -60,27 +63,11 @@ int zero_stage(const YamlFields& f, int fallback) {
 }
 
 ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
-  f.allow_only({"tp",
-                "pp",
-                "vp",
-                "cp",
-                "dp",
-                "sp",
-                "mbs",
-                "zero",
-                "recompute",
-                "recompute_layers",
-                "attention",
-                "overlap_grad_reduce",
-                "overlap_p2p",
-                "first_stage_layers",
-                "last_stage_layers",
-                "zeropp",
-                "hierarchical_partition",
-                "ep",
-                "etp",
-                "a2a_hierarchical",
-                "ep_overlap"});
+  // The run files' config keys, and what only a job's config gives.
+  std::vector<std::string> keys = run_config_keys();
+  keys.insert(keys.end(),
+              {"dp", "first_stage_layers", "last_stage_layers", "zeropp", "hierarchical_partition"});
+  f.allow_only(keys);
   ParallelConfig c;
   c.tp = f.positive_int("tp", 1);
   c.pp = f.positive_int("pp", 1);

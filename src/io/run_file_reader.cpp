@@ -7,6 +7,7 @@
 #include "cost/step_cost.h"
 #include "src/emit/engine_capabilities.h"
 #include "src/io/cluster_loader.h"
+#include "src/io/config_keys.h"
 #include "src/io/input_error.h"
 #include "src/io/input_limits.h"
 #include "src/io/job_loader.h"
@@ -30,8 +31,7 @@ int int_or_best(const YamlFields& f, const char* key, bool* best) {
 }
 
 ParallelConfig read_run_config(const YamlFields& f, FitRun& run) {
-  f.allow_only({"tp", "pp", "vp", "cp", "ep", "etp", "sp", "mbs", "zero", "recompute", "recompute_layers",
-                "attention", "overlap_grad_reduce", "overlap_p2p", "ep_overlap", "a2a_hierarchical"});
+  f.allow_only(run_config_keys());
   ParallelConfig c;
   c.tp = f.positive_int("tp", 1);
   c.pp = f.positive_int("pp", 1);
@@ -283,22 +283,6 @@ std::vector<std::string> split_csv(const std::string& line) {
 std::vector<FitRun> read_run_csv(const std::string& path, const ClusterSpec& cluster) {
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot read the run file");
-  static const char* kConfigColumns[] = {"tp",
-                                         "pp",
-                                         "vp",
-                                         "cp",
-                                         "ep",
-                                         "etp",
-                                         "sp",
-                                         "mbs",
-                                         "zero",
-                                         "recompute",
-                                         "recompute_layers",
-                                         "attention",
-                                         "overlap_grad_reduce",
-                                         "overlap_p2p",
-                                         "ep_overlap",
-                                         "a2a_hierarchical"};
   static const char* kMeasuredColumns[] = {"unit", "value", "formula", "padded_vocab", "peak_tflops"};
   std::string line;
   std::vector<std::string> header;
@@ -321,7 +305,7 @@ std::vector<FitRun> read_run_csv(const std::string& path, const ClusterSpec& clu
     for (std::size_t i = 0; i < cells.size(); ++i) {
       if (cells[i].empty()) continue;
       bool placed = false;
-      for (const char* k : kConfigColumns)
+      for (const std::string& k : run_config_keys())
         if (header[i] == k) config[header[i]] = cells[i], placed = true;
       for (const char* k : kMeasuredColumns)
         if (header[i] == k) measured[header[i]] = cells[i], placed = true;
