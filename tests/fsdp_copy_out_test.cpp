@@ -9,6 +9,7 @@
 #include "src/emit/engine_capabilities.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
+#include "tests/run_file_fixture.h"
 
 namespace parplan {
 namespace {
@@ -61,6 +62,22 @@ TEST(FsdpCopyOut, OnlyTorchtitansRecipe) {
     apply_engine_recipe(engine_recipe_defaults(selection), job);
     EXPECT_EQ(job.fsdp_copy_out, e == Engine::kTorchtitan) << static_cast<int>(e);
   }
+}
+
+// A run of an FSDP1 engine (llm-foundry's Composer: flat parameters are
+// views of the gather buffer) costed with torchtitan's recipe says
+// `fsdp_copy_out: false`; without the key the engine's recipe holds.
+TEST(FsdpCopyOut, RunFileKeyOverridesTheEnginesRecipe) {
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  const std::string run =
+      "name: r, model: llama3-8b, gpus: 8, gbs: 32, seq: 8192, engine: torchtitan, step_s: 10, "
+      "config: {tp: 1, pp: 1, mbs: 2, zero: 3, recompute: none}";
+  EXPECT_TRUE(run_file_test::read_one_run("copy_out", run, cluster).job.fsdp_copy_out);
+  EXPECT_FALSE(
+      run_file_test::read_one_run("copy_out", run + ", fsdp_copy_out: false", cluster).job.fsdp_copy_out);
+  run_file_test::expect_error_naming(
+      [&] { run_file_test::read_one_run("copy_out", run + ", fsdp_copy_out: sometimes", cluster); },
+      "fsdp_copy_out");
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ TEST(HeldoutRuns, EveryRunIsExpressibleAndPredicted) {
   const YAML::Node nodes = load_yaml_file(heldout_path())["runs"];
   ASSERT_EQ(runs.size(), nodes.size());
   ASSERT_GE(runs.size(), 20u);
-  const std::set<std::string> known = {"h100-bf16", "h100-fp8", "fsdp", "long-seq", "moe", "h100-500w"};
+  const std::set<std::string> known = {"h100-bf16", "h100-fp8",  "fsdp",       "long-seq",
+                                       "moe",       "h100-500w", "llm-foundry"};
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const FitRun& run = runs[i];
     EXPECT_FALSE(nodes[i]["source"].as<std::string>().empty()) << run.name;

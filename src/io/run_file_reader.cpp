@@ -123,6 +123,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                 "transformer_engine",
                 "hbm_gib",
                 "cross_entropy",
+                "fsdp_copy_out",
                 "cluster"});
   FitRun run;
   run.name = f.text("name", where);
@@ -172,6 +173,10 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                                                    : AttentionKernel::kProfile;
   }
   run.job.fused_elementwise = f.boolean("fused_elementwise", true);
+  // FSDP2 copies every gathered parameter out of the all-gather buffer
+  // (torchtitan's recipe sets it); FSDP1's flat parameters are views of that
+  // buffer, so a run of an FSDP1 engine (llm-foundry / Composer) says false.
+  run.job.fsdp_copy_out = f.boolean("fsdp_copy_out", run.job.fsdp_copy_out);
   // The loss kernel where the recipe names one other than the engine's
   // (Megatron-Bridge's performance scripts: cross_entropy_fusion_impl "te").
   if (f.has("cross_entropy")) {
