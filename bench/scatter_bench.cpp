@@ -5,6 +5,10 @@
 // ratios; asserts nothing. `scatter_bench --level-lp` also prints, for the
 // first three steps, the duration-level LP bound (seconds per step; a
 // diagnosis of the bound's strength, not used by the solver).
+// `scatter_bench --steps FILE --coefficients FILE` runs the same statistics
+// on other steps and coefficients, as `parplan scatter` reads them (FlexSP's
+// own batches: examples/scatter/flexsp-wikipedia-gbs512-24.txt with
+// examples/scatter/flexsp-gpt-7b-64gpu-30gb.json).
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 
@@ -19,6 +23,8 @@
 
 #include "solvers/sequence_scatter.h"
 #include "solvers/sequence_scatter_internal.h"
+#include "src/io/input_error.h"
+#include "src/io/scatter_input.h"
 
 namespace {
 
@@ -63,12 +69,29 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   using namespace parplan;
-  const ScatterCoefficients c = flexsp_gpt7b();
+  ScatterCoefficients c = flexsp_gpt7b();
   constexpr int kGpus = 64;
-  constexpr int kSteps = 24;
   std::mt19937_64 rng(2025);
   std::vector<std::vector<std::int64_t>> steps;
-  for (int s = 0; s < kSteps; ++s) steps.push_back(long_tail_step(rng));
+  for (int s = 0; s < 24; ++s) steps.push_back(long_tail_step(rng));
+  const char* steps_source = "long tail, max 192K";
+  const char* coefficients_source = "FlexSP GPT-7B coefficients";
+  try {
+    for (int a = 1; a + 1 < argc; ++a) {
+      if (std::strcmp(argv[a], "--steps") == 0) {
+        steps = load_scatter_lengths(argv[a + 1]);
+        steps_source = argv[a + 1];
+      }
+      if (std::strcmp(argv[a], "--coefficients") == 0) {
+        c = load_scatter_coefficients(argv[a + 1]);
+        coefficients_source = argv[a + 1];
+      }
+    }
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+  const int step_count = static_cast<int>(steps.size());
 
   ScatterOptions options;  // the command's defaults: CBC, 50 ms per step
   // `--step-ms T`: another per-step budget (how far the search goes with
@@ -94,15 +117,16 @@ int main(int argc, char** argv) {
   // scatter --lengths`) and stop.
   for (int a = 1; a + 1 < argc; ++a) {
     if (std::strcmp(argv[a], "--dump-step") != 0) continue;
-    for (std::int64_t s : steps[std::clamp(std::atoi(argv[a + 1]), 0, kSteps - 1)])
+    for (std::int64_t s : steps[std::clamp(std::atoi(argv[a + 1]), 0, step_count - 1)])
       std::printf("%lld ", static_cast<long long>(s));
     std::printf("\n");
     return 0;
   }
-  std::vector<ScatterStepResult> results(kSteps);
+  std::vector<ScatterStepResult> results(step_count);
   tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 2);
   const auto start = std::chrono::steady_clock::now();
-  tbb::parallel_for(0, kSteps, [&](int s) { results[s] = solve_scatter_step(steps[s], kGpus, c, options); });
+  tbb::parallel_for(0, step_count,
+                    [&](int s) { results[s] = solve_scatter_step(steps[s], kGpus, c, options); });
   const double wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
@@ -117,7 +141,7 @@ int main(int argc, char** argv) {
     micro_batches += static_cast<int>(r.plan.micro_batches.size());
   }
   if (per_step) {
-    for (int s = 0; s < kSteps; ++s) {
+    for (int s = 0; s < step_count; ++s) {
       double tok = 0;
       for (auto l : steps[s]) tok += l;
       std::printf("step %d: tokens / (G K) %.2f, %zu micro-batches, %.0f ms, bound %.0f ms, gap %.2f %%\n", s,
@@ -126,19 +150,18 @@ int main(int argc, char** argv) {
                   100 * results[s].certificate.gap);
     }
   }
-  std::printf(
-      "steps %d x 512 sequences (long tail, max 192K) on %d GPUs, FlexSP GPT-7B coefficients, 2 threads\n",
-      kSteps, kGpus);
+  std::printf("steps %d x %zu sequences (%s) on %d GPUs, %s, 2 threads\n", step_count, steps.front().size(),
+              steps_source, kGpus, coefficients_source);
   std::printf("%-28s %10.2f  (target 20 ms: %.2fx)\n", "median ms per step", median(solve_ms),
               20.0 / median(solve_ms));
-  std::printf("%-28s %10.2f\n", "wall ms / steps (2 cores)", wall_ms / kSteps);
+  std::printf("%-28s %10.2f\n", "wall ms / steps (2 cores)", wall_ms / step_count);
   std::printf("%-28s %10.3f  (target 1 %%)\n", "median gap %", median(gap_pct));
   double gap_sum = 0;
   for (double g : gap_pct) gap_sum += g;
-  std::printf("%-28s %10.3f\n", "mean gap %", gap_sum / kSteps);
+  std::printf("%-28s %10.3f\n", "mean gap %", gap_sum / step_count);
   std::printf("%-28s %10.3f\n", "worst gap %", worst_gap);
   std::printf("%-28s %10.3f\n", "median speedup vs static", median(speedup));
-  std::printf("%-28s %10.2f\n", "mean micro-batches", static_cast<double>(micro_batches) / kSteps);
+  std::printf("%-28s %10.2f\n", "mean micro-batches", static_cast<double>(micro_batches) / step_count);
 
   // The same steps one at a time on one thread: the per-step figure above
   // includes waiting for the other thread's LP (CBC solves one at a time).
@@ -146,7 +169,7 @@ int main(int argc, char** argv) {
   double alone_gap_sum = 0;
   {
     tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
-    for (int s = 0; s < kSteps; ++s) {
+    for (int s = 0; s < step_count; ++s) {
       const ScatterStepResult r = solve_scatter_step(steps[s], kGpus, c, options);
       alone_ms.push_back(r.solve_ms);
       alone_gap_pct.push_back(100 * r.certificate.gap);
@@ -156,12 +179,12 @@ int main(int argc, char** argv) {
   std::printf("%-28s %10.2f  (target 20 ms: %.2fx)\n", "median ms, one step at a time", median(alone_ms),
               20.0 / median(alone_ms));
   std::printf("%-28s %10.3f\n", "median gap %, one at a time", median(alone_gap_pct));
-  std::printf("%-28s %10.3f\n", "mean gap %, one at a time", alone_gap_sum / kSteps);
+  std::printf("%-28s %10.3f\n", "mean gap %, one at a time", alone_gap_sum / step_count);
 
   bool level_lp = false;
   for (int a = 1; a < argc; ++a) level_lp |= std::strcmp(argv[a], "--level-lp") == 0;
   if (level_lp) {
-    for (int s = 0; s < 3; ++s) {
+    for (int s = 0; s < std::min(3, step_count); ++s) {
       const scatter_detail::Instance in = scatter_detail::make_instance(steps[s], kGpus, c);
       for (int singles : {0, 8}) {
         scatter_detail::LevelLpOptions level;

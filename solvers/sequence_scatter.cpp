@@ -76,7 +76,8 @@ double lower_bound_ms(const Instance& in) {
     }
     busy = std::max(busy, least);
   }
-  return std::max(fewest * in.coefficients->fixed_ms + busy, pinned_micro_batch_bound_ms(in));
+  return std::max(
+      {fewest * in.coefficients->fixed_ms + busy, pinned_micro_batch_bound_ms(in), pinned_pair_bound_ms(in)});
 }
 
 }  // namespace scatter_detail

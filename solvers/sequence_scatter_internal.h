@@ -51,6 +51,10 @@ double lower_bound_ms(const Instance& instance);
 /// hold at most K tokens each.
 double pinned_micro_batch_bound_ms(const Instance& instance);
 
+/// The pinned-pair bound (proof in sequence_scatter_pinned_pair.cpp): two
+/// slow sequences pinned at once, in one micro-batch or two.
+double pinned_pair_bound_ms(const Instance& instance);
+
 /// The constructive path: for a few micro-batch counts, packs sequences into
 /// groups under a common time cap found by bisection, then tightens each
 /// micro-batch alone. Returns a finalized plan (time_ms = +inf when nothing

@@ -2,6 +2,8 @@
 // sequence pinned never exceed the brute-force optimum on random tiny steps
 // with one long sequence (the case both were added for), and the pinned
 // bound beats the fluid bound (M d + max(GPU-ms / G, slowest)) on some.
+// The pinned-pair bound never exceeds it on steps with two long sequences,
+// and beats both the one-pin and the fluid bound on some.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -11,6 +13,7 @@
 #include "solvers/sequence_scatter.h"
 #include "solvers/sequence_scatter_internal.h"
 #include "tests/scatter_brute_force.h"
+#include "tests/scatter_fluid_bound.h"
 
 namespace parplan {
 namespace {
@@ -21,9 +24,10 @@ struct Step {
   int gpus = 4;
 };
 
-// 4 or 8 GPUs, all-to-all costs that need not fall with p, one sequence
-// that needs a large group, the others short enough to fill small ones.
-Step long_tail_step(unsigned seed) {
+// 4 or 8 GPUs, all-to-all costs that need not fall with p, `long_count`
+// sequences that need a large group, the others short enough to fill small
+// ones.
+Step long_tail_step(unsigned seed, int long_count = 1) {
   std::mt19937 rng(seed);
   Step t;
   t.gpus = seed % 2 == 0 ? 4 : 8;
@@ -38,26 +42,15 @@ Step long_tail_step(unsigned seed) {
   }
   t.c.token_capacity_per_gpu = 100 + rng() % 200;
   const double k = t.c.token_capacity_per_gpu;
-  // The long one: more than one GPU's memory, at most the largest group's.
+  // The long ones: more than one GPU's memory, at most the largest group's.
   const double largest = k * t.c.group_sizes.back();
-  t.lengths.push_back(static_cast<std::int64_t>(k * 1.1 + (largest - k * 1.1) * (rng() % 1000) / 1000.0));
-  const int n = 2 + static_cast<int>(rng() % (t.gpus == 4 ? 4 : 3));
-  for (int i = 1; i < n; ++i)
+  for (int l = 0; l < long_count; ++l)
+    t.lengths.push_back(static_cast<std::int64_t>(k * 1.1 + (largest - k * 1.1) * (rng() % 1000) / 1000.0));
+  const int n = long_count + 1 + static_cast<int>(rng() % (t.gpus == 4 ? 4 : 3));
+  for (int i = long_count; i < n; ++i)
     t.lengths.push_back(
         std::max<std::int64_t>(1, static_cast<std::int64_t>(k * (0.1 + 0.9 * (rng() % 1000) / 1000.0))));
   return t;
-}
-
-double fluid_bound_ms(const scatter_detail::Instance& in) {
-  double tokens = 0, gpu_ms = 0, slowest = 0;
-  for (int i = 0; i < in.num_sequences(); ++i) {
-    tokens += in.tokens[i];
-    gpu_ms += in.cheapest_gpu_ms[i];
-    slowest = std::max(slowest, in.fastest_ms[i]);
-  }
-  const double fewest =
-      std::max(1.0, std::ceil(tokens / (in.gpus * in.coefficients->token_capacity_per_gpu)));
-  return fewest * in.coefficients->fixed_ms + std::max(gpu_ms / in.gpus, slowest);
 }
 
 TEST(ScatterPinnedBound, NeverExceedsTheBruteForceOptimum) {
@@ -72,7 +65,7 @@ TEST(ScatterPinnedBound, NeverExceedsTheBruteForceOptimum) {
     const double pinned = scatter_detail::pinned_micro_batch_bound_ms(in);
     EXPECT_LE(pinned, optimum * (1 + 1e-9)) << "seed " << seed;
     EXPECT_LE(scatter_lower_bound_ms(t.lengths, t.gpus, t.c), optimum * (1 + 1e-9)) << "seed " << seed;
-    above_fluid += pinned > fluid_bound_ms(in) * (1 + 1e-6) ? 1 : 0;
+    above_fluid += pinned > test::fluid_bound_ms(in) * (1 + 1e-6) ? 1 : 0;
     for (SolverBackend backend : {SolverBackend::kCbc, SolverBackend::kGlpk}) {
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
       const double lp = scatter_detail::group_lp_bound_ms(in, backend, deadline);
@@ -82,6 +75,23 @@ TEST(ScatterPinnedBound, NeverExceedsTheBruteForceOptimum) {
   }
   EXPECT_EQ(lp_finished, 2 * static_cast<int>(kSeeds));  // every LP finished
   EXPECT_GT(above_fluid, 0);                             // and the pin tightened some bound
+}
+
+TEST(ScatterPinnedPair, NeverExceedsTheBruteForceOptimum) {
+  int above_both = 0;
+  constexpr unsigned kSeeds = 80;
+  for (unsigned seed = 0; seed < kSeeds; ++seed) {
+    const Step t = long_tail_step(1000 + seed, 2);
+    const double optimum = test::brute_force_step_ms(t.lengths, t.gpus, t.c);
+    ASSERT_TRUE(std::isfinite(optimum)) << "seed " << seed;
+    const scatter_detail::Instance in = scatter_detail::make_instance(t.lengths, t.gpus, t.c);
+    const double pair = scatter_detail::pinned_pair_bound_ms(in);
+    EXPECT_LE(pair, optimum * (1 + 1e-9)) << "seed " << seed;
+    EXPECT_LE(scatter_lower_bound_ms(t.lengths, t.gpus, t.c), optimum * (1 + 1e-9)) << "seed " << seed;
+    const double one = std::max(scatter_detail::pinned_micro_batch_bound_ms(in), test::fluid_bound_ms(in));
+    above_both += pair > one * (1 + 1e-6) ? 1 : 0;
+  }
+  EXPECT_GT(above_both, 0);  // the second pin tightened some bound
 }
 
 }  // namespace
