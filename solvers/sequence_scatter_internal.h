@@ -52,8 +52,12 @@ double lower_bound_ms(const Instance& instance);
 double pinned_micro_batch_bound_ms(const Instance& instance);
 
 /// The pinned-pair bound (proof in sequence_scatter_pinned_pair.cpp): two
-/// slow sequences pinned at once, in one micro-batch or two.
-double pinned_pair_bound_ms(const Instance& instance);
+/// slow sequences pinned at once, in one micro-batch or two. Where the
+/// least arrangement of the binding pair puts both in one micro-batch,
+/// `suggested_cap_ms` (when given) gets their group time there, without
+/// fixed_ms: a plan whose first micro-batch lasts that long may reach the
+/// bound (the split path tries it); 0 otherwise.
+double pinned_pair_bound_ms(const Instance& instance, double* suggested_cap_ms = nullptr);
 
 /// The constructive path: for a few micro-batch counts, packs sequences into
 /// groups under a common time cap found by bisection, then tightens each

@@ -170,7 +170,10 @@ double least_over_counts(const PairContext& x, int pinned_micro_batches, double 
   return least;
 }
 
-double pair_bound_ms(const PairContext& x, int a, int b) {
+/// The pair's bound, and in `cap_ms` the time of the slower pin where the
+/// least arrangement puts both in one micro-batch (0 otherwise).
+double pair_bound_ms(const PairContext& x, int a, int b, double& cap_ms) {
+  cap_ms = 0;
   const Instance& in = x.in;
   const double g = x.g, k = x.k;
   const double pinned_tokens = in.tokens[a] + in.tokens[b];
@@ -212,8 +215,9 @@ double pair_bound_ms(const PairContext& x, int a, int b) {
                          std::min(y_time, x.densest.take(static_cast<int>(py.p), py.spare, a, b)),
                      xe);
         const double floor = std::max(all_work, px.w + (rest_e - held_e) / g);
-        least = std::min(
-            least, least_over_counts(x, 1, pinned_tokens + room, own, floor, px.rho, px.spare, 0.0, 0.0));
+        const double same =
+            least_over_counts(x, 1, pinned_tokens + room, own, floor, px.rho, px.spare, 0.0, 0.0);
+        if (same < least) least = same, cap_ms = px.w;
       }
       // One group of both.
       if (ja == jb && pinned_tokens <= in.capacity_tokens[ja]) {
@@ -222,8 +226,9 @@ double pair_bound_ms(const PairContext& x, int a, int b) {
         const double own = pa.w + pb.w + (rest_e - xe) / g;
         const double shared_all = std::max((pa.p * (pa.w + pb.w) + rest_e) / g,
                                            pa.w + pb.w + (rest_e - free_gpus_hold(f, pa.w + pb.w)) / g);
-        least = std::min(least, least_over_counts(x, 1, pinned_tokens + f * k, own, shared_all, pa.rho,
-                                                  in.capacity_tokens[ja] - pinned_tokens, 0.0, 0.0));
+        const double shared = least_over_counts(x, 1, pinned_tokens + f * k, own, shared_all, pa.rho,
+                                                in.capacity_tokens[ja] - pinned_tokens, 0.0, 0.0);
+        if (shared < least) least = shared, cap_ms = pa.w + pb.w;
       }
       // Different micro-batches.
       {
@@ -235,8 +240,9 @@ double pair_bound_ms(const PairContext& x, int a, int b) {
         const double floor = std::max(all_work, pa.w + pb.w + (rest_e - held_e) / g);
         const Pin& low = pa.rho <= pb.rho ? pa : pb;
         const Pin& high = pa.rho <= pb.rho ? pb : pa;
-        least = std::min(least, least_over_counts(x, 2, pinned_tokens + room, own, floor, low.rho, low.spare,
-                                                  high.rho, high.spare));
+        const double apart = least_over_counts(x, 2, pinned_tokens + room, own, floor, low.rho, low.spare,
+                                               high.rho, high.spare);
+        if (apart < least) least = apart, cap_ms = 0;
       }
     }
   }
@@ -245,7 +251,8 @@ double pair_bound_ms(const PairContext& x, int a, int b) {
 
 }  // namespace
 
-double pinned_pair_bound_ms(const Instance& in) {
+double pinned_pair_bound_ms(const Instance& in, double* suggested_cap_ms) {
+  if (suggested_cap_ms != nullptr) *suggested_cap_ms = 0;
   const int n = in.num_sequences();
   if (n < 2) return 0;
   const ScatterCoefficients& c = *in.coefficients;
@@ -279,8 +286,11 @@ double pinned_pair_bound_ms(const Instance& in) {
   double best = 0;
   for (int u = 0; u < tried; ++u)
     for (int v = u + 1; v < tried; ++v) {
-      const double bound = pair_bound_ms(x, slowest[u], slowest[v]);
-      if (std::isfinite(bound)) best = std::max(best, bound);
+      double cap_ms = 0;
+      const double bound = pair_bound_ms(x, slowest[u], slowest[v], cap_ms);
+      if (!std::isfinite(bound) || bound <= best) continue;
+      best = bound;
+      if (suggested_cap_ms != nullptr) *suggested_cap_ms = cap_ms;
     }
   return best * (1 - 1e-12);
 }

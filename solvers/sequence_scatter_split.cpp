@@ -35,9 +35,20 @@ ScatterPlan split_path(const Instance& in, const std::vector<std::int64_t>& leng
   const double memory_tokens = in.gpus * c.token_capacity_per_gpu;
   ScatterPlan best;
   const int longest = order.front();
-  for (int j = 0; j < in.num_sizes && n > 1; ++j) {
-    if (!std::isfinite(in.work(longest, j)) || Clock::now() >= deadline) continue;
-    const double cap_ms = c.fixed_ms + in.work(longest, j) * (1 + kSlack);
+  // Caps: the longest sequence's time at each size, and the first micro-
+  // batch's time the pinned-pair bound's least arrangement suggests (two
+  // long sequences together, the slower setting the time).
+  std::vector<double> caps;
+  for (int j = 0; j < in.num_sizes; ++j)
+    if (std::isfinite(in.work(longest, j))) caps.push_back(in.work(longest, j));
+  double suggested = 0;
+  pinned_pair_bound_ms(in, &suggested);
+  if (suggested > 0 &&
+      std::none_of(caps.begin(), caps.end(), [&](double w) { return std::abs(w - suggested) <= kSlack * w; }))
+    caps.push_back(suggested);
+  for (double w_cap : caps) {
+    if (n < 2 || Clock::now() >= deadline) break;
+    const double cap_ms = c.fixed_ms + w_cap * (1 + kSlack);
     // Largest prefix of the longest sequences that one micro-batch runs
     // under cap_ms (bisection; the longest alone always fits).
     int lo = 1;
