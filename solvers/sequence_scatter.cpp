@@ -363,10 +363,19 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
   if (options.use_milp && gap_of(best.time_ms, proven) > options.relative_gap) {
     const int m = milp_micro_batches(in, best.time_ms, options.max_milp_integers);
     const bool too_large = milp_integer_count(in, m) > options.max_milp_integers;
+    // A MILP cut to fewer micro-batches than the memory needs holds no plan
+    // and proves only what the memory bound already does.
+    const int memory_fewest =
+        static_cast<int>(std::ceil(step_tokens / (gpus * c.token_capacity_per_gpu) - 1e-9));
     MilpOutcome milp;
     if (too_large) {
       cert.message += "; MILP skipped (too large for the step budget)";
-    } else if (Clock::now() < deadline) {
+    } else if (Clock::now() >= deadline) {
+      milp.skipped = "step time limit reached";
+    } else if (m < memory_fewest) {
+      milp.skipped = "the step budget holds " + std::to_string(m) +
+                     " micro-batches in its model, the memory needs " + std::to_string(memory_fewest);
+    } else {
       milp = milp_path(in, lengths, best, proven, m, options.backend, deadline);
     }
     if (milp.ran) {
