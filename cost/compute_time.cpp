@@ -186,6 +186,23 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
     attention_backward_s = 2.0 * batched + scores_s;
   }
   const double elementwise_s = memory_bound_s(device, kActivationBytes * elements);
+  // Eager PyTorch's backward of a linear layer with a bias reduces the
+  // output gradient over the tokens in a kernel of its own (autograd's
+  // addmm backward: grad.sum(0)), one read of it; fused engines fold it into
+  // the weight-gradient GEMM (Transformer Engine, cuBLASLt's bias-gradient
+  // epilogue) or a neighbouring kernel (torch.compile). And the backward of
+  // splitting a fused QKV projection's output into q, k and v (chunk or
+  // split) concatenates their gradients: a copy of the projection's output
+  // gradient. Column-parallel outputs are split over tp, row-parallel ones
+  // (the attention output and FFN down projections) are whole per token.
+  double eager_backward_elements = 0;
+  if (!fused && !model.uses_mla()) {
+    const double qkv_biased = model.linear_bias || model.qkv_bias ? q_width + kv_width : 0.0;
+    eager_backward_elements += m * qkv_biased;
+    if (model.linear_bias)
+      eager_backward_elements += replicated_tokens * h * (1.0 + ffn_copies) + m * ffn_copies * ffn_in;
+    if (!shape.separate_qkv) eager_backward_elements += 2.0 * m * (q_width + kv_width);
+  }
   // Context parallelism runs each KV block as its own kernel and then
   // merges: the partial outputs by their log-sum-exp, the per-block dQ and
   // dKV into the rank's gradients, all memory-bound on the compute stream.
@@ -213,9 +230,10 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
   times.tp_windows = windows;
   times.forward_s = gemm_s + attention_forward_s + elementwise_s + casts.forward_s +
                     memory_bound_s(device, merge.forward) + device.layer_overhead_s / 3.0;
-  times.backward_s = gemm_backward_s + attention_backward_s + 2.0 * elementwise_s + casts.backward_s +
-                     memory_bound_s(device, kActivationBytes * input_grad_sum_elements) +
-                     memory_bound_s(device, merge.backward) + device.layer_overhead_s * 2.0 / 3.0;
+  times.backward_s =
+      gemm_backward_s + attention_backward_s + 2.0 * elementwise_s + casts.backward_s +
+      memory_bound_s(device, kActivationBytes * (input_grad_sum_elements + eager_backward_elements)) +
+      memory_bound_s(device, merge.backward) + device.layer_overhead_s * 2.0 / 3.0;
   return times;
 }
 
