@@ -6,6 +6,7 @@
 #include "cost/collectives.h"
 #include "cost/compute_time.h"
 #include "cost/cp_merge_passes.h"
+#include "cost/memory.h"
 #include "cost/micro_pipeline_tp.h"
 #include "cost/moe.h"
 #include "cost/moe_dispatch.h"
@@ -244,6 +245,12 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
     // into the parameters.
     constexpr double kCopyOutBytesPerParam = 2.0 * 2.0;
     costs.unshard_copy_s_per_param = memory_bound_s(device, kCopyOutBytesPerParam);
+    // foreach_reduce copies the unit's 16-bit gradients into the
+    // reduce-scatter input in the reduce dtype (chunk_cat, on the compute
+    // stream; torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py), and
+    // divides through the collective (ReduceOp.AVG for fp32 and bf16).
+    costs.reduce_copy_in_s_per_param =
+        memory_bound_s(device, 2.0 + gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
   }
   // Point-to-point: activations forward and gradients backward, once per
   // chunk boundary, b s h / t elements (scatter-gather or sp).
@@ -275,7 +282,7 @@ StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const 
   if (load.last) t.forward_s += edges.head_forward_s, backward += edges.head_backward_s;
   const double copy_out_s = costs.unshard_copy_s_per_param * (load.params + load.expert_params);
   t.forward_s += copy_out_s;
-  backward += copy_out_s;
+  backward += copy_out_s + costs.reduce_copy_in_s_per_param * (load.params + load.expert_params);
   t.compute_s = t.forward_s + backward + extra;
   t.backward_last_s = backward + extra;
   t.tp_s = load.layers * (dense_comm.tp_forward_s + dense_comm.tp_backward_s) +

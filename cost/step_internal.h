@@ -106,6 +106,10 @@ struct PerLayerCosts {
   /// apply. ZeRO-3 unshards every unit in the forward and again in the
   /// backward of each micro-batch.
   double unshard_copy_s_per_param = 0;
+  /// FSDP2's copy of each unit's gradients into the reduce-scatter input
+  /// (in the reduce dtype), once per micro-batch in the backward: seconds
+  /// per parameter of the stage; 0 when it does not apply.
+  double reduce_copy_in_s_per_param = 0;
 };
 
 /// The forward time selective recomputation repeats in one layer whose

@@ -1,6 +1,7 @@
 // PyTorch's FSDP2 (torchtitan) copies every all-gathered unit out of its
 // gather buffer into the parameters on the compute stream: ZeRO-3 pays it
-// per unshard, the forward's and the backward's, of every micro-batch.
+// per unshard, the forward's and the backward's, of every micro-batch; and
+// copies each unit's gradients into the reduce-scatter input once.
 #include <gtest/gtest.h>
 
 #include "cost/compute_time.h"
@@ -36,9 +37,25 @@ TEST(FsdpCopyOut, ZeroThreePaysTwoCopiesOfTheModelPerMicroBatch) {
   Case k;
   const double micro_batches = 32.0 / (8 * 2);
   const double params = total_params(k.model, k.job.seq);
-  const double expected = micro_batches * 2.0 * memory_bound_s(k.cluster.device, 4.0 * params);
+  // Plus foreach_reduce's copy of the 16-bit gradients into the
+  // reduce-scatter input in the reduce dtype (here the model's: 2 + 2 bytes).
+  const double expected = micro_batches * (2.0 * memory_bound_s(k.cluster.device, 4.0 * params) +
+                                           memory_bound_s(k.cluster.device, (2.0 + 2.0) * params));
   const double added = k.compute_s(true) - k.compute_s(false);
   EXPECT_NEAR(added, expected, 1e-3 * expected);
+}
+
+// torchtitan reduces in fp32 (mixed_precision_reduce): the copy-in writes
+// 4 bytes per parameter instead of 2.
+TEST(FsdpCopyOut, Fp32ReduceWritesFourBytesPerParameter) {
+  Case k;
+  const double micro_batches = 32.0 / (8 * 2);
+  const double params = total_params(k.model, k.job.seq);
+  const double bf16 = k.compute_s(true);
+  k.job.grad_reduce = GradReduceDtype::kFp32;
+  const double fp32 = k.compute_s(true);
+  const double expected = micro_batches * memory_bound_s(k.cluster.device, 2.0 * params);
+  EXPECT_NEAR(fp32 - bf16, expected, 1e-3 * expected);
 }
 
 TEST(FsdpCopyOut, NothingToCopyWithoutShardedParameters) {
