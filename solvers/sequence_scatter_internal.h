@@ -46,6 +46,10 @@ Instance make_instance(const std::vector<std::int64_t>& lengths, int gpus,
 /// Lower bound of scatter_lower_bound_ms for an instance.
 double lower_bound_ms(const Instance& instance);
 
+/// The `count` sequences with the longest fastest time, slowest first
+/// (fewer when the step has fewer): the ones the pinned bounds pin.
+std::vector<int> slowest_sequences(const Instance& instance, int count);
+
 /// The pinned micro-batch bound (proof in sequence_scatter_pinned_bound.cpp):
 /// a slow sequence's micro-batch lasts its time while the other GPUs there
 /// hold at most K tokens each.

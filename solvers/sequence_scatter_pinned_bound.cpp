@@ -35,6 +35,16 @@ constexpr int kPinnedSequences = 8;
 
 }  // namespace
 
+std::vector<int> slowest_sequences(const Instance& in, int count) {
+  std::vector<int> order(in.num_sequences());
+  std::iota(order.begin(), order.end(), 0);
+  const int tried = std::min(in.num_sequences(), count);
+  std::partial_sort(order.begin(), order.begin() + tried, order.end(),
+                    [&](int x, int y) { return in.fastest_ms[x] > in.fastest_ms[y]; });
+  order.resize(tried);
+  return order;
+}
+
 double pinned_micro_batch_bound_ms(const Instance& in) {
   const int n = in.num_sequences();
   if (n == 0) return 0;
@@ -60,11 +70,8 @@ double pinned_micro_batch_bound_ms(const Instance& in) {
   std::sort(densest.begin(), densest.end(), [&](int x, int y) {
     return in.cheapest_gpu_ms[x] * in.tokens[y] > in.cheapest_gpu_ms[y] * in.tokens[x];
   });
-  std::vector<int> slowest(n);
-  std::iota(slowest.begin(), slowest.end(), 0);
-  const int tried = std::min(n, kPinnedSequences);
-  std::partial_sort(slowest.begin(), slowest.begin() + tried, slowest.end(),
-                    [&](int x, int y) { return in.fastest_ms[x] > in.fastest_ms[y]; });
+  const std::vector<int> slowest = slowest_sequences(in, kPinnedSequences);
+  const int tried = static_cast<int>(slowest.size());
 
   double best = 0;
   for (int t = 0; t < tried; ++t) {

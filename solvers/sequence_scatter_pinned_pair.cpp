@@ -278,11 +278,8 @@ double pinned_pair_bound_ms(const Instance& in, double* suggested_cap_ms) {
                       c.fixed_ms,
                       std::accumulate(in.tokens.begin(), in.tokens.end(), 0.0),
                       std::accumulate(in.cheapest_gpu_ms.begin(), in.cheapest_gpu_ms.end(), 0.0)};
-  std::vector<int> slowest(n);
-  std::iota(slowest.begin(), slowest.end(), 0);
-  const int tried = std::min(n, kPairSequences);
-  std::partial_sort(slowest.begin(), slowest.begin() + tried, slowest.end(),
-                    [&](int p, int q) { return in.fastest_ms[p] > in.fastest_ms[q]; });
+  const std::vector<int> slowest = slowest_sequences(in, kPairSequences);
+  const int tried = static_cast<int>(slowest.size());
   double best = 0;
   for (int u = 0; u < tried; ++u)
     for (int v = u + 1; v < tried; ++v) {

@@ -60,6 +60,15 @@ std::vector<std::string> torchtitan_check(const std::map<std::string, std::strin
   return errors;
 }
 
+// A plan for 8 nodes of 8 GPUs, emitted and launched on the stubs: the
+// launch script runs and the config passes torchtitan's rules.
+Emitted emit_valid_on_64(const Plan& plan, const TempDir& dir) {
+  Emitted e = emit_and_run(plan, dir, "8");
+  EXPECT_EQ(e.run.rc, 0) << e.run.output;
+  EXPECT_EQ(joined(torchtitan_check(e.toml, 64)), "");
+  return e;
+}
+
 // Llama 3 70B on 64 H100: FSDP 8 x TP 8, ZeRO-3.
 Plan llama3_70b_fsdp8_tp8() {
   Plan plan = llama3_70b_on_64_h100();
@@ -71,9 +80,7 @@ Plan llama3_70b_fsdp8_tp8() {
 TEST(EmitTorchtitan, Llama3_70bFsdpTensorParallelOn64H100) {
   Plan plan = llama3_70b_fsdp8_tp8();
   TempDir dir;
-  const Emitted e = emit_and_run(plan, dir, "8");
-  ASSERT_EQ(e.run.rc, 0) << e.run.output;
-  EXPECT_EQ(joined(torchtitan_check(e.toml, 64)), "");
+  const Emitted e = emit_valid_on_64(plan, dir);
   EXPECT_EQ(e.toml.at("model.name"), "llama3");
   EXPECT_EQ(e.toml.at("model.flavor"), "70B");
   EXPECT_EQ(num(e.toml, "parallelism.data_parallel_shard_degree"), 8);
@@ -110,9 +117,7 @@ TEST(EmitTorchtitan, InterleavedPipelineAndHsdp) {
   plan.config.hpz_ranks = 2;
   plan.config.recompute = Recompute::kSelective;
   TempDir dir;
-  const Emitted e = emit_and_run(plan, dir, "8");
-  ASSERT_EQ(e.run.rc, 0) << e.run.output;
-  EXPECT_EQ(joined(torchtitan_check(e.toml, 64)), "");
+  const Emitted e = emit_valid_on_64(plan, dir);
   EXPECT_EQ(num(e.toml, "parallelism.pipeline_parallel_degree"), 2);
   EXPECT_EQ(e.toml.at("parallelism.pipeline_parallel_schedule"), "Interleaved1F1B");
   EXPECT_EQ(num(e.toml, "parallelism.pipeline_parallel_microbatch_size"), 2);
@@ -255,9 +260,7 @@ TEST(EmitTorchtitanMain, AsyncTensorParallelAsCosted) {
   EXPECT_EQ(e.config.at("compile"),
             "CompileConfig(enable=True, components=[\"model\"], enable_async_tensor_parallel=True)");
   TempDir v02;
-  const Emitted t = emit_and_run(plan, v02, "8");
-  ASSERT_EQ(t.run.rc, 0) << t.run.output;
-  EXPECT_EQ(joined(torchtitan_check(t.toml, 64)), "");
+  const Emitted t = emit_valid_on_64(plan, v02);
   EXPECT_EQ(t.toml.at("parallelism.enable_async_tensor_parallel"), "true");
   EXPECT_EQ(t.toml.at("compile.enable"), "true");
   // Eager, torchtitan would raise: the rules refuse the plan.
