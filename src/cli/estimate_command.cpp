@@ -20,13 +20,14 @@ int run_estimate(const JobFlags& flags) {
   if (flags.common.json()) {
     nlohmann::ordered_json j = cost_json(r.model, config, cost, r.job.seq);
     j["traffic"] = traffic_json(r.cluster, cost);
+    j["accuracy"] = accuracy_json(r.cluster, r.model, r.job, config);
     j["engines"] = nlohmann::ordered_json::array();
     for (Engine e : engines) j["engines"].push_back(engine_capabilities(e).name);
     if (!selection.any) j["engine_runs_it"] = !engines.empty();
     if (engines.empty()) j["engine_problem"] = why_not;
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << cost_table(r.model, r.cluster, config, cost);
+    std::cout << cost_table(r.model, r.cluster, config, cost, &r.job);
     if (!engines.empty()) {
       std::cout << "\nruns on";
       for (std::size_t i = 0; i < engines.size(); ++i)

@@ -81,7 +81,7 @@ int run_plan(const PlanFlags& flags) {
   if (flags.job.common.json())
     std::cout << plan_json(r.model, r.cluster, r.job, result, timings, &planned.recommended).dump(2) << "\n";
   else
-    std::cout << plan_table(r.model, r.cluster, result, timings, &planned.recommended);
+    std::cout << plan_table(r.model, r.cluster, r.job, result, timings, &planned.recommended);
   return 0;
 }
 

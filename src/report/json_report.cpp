@@ -4,8 +4,10 @@
 
 #include "cost/parameters.h"
 #include "cost/stage_layout.h"
+#include "src/calibration/heldout_alike.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/job_loader.h"
+#include "src/report/error_band.h"
 
 namespace parplan {
 
@@ -154,6 +156,23 @@ nlohmann::ordered_json placement_json(const Placement& placement) {
     return out;
   };
   return {{"tp", groups(placement.tp)}, {"dp", groups(placement.dp)}, {"pp", groups(placement.pp)}};
+}
+
+nlohmann::ordered_json accuracy_json(const ClusterSpec& cluster, const ModelSpec& model, const JobSpec& job,
+                                     const ParallelConfig& config) {
+  nlohmann::ordered_json j;
+  j["error_band"] = error_band_text(cluster);
+  const std::optional<HeldoutAlike> alike = heldout_alike(cluster, model, job, config);
+  if (alike) {
+    j["heldout"] = {{"runs", alike->runs},
+                    {"mean_abs_error", alike->mean_abs_error},
+                    {"max_abs_error", alike->max_abs_error},
+                    {"mean_error", alike->mean_error},
+                    {"alike", alike->alike}};
+  } else {
+    j["heldout"] = nullptr;
+  }
+  return j;
 }
 
 }  // namespace parplan

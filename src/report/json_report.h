@@ -42,3 +42,13 @@ namespace parplan {
 nlohmann::ordered_json certificates_json(const std::vector<SolverCertificate>& certificates,
                                          bool timings = true);
 }  // namespace parplan
+
+#include "cost/spec/job_spec.h"
+
+namespace parplan {
+/// { error_band: the profile's calibration error (the table's text),
+///   heldout: { runs, mean_abs_error, max_abs_error, mean_error, alike } or
+///   null } (src/calibration/heldout_alike.h).
+nlohmann::ordered_json accuracy_json(const ClusterSpec& cluster, const ModelSpec& model, const JobSpec& job,
+                                     const ParallelConfig& config);
+}  // namespace parplan

@@ -31,20 +31,20 @@ std::string human_duration(double seconds) {
   return text;
 }
 
-std::string plan_table(const ModelSpec& model, const ClusterSpec& cluster, const PlannerResult& result,
-                       bool timings, const RecommendedPlan* recommended) {
+std::string plan_table(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                       const PlannerResult& result, bool timings, const RecommendedPlan* recommended) {
   const RankedConfig& best = result.ranked.front();
   std::ostringstream out;
   out << "best plan (optimum: fastest predicted)";
   if (const char* engine = engine_of(best)) out << " (runs on " << engine << ")";
-  out << "\n" << cost_table(model, cluster, best.config, best.cost) << "\n";
+  out << "\n" << cost_table(model, cluster, best.config, best.cost, &job) << "\n";
   if (recommended != nullptr && recommended->why.index > 0) {
     out << "recommended plan (within " << std::fixed << std::setprecision(1) << 100.0 * recommended->why.band
         << " % of the optimum)";
     out.unsetf(std::ios::fixed);
     out.precision(6);
     if (const char* engine = engine_of(recommended->plan)) out << " (runs on " << engine << ")";
-    out << "\n" << cost_table(model, cluster, recommended->plan.config, recommended->plan.cost) << "\n";
+    out << "\n" << cost_table(model, cluster, recommended->plan.config, recommended->plan.cost, &job) << "\n";
   }
   out << "top " << result.ranked.size() << " of " << result.search.stats.feasible << " feasible configs ("
       << result.search.stats.candidates << " candidates";
@@ -66,6 +66,7 @@ nlohmann::ordered_json plan_json(const ModelSpec& model, const ClusterSpec& clus
   const char* engine = engine_of(best);
   j["engine"] = engine ? nlohmann::ordered_json(engine) : nlohmann::ordered_json(nullptr);
   j["traffic"] = traffic_json(cluster, best.cost);
+  j["accuracy"] = accuracy_json(cluster, model, job, best.config);
   j["placement"] = placement_json(place_groups(cluster, best.config));
   j["notes"] = result.notes;
   // The top level is the optimum; `recommended` is the plan to run.
@@ -73,6 +74,7 @@ nlohmann::ordered_json plan_json(const ModelSpec& model, const ClusterSpec& clus
   nlohmann::ordered_json rec = cost_json(model, pick.config, pick.cost, job.seq);
   const char* rec_engine = engine_of(pick);
   rec["engine"] = rec_engine ? nlohmann::ordered_json(rec_engine) : nlohmann::ordered_json(nullptr);
+  rec["accuracy"] = accuracy_json(cluster, model, job, pick.config);
   rec["is_optimum"] = recommended == nullptr || recommended->why.index == 0;
   rec["rank"] = recommended != nullptr ? recommended->why.index : 0;
   rec["band_percent"] = 100.0 * (recommended != nullptr ? recommended->why.band : kMaxRecommendBand);

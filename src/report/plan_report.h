@@ -17,8 +17,9 @@ std::string human_duration(double seconds);
 /// `timings` false omits every wall-clock field (--no-timings). The
 /// optimum is result.ranked.front(); `recommended`, when given and not the
 /// optimum, is shown beside it.
-std::string plan_table(const ModelSpec& model, const ClusterSpec& cluster, const PlannerResult& result,
-                       bool timings = true, const RecommendedPlan* recommended = nullptr);
+std::string plan_table(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                       const PlannerResult& result, bool timings = true,
+                       const RecommendedPlan* recommended = nullptr);
 nlohmann::ordered_json plan_json(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                  const PlannerResult& result, bool timings = true,
                                  const RecommendedPlan* recommended = nullptr);

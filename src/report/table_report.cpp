@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "src/calibration/heldout_alike.h"
 #include "src/io/job_loader.h"
 #include "src/report/error_band.h"
 #include "src/report/json_report.h"
@@ -51,7 +52,7 @@ std::string config_line(const ParallelConfig& c) {
 }
 
 std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& c,
-                       const CostReport& r) {
+                       const CostReport& r, const JobSpec* job) {
   std::ostringstream out;
   const TimeBreakdown& t = r.time;
   const auto share = [&](double s) { return format("%9.3f s  %5.1f%%", s, 100 * s / t.step_s); };
@@ -66,6 +67,8 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
   out << "config   " << config_line(c) << "\n\n";
   out << "step time            " << format("%9.3f s", t.step_s) << "\n";
   out << "  error band         " << error_band_text(cluster) << "\n";
+  if (job != nullptr)
+    out << "  held-out runs      " << heldout_alike_text(heldout_alike(cluster, model, *job, c)) << "\n";
   out << "  compute            " << share(t.compute_s) << "\n";
   out << "  pipeline bubble    " << share(t.bubble_s) << "\n";
   out << "  tp communication   " << share(t.tp_comm_s) << "\n";

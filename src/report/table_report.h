@@ -6,6 +6,7 @@
 
 #include "cost/cost_report.h"
 #include "cost/spec/cluster_spec.h"
+#include "cost/spec/job_spec.h"
 #include "cost/spec/model_spec.h"
 #include "cost/spec/parallel_config.h"
 #include "src/search/search.h"
@@ -15,8 +16,10 @@ namespace parplan {
 /// One line: tp 8 pp 8 vp 2 dp 16 cp 1 sp zero 1 mbs 1 recompute selective.
 std::string config_line(const ParallelConfig& config);
 /// The cost of one config: time, throughput, memory and what limits it.
+/// With the job, also how far off parplan was on held-out published runs
+/// like it (src/calibration/heldout_alike.h).
 std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& config,
-                       const CostReport& cost);
+                       const CostReport& cost, const JobSpec* job = nullptr);
 /// Runners-up, one line each.
 std::string alternatives_table(const std::vector<RankedConfig>& ranked);
 
