@@ -259,6 +259,20 @@ const RuleCase kCases[] = {
        p.model.shared_experts = 1;
      },
      "no shared experts"},
+    // deepspeed/runtime/engine.py _configure_zero_optimizer: DeepSpeed's own
+    // MoE layers under ZeRO-3 raise (the base plan is ZeRO-3 with ZeRO++).
+    {"MegatronDeepSpeedMoeNotUnderZero3", kMDS, megatron_deepspeed_base,
+     [](Plan& p) {
+       p.model.experts = 8;
+       p.model.top_k = 2;
+     },
+     "DeepSpeed-MoE does not run under ZeRO-3"},
+    // A model an engine's files cannot carry is that engine's rule too, so a
+    // plan is never tagged with it.
+    {"MegatronDeepSpeedNoQkNorm", kMDS, megatron_deepspeed_base, [](Plan& p) { p.model.qk_norm = true; },
+     "query/key normalisation"},
+    {"TorchtitanNoQkNorm", kTT, torchtitan_base, [](Plan& p) { p.model.qk_norm = true; },
+     "query/key normalisation"},
     {"DeepSpeedNoContextParallel", kMDS, megatron_deepspeed_base,
      [](Plan& p) {
        set_mesh(p, 64, 8, 1, 2, 1);

@@ -57,7 +57,8 @@ void register_commands(CLI::App& app, Commands& c) {
       "sweep", "Plan every (model, GPUs, batch) point of a grid; table, CSV, JSON, SVG, Slurm array");
   c.sweep->footer(
       "Lists: 64,128,256 or ranges 64:1024:x2 (geometric) and 512:2048:+512 (arithmetic); models may be\n"
-      "ladder:narayanan (gpt-1.7b ... gpt-1t) or ladder:llama3. See docs/sweep.md.\n"
+      "ladder:narayanan (gpt-1.7b ... gpt-1t), ladder:llama3, ladder:llama2 or ladder:qwen3-moe. See "
+      "docs/sweep.md.\n"
       "Example:\n  parplan sweep --models ladder:narayanan --cluster dgx-a100 --gpus 64:1024:x2 --gbs "
       "512,1024 \\\n"
       "                --seq 2048 --csv sweep.csv --plot sweep.svg --emit-slurm-array runs/");

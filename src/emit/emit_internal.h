@@ -69,6 +69,10 @@ std::vector<std::string> optimizer_args(const Plan& plan);
 /// What of the model `engine`'s files cannot express (the unmodelled
 /// features first), one sentence each; empty = the files carry the model.
 std::vector<std::string> architecture_problems(const ModelSpec& model, Engine engine);
+/// Of those, what only this engine lacks (another engine may write the
+/// model): part of the engine's rules, so that a plan is not tagged with an
+/// engine that cannot write its model.
+std::vector<std::string> engine_architecture_problems(const ModelSpec& model, Engine engine);
 
 /// --overlap-grad-reduce and --overlap-param-gather as the plan is costed.
 std::vector<std::string> megatron_overlap_args(const Plan& plan);

@@ -53,6 +53,11 @@ void model_rules(const Plan& p, Engine engine, Rules& r) {
               std::to_string(p.config.pp) + "); this engine shards at most stage " +
               std::to_string(max_zero_with_pp) + " beside a pipeline.");
   if (v) r.check(true, describe(v) + ".");
+  // The problems name the engine as the emitter's message does; the rules
+  // add that prefix themselves.
+  const std::string prefix = std::string(engine_name(engine)) + ": ";
+  for (const std::string& problem : emit_detail::engine_architecture_problems(m, engine))
+    r.check(true, problem.rfind(prefix, 0) == 0 ? problem.substr(prefix.size()) : problem);
 }
 
 // Megatron's pipeline split takes first/last stage counts with equal middle
@@ -184,6 +189,14 @@ void deepspeed_rules(const Plan& p, Engine engine, Rules& r) {
     r.check(c.a2a_hierarchical || c.ep_overlap,
             "DeepSpeed-MoE has neither the hierarchical (DeepEP) all-to-all nor the overlapped one the plan "
             "costs.");
+    // DeepSpeed's engine refuses its own MoE layers under ZeRO-3
+    // (deepspeed/runtime/engine.py _configure_zero_optimizer at
+    // deepspeedai/DeepSpeed@edaa722, l. 1889-1893: "Native DeepSpeed MoE is
+    // not supported with ZeRO Stage 3"; older releases assert "MoE not
+    // supported with Stage 3"). ZeRO++ (hpZ, qwZ, qgZ) is stage 3 too.
+    r.check(c.zero >= 3,
+            "DeepSpeed-MoE does not run under ZeRO-3 (DeepSpeed engine.py: \"MoE not supported "
+            "with Stage 3\"); use zero 1 or 2, or --emit megatron.");
   }
   r.check(c.cp > 1, "context parallelism (cp " + s(c.cp) +
                         ") has no DeepSpeed equivalent parplan can write (Ulysses is a different split).");

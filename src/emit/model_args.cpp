@@ -83,6 +83,26 @@ std::vector<std::string> optimizer_args(const Plan& plan) {
   return out;
 }
 
+std::vector<std::string> engine_architecture_problems(const ModelSpec& m, Engine engine) {
+  std::vector<std::string> out;
+  const std::string name = engine_name(engine);
+  auto no_flag = [&](bool bad, const std::string& what) {
+    if (bad) out.push_back(name + ": the model has " + what + ", which " + name + " has no flag for.");
+  };
+  if (engine == Engine::kMegatronDeepSpeed) {
+    no_flag(m.qkv_bias && !m.linear_bias, "biases on the Q/K/V projections only");
+    no_flag(m.qk_norm, "query/key normalisation");
+    no_flag(m.rope_scaling_factor > 0, "Llama 3.1 RoPE scaling");
+  } else if (engine == Engine::kTorchtitan) {
+    // torchtitan/models/llama3/__init__.py: every llama3 flavor is RoPE base
+    // 500000 without dropout, biases or Q/K norms (only the shape is matched).
+    no_flag(m.rope_theta != 500000.0, "RoPE base " + number(m.rope_theta) + " (llama3 flavors use 500000)");
+    no_flag(m.qkv_bias || m.qk_norm, "Q/K/V biases or query/key normalisation");
+    no_flag(m.dropout > 0, "dropout " + number(m.dropout));
+  }
+  return out;
+}
+
 std::vector<std::string> architecture_problems(const ModelSpec& m, Engine engine) {
   std::vector<std::string> out;
   const std::string name = engine_name(engine);
@@ -99,17 +119,7 @@ std::vector<std::string> architecture_problems(const ModelSpec& m, Engine engine
   no_flag(!m.gated_ffn && m.activation == Activation::kSilu, "a non-gated SiLU FFN");
   no_flag(m.position == PositionKind::kRope && std::abs(m.rope_theta - std::round(m.rope_theta)) > 1e-9,
           "a non-integer RoPE base (" + number(m.rope_theta) + "; the rotary base flag is an int)");
-  if (engine == Engine::kMegatronDeepSpeed) {
-    no_flag(m.qkv_bias && !m.linear_bias, "biases on the Q/K/V projections only");
-    no_flag(m.qk_norm, "query/key normalisation");
-    no_flag(m.rope_scaling_factor > 0, "Llama 3.1 RoPE scaling");
-  } else if (engine == Engine::kTorchtitan) {
-    // torchtitan/models/llama3/__init__.py: every llama3 flavor is RoPE base
-    // 500000 without dropout, biases or Q/K norms (only the shape is matched).
-    no_flag(m.rope_theta != 500000.0, "RoPE base " + number(m.rope_theta) + " (llama3 flavors use 500000)");
-    no_flag(m.qkv_bias || m.qk_norm, "Q/K/V biases or query/key normalisation");
-    no_flag(m.dropout > 0, "dropout " + number(m.dropout));
-  }
+  for (std::string& problem : engine_architecture_problems(m, engine)) out.push_back(std::move(problem));
   return out;
 }
 

@@ -128,6 +128,10 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& model_ladde
         "gpt-529.6b", "gpt-1t"}},
       // Llama 3 herd (Meta 2024).
       {"llama3", {"llama3-8b", "llama3-70b", "llama3-405b"}},
+      // Llama 2 (Touvron et al. 2023, Table 1).
+      {"llama2", {"llama2-7b", "llama2-13b", "llama2-70b"}},
+      // Qwen3 MoE (Qwen 2025): 30B-A3B and 235B-A22B.
+      {"qwen3-moe", {"qwen3-30b-a3b", "qwen3-235b-a22b"}},
   };
   return ladders;
 }
