@@ -27,12 +27,20 @@ struct PublishedJob {
 // Narayanan et al. 2021 (GPT-3 175B, 1024 A100); Llama 3 70B / 8B / 405B
 // shapes on DGX H100 (the 8B: NVIDIA's recipe batch); Dash et al. 2023 (22B
 // and 1T on Frontier GCDs); Mixtral 8x7B; DeepSeek-V3 on 2048 H800 (its
-// report: batch 15360 x 4096).
+// report: batch 15360 x 4096); the jobs of NVIDIA's published H100 runs of
+// Llama 2 70B (NeMo 24.07: 64 GPUs, batch 128 x 4096) and the Qwen3 MoEs
+// (Megatron-Bridge: 30B-A3B on 16 GPUs, batch 1024 x 4096; 235B-A22B on 256,
+// 2048 x 4096; the 30B-A3B also on 64 GPUs, where DeepSpeed's ZeRO++ was
+// once tagged though DeepSpeed-MoE refuses ZeRO-3 and Megatron-DeepSpeed
+// has no Q/K norm), and torchtitan's Llama 3.1 8B at 32K tokens on 8 GPUs.
 constexpr PublishedJob kJobs[] = {
-    {"gpt3-175b", "dgx-a100", 1024, 1536, 2048}, {"llama3-70b", "dgx-h100", 64, 512, 8192},
-    {"llama3-8b", "dgx-h100", 8, 128, 8192},     {"gpt-22b", "frontier", 512, 1024, 2048},
-    {"gpt-1t", "frontier", 3072, 3072, 2048},    {"llama3-405b", "dgx-h100", 1024, 512, 8192},
-    {"mixtral-8x7b", "dgx-h100", 64, 256, 4096}, {"deepseek-v3", "dgx-h800", 2048, 15360, 4096},
+    {"gpt3-175b", "dgx-a100", 1024, 1536, 2048},      {"llama3-70b", "dgx-h100", 64, 512, 8192},
+    {"llama3-8b", "dgx-h100", 8, 128, 8192},          {"gpt-22b", "frontier", 512, 1024, 2048},
+    {"gpt-1t", "frontier", 3072, 3072, 2048},         {"llama3-405b", "dgx-h100", 1024, 512, 8192},
+    {"mixtral-8x7b", "dgx-h100", 64, 256, 4096},      {"deepseek-v3", "dgx-h800", 2048, 15360, 4096},
+    {"llama2-70b", "dgx-h100", 64, 128, 4096},        {"qwen3-30b-a3b", "dgx-h100", 16, 1024, 4096},
+    {"qwen3-235b-a22b", "dgx-h100", 256, 2048, 4096}, {"llama3.1-8b", "dgx-h100", 8, 8, 32768},
+    {"qwen3-30b-a3b", "dgx-h100", 64, 1024, 4096},
 };
 
 bool lossy_or_unreleased(const ParallelConfig& c) { return c.qwz || c.qgz || c.hierarchical_partition; }
