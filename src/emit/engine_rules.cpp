@@ -53,10 +53,14 @@ void model_rules(const Plan& p, Engine engine, Rules& r) {
               std::to_string(p.config.pp) + "); this engine shards at most stage " +
               std::to_string(max_zero_with_pp) + " beside a pipeline.");
   if (v) r.check(true, describe(v) + ".");
-  // The problems name the engine as the emitter's message does; the rules
-  // add that prefix themselves.
+}
+
+// What of the model this engine's files cannot carry (after the engine's own
+// rules, so that a shape no flavor matches is named first). The problems
+// name the engine as the emitter's message does; the rules add that prefix.
+void architecture_rules(const Plan& p, Engine engine, Rules& r) {
   const std::string prefix = std::string(engine_name(engine)) + ": ";
-  for (const std::string& problem : emit_detail::engine_architecture_problems(m, engine))
+  for (const std::string& problem : emit_detail::engine_architecture_problems(p.model, engine))
     r.check(true, problem.rfind(prefix, 0) == 0 ? problem.substr(prefix.size()) : problem);
 }
 
@@ -331,6 +335,7 @@ std::vector<std::string> engine_rule_violations(const Plan& plan, Engine engine)
       torchtitan_rules(plan, rules);
       break;
   }
+  architecture_rules(plan, engine, rules);
   return rules.take();
 }
 

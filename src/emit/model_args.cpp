@@ -96,7 +96,8 @@ std::vector<std::string> engine_architecture_problems(const ModelSpec& m, Engine
   } else if (engine == Engine::kTorchtitan) {
     // torchtitan/models/llama3/__init__.py: every llama3 flavor is RoPE base
     // 500000 without dropout, biases or Q/K norms (only the shape is matched).
-    no_flag(m.rope_theta != 500000.0, "RoPE base " + number(m.rope_theta) + " (llama3 flavors use 500000)");
+    no_flag(m.position == PositionKind::kRope && m.rope_theta != 500000.0,
+            "RoPE base " + number(m.rope_theta) + " (llama3 flavors use 500000)");
     no_flag(m.qkv_bias || m.qk_norm, "Q/K/V biases or query/key normalisation");
     no_flag(m.dropout > 0, "dropout " + number(m.dropout));
   }
