@@ -6,6 +6,7 @@
 #include "cost/cp_merge_passes.h"
 #include "cost/loss_passes.h"
 #include "cost/mla.h"
+#include "cost/sliding_window.h"
 
 namespace parplan {
 
@@ -173,8 +174,22 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
     // the kernel's own backward efficiency (cost/attention_kernels.h).
     const AttentionEfficiency eff =
         context_parallel_attention_efficiency(device, shape.kernel, shape.seq, shape.cp);
-    attention_forward_s = 0.5 * attention_flops / (attention_peak * eff.forward);
-    attention_backward_s = 2.5 * 0.5 * attention_flops / (attention_peak * eff.backward);
+    // Windowed layers (cost/sliding_window.h) compute only their band, at
+    // the efficiency of a causal kernel doing the same work per query
+    // block; the layer's time is the layers' average, so the model's total
+    // is exact. Every rank's share of the band shrinks alike under cp.
+    const double windowed = windowed_layer_fraction(model);
+    const double full_share = 1.0 - windowed;
+    attention_forward_s = full_share * 0.5 * attention_flops / (attention_peak * eff.forward);
+    attention_backward_s = full_share * 2.5 * 0.5 * attention_flops / (attention_peak * eff.backward);
+    if (windowed > 0) {
+      const double band = window_pairs(shape.seq, model.sliding_window) / causal_pairs(shape.seq);
+      const AttentionEfficiency w_eff =
+          attention_efficiency(device, shape.kernel, windowed_kernel_seq(shape.seq, model.sliding_window));
+      const double band_flops = windowed * band * 0.5 * attention_flops;
+      attention_forward_s += band_flops / (attention_peak * w_eff.forward);
+      attention_backward_s += 2.5 * band_flops / (attention_peak * w_eff.backward);
+    }
   } else {
     // Batched GEMMs of head_dim depth over the full square, then the scaled
     // masked softmax and dropout on a * s scores per token (read, write, and

@@ -1,6 +1,7 @@
 #include "cost/flops.h"
 
 #include "cost/parameters.h"
+#include "cost/sliding_window.h"
 
 namespace parplan {
 
@@ -27,8 +28,11 @@ LayerFlops layer_forward_flops(const ModelSpec& model, double tokens, int seq, b
   LayerFlops flops;
   flops.linear_flops = 2.0 * tokens * linear_weight_params(model, is_moe);
   const double v_dim = model.uses_mla() ? model.v_head_dim : model.head_dim;
-  // Per token: 2 s (qk_dim + v_dim) per head.
-  flops.attention_flops = 2.0 * tokens * seq * model.heads * (model.head_dim + v_dim);
+  // Per token: 2 s (qk_dim + v_dim) per head, the square as the papers count
+  // it; windowed layers count their band's share of it
+  // (cost/sliding_window.h), averaged over the layers.
+  flops.attention_flops =
+      2.0 * tokens * seq * model.heads * (model.head_dim + v_dim) * attention_pair_ratio(model, seq);
   return flops;
 }
 

@@ -221,6 +221,9 @@ struct HfCase {
   const char* extra;  // JSON members after the shared shape
   std::vector<std::pair<std::string, std::string>> flags;
   const char* refused;
+  // The refused feature is priced (cost/sliding_window.h) but no launch file
+  // carries it: not among the unmodelled ones, and still refused.
+  bool priced = false;
 };
 
 const char* kShape =
@@ -238,7 +241,8 @@ const HfCase kHfCases[] = {
     {"mistral",
      R"("rope_theta": 10000.0, "sliding_window": 4096)",
      {},
-     "sliding-window attention (4096 tokens)"},
+     "sliding-window attention (4096 tokens)",
+     true},
     {"mixtral",
      R"("rope_theta": 1e6, "num_local_experts": 8, "num_experts_per_tok": 2, "sliding_window": null)",
      {{"--rotary-base", "1000000"}, {"--num-experts", "8"}, {"--norm-epsilon", "1e-05"}},
@@ -294,7 +298,7 @@ TEST(EmitCostedChoices, HuggingFaceModelTypesReachTheFiles) {
     const ModelSpec model = load_model(path);
     const Plan plan = one_node(model);
     if (c.refused != nullptr) {
-      EXPECT_NE(model.unmodelled.find(c.refused), std::string::npos) << model.unmodelled;
+      EXPECT_EQ(model.unmodelled.find(c.refused) == std::string::npos, c.priced) << model.unmodelled;
       TempDir dir;
       try {
         emit_launch_files(plan, {Engine::kMegatron, Launcher::kTorchrun, dir.path / "out"});

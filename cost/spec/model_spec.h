@@ -66,6 +66,15 @@ struct ModelSpec {
   bool qkv_bias = false;
   /// RMSNorm on each query and key head (Qwen3, Gemma 3; Megatron --qk-layernorm).
   bool qk_norm = false;
+  /// Sliding-window attention: each query attends to itself and the
+  /// sliding_window - 1 tokens before it (HF sliding_window; Mistral v0.1,
+  /// Gemma 2/3, GPT-OSS); 0 = every query sees its whole prefix. Priced
+  /// (cost/sliding_window.h); no launch file parplan writes carries it.
+  int sliding_window = 0;
+  /// With a window, how many of the layers still attend to the whole prefix
+  /// (GPT-OSS and Gemma 2 alternate: layers / 2; Gemma 3: one in six); 0 =
+  /// every layer is windowed.
+  int full_attention_layers = 0;
 
   // Mixture of experts (experts == 0 means dense). Parsed now, modelled later.
   /// Routed experts per MoE layer.

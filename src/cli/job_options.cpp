@@ -7,6 +7,7 @@
 #include "cost/moe_dispatch.h"
 #include "cost/power_cap.h"
 #include "cost/step_cost.h"
+#include "src/emit/emit.h"
 #include "src/emit/engine_capabilities.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"
@@ -344,6 +345,10 @@ void warn_unmodelled(const ModelSpec& model) {
   if (!model.unmodelled.empty())
     std::cerr << "parplan: warning: " << model.name << " has " << model.unmodelled
               << ", which parplan does not model: costed without it, and --emit refuses it\n";
+  const std::string unwritable = unwritable_features(model);
+  if (!unwritable.empty())
+    std::cerr << "parplan: warning: " << model.name << " has " << unwritable
+              << ": costed with it, but no launch file parplan writes carries it, and --emit refuses it\n";
 }
 
 namespace {

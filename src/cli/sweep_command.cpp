@@ -69,11 +69,15 @@ int run_sweep(const SweepFlags& flags) {
     // CSV's engine column); the search is the same with or without the array.
     array.engine = sweep_engine(engines);
     // A launch file must not silently change the model (as --emit).
-    for (const ModelSpec& model : grid.models)
+    for (const ModelSpec& model : grid.models) {
       if (!model.unmodelled.empty())
         throw InputError("--emit-slurm-array: " + model.name + " has " + model.unmodelled +
                          ", which parplan does not model; launch files would silently change the model "
                          "(sweep it without the array, or describe it in a model YAML without them)");
+      if (const std::string unwritable = unwritable_features(model); !unwritable.empty())
+        throw InputError("--emit-slurm-array: " + model.name + " has " + unwritable +
+                         ", which no launch file parplan writes carries (sweep it without the array)");
+    }
     array.dir = check_slurm_array_dir(flags.emit_slurm_array);
     array.array_parallel = flags.array_parallel;
     if (flags.train_iters > 0 && flags.hours > 0)

@@ -56,6 +56,12 @@ struct EmitOptions {
 /// accepts the plan.
 std::vector<std::string> engine_rule_violations(const Plan& plan, Engine engine);
 
+/// What of the model parplan prices but no launch file it writes carries
+/// (sliding-window attention: Megatron-LM's --window-size came after
+/// core_r0.13.0), comma separated; empty when none. plan/estimate warn,
+/// --emit refuses.
+std::string unwritable_features(const ModelSpec& model);
+
 /// What stock DeepSpeed cannot express of the plan's hierarchical placement
 /// (the parts that need the low-bandwidth-partitioning extension), one
 /// sentence each; empty without hierarchical partitioning.

@@ -120,8 +120,23 @@ std::vector<std::string> architecture_problems(const ModelSpec& m, Engine engine
   no_flag(!m.gated_ffn && m.activation == Activation::kSilu, "a non-gated SiLU FFN");
   no_flag(m.position == PositionKind::kRope && std::abs(m.rope_theta - std::round(m.rope_theta)) > 1e-9,
           "a non-integer RoPE base (" + number(m.rope_theta) + "; the rotary base flag is an int)");
+  const std::string unwritable = unwritable_features(m);
+  no_flag(!unwritable.empty(), unwritable);
   for (std::string& problem : engine_architecture_problems(m, engine)) out.push_back(std::move(problem));
   return out;
 }
 
 }  // namespace parplan::emit_detail
+
+namespace parplan {
+
+std::string unwritable_features(const ModelSpec& model) {
+  if (model.sliding_window <= 0) return "";
+  std::string what = "sliding-window attention (" + std::to_string(model.sliding_window) + " tokens";
+  if (model.full_attention_layers > 0)
+    what += " on " + std::to_string(model.layers - model.full_attention_layers) + " of " +
+            std::to_string(model.layers) + " layers";
+  return what + ")";
+}
+
+}  // namespace parplan

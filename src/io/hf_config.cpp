@@ -213,9 +213,10 @@ double number_or(const HfConfig& hf, std::initializer_list<const char*> keys, do
 }
 
 // What changes no count but must reach the launch files unchanged: the
-// activation, RoPE base/fraction/scaling, norm epsilon, dropout; and what
-// no launch file parplan writes can express (sliding windows, soft-capping,
-// other RoPE scalings, the parallel residual), named in m.unmodelled.
+// activation, RoPE base/fraction/scaling, norm epsilon, dropout, the
+// sliding window (priced; no launch file carries it); and what parplan does
+// not model (soft-capping, other RoPE scalings, the parallel residual),
+// named in m.unmodelled.
 void read_details(const HfConfig& hf, const HfType& type, ModelSpec& m) {
   const std::string& origin = m.name;
   // hidden_act (Llama, NeoX), hidden_activation (Gemma), activation_function (GPT-2).
@@ -274,11 +275,39 @@ void read_details(const HfConfig& hf, const HfType& type, ModelSpec& m) {
   if (type.family == Family::kGpt2) m.dropout = number_or(hf, {"resid_pdrop"}, 0.1, origin);
   if (m.dropout > 1.0) fail(origin, 0, "dropout probabilities must lie in [0, 1]");
   // A sliding window applies unless the config turns it off (Qwen2's
-  // use_sliding_window false); Gemma 3 sets it on most layers.
+  // use_sliding_window false). Which layers keep full attention: the
+  // per-layer layer_types list where the config has one (GPT-OSS, newer
+  // transformers), else Gemma 3's sliding_window_pattern P (layer i,
+  // 0-based, is full when (i + 1) % P == 0: Gemma3DecoderLayer), Gemma 2's
+  // alternation (odd layers full: Gemma2DecoderLayer is_sliding = not
+  // layer_idx % 2), else none (Mistral: every layer windowed).
   const auto window = hf.integer({"sliding_window"}, 0, std::numeric_limits<int64_t>::max());
-  if (window && *window > 0 && hf.boolean("use_sliding_window").value_or(true) &&
-      m.unmodelled.find("sliding-window") == std::string::npos)
-    add_unmodelled(m, "sliding-window attention (" + std::to_string(*window) + " tokens)");
+  if (window && *window > 0 && hf.boolean("use_sliding_window").value_or(true)) {
+    m.sliding_window = static_cast<int>(std::min<int64_t>(*window, std::numeric_limits<int>::max()));
+    const Json* types = hf.find({"layer_types"});
+    const auto pattern = hf.integer({"sliding_window_pattern"}, 1, std::numeric_limits<int>::max());
+    if (types != nullptr && types->is_array()) {
+      if (static_cast<int64_t>(types->size()) != m.layers)
+        fail(origin, 0,
+             "field 'layer_types' must name one kind per layer (" + std::to_string(m.layers) + "; got " +
+                 std::to_string(types->size()) + ")");
+      int full = 0;
+      for (const Json& kind : *types) {
+        if (!kind.is_string() || (kind != "full_attention" && kind != "sliding_attention"))
+          fail(origin, 0,
+               "field 'layer_types' holds 'full_attention' or 'sliding_attention' per layer (got " +
+                   shorten(kind.dump()) + ")");
+        full += kind == "full_attention" ? 1 : 0;
+      }
+      m.full_attention_layers = full;
+    } else if (pattern) {
+      m.full_attention_layers = static_cast<int>(m.layers / *pattern);
+    } else if (std::string(type.model_type).rfind("gemma3", 0) == 0) {
+      m.full_attention_layers = m.layers / 6;  // Gemma3TextConfig sliding_window_pattern default
+    } else if (std::string(type.model_type).rfind("gemma2", 0) == 0) {
+      m.full_attention_layers = m.layers / 2;
+    }
+  }
   for (const char* cap : {"attn_logit_softcapping", "final_logit_softcapping"}) {
     const Json* value = hf.find({cap});
     if (value != nullptr && value->is_number() && m.unmodelled.find("soft-capping") == std::string::npos)
