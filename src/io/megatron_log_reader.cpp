@@ -75,6 +75,61 @@ std::string text_or(const Args& args, const std::string& key, const std::string&
   return it == args.end() || it->second == "None" ? fallback : it->second;
 }
 
+double parse_number(const std::string& text, const std::string& key, const std::string& origin) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
+    throw InputError(origin + ": argument '" + key + "' must be a number (got '" + text + "')");
+  return v;
+}
+
+/// The model's moe: block from Megatron's MoE arguments (arguments.py
+/// --num-experts, --moe-router-topk, --moe-ffn-hidden-size,
+/// --moe-shared-expert-intermediate-size, --moe-layer-freq: an int N (every
+/// N-th layer) or a per-layer list of 0/1 whose leading zeros are dense
+/// layers).
+YAML::Node moe_node(const Args& args, const std::string& origin, int layers) {
+  YAML::Node moe;
+  const int experts = need_int(args, "num_experts", origin);
+  moe["experts"] = experts;
+  moe["top_k"] = need_int(args, "moe_router_topk", origin);
+  const int expert_ffn = int_or(args, "moe_ffn_hidden_size", need_int(args, "ffn_hidden_size", origin));
+  moe["expert_ffn_hidden"] = expert_ffn;
+  const int shared_width = int_or(args, "moe_shared_expert_intermediate_size", 0);
+  if (shared_width > 0 && expert_ffn > 0 && shared_width % expert_ffn != 0)
+    throw InputError(origin + ": moe_shared_expert_intermediate_size (" + std::to_string(shared_width) +
+                     ") must be a whole number of experts of moe_ffn_hidden_size (" +
+                     std::to_string(expert_ffn) + ")");
+  moe["shared_experts"] = expert_ffn > 0 ? shared_width / expert_ffn : 0;
+  const std::string freq = text_or(args, "moe_layer_freq", "1");
+  if (!freq.empty() && freq.front() == '[') {
+    // Leading zeros then ones only: the first dense layers, every later one MoE.
+    int dense = 0, count = 0;
+    bool seen_moe = false;
+    for (char c : freq) {
+      if (c != '0' && c != '1') continue;
+      ++count;
+      if (c == '1')
+        seen_moe = true;
+      else if (seen_moe)
+        throw InputError(origin + ": moe_layer_freq " + freq +
+                         " puts a dense layer after an MoE one; only leading dense layers are read");
+      else
+        ++dense;
+    }
+    if (count != layers)
+      throw InputError(origin + ": moe_layer_freq lists " + std::to_string(count) +
+                       " layers for num_layers " + std::to_string(layers));
+    moe["moe_layer_freq"] = 1;
+    moe["first_dense_layers"] = dense;
+  } else {
+    moe["moe_layer_freq"] = int_or(args, "moe_layer_freq", 1);
+    moe["first_dense_layers"] = 0;
+  }
+  return moe;
+}
+
 /// The run as a YAML mapping (so one reader checks every run).
 YAML::Node run_node(const Args& args, const std::string& origin, double step_s) {
   YAML::Node model;
@@ -98,6 +153,9 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   model["position"] =
       text_or(args, "position_embedding_type", "learned_absolute") == "rope" ? "rope" : "learned";
   model["tied_embeddings"] = !flag(args, "untie_embeddings_and_output_weights");
+  model["qk_norm"] = flag(args, "qk_layernorm");
+  const int experts = int_or(args, "num_experts", 0);
+  if (experts > 0) model["moe"] = moe_node(args, origin, need_int(args, "num_layers", origin));
   YAML::Node models;
   models["megatron-log"] = model;
 
@@ -126,6 +184,14 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   config["attention"] = backend.find("unfused") != std::string::npos ? "unfused" : "flash";
   config["overlap_grad_reduce"] = flag(args, "overlap_grad_reduce");
   config["overlap_p2p"] = flag(args, "overlap_p2p_comm");
+  if (experts > 0) {
+    config["ep"] = int_or(args, "expert_model_parallel_size", 1);
+    // Megatron sets expert_tensor_parallel_size to the tp size when unset.
+    config["etp"] =
+        int_or(args, "expert_tensor_parallel_size", int_or(args, "tensor_model_parallel_size", 1));
+    config["a2a_hierarchical"] = text_or(args, "moe_token_dispatcher_type", "allgather") == "flex";
+    config["ep_overlap"] = flag(args, "overlap_moe_expert_parallel_comm");
+  }
 
   YAML::Node run;
   run["name"] = origin;
@@ -136,6 +202,15 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   run["precision"] = flag(args, "fp16") ? "fp16" : (text_or(args, "fp8", "None") != "None" ? "fp8" : "bf16");
   run["config"] = config;
   run["step_s"] = step_s;
+  if (run["precision"].as<std::string>() == "fp8")
+    run["fp8_recipe"] = text_or(args, "fp8_recipe", "delayed") == "tensorwise" ? "current" : "delayed";
+  if (experts > 0) {
+    const std::string factor = text_or(args, "moe_expert_capacity_factor", "None");
+    if (factor != "None") {
+      run["moe_capacity_factor"] = parse_number(factor, "moe_expert_capacity_factor", origin);
+      run["moe_pad_to_capacity"] = flag(args, "moe_pad_expert_input_to_capacity");
+    }
+  }
   YAML::Node holder;
   holder["models"] = models;
   holder["run"] = run;
@@ -153,9 +228,9 @@ FitRun parse_megatron_log(const std::string& text, const std::string& origin, co
   if (args.empty())
     throw InputError(origin +
                      ": no Megatron arguments block ('---- arguments ----'); the log must start at launch");
-  if (int_or(args, "num_experts", 0) > 0)
+  if (flag(args, "multi_latent_attention"))
     throw InputError(origin +
-                     ": MoE runs (num_experts) are not read from Megatron logs yet; give a run file");
+                     ": multi-latent attention runs are not read from Megatron logs yet; give a run file");
   const int interval = std::max(1, int_or(args, "log_interval", 1));
   static const std::regex kIteration(R"(iteration\s+(\d+)\s*/\s*\d+\s*\|)");
   static const std::regex kElapsed(R"(elapsed time per iteration \(ms\):\s*([0-9.eE+-]+))");

@@ -69,7 +69,37 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
                                                                      : "no_shard"),
       arg_line("virtual_pipeline_model_parallel_size", config.vp > 1 ? std::to_string(config.vp) : "None"),
       arg_line("world_size", std::to_string(job.gpus)),
+      arg_line("fp8_recipe", job.fp8_scaling == Fp8Scaling::kCurrent ? "tensorwise" : "delayed"),
+      arg_line("multi_latent_attention", py_bool(model.uses_mla())),
+      arg_line("qk_layernorm", py_bool(model.qk_norm)),
   };
+  // The MoE arguments a Megatron run prints (arguments.py: --num-experts and
+  // the --moe-* / --expert-* family); None for a dense model, as Megatron's.
+  const auto moe_arg = [&](const char* name, const std::string& value) {
+    args.push_back(arg_line(name, model.is_moe() ? value : "None"));
+  };
+  moe_arg("num_experts", std::to_string(model.experts));
+  moe_arg("moe_router_topk", std::to_string(model.top_k));
+  moe_arg("moe_ffn_hidden_size", std::to_string(model.expert_ffn_hidden));
+  moe_arg("moe_shared_expert_intermediate_size",
+          model.shared_experts > 0 ? std::to_string(model.shared_experts * model.expert_ffn_hidden) : "None");
+  // A leading run of dense layers is a per-layer list (1 = MoE), printed as
+  // Python prints it.
+  std::string freq = std::to_string(std::max(1, model.moe_layer_freq));
+  if (model.first_dense_layers > 0) {
+    freq = "[";
+    for (int i = 0; i < model.layers; ++i)
+      freq += std::string(i ? ", " : "") + (i < model.first_dense_layers ? "0" : "1");
+    freq += "]";
+  }
+  moe_arg("moe_layer_freq", freq);
+  moe_arg("expert_model_parallel_size", std::to_string(config.ep));
+  moe_arg("expert_tensor_parallel_size", std::to_string(config.etp));
+  moe_arg("moe_token_dispatcher_type", config.a2a_hierarchical ? "flex" : "alltoall");
+  moe_arg("overlap_moe_expert_parallel_comm", py_bool(config.ep_overlap));
+  moe_arg("moe_expert_capacity_factor",
+          job.capacity_factor > 0 ? std::to_string(job.capacity_factor) : "None");
+  moe_arg("moe_pad_expert_input_to_capacity", py_bool(job.pad_to_capacity));
   std::sort(args.begin(), args.end(), [](const std::string& a, const std::string& b) {
     std::string la = a, lb = b;
     std::transform(la.begin(), la.end(), la.begin(), ::tolower);
