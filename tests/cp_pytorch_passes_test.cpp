@@ -11,6 +11,7 @@
 #include "cost/cp_merge_passes.h"
 #include "cost/overlap.h"
 #include "cost/step_internal.h"
+#include "llama3_8b_h100_case.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
 
@@ -90,16 +91,12 @@ TEST(PyTorchCpPasses, KeysAndValuesAtTheQueryHeadWidth) {
   EXPECT_DOUBLE_EQ(torchtitan_sdpa_kv_elements_per_token(model, 4), 2.0 * 32 * 128 / 4);
 }
 
-struct CpCase {
-  ModelSpec model = load_model("llama3-8b");
-  ClusterSpec cluster = load_cluster("dgx-h100");
-  JobSpec job;
-  ParallelConfig c;
+struct CpCase : test::Llama3_8bOnH100 {
   explicit CpCase(int cp) {
     job.gpus = 8, job.gbs = 1, job.seq = 32768 * cp;
     job.precision = Precision::kFp8;
     job.attention_kernel = AttentionKernel::kFlash2;
-    c.tp = 1, c.pp = 1, c.cp = cp, c.dp = 8 / cp, c.mbs = 1, c.zero = 3;
+    config.tp = 1, config.pp = 1, config.cp = cp, config.dp = 8 / cp, config.mbs = 1, config.zero = 3;
   }
 };
 
@@ -118,9 +115,9 @@ TEST(PyTorchCpPasses, EnginesShareTheMergeFreeIdeal) {
       const double m = 32768, q = 2.0 * m * 4096;  // 16-bit Q = O per layer
       const CpMergeBytes te = te_ring_merge_bytes(cp, q, q, 2.0 * m * 2 * 8 * 128);
       const CpMergeBytes pt = pytorch_ring_merge_bytes(cp, q, q, 2.0 * m * 2 * 32 * 128, fused);
-      const detail::PerLayerCosts ring = detail::per_layer_costs(s.model, s.cluster, s.job, s.c);
+      const detail::PerLayerCosts ring = detail::per_layer_costs(s.model, s.cluster, s.job, s.config);
       s.job.cp_exchange = ContextParallelExchange::kAllGatherKv;
-      const detail::PerLayerCosts titan = detail::per_layer_costs(s.model, s.cluster, s.job, s.c);
+      const detail::PerLayerCosts titan = detail::per_layer_costs(s.model, s.cluster, s.job, s.config);
       const double ideal_forward = ring.dense.forward_s - te.forward / bw;
       const double ideal_backward = ring.dense.backward_s - te.backward / bw;
       EXPECT_NEAR(titan.dense.forward_s - pt.forward / bw, ideal_forward, 1e-12 * ideal_forward);
@@ -143,7 +140,7 @@ TEST(PyTorchCpPasses, AllGatherThenAnFp32GradientRing) {
   CpCase s(4);
   s.job.cp_exchange = ContextParallelExchange::kAllGatherKv;
   s.job.fused_elementwise = false;
-  const detail::PerLayerCosts costs = detail::per_layer_costs(s.model, s.cluster, s.job, s.c);
+  const detail::PerLayerCosts costs = detail::per_layer_costs(s.model, s.cluster, s.job, s.config);
   const double kv_bytes = 2.0 * 32768 * 2 * 32 * 128;
   const double gather_s = all_gather_s(s.cluster, group_span_at(s.cluster, 4, 1, 0), 4 * kv_bytes);
   const double hop_s = point_to_point_between_s(s.cluster, 0, 1, 2.0 * kv_bytes);
@@ -157,7 +154,7 @@ TEST(PyTorchCpPasses, AllGatherThenAnFp32GradientRing) {
   // The last hop alone is exposed in full.
   EXPECT_GE(costs.comm.cp_backward_s, hop_s);
   s.job.fused_elementwise = true;
-  const detail::PerLayerCosts compiled = detail::per_layer_costs(s.model, s.cluster, s.job, s.c);
+  const detail::PerLayerCosts compiled = detail::per_layer_costs(s.model, s.cluster, s.job, s.config);
   EXPECT_DOUBLE_EQ(compiled.comm.cp_forward_s, gather_s);
   EXPECT_DOUBLE_EQ(compiled.comm.cp_backward_s, gather_s + 4 * hop_s);
 }

@@ -7,6 +7,7 @@
 #include "cost/compute_time.h"
 #include "cost/parameters.h"
 #include "cost/step_cost.h"
+#include "llama3_8b_h100_case.h"
 #include "src/emit/engine_capabilities.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
@@ -15,11 +16,7 @@
 namespace parplan {
 namespace {
 
-struct Case {
-  ModelSpec model = load_model("llama3-8b");
-  ClusterSpec cluster = load_cluster("dgx-h100");
-  JobSpec job;
-  ParallelConfig config;
+struct Case : test::Llama3_8bOnH100 {
   Case() {
     job.gpus = 8, job.gbs = 32, job.seq = 8192;
     config.tp = 1, config.pp = 1, config.dp = 8, config.mbs = 2, config.gbs = 32, config.zero = 3;

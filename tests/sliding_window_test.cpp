@@ -13,6 +13,7 @@
 #include "cli_support.h"
 #include "cost/flops.h"
 #include "cost/step_cost.h"
+#include "llama3_8b_h100_case.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"
 #include "src/io/model_loader.h"
@@ -33,11 +34,7 @@ TEST(SlidingWindow, PairsEqualTheirCount) {
   }
 }
 
-struct Case {
-  ModelSpec model = load_model("llama3-8b");
-  ClusterSpec cluster = load_cluster("dgx-h100");
-  JobSpec job;
-  ParallelConfig config;
+struct Case : test::Llama3_8bOnH100 {
   explicit Case(int seq) {
     job.gpus = 8, job.gbs = 8, job.seq = seq;
     config.tp = 1, config.pp = 1, config.cp = 1, config.dp = 8, config.mbs = 1, config.gbs = 8;

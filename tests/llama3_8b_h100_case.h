@@ -1,0 +1,21 @@
+// The cost-model tests' common subject: Llama 3 8B on one DGX H100 node,
+// with the job and the parallel config each test sets in its constructor.
+#pragma once
+
+#include "cost/spec/cluster_spec.h"
+#include "cost/spec/job_spec.h"
+#include "cost/spec/model_spec.h"
+#include "cost/spec/parallel_config.h"
+#include "src/io/cluster_loader.h"
+#include "src/io/model_loader.h"
+
+namespace parplan::test {
+
+struct Llama3_8bOnH100 {
+  ModelSpec model = load_model("llama3-8b");
+  ClusterSpec cluster = load_cluster("dgx-h100");
+  JobSpec job;
+  ParallelConfig config;
+};
+
+}  // namespace parplan::test
