@@ -13,6 +13,7 @@
 
 #include "cost/step_cost.h"
 #include "solvers/fit_run.h"
+#include "src/emit/engine_capabilities.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"
 #include "src/io/megatron_log_reader.h"
@@ -29,6 +30,7 @@ struct MoeRun {
   ParallelConfig config;
   MoeRun(const std::string& name, int gpus, int tp, int pp, int ep) : model(load_model(name)) {
     job.gpus = gpus, job.gbs = 256, job.seq = 4096;
+    apply_engine_recipe(engine_recipe_defaults(parse_engine_selection("megatron")), job);
     config.tp = tp, config.pp = pp, config.cp = 1, config.ep = ep, config.etp = 1;
     config.dp = gpus / (tp * pp), config.mbs = 1, config.gbs = 256, config.zero = 1, config.sp = tp > 1;
   }

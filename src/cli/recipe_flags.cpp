@@ -28,8 +28,6 @@ void apply_recipe_flags(const RecipeChoice& f, JobSpec& job) {
     throw InputError(
         "--tp-comm-overlap is Megatron-LM's (Transformer Engine userbuffers) or torchtitan's (Async TP); use "
         "it with --engine megatron, torchtitan (with --torch-compile on) or any");
-  job.grad_sync = defaults.grad_sync;
-  job.attention_kernel = defaults.attention_kernel;
   if (!f.grad_sync.empty()) {
     if (f.grad_sync == "every-micro-batch")
       job.grad_sync = GradSyncSchedule::kEveryMicroBatch;

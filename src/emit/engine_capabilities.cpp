@@ -497,6 +497,15 @@ void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job) {
   job.fsdp_copy_out = recipe.fsdp_copy_out;
   job.separate_gate_up = recipe.separate_gate_up;
   job.fp8_tp_all_gather = recipe.fp8_tp_all_gather;
+  job.grad_sync = recipe.grad_sync;
+  job.attention_kernel = recipe.attention_kernel;
+}
+
+const char* megatron_attention_backend(const JobSpec& job, const ParallelConfig& config) {
+  // A plan costed with cuDNN fused attention (Megatron's default on Hopper)
+  // says so: "flash" would force Transformer Engine's FlashAttention.
+  if (!config.flash_attention) return "unfused";
+  return job.attention_kernel == AttentionKernel::kCudnn ? "fused" : "flash";
 }
 
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {

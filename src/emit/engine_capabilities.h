@@ -143,6 +143,10 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection);
 /// schedule or the attention kernel, which commands set on their own).
 void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job);
 
+/// Megatron-LM's --attention-backend for a plan costed with this kernel:
+/// "unfused", "fused" (Transformer Engine's cuDNN attention) or "flash".
+const char* megatron_attention_backend(const JobSpec& job, const ParallelConfig& config);
+
 /// `config` without its unreleased part: the hierarchical partition as the
 /// flat ZeRO-3 an engine would extend (--allow-unreleased plans are tagged
 /// with the engine that runs the rest).

@@ -7,6 +7,7 @@
 #include "cost/memory.h"
 #include "cost/tp_comm_overlap.h"
 #include "src/emit/emit_internal.h"
+#include "src/emit/engine_capabilities.h"
 
 namespace parplan::emit_detail {
 namespace {
@@ -265,11 +266,7 @@ std::vector<std::string> megatron_args(const Plan& plan) {
   }
   // Context parallelism needs flash or fused attention (engine_rules.cpp
   // refuses unfused with cp > 1).
-  // A plan costed with cuDNN fused attention (Megatron's default on Hopper)
-  // says so: "flash" would force Transformer Engine's FlashAttention.
-  a.opt("--attention-backend", !c.flash_attention                                     ? "unfused"
-                               : plan.job.attention_kernel == AttentionKernel::kCudnn ? "fused"
-                                                                                      : "flash");
+  a.opt("--attention-backend", megatron_attention_backend(plan.job, c));
   // A plan costed with Transformer Engine's in-place cross-entropy (2 bytes
   // per logit) runs it (arguments.py:1897-1902 at core_r0.13.0). Megatron-LM
   // main refuses the te variant since 168cb15d70 ("stability issues").

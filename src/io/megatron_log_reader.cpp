@@ -168,7 +168,9 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   config["sp"] = flag(args, "sequence_parallel");
   // Megatron FSDP (--use-custom-fsdp up to core_r0.13, --use-megatron-fsdp
   // after) shards by --data-parallel-sharding-strategy.
-  int zero = flag(args, "use_distributed_optimizer") ? 1 : 0;
+  // Megatron-DeepSpeed shards through DeepSpeed's --zero-stage instead.
+  const bool deepspeed = flag(args, "deepspeed");
+  int zero = deepspeed ? int_or(args, "zero_stage", 0) : flag(args, "use_distributed_optimizer") ? 1 : 0;
   if (flag(args, "use_megatron_fsdp") || flag(args, "use_custom_fsdp")) {
     const std::string strategy = text_or(args, "data_parallel_sharding_strategy", "no_shard");
     zero = strategy == "optim_grads_params" ? 3
@@ -181,7 +183,9 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   config["recompute"] = granularity == "full" ? "full" : granularity == "selective" ? "selective" : "none";
   if (granularity == "full") config["recompute_layers"] = int_or(args, "recompute_num_layers", 0);
   const std::string backend = text_or(args, "attention_backend", "");
-  config["attention"] = backend.find("unfused") != std::string::npos ? "unfused" : "flash";
+  const bool unfused = deepspeed ? !flag(args, "use_flash_attn_v2") && !flag(args, "use_flash_attn")
+                                 : backend.find("unfused") != std::string::npos;
+  config["attention"] = unfused ? "unfused" : "flash";
   config["overlap_grad_reduce"] = flag(args, "overlap_grad_reduce");
   config["overlap_p2p"] = flag(args, "overlap_p2p_comm");
   if (experts > 0) {
@@ -202,6 +206,12 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   run["precision"] = flag(args, "fp16") ? "fp16" : (text_or(args, "fp8", "None") != "None" ? "fp8" : "bf16");
   run["config"] = config;
   run["step_s"] = step_s;
+  // The log is the engine's: its recipe (gradient-reduction schedule,
+  // attention kernel, ZeRO-3 shard unit) is how the run ran.
+  run["engine"] = deepspeed ? "megatron-deepspeed" : "megatron";
+  if (flag(args, "tp_comm_overlap")) run["tp_comm_overlap"] = true;
+  if (flag(args, "cross_entropy_loss_fusion") && text_or(args, "cross_entropy_fusion_impl", "native") == "te")
+    run["cross_entropy"] = "te";
   if (run["precision"].as<std::string>() == "fp8")
     run["fp8_recipe"] = text_or(args, "fp8_recipe", "delayed") == "tensorwise" ? "current" : "delayed";
   if (experts > 0) {
@@ -268,10 +278,11 @@ FitRun parse_megatron_log(const std::string& text, const std::string& origin, co
   const double median_ms = n % 2 ? times_ms[n / 2] : 0.5 * (times_ms[n / 2 - 1] + times_ms[n / 2]);
   const YAML::Node holder = run_node(args, origin, median_ms / 1000.0);
   FitRun run = parse_run_node(holder["run"], holder["models"], cluster, origin, origin);
-  // --attention-backend fused is Transformer Engine's cuDNN fused attention;
-  // flash and auto keep the profile's kernel (what it was calibrated with).
-  if (text_or(args, "attention_backend", "") == "AttnBackend.fused")
-    run.job.attention_kernel = AttentionKernel::kCudnn;
+  // Megatron's recipe costs cuDNN attention (auto picks it on Hopper, fused
+  // forces it); --attention-backend flash forces Transformer Engine's
+  // FlashAttention.
+  if (!flag(args, "deepspeed") && text_or(args, "attention_backend", "") == "AttnBackend.flash")
+    run.job.attention_kernel = AttentionKernel::kFlash2;
   run.name = origin.substr(origin.find_last_of('/') + 1);
   return run;
 }

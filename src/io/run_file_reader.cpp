@@ -158,8 +158,6 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
     const EngineRecipe recipe = engine_recipe_defaults(
         parse_engine_selection(f.text("engine"), (where + ": field 'engine'").c_str()));
     apply_engine_recipe(recipe, run.job);
-    run.job.grad_sync = recipe.grad_sync;
-    run.job.attention_kernel = recipe.attention_kernel;
   }
   // The engine's attention kernel (cost/attention_kernels.h) and whether it
   // fuses element-wise operators (eager PyTorch does not).

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cost/tp_comm_overlap.h"
 #include "src/io/measured_figure.h"
 
 namespace parplan {
@@ -20,14 +21,17 @@ const char* py_bool(bool b) { return b ? "True" : "False"; }
 }  // namespace
 
 std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, const ParallelConfig& config,
-                                   double step_s, int train_iters, int log_interval) {
+                                   double step_s, int train_iters, int log_interval, Engine engine) {
+  const bool deepspeed = engine == Engine::kMegatronDeepSpeed;
   const bool gqa = model.kv_groups != model.heads;
   const char* recompute = config.recompute == Recompute::kFull        ? "full"
                           : config.recompute == Recompute::kSelective ? "selective"
                                                                       : "None";
   std::vector<std::string> args = {
       arg_line("add_bias_linear", py_bool(model.linear_bias)),
-      arg_line("attention_backend", config.flash_attention ? "AttnBackend.flash" : "AttnBackend.unfused"),
+      arg_line("attention_backend", std::string("AttnBackend.") + megatron_attention_backend(job, config)),
+      arg_line("cross_entropy_loss_fusion", py_bool(job.cross_entropy == CrossEntropy::kTeInPlace)),
+      arg_line("cross_entropy_fusion_impl", job.cross_entropy == CrossEntropy::kTeInPlace ? "te" : "native"),
       arg_line("bf16", py_bool(job.precision != Precision::kFp16)),
       arg_line("context_parallel_size", std::to_string(config.cp)),
       arg_line("data_parallel_size", std::to_string(config.dp)),
@@ -60,10 +64,11 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
       arg_line("sequence_parallel", py_bool(config.sp)),
       arg_line("swiglu", py_bool(model.gated_ffn)),
       arg_line("tensor_model_parallel_size", std::to_string(config.tp)),
+      arg_line("tp_comm_overlap", py_bool(tp_comm_overlapped(job, config))),
       arg_line("train_iters", std::to_string(train_iters)),
       arg_line("untie_embeddings_and_output_weights", py_bool(!model.tied_embeddings)),
-      arg_line("use_distributed_optimizer", py_bool(config.zero >= 1)),
-      arg_line("use_megatron_fsdp", py_bool(config.zero >= 2)),
+      arg_line("use_distributed_optimizer", py_bool(!deepspeed && config.zero >= 1)),
+      arg_line("use_megatron_fsdp", py_bool(!deepspeed && config.zero >= 2)),
       arg_line("data_parallel_sharding_strategy", config.zero == 3   ? "optim_grads_params"
                                                   : config.zero == 2 ? "optim_grads"
                                                                      : "no_shard"),
@@ -73,6 +78,13 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
       arg_line("multi_latent_attention", py_bool(model.uses_mla())),
       arg_line("qk_layernorm", py_bool(model.qk_norm)),
   };
+  // Megatron-DeepSpeed's own arguments (megatron/arguments.py there:
+  // --deepspeed, --zero-stage, --use-flash-attn-v2).
+  if (deepspeed) {
+    args.push_back(arg_line("deepspeed", "True"));
+    args.push_back(arg_line("zero_stage", std::to_string(config.zero)));
+    args.push_back(arg_line("use_flash_attn_v2", py_bool(config.flash_attention)));
+  }
   // The MoE arguments a Megatron run prints (arguments.py: --num-experts and
   // the --moe-* / --expert-* family); None for a dense model, as Megatron's.
   const auto moe_arg = [&](const char* name, const std::string& value) {

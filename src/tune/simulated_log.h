@@ -8,12 +8,17 @@
 #include "cost/spec/job_spec.h"
 #include "cost/spec/model_spec.h"
 #include "cost/spec/parallel_config.h"
+#include "src/emit/engine_capabilities.h"
 
 namespace parplan {
 
 /// Megatron's `arguments` block and one iteration line per log_interval
-/// iterations; the first window runs slower (warm-up), as real runs do.
+/// iterations; the first window runs slower (warm-up), as real runs do. The
+/// arguments say what the log reader needs to cost the run as `job` was
+/// costed: the engine (Megatron-DeepSpeed prints `deepspeed`), attention
+/// backend, loss kernel and TP overlap.
 std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, const ParallelConfig& config,
-                                   double step_s, int train_iters, int log_interval = 10);
+                                   double step_s, int train_iters, int log_interval = 10,
+                                   Engine engine = Engine::kMegatron);
 
 }  // namespace parplan

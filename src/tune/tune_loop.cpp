@@ -99,7 +99,8 @@ TuneResult write_tune_loop(const TuneRequest& r) {
     if (r.simulate) {
       const double true_step_s = estimate_cost(r.model, *r.simulate, t.job, t.config).time.step_s;
       write_text(trial_log_path(r.out_dir, dir),
-                 simulated_megatron_log(r.model, t.job, t.config, true_step_s, r.train_iters), result.files);
+                 simulated_megatron_log(r.model, t.job, t.config, true_step_s, r.train_iters, 10, r.engine),
+                 result.files);
     }
   }
   write_text(r.out_dir / "run_trials.sh", script, result.files);
