@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "cost/step_cost.h"
 #include "solvers/profile_fit.h"
 #include "src/emit/emit.h"
 #include "src/emit/engine_capabilities.h"
@@ -112,6 +113,25 @@ TEST(Tune, SimulatedTrialLogsRecoverTheHiddenProfileAndPassEngineRules) {
   for (const auto& run : runs)
     EXPECT_NEAR(predict_run(run, fit.cluster).step_s / run.measured_step_s, 1.0, 1e-3);
   std::filesystem::remove_all(dir);
+}
+
+// The tuning example (docs/calibrate.md) can only recover its made-up
+// cluster if that cluster is the shipped profile with the fitted constants
+// moved and nothing else: put the six back and every plan costs the same.
+TEST(Tune, ExampleTrueProfileIsTheShippedOneWithSixConstantsMoved) {
+  TuneSetup s;
+  ClusterSpec truth = load_cluster(std::string(PARPLAN_SOURCE_DIR) + "/examples/calibrate/true-h100.yaml");
+  int moved = 0;
+  for (const auto& c : fitted_constants(s.cluster)) {
+    if (c.memory_only) continue;
+    if (fitted_value(truth, c) != fitted_value(s.cluster, c)) ++moved;
+    set_fitted_value(truth, c, fitted_value(s.cluster, c));
+  }
+  EXPECT_EQ(moved, 6);
+  for (const auto& t : candidate_trials(s.model, s.cluster, s.job))
+    EXPECT_DOUBLE_EQ(estimate_cost(s.model, truth, t.job, t.config).time.step_s,
+                     estimate_cost(s.model, s.cluster, t.job, t.config).time.step_s)
+        << t.name;
 }
 
 }  // namespace
