@@ -62,7 +62,7 @@ double layer_activation_bytes(const ModelSpec& model, const ActivationShape& sha
   // Softmax output (2), dropout mask (1) and dropout output (2) of the
   // unfused kernel: 5 a s bytes per token; the softmax output alone without
   // dropout (Korthikanti et al. 2022, sec. 4.1).
-  if (!shape.flash_attention && shape.recompute != Recompute::kSelective) {
+  if (!shape.flash_attention && !megatron_recomputes(shape, &RecomputeModules::core_attn)) {
     per_token += (model.dropout > 0 ? 5.0 : 2.0) * model.heads * shape.seq / t;
   }
   return local_tokens * per_token;

@@ -48,6 +48,9 @@ struct ActivationShape {
   bool fp8 = false;
   CrossEntropy cross_entropy = CrossEntropy::kFused;
   SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
+  RecomputeModules recompute_modules;
+  /// JobSpec::moe_probs_in_activation.
+  bool moe_probs_in_activation = false;
   /// Layer inputs kept by full recomputation are split over tp
   /// (JobSpec::partition_activations) where sp does not split them already.
   bool partitioned_checkpoint = false;
@@ -57,6 +60,13 @@ struct ActivationShape {
 /// for it, and sequence parallelism does not split them already).
 inline bool partitions_checkpoints(const JobSpec& job, const ParallelConfig& c) {
   return job.partition_activations && c.recompute == Recompute::kFull && c.tp > 1 && !c.sp;
+}
+
+/// Whether selective recomputation redoes this Megatron submodule (the
+/// shape's recomputation is selective, Megatron-style, and lists it).
+inline bool megatron_recomputes(const ActivationShape& shape, bool RecomputeModules::*module) {
+  return shape.recompute == Recompute::kSelective &&
+         shape.selective_checkpoint == SelectiveCheckpoint::kAttentionCore && shape.recompute_modules.*module;
 }
 
 /// 16-bit activation bytes one layer keeps for one micro-batch until its

@@ -302,8 +302,9 @@ double moe_layer_activation_bytes(const ModelSpec& m, const ActivationShape& sha
   // fp32 router logits and scores (softmax/sigmoid and top-k backward).
   const double router = own_tokens * 8.0 * m.experts;
   // Each routed copy: the permuted input (FC1's input), the activation's
-  // input(s), FC2's input and the expert output the combine weights by its
-  // routing score. Under fp8 the expert GEMMs save their inputs as the fp8
+  // input(s), FC2's input and, unless the probabilities weight the
+  // activation (JobSpec::moe_probs_in_activation), the expert output the
+  // combine weights by its routing score. Under fp8 the expert GEMMs save their inputs as the fp8
   // cast, 1 byte, as the dense ones do (layer_activation_bytes): Transformer
   // Engine's GroupedLinear quantizes its inputs (`inputmats =
   // tex.fused_multi_quantize(...)`) and saves those
@@ -312,11 +313,22 @@ double moe_layer_activation_bytes(const ModelSpec& m, const ActivationShape& sha
   // bf16 permuted input is not kept (the permutation's backward needs only
   // its index map).
   const double rows = own_tokens * m.top_k * moe.etp * moe.load_factor;
-  const double routed = rows * ((gemm_input + kActivationBytes) * m.hidden +
+  const double expert_output = shape.moe_probs_in_activation ? 0.0 : kActivationBytes;
+  const double routed = rows * ((gemm_input + expert_output) * m.hidden +
                                 (activation_inputs + gemm_input) * m.expert_ffn_hidden / moe.etp);
   const double shared = local_tokens * (activation_inputs + gemm_input) *
                         static_cast<double>(m.expert_ffn_hidden) * m.shared_experts / t;
-  return base - dense_ffn + router + routed + shared;
+  // Megatron's --recompute-modules layernorm: the pre-MLP norm's output
+  // (the router's and dispatch's input, counted as the FFN input in
+  // layer_activation_bytes) is discarded and redone in the backward.
+  double discarded = 0;
+  if (megatron_recomputes(shape, &RecomputeModules::layernorm))
+    discarded += local_tokens * gemm_input * m.hidden / (shape.sp ? t : 1.0);
+  // moe_act: the activation's output, FC2's 16-bit input, is discarded;
+  // under fp8 FC2 keeps its own fp8 cast, which stays.
+  if (megatron_recomputes(shape, &RecomputeModules::moe_act) && !shape.fp8)
+    discarded += rows * gemm_input * m.expert_ffn_hidden / moe.etp;
+  return base - dense_ffn + router + routed + shared - discarded;
 }
 
 }  // namespace parplan

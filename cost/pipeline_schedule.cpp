@@ -155,7 +155,7 @@ bool pipeline_links_alike(const ClusterSpec& cluster, const ParallelConfig& c) {
 double selective_recompute_s(const ModelSpec& model, const JobSpec& job, const LayerComputeTimes& times,
                              bool is_moe) {
   if (is_moe || job.selective_checkpoint != SelectiveCheckpoint::kTorchtitanOps)
-    return times.attention_forward_s;
+    return job.recompute_modules.core_attn ? times.attention_forward_s : 0.0;
   const double h = model.hidden;
   const double q = static_cast<double>(model.heads) * model.head_dim;
   const double kv = model.uses_mla() ? q : static_cast<double>(model.kv_groups) * model.head_dim;
@@ -237,7 +237,25 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
   // op is PREFER_RECOMPUTE, the SP all-gathers inside the block included.
   if (job.selective_checkpoint == SelectiveCheckpoint::kTorchtitanOps && c.tp > 1 && c.sp)
     costs.selective_tp_s = costs.comm.tp_forward_gathers_s;
-  if (model.is_moe()) costs.selective_moe_s = selective_recompute_s(model, job, costs.moe, true);
+  if (model.is_moe()) {
+    costs.selective_moe_s = selective_recompute_s(model, job, costs.moe, true);
+    if (job.selective_checkpoint == SelectiveCheckpoint::kAttentionCore) {
+      // Megatron's output-discarding recomputations, memory-bound: the
+      // pre-MLP norm reads and writes its sequence-parallel shard of the
+      // hidden states; the experts' activation reads its input(s) (SwiGLU:
+      // two halves) and writes FC2's input, for every routed row.
+      constexpr double kActivationBytes = 2.0;  // 16-bit activations
+      const double norm_tokens = tokens / (c.sp ? c.tp : 1);
+      if (job.recompute_modules.layernorm)
+        costs.selective_moe_s += memory_bound_s(device, 2.0 * kActivationBytes * norm_tokens * model.hidden);
+      if (job.recompute_modules.moe_act) {
+        const double rows = tokens / c.tp * model.top_k * c.etp * moe_load_factor(model, job, c);
+        const double widths = model.gated_ffn ? 3.0 : 2.0;
+        costs.selective_moe_s +=
+            memory_bound_s(device, widths * kActivationBytes * rows * model.expert_ffn_hidden / c.etp);
+      }
+    }
+  }
   costs.edges = edge_compute_times(model, device, peak, tokens, c.tp, job.cross_entropy);
   costs.overlap_slowdown = device.overlap_compute_slowdown;
   if (job.fsdp_copy_out && c.zero >= 3 && c.dp * c.cp > 1) {

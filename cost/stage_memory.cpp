@@ -109,6 +109,8 @@ ActivationShape activation_shape(const JobSpec& job, const ParallelConfig& c) {
   shape.fp8 = job.precision == Precision::kFp8 && job.fp8_saves_cast;
   shape.cross_entropy = job.cross_entropy;
   shape.selective_checkpoint = job.selective_checkpoint;
+  shape.recompute_modules = job.recompute_modules;
+  shape.moe_probs_in_activation = job.moe_probs_in_activation;
   shape.partitioned_checkpoint = partitions_checkpoints(job, c);
   return shape;
 }

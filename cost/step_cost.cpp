@@ -155,7 +155,14 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
   if (c.recompute == Recompute::kFull && slowest_load.layers > 0)
     recomputed_fraction =
         static_cast<double>(recomputed_layers(c, slowest_load.layers)) / slowest_load.layers;
-  const StepFlops flops = step_flops(model, c.gbs, job.seq, c.recompute, recomputed_fraction);
+  // Selective recomputation without core_attn (Megatron's --recompute-modules)
+  // repeats no attention: its norms and activations are element-wise.
+  const Recompute counted = c.recompute == Recompute::kSelective &&
+                                    job.selective_checkpoint == SelectiveCheckpoint::kAttentionCore &&
+                                    !job.recompute_modules.core_attn
+                                ? Recompute::kNone
+                                : c.recompute;
+  const StepFlops flops = step_flops(model, c.gbs, job.seq, counted, recomputed_fraction);
   report.model_flops = flops.model_flops;
   report.hardware_flops = flops.hardware_flops;
 

@@ -60,6 +60,22 @@ enum class CrossEntropy : std::uint8_t { kFused, kEager, kTeInPlace, kCompiled }
 /// and of the attention kernel; the rest is recomputed from the layer input).
 enum class SelectiveCheckpoint : std::uint8_t { kAttentionCore, kTorchtitanOps };
 
+/// The submodules Megatron-LM's selective recomputation redoes
+/// (--recompute-modules; TransformerConfig.recompute_modules,
+/// megatron/core/transformer/transformer_config.py l. 289-301 and 813-830 at
+/// core_r0.13.0, default core_attn). core_attn checkpoints the attention
+/// core; layernorm discards the output of the layer's separate norms (only
+/// an MoE layer's pre-MLP norm is one: Transformer Engine fuses the others
+/// into the next linear, IdentityOp in gpt_layer_specs.py); moe_act discards
+/// the routed experts' activation output, FC2's input (moe/experts.py,
+/// CheckpointWithoutOutput). Only under SelectiveCheckpoint::kAttentionCore.
+struct RecomputeModules {
+  bool core_attn = true;
+  bool layernorm = false;
+  bool moe_act = false;
+  bool operator==(const RecomputeModules&) const = default;
+};
+
 /// How context parallelism exchanges keys and values: Megatron-LM /
 /// Transformer Engine's ring (cp_comm_type "p2p", each step's send hidden
 /// behind the previous block's attention), or PyTorch's experimental
@@ -192,6 +208,7 @@ struct JobSpec {
   bool fp8_saves_cast = true;
   Fp8Scaling fp8_scaling = Fp8Scaling::kDelayed;
   SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
+  RecomputeModules recompute_modules;
   ContextParallelExchange cp_exchange = ContextParallelExchange::kRingOverlapped;
   TransformerEngineVersion transformer_engine = TransformerEngineVersion::kMain;
   /// Full recomputation's checkpointed layer inputs split over the tp group
@@ -240,6 +257,14 @@ struct JobSpec {
   /// torch._grouped_mm, one kernel over every local expert's rows, on bf16
   /// operands whatever the training precision (cost/moe.h, MoeShape).
   bool moe_grouped_mm = false;
+  /// The routing probabilities weight the experts' activation (Megatron-Core
+  /// 0.13 on: TEGroupedMLP's weighted_bias_swiglu_impl takes permuted_probs,
+  /// and the token dispatchers' unpermute takes none; moe/experts.py and
+  /// moe/token_dispatcher.py at core_r0.13.0, since ADLR/megatron-lm!2668
+  /// "Memory efficient token permutation"), so no expert output is kept for
+  /// the probabilities' gradient. Otherwise the combine weights each expert
+  /// output by its probability and keeps the output (cost/moe.cpp).
+  bool moe_probs_in_activation = false;
   /// ZeRO-3 as PyTorch's FSDP2 runs it (torchtitan): every unshard copies the
   /// all-gathered unit out of its gather buffer into the parameters on the
   /// compute stream (split_with_sizes_copy in FSDPParamGroup.wait_for_unshard,

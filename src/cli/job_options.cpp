@@ -126,6 +126,11 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
       "eager fp32-upcast; te: Transformer Engine's in-place kernel, Megatron's cross_entropy_fusion_impl "
       "te)");
   app.add_option("--recompute", f.recompute, std::string("none | selective | full") + what);
+  app.add_option(
+      "--recompute-modules", f.recompute_modules,
+      "what selective recomputation redoes, Megatron-LM's --recompute-modules: core_attn, layernorm "
+      "(an MoE layer's pre-MLP norm), moe_act (the experts' activation), comma-separated "
+      "(default core_attn; megatron only)");
   add_int_option(app, "--recompute-layers", f.recompute_layers,
                  "layers per model chunk fully recomputed (with full)", 0, kMaxLayers);
   app.add_option("--attention", f.attention, "flash | unfused (default: the cluster profile's)");
@@ -326,6 +331,9 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   recipe.grad_sync = f.grad_sync.empty() ? request.grad_sync : f.grad_sync;
   recipe.precision_aware_optimizer = f.precision_aware_optimizer || request.precision_aware_optimizer;
   recipe.tp_comm_overlap = f.tp_comm_overlap || request.tp_comm_overlap;
+  recipe.recompute_modules = f.recompute_modules.empty() ? request.recompute_modules : f.recompute_modules;
+  if (f.recompute_modules.empty() && !request.recompute_modules.empty())
+    recipe.recompute_modules_field = *f.job_file + ": field 'recompute_modules'";
   apply_recipe_flags(recipe, out.job);
   out.engine = recipe.engine;
   check_token_drop_engine(f, out);

@@ -30,6 +30,8 @@ struct JobFlags {
   std::optional<int> first_stage_layers, last_stage_layers;
   /// Recipe inputs: --grad-reduce-dtype fp32|bf16, --cross-entropy fused|eager.
   std::string grad_reduce_dtype, cross_entropy, grad_sync;
+  /// --recompute-modules (Megatron-LM's names, commas or spaces).
+  std::string recompute_modules;
   bool precision_aware_optimizer = false;
   bool tp_comm_overlap = false;
   /// Expert-parallel and expert tensor-parallel sizes (MoE models).
@@ -83,6 +85,10 @@ struct RecipeChoice {
   /// megatron | deepspeed | megatron-deepspeed | torchtitan | any.
   std::string engine = "any";
   std::string grad_reduce_dtype, cross_entropy, grad_sync;
+  /// Megatron-LM's selective recomputation modules; empty: core_attn.
+  std::string recompute_modules;
+  /// Where recompute_modules came from, for messages.
+  std::string recompute_modules_field = "--recompute-modules";
   bool precision_aware_optimizer = false;
   bool tp_comm_overlap = false;
 };

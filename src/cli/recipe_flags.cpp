@@ -3,6 +3,7 @@
 #include "src/cli/job_options.h"
 #include "src/emit/engine_capabilities.h"
 #include "src/io/input_error.h"
+#include "src/io/job_loader.h"
 
 namespace parplan {
 
@@ -21,6 +22,12 @@ void apply_recipe_flags(const RecipeChoice& f, JobSpec& job) {
       throw InputError(
           "--precision-aware-optimizer keeps 2-byte master remainders only under bf16 or fp8; "
           "drop it or use --precision bf16");
+  }
+  if (!f.recompute_modules.empty()) {
+    if (engines.any || engines.engines[0] != Engine::kMegatron)
+      throw InputError(f.recompute_modules_field +
+                       " names Megatron-LM's selective recomputation modules; use it with --engine megatron");
+    job.recompute_modules = parse_recompute_modules(f.recompute_modules, f.recompute_modules_field);
   }
   job.tp_comm_overlap = f.tp_comm_overlap;
   if (f.tp_comm_overlap && !engines.any && engines.engines[0] != Engine::kMegatron &&

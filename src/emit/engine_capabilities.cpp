@@ -494,6 +494,7 @@ void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job) {
   job.shard_unit = recipe.shard_unit;
   job.moe_pads_to_busiest_expert = recipe.moe_pads_to_busiest_expert;
   job.moe_grouped_mm = recipe.moe_grouped_mm;
+  job.moe_probs_in_activation = recipe.moe_probs_in_activation;
   job.fsdp_copy_out = recipe.fsdp_copy_out;
   job.separate_gate_up = recipe.separate_gate_up;
   job.fp8_tp_all_gather = recipe.fp8_tp_all_gather;
@@ -550,6 +551,7 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
     // (custom_fsdp/fully_sharded_data_parallel.py:186-192 at core_r0.13.0).
     const Engine e = selection.engines[0];
     if (e == Engine::kTorchtitan || e == Engine::kMegatron) recipe.shard_unit = ShardUnit::kLayer;
+    recipe.moe_probs_in_activation = e == Engine::kMegatron;
     recipe.grad_sync = engine_grad_sync(selection.engines[0]);
     recipe.attention_kernel = engine_attention_kernel(selection.engines[0]);
   }

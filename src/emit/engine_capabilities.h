@@ -131,6 +131,9 @@ struct EngineRecipe {
   /// torchtitan's experts: one torch._grouped_mm per weight, bf16 operands
   /// (JobSpec::moe_grouped_mm).
   bool moe_grouped_mm = false;
+  /// Routing probabilities applied in the experts' activation
+  /// (JobSpec::moe_probs_in_activation).
+  bool moe_probs_in_activation = false;
   /// FSDP2's copy-out after every all-gather (JobSpec::fsdp_copy_out).
   bool fsdp_copy_out = false;
   /// Gate and up projections as separate matmuls (JobSpec::separate_gate_up).

@@ -8,6 +8,7 @@
 #include "cost/tp_comm_overlap.h"
 #include "src/emit/emit_internal.h"
 #include "src/emit/engine_capabilities.h"
+#include "src/io/job_loader.h"
 
 namespace parplan::emit_detail {
 namespace {
@@ -234,6 +235,13 @@ std::vector<std::string> megatron_args(const Plan& plan) {
   // selective takes neither.
   if (c.recompute == Recompute::kSelective) {
     a.opt("--recompute-granularity", "selective");
+    // Megatron's default list is core_attn (transformer_config.py l. 813-814
+    // at core_r0.13.0); any other list is written out, an empty one too.
+    if (!(plan.job.recompute_modules == RecomputeModules{})) {
+      a.flag("--recompute-modules");
+      std::istringstream names(recompute_modules_text(plan.job.recompute_modules));
+      for (std::string name; names >> name;) a.flag(name);
+    }
   } else if (c.recompute == Recompute::kFull) {
     a.opt("--recompute-granularity", "full");
     // The cost model's recompute_layers counts per model chunk, as the block

@@ -35,6 +35,58 @@ const char* recompute_name(Recompute recompute) {
   return "none";
 }
 
+RecomputeModules parse_recompute_modules(const std::string& text, const std::string& where) {
+  RecomputeModules modules;
+  modules.core_attn = false;
+  std::string name;
+  const auto take = [&] {
+    if (name.empty() || name == "none") return;
+    if (name == "core_attn")
+      modules.core_attn = true;
+    else if (name == "layernorm")
+      modules.layernorm = true;
+    else if (name == "moe_act")
+      modules.moe_act = true;
+    else if (name == "mlp" || name == "moe" || name == "mla_up_proj")
+      throw InputError(where + ": '" + name +
+                       "' is a Megatron-LM module parplan does not cost yet; use core_attn, layernorm and "
+                       "moe_act, or full recomputation");
+    else
+      throw InputError(where + ": unknown module '" + name + "'; choose from core_attn, layernorm, moe_act");
+    name.clear();
+  };
+  for (const char ch : text) {
+    if (ch == ',' || ch == ' ')
+      take();
+    else
+      name += ch;
+  }
+  take();
+  return modules;
+}
+
+std::string recompute_modules_text(const RecomputeModules& modules) {
+  std::string out;
+  const auto add = [&](bool on, const char* name) {
+    if (on) out += (out.empty() ? "" : " ") + std::string(name);
+  };
+  add(modules.core_attn, "core_attn");
+  add(modules.layernorm, "layernorm");
+  add(modules.moe_act, "moe_act");
+  return out;
+}
+
+std::string recompute_modules_field(const YamlFields& f) {
+  const YAML::Node node = f.node("recompute_modules");
+  if (!node.IsSequence()) return f.text("recompute_modules");
+  std::string out;
+  for (const auto& item : node) {
+    if (!item.IsScalar()) f.fail("recompute_modules", "must be a list of module names");
+    out += (out.empty() ? "" : ",") + item.as<std::string>();
+  }
+  return out.empty() ? "none" : out;
+}
+
 Precision parse_precision(const std::string& text, const std::string& where) {
   if (text == "bf16") return Precision::kBf16;
   if (text == "fp16") return Precision::kFp16;
@@ -143,6 +195,7 @@ JobRequest load_job_file(const std::string& path) {
                   "grad_sync",
                   "precision_aware_optimizer",
                   "tp_comm_overlap",
+                  "recompute_modules",
                   "memory_headroom",
                   "moe_capacity_factor",
                   "moe_pad_to_capacity",
@@ -170,6 +223,10 @@ JobRequest load_job_file(const std::string& path) {
     if (f.has("precision_aware_optimizer"))
       r.precision_aware_optimizer = f.boolean("precision_aware_optimizer", false);
     if (f.has("tp_comm_overlap")) r.tp_comm_overlap = f.boolean("tp_comm_overlap", false);
+    if (f.has("recompute_modules")) {
+      r.recompute_modules = recompute_modules_field(f);
+      parse_recompute_modules(r.recompute_modules, path + ": field 'recompute_modules'");
+    }
     if (f.has("memory_headroom")) r.memory_headroom = f.text("memory_headroom");
     // Checked against the model and precision once flags are applied
     // (resolve_job, src/io/moe_fp8_recipe.h).

@@ -7,6 +7,7 @@
 
 #include "cost/spec/job_spec.h"
 #include "cost/spec/parallel_config.h"
+#include "src/io/yaml_fields.h"
 
 namespace parplan {
 
@@ -24,7 +25,7 @@ struct JobRequest {
   std::optional<int> config_dp;
   /// Engine and recipe keys, as their flags spell them (flags override them;
   /// empty when the file does not give them).
-  std::string engine, grad_reduce_dtype, cross_entropy, grad_sync;
+  std::string engine, grad_reduce_dtype, cross_entropy, grad_sync, recompute_modules;
   bool precision_aware_optimizer = false;
   bool tp_comm_overlap = false;
   std::optional<std::string> memory_headroom;
@@ -42,6 +43,13 @@ JobRequest load_job_file(const std::string& path);
 
 Recompute parse_recompute(const std::string& text, const std::string& where);
 const char* recompute_name(Recompute recompute);
+/// Megatron-LM's --recompute-modules: names separated by commas or spaces
+/// (core_attn, layernorm, moe_act; "none" or nothing: an empty list).
+RecomputeModules parse_recompute_modules(const std::string& text, const std::string& where);
+/// The modules as Megatron's flag lists them, space-separated ("" when none).
+std::string recompute_modules_text(const RecomputeModules& modules);
+/// A `recompute_modules` field: a YAML list of names or one string of them.
+std::string recompute_modules_field(const YamlFields& f);
 Precision parse_precision(const std::string& text, const std::string& where);
 const char* precision_name(Precision precision);
 

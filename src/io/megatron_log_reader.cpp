@@ -210,6 +210,14 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   // attention kernel, ZeRO-3 shard unit) is how the run ran.
   run["engine"] = deepspeed ? "megatron-deepspeed" : "megatron";
   if (flag(args, "tp_comm_overlap")) run["tp_comm_overlap"] = true;
+  // --recompute-modules prints as a Python list (None: core_attn).
+  const std::string modules = text_or(args, "recompute_modules", "");
+  if (!deepspeed && granularity == "selective" && !modules.empty()) {
+    std::string names;
+    for (const char ch : modules)
+      if (ch != '[' && ch != ']' && ch != '\'' && ch != '"') names += ch;
+    run["recompute_modules"] = names.find_first_not_of(", ") == std::string::npos ? "none" : names;
+  }
   if (flag(args, "cross_entropy_loss_fusion") && text_or(args, "cross_entropy_fusion_impl", "native") == "te")
     run["cross_entropy"] = "te";
   if (run["precision"].as<std::string>() == "fp8")

@@ -120,6 +120,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                 "category",
                 "separate_qkv",
                 "tp_comm_overlap",
+                "recompute_modules",
                 "transformer_engine",
                 "hbm_gib",
                 "cross_entropy",
@@ -212,6 +213,13 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
       !run.job.fused_elementwise)
     f.fail("tp_comm_overlap",
            "is torchtitan's Async TP here, which runs only compiled: set fused_elementwise: true");
+  // Megatron-LM's --recompute-modules (what selective recomputation redoes).
+  if (f.has("recompute_modules")) {
+    if (f.text("engine", "") != "megatron")
+      f.fail("recompute_modules", "is Megatron-LM's --recompute-modules; set engine: megatron");
+    run.job.recompute_modules =
+        parse_recompute_modules(recompute_modules_field(f), where + ": field 'recompute_modules'");
+  }
   // The Transformer Engine release whose context-parallel ring the run used
   // (cost/cp_merge_passes.h): main (default) or 1.8.
   const std::string te = f.text("transformer_engine", "main");

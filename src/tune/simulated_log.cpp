@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cost/tp_comm_overlap.h"
+#include "src/io/job_loader.h"
 #include "src/io/measured_figure.h"
 
 namespace parplan {
@@ -18,6 +19,15 @@ std::string arg_line(const std::string& name, const std::string& value) {
   return "  " + name + " " + std::string(dots, '.') + " " + value;
 }
 const char* py_bool(bool b) { return b ? "True" : "False"; }
+/// Space-separated names as Python prints a list of strings; None when the
+/// argument was left at its default.
+std::string python_list(const std::string& names, bool left_default) {
+  if (left_default) return "None";
+  std::istringstream in(names);
+  std::string out;
+  for (std::string name; in >> name;) out += (out.empty() ? "'" : ", '") + name + "'";
+  return "[" + out + "]";
+}
 }  // namespace
 
 std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, const ParallelConfig& config,
@@ -56,6 +66,8 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
       arg_line("position_embedding_type",
                model.position == PositionKind::kRope ? "rope" : "learned_absolute"),
       arg_line("recompute_granularity", recompute),
+      arg_line("recompute_modules", python_list(recompute_modules_text(job.recompute_modules),
+                                                job.recompute_modules == RecomputeModules{})),
       arg_line("recompute_num_layers",
                config.recompute == Recompute::kFull
                    ? std::to_string(config.recompute_layers > 0 ? config.recompute_layers : 0)

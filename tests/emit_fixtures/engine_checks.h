@@ -3,6 +3,9 @@
 // torchtitan's known flags and keys. Part of emit_test_util.h.
 #pragma once
 
+#include <algorithm>
+#include <set>
+
 #include "emit_test_util.h"
 
 namespace parplan::emit_test {
@@ -46,7 +49,9 @@ inline const std::set<std::string>& megatron_known_flags() {
       // arguments.py:1811 (core_r0.13.0).
       "--tp-comm-overlap",
       // arguments.py:1184-1187 and 2803-2804 (core_r0.13.0).
-      "--fp8-recipe", "--moe-pad-expert-input-to-capacity"};
+      "--fp8-recipe", "--moe-pad-expert-input-to-capacity",
+      // arguments.py:1768 (core_r0.13.0).
+      "--recompute-modules"};
   return flags;
 }
 
@@ -118,6 +123,16 @@ inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
   }
   // Recomputation (TransformerConfig).
   const std::string gran = a.value("--recompute-granularity");
+  if (a.has("--recompute-modules")) {
+    // transformer_config.py:816-830 (core_r0.13.0).
+    const std::set<std::string> allowed = {"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe"};
+    for (const auto& m : a.flags.at("--recompute-modules"))
+      fail(!allowed.count(m), "Invalid choices for recompute_modules: " + m);
+    const auto& mods = a.flags.at("--recompute-modules");
+    const bool moe_act = std::find(mods.begin(), mods.end(), "moe_act") != mods.end();
+    fail(gran == "selective" && moe_act && !a.has("--moe-grouped-gemm"),
+         "moe_act in recompute_modules is only supported with moe_grouped_gemm.");
+  }
   if (gran == "selective") {
     fail(a.has("--recompute-method"), "recompute method is not supported for selective granularity");
     fail(a.has("--recompute-num-layers"), "recompute_num_layers must be None for selective");
