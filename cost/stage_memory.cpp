@@ -217,6 +217,14 @@ MemoryBreakdown memory_breakdown(const ModelSpec& model, const ClusterSpec& clus
   out.capacity_bytes = job.memory_budget_bytes(cluster.device.usable_hbm_bytes());
   ActivationShape shape = activation_shape(job, c);
   out.activations_per_layer_bytes = layer_activation_bytes(model, shape);
+  // An MoE model's layers keep more (the routed copies): the mean over the
+  // model's layers.
+  const int moe_layers = moe_layer_count(model);
+  if (moe_layers > 0 && model.layers > 0)
+    out.activations_per_layer_bytes =
+        ((model.layers - moe_layers) * out.activations_per_layer_bytes +
+         moe_layers * moe_layer_activation_bytes(model, shape, moe_shape(model, job, c))) /
+        model.layers;
   // Stage 0 holds the most micro-batches; the last stage holds the logits;
   // a middle stage may hold one layer more than either.
   // A custom split may give any stage the most layers: look at all of them.

@@ -207,5 +207,16 @@ TEST(RecomputeModules, JobKeyAndFlagAreCheckedAtTheInput) {
   test::expect_refusal(test::run_cli("estimate --job " + job + " --engine torchtitan"), "recompute_modules");
 }
 
+// The per-layer figure of an MoE model is its layers' mean, so it
+// reconciles with the stage's total: Qwen3 30B-A3B (48 MoE layers, no
+// dropout) at pp 2, the first stage (no logits) holding 2 micro-batches of
+// its 24 layers under 1F1B.
+TEST(RecomputeModules, MoePerLayerActivationsReconcileWithTheStage) {
+  Qwen3Plan p;
+  const MemoryBreakdown m = estimate_memory(p.model, p.cluster, p.job, p.config);
+  ASSERT_EQ(m.peak_stage, 0);
+  EXPECT_NEAR(m.activations_bytes / (2 * 24 * m.activations_per_layer_bytes), 1.0, 1e-12);
+}
+
 }  // namespace
 }  // namespace parplan
