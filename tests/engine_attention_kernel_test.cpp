@@ -21,8 +21,9 @@ TEST(EngineAttentionKernel, EachEngineRunsItsDefaultKernel) {
   // Transformer Engine prefers cuDNN FusedAttention on Hopper under
   // Megatron's default --attention-backend auto.
   EXPECT_EQ(kernel_of("megatron"), AttentionKernel::kCudnn);
-  // torchtitan's SDPA priority list puts CUDNN_ATTENTION first.
-  EXPECT_EQ(kernel_of("torchtitan"), AttentionKernel::kCudnn);
+  // torchtitan main builds language models with FlexAttention (its
+  // model_registry's default attn_backend "flex"; "sdpa" raises).
+  EXPECT_EQ(kernel_of("torchtitan"), AttentionKernel::kFlex);
   // Megatron-DeepSpeed's --use-flash-attn-v2: the flash-attn 2 package.
   EXPECT_EQ(kernel_of("megatron-deepspeed"), AttentionKernel::kFlash2);
   // DeepSpeed leaves attention to the model; `any` does not know the engine:
@@ -65,6 +66,40 @@ TEST(EngineAttentionKernel, MegatronLaunchFileAsksForFusedAttention) {
   const std::string launch = test::slurp(out + "/launch.sh");
   EXPECT_NE(launch.find("--attention-backend fused"), std::string::npos);
   std::filesystem::remove_all(out);
+}
+
+// FlexAttention reaches 90 % of FlashAttention-2 forward and 85 % backward
+// (PyTorch's FlexAttention blog, causal) at every length.
+TEST(EngineAttentionKernel, FlexAttentionIsItsPublishedShareOfFlashAttention2) {
+  for (double seq : {512.0, 2048.0, 8192.0, 16384.0, 65536.0, 131072.0}) {
+    EXPECT_NEAR(published_attention_tflops(AttentionKernel::kFlex, seq, false) /
+                    published_attention_tflops(AttentionKernel::kFlash2, seq, false),
+                0.90, 1e-12)
+        << seq;
+    EXPECT_NEAR(published_attention_tflops(AttentionKernel::kFlex, seq, true) /
+                    published_attention_tflops(AttentionKernel::kFlash2, seq, true),
+                0.85, 1e-12)
+        << seq;
+  }
+}
+
+// torchtitan v0.2.x runs SDPA with cuDNN first: the same plan emitted for
+// it is costed faster than for main's FlexAttention.
+TEST(EngineAttentionKernel, TorchtitanV02IsCostedWithCudnnAndMainWithFlex) {
+  const auto emitted_step_s = [](const std::string& version) {
+    const std::string out =
+        ::testing::TempDir() + "attn_kernel_tt_" + version + "_" + std::to_string(::getpid());
+    std::filesystem::remove_all(out);
+    const test::CliRun run = test::run_cli(
+        "plan --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 16 --seq 8192 --tp 1 --pp 1 --mbs 2 --zero "
+        "3 "
+        "--recompute selective --emit torchtitan --engine-version " +
+        version + " --out " + out + " --format json");
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    std::filesystem::remove_all(out);
+    return nlohmann::json::parse(run.out)["time"]["step_s"].get<double>();
+  };
+  EXPECT_LT(emitted_step_s("0.2"), emitted_step_s("main"));
 }
 
 }  // namespace

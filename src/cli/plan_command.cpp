@@ -40,11 +40,15 @@ int run_plan(const PlanFlags& flags) {
   if (emitting) {
     emit_options.engine = options.engines.engines[0];
     emit_options.torchtitan_version = parse_engine_version(emit_options.engine, flags.engine_version);
-    // v0.2's Llama runs wq, wk, wv separately (JobSpec::separate_qkv): cost
-    // the plan as the files run it.
+    // v0.2's Llama runs wq, wk, wv separately (JobSpec::separate_qkv) and
+    // attention through SDPA with cuDNN first (sdpa_kernel([CUDNN_ATTENTION,
+    // FLASH_ATTENTION, MATH], set_priority=True), torchtitan/models/
+    // attention.py:169-190 at v0.2.2): cost the plan as the files run it.
     if (emit_options.engine == Engine::kTorchtitan &&
-        emit_options.torchtitan_version == TorchtitanVersion::kV02)
+        emit_options.torchtitan_version == TorchtitanVersion::kV02) {
       r.job.separate_qkv = true;
+      r.job.attention_kernel = AttentionKernel::kCudnn;
+    }
   }
   EnginePlanResult planned = plan_for_engines(r.model, r.cluster, r.job, options, flags.top);
   PlannerResult& result = planned.planner;

@@ -466,12 +466,15 @@ AttentionKernel engine_attention_kernel(Engine engine) {
     // --attention-backend fused.
     case Engine::kMegatron:
       return AttentionKernel::kCudnn;
-    // torchtitan's ScaledDotProductAttention runs SDPA under
-    // sdpa_kernel([CUDNN_ATTENTION, FLASH_ATTENTION, MATH], set_priority=True)
-    // (torchtitan/models/common/attention.py:389-393 and 417 at b5bcd76c):
-    // cuDNN first.
+    // torchtitan main builds every language model's attention with
+    // get_attention_config(attn_backend), default "flex" in the llama3 and
+    // qwen3 model_registry: FlexAttention with a block-causal mask; "sdpa"
+    // raises for language models since #3571 (2026-06-09;
+    // torchtitan/models/common/config_utils.py:71-101 and
+    // models/llama3/__init__.py:369-377 at b5bcd76c). v0.2.x runs SDPA
+    // with cuDNN first (plan --engine-version 0.2 sets that).
     case Engine::kTorchtitan:
-      return AttentionKernel::kCudnn;
+      return AttentionKernel::kFlex;
     // Megatron-DeepSpeed with --use-flash-attn-v2 (what parplan emits):
     // the flash-attn 2 package.
     case Engine::kMegatronDeepSpeed:

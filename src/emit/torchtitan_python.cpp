@@ -57,6 +57,8 @@ std::string torchtitan_python_config(const Plan& plan, long long train_steps) {
   py << "    # edit config.dataloader for your data. The plan's choices follow.\n";
   py << "    config = " << recipe << "()\n";
   py << "    # bf16 weights and GEMMs, as costed (the 405B recipe converts linears to float8).\n";
+  py << "    # Attention: FlexAttention (model_registry's default attn_backend), costed as\n"
+     << "    # causal over each whole sequence; packed shorter documents (block-causal) cost less.\n";
   py << "    config.model_spec = model_registry(\"" << flavor << "\")\n";
   py << "    config.hf_assets_path = os.environ.get(\"HF_ASSETS_PATH\", config.hf_assets_path)\n";
   py << "    config.training.steps = int(os.environ.get(\"TRAIN_STEPS\", \"" << train_steps << "\"))\n";
