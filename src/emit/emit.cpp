@@ -201,6 +201,11 @@ std::vector<fs::path> emit_launch_files(const Plan& plan, const EmitOptions& opt
     for (const std::string& v : violations) message += "\n  " + v;
     throw InputError(message);
   }
+  if (options.engine == Engine::kTorchtitan && options.torchtitan_version == TorchtitanVersion::kV02 &&
+      emit_detail::torchtitan_llama3_flavor(plan.model).empty())
+    throw InputError(
+        "--engine-version 0.2: torchtitan v0.2.x's TOML config writes llama3 flavors only; emit " +
+        plan.model.name + " for torchtitan main (drop --engine-version)");
   const fs::path out = checked_out_dir(options.out_dir);
 
   emit_detail::ScriptFiles files = emit_detail::launch_scripts(plan, options, out.string());

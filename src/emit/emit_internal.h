@@ -104,8 +104,26 @@ std::string nic_label(NicKind nic);
 
 // --- torchtitan ----------------------------------------------------------------
 
-/// torchtitan's name for the model's shape ("8B", "70B", "405B" of llama3), or
-/// "" when no registered flavor has it.
+/// A model torchtitan main builds (src/emit/torchtitan_models.cpp).
+struct TorchtitanFlavor {
+  const char* family;  ///< torchtitan.models.<family>: "llama3", "qwen3"
+  const char* name;    ///< model_registry flavor: "8B", "30B-A3B", ...
+  const char* recipe;  ///< config_registry function the config starts from
+  const char* assets;  ///< the flavor's Hugging Face assets folder
+  int layers, hidden, heads, kv_heads, head_dim, ffn;
+  int experts, top_k, expert_ffn;  ///< 0 for a dense flavor
+  bool tied;
+  double rope_theta;
+  bool qk_norm;
+};
+/// The registered flavor with the model's shape, or nullptr.
+const TorchtitanFlavor* torchtitan_flavor(const ModelSpec& model);
+/// What of the model the flavor of its shape does not build (RoPE base,
+/// Q/K norms, weight tying, biases, dropout), one phrase each.
+std::vector<std::string> torchtitan_flavor_differences(const ModelSpec& model,
+                                                       const TorchtitanFlavor& flavor);
+/// The flavor name when the model is a llama3 flavor (v0.2.x's TOML writes
+/// those only), else "".
 std::string torchtitan_llama3_flavor(const ModelSpec& model);
 /// torchtitan's data-parallel degrees for the plan: zero 2/3 -> FSDP2
 /// (reshard after forward: never = ZeRO-2, always = ZeRO-3); hierarchical

@@ -223,10 +223,10 @@ void deepspeed_rules(const Plan& p, Engine engine, Rules& r) {
 void torchtitan_rules(const Plan& p, Rules& r) {
   const ParallelConfig& c = p.config;
   const ModelSpec& m = p.model;
-  // torchtitan builds models from registered flavors (torchtitan/models/llama3).
-  r.check(
-      emit_detail::torchtitan_llama3_flavor(m).empty(),
-      "torchtitan builds models from registered flavors; this shape matches none of llama3 8B, 70B, 405B.");
+  // torchtitan builds models from registered flavors (torchtitan/models/llama3, qwen3).
+  r.check(emit_detail::torchtitan_flavor(m) == nullptr,
+          "torchtitan builds models from registered flavors; this shape matches none of llama3 8B, 70B, "
+          "405B or qwen3 0.6B, 1.7B, 4B, 8B, 14B, 32B, 30B-A3B, 235B-A22B.");
   // torchtitan applies FSDP2 (fully_shard): parameters are always sharded with
   // the gradients; there is no optimizer-only sharding.
   r.check(c.zero == 1,
@@ -273,22 +273,18 @@ void torchtitan_rules(const Plan& p, Rules& r) {
           "context parallelism (cp " + s(c.cp) + ") needs fused (flash) attention in torchtitan.");
   // components/optimizer.py: Adam and AdamW only.
   r.check(p.job.optimizer == Optimizer::kSgd, "torchtitan's optimizers are Adam and AdamW; use adam.");
-  // parallel_dims.py _validate, expert parallelism.
+  // Expert parallelism as main builds it (the only torchtitan parplan writes
+  // MoE flavors for): EP borrows its ranks from FSDP, cp and tp, and the
+  // routed experts shard over ep only (torchtitan/config/configs.py:282-290,
+  // torchtitan/distributed/parallel_dims.py:187-192 at b5bcd76c).
   if (c.ep > 1) {
     const int hsdp = emit_detail::deepspeed_hpz_ranks(p);
     const int dp_shard = c.zero >= 2 ? (hsdp > 1 ? hsdp : c.dp) : 1;
-    r.check(c.etp != c.tp && c.etp != 1,
-            "expert_tensor_parallel_degree must equal tp or 1 (torchtitan ParallelDims).");
-    if (c.etp == c.tp) {
-      r.check(c.ep % c.cp != 0 || (dp_shard * c.cp) % c.ep != 0,
-              "expert_parallel_degree (" + s(c.ep) + ") must be a multiple of cp and divide dp_shard*cp (" +
-                  s(dp_shard * c.cp) + ") (torchtitan ParallelDims).");
-    } else if (c.etp == 1) {
-      r.check(c.ep % (c.cp * c.tp) != 0 || (dp_shard * c.cp * c.tp) % c.ep != 0,
-              "expert_parallel_degree (" + s(c.ep) +
-                  ") must be a multiple of cp*tp and divide dp_shard*cp*tp (" + s(dp_shard * c.cp * c.tp) +
-                  ") (torchtitan ParallelDims).");
-    }
+    r.check(c.etp != 1, "torchtitan shards routed experts over expert_parallel_degree only; use etp 1 (etp " +
+                            s(c.etp) + ").");
+    r.check((dp_shard * c.cp * c.tp) % c.ep != 0,
+            "expert_parallel_degree (" + s(c.ep) + ") must divide dp_shard * cp * tp (" +
+                s(dp_shard * c.cp * c.tp) + ") (torchtitan ParallelDims).");
   }
 }
 

@@ -94,12 +94,10 @@ std::vector<std::string> engine_architecture_problems(const ModelSpec& m, Engine
     no_flag(m.qk_norm, "query/key normalisation");
     no_flag(m.rope_scaling_factor > 0, "Llama 3.1 RoPE scaling");
   } else if (engine == Engine::kTorchtitan) {
-    // torchtitan/models/llama3/__init__.py: every llama3 flavor is RoPE base
-    // 500000 without dropout, biases or Q/K norms (only the shape is matched).
-    no_flag(m.position == PositionKind::kRope && m.rope_theta != 500000.0,
-            "RoPE base " + number(m.rope_theta) + " (llama3 flavors use 500000)");
-    no_flag(m.qkv_bias || m.qk_norm, "Q/K/V biases or query/key normalisation");
-    no_flag(m.dropout > 0, "dropout " + number(m.dropout));
+    // The registered flavor of the model's shape fixes the rest
+    // (src/emit/torchtitan_models.cpp); no flavor is an engine rule.
+    if (const emit_detail::TorchtitanFlavor* f = emit_detail::torchtitan_flavor(m))
+      for (const std::string& what : emit_detail::torchtitan_flavor_differences(m, *f)) no_flag(true, what);
   }
   return out;
 }

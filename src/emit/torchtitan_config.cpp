@@ -1,8 +1,8 @@
 // The torchtitan v0.2.x TOML job config (--engine-version 0.2). Sections and
 // keys as v0.2.2's JobConfig dataclasses spell them (torchtitan/config/
 // job_config.py @ v0.2.2, 73a0e69: job, model, optimizer, lr_scheduler,
-// training, parallelism, activation_checkpoint), and the flavor and mesh
-// mapping shared with torchtitan main's Python config.
+// training, parallelism, activation_checkpoint), and the mesh mapping and
+// stage split shared with torchtitan main's Python config.
 #include <algorithm>
 #include <sstream>
 
@@ -10,28 +10,6 @@
 #include "src/emit/emit_internal.h"
 
 namespace parplan::emit_detail {
-
-std::string torchtitan_llama3_flavor(const ModelSpec& m) {
-  // torchtitan/models/llama3: dim, n_layers, n_heads, n_kv_heads, and the FFN
-  // width its ffn_dim_multiplier/multiple_of give (14336, 28672, 53248).
-  struct Flavor {
-    const char* name;
-    int layers, hidden, heads, kv, ffn;
-  };
-  static constexpr Flavor kFlavors[] = {
-      {"8B", 32, 4096, 32, 8, 14336}, {"70B", 80, 8192, 64, 8, 28672}, {"405B", 126, 16384, 128, 8, 53248}};
-  const int kv = m.kv_groups > 0 ? m.kv_groups : m.heads;
-  const bool llama_block = m.gated_ffn && m.norm == NormKind::kRmsNorm && m.position == PositionKind::kRope &&
-                           !m.linear_bias && !m.is_moe() && !m.uses_mla();
-  if (!llama_block) return "";
-  for (const Flavor& f : kFlavors) {
-    if (m.layers == f.layers && m.hidden == f.hidden && m.heads == f.heads && kv == f.kv &&
-        m.ffn_hidden == f.ffn) {
-      return f.name;
-    }
-  }
-  return "";
-}
 
 bool torchtitan_less_layers(const ParallelConfig& config, int layers, TorchtitanLessLayers& out) {
   out = {};
@@ -124,10 +102,6 @@ std::string torchtitan_toml(const Plan& plan, long long train_steps) {
   // Async TP as costed (cost/micro_pipeline_tp.h); v0.2.2 reads it here
   // (job_config.py:357, distributed/tensor_parallel.py maybe_enable_async_tp).
   if (tp_comm_overlapped(plan.job, c)) t << "enable_async_tensor_parallel = true\n";
-  if (plan.model.is_moe()) {
-    t << "expert_parallel_degree = " << c.ep << "\n";
-    t << "expert_tensor_parallel_degree = " << c.etp << "\n";
-  }
   // The plan is timed with element-wise kernels fused (JobSpec::
   // fused_elementwise, torch.compile) and, under context parallelism, with
   // the compiled ring's exposed exchange (cost/pytorch_cp_exchange.h);

@@ -5,30 +5,22 @@
 // Trainer.Config, torchtitan/config/configs.py TrainingConfig and
 // ParallelismConfig, torchtitan/distributed/activation_checkpoint.py FullAC /
 // SelectiveAC (None disables it, torchtitan_recipes/tests/__init__.py), and
-// the registered recipes llama3_8b/70b/405b of
-// torchtitan/models/llama3/config_registry.py.
+// the registered recipes of torchtitan/models/{llama3,qwen3}/config_registry.py
+// (src/emit/torchtitan_models.cpp).
 #include <sstream>
 
 #include "cost/tp_comm_overlap.h"
 #include "src/emit/emit_internal.h"
 
 namespace parplan::emit_detail {
-namespace {
-
-// The recipe of torchtitan/models/llama3/config_registry.py for the flavor.
-std::string recipe_of(const std::string& flavor) {
-  if (flavor == "8B") return "llama3_8b";
-  if (flavor == "70B") return "llama3_70b";
-  return "llama3_405b";
-}
-
-}  // namespace
 
 std::string torchtitan_python_config(const Plan& plan, long long train_steps) {
   const ParallelConfig& c = plan.config;
   const TorchtitanMesh mesh = torchtitan_mesh(plan);
-  const std::string flavor = torchtitan_llama3_flavor(plan.model);
-  const std::string recipe = recipe_of(flavor);
+  const TorchtitanFlavor& model = *torchtitan_flavor(plan.model);  // engine_rules refused others
+  const std::string family = model.family;
+  const std::string flavor = model.name;
+  const std::string recipe = model.recipe;
   const long long seq = plan.job.seq;
   const int micro_batches = c.dp > 0 && c.mbs > 0 ? c.gbs / (c.mbs * c.dp) : 1;
 
@@ -49,18 +41,21 @@ std::string torchtitan_python_config(const Plan& plan, long long train_steps) {
     py << "from torchtitan.distributed.activation_checkpoint import "
        << (c.recompute == Recompute::kFull ? "FullAC" : "SelectiveAC") << "\n";
   }
-  py << "from torchtitan.models.llama3 import model_registry\n";
-  py << "from torchtitan.models.llama3.config_registry import " << recipe << "\n";
+  py << "from torchtitan.models." << family << " import model_registry\n";
+  py << "from torchtitan.models." << family << ".config_registry import " << recipe << "\n";
   py << "from torchtitan.trainer import Trainer\n\n\n";
   py << "def " << kTorchtitanPythonConfig << "() -> Trainer.Config:\n";
   py << "    # The registered recipe supplies the loss, optimizer, data loader (c4) and checkpointing;\n";
   py << "    # edit config.dataloader for your data. The plan's choices follow.\n";
   py << "    config = " << recipe << "()\n";
-  py << "    # bf16 weights and GEMMs, as costed (the 405B recipe converts linears to float8).\n";
+  py << "    # bf16 weights and GEMMs, as costed"
+     << (recipe == "llama3_405b" ? " (the recipe converts linears to float8)" : "") << ".\n";
   py << "    # Attention: FlexAttention (model_registry's default attn_backend), costed as\n"
      << "    # causal over each whole sequence; packed shorter documents (block-causal) cost less.\n";
   py << "    config.model_spec = model_registry(\"" << flavor << "\")\n";
-  py << "    config.hf_assets_path = os.environ.get(\"HF_ASSETS_PATH\", config.hf_assets_path)\n";
+  // A flavor without a recipe of its own starts from its family's nearest
+  // one and names its own tokenizer assets.
+  py << "    config.hf_assets_path = os.environ.get(\"HF_ASSETS_PATH\", \"" << model.assets << "\")\n";
   py << "    config.training.steps = int(os.environ.get(\"TRAIN_STEPS\", \"" << train_steps << "\"))\n";
   py << "    config.training.max_context_length = " << seq << "\n";
   py << "    # mbs " << c.mbs << " sequence(s) of " << seq
@@ -89,6 +84,9 @@ std::string torchtitan_python_config(const Plan& plan, long long train_steps) {
     py << "        pipeline_parallel_last_stage_less_layers=" << less.last << ",\n";
   }
   py << "        context_parallel_degree=" << c.cp << ",\n";
+  // Routed experts shard over ep, borrowed from dp_shard * cp * tp; the
+  // dispatch is the registry's standard all-to-all (moe_comm_backend).
+  if (plan.model.is_moe()) py << "        expert_parallel_degree=" << c.ep << ",\n";
   py << "    )\n";
   // Timed compiled (see torchtitan_config.cpp); CompileConfig.enable
   // defaults to False (torchtitan/config/configs.py at b5bcd76c).
