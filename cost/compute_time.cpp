@@ -239,6 +239,13 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
                                             ffn_copies * m * (h + ffn / t), ffn_copies * m * (ffn_in + h));
 
   LayerComputeTimes times;
+  if (!shape.is_moe) {
+    const double ffn_elements = replicated_tokens * (fused ? 2.0 : eager_norm) * h +
+                                m * ffn * (model.gated_ffn ? (fused ? 3.0 : 5.0) : 2.0) / t;
+    times.ffn_forward_s = windows.ffn_in_s + windows.ffn_out_s +
+                          memory_bound_s(device, kActivationBytes * ffn_elements) +
+                          fp8_cast_times(device, shape, 0.0, 0.0, m * (h + ffn / t), 0.0).forward_s;
+  }
   times.attention_forward_s = attention_forward_s;
   times.attention_backward_s = attention_backward_s;
   times.gemm_forward_s = gemm_s;

@@ -79,6 +79,10 @@ struct LayerComputeTimes {
   /// The linear layers' GEMMs of the forward pass (backward: twice): what
   /// Transformer Engine's userbuffers overlap tp traffic with.
   double gemm_forward_s = 0;
+  /// A dense layer's FFN in the forward pass: its GEMMs, the norm before it,
+  /// its activation and its fp8 casts (what Megatron's --recompute-modules
+  /// mlp repeats). 0 in an MoE layer.
+  double ffn_forward_s = 0;
   TpGemmWindows tp_windows;
 };
 

@@ -59,6 +59,12 @@ double layer_activation_bytes(const ModelSpec& model, const ActivationShape& sha
   const double split = 2.0 * (2.0 * q_width + 2.0 * kv_width) + (shape.fp8 ? 1.0 : 0.0) * q_width +
                        (model.gated_ffn ? 4.0 : 2.0) * f + gemm_input * f;
   double per_token = (shape.sp ? replicated / t : replicated) + split / t;
+  // Megatron's --recompute-modules mlp keeps only the MLP's input (the
+  // residual, counted as a norm input): not FC1's input, the activation's
+  // input(s) or FC2's input.
+  if (megatron_recomputes(shape, &RecomputeModules::mlp))
+    per_token -=
+        gemm_input * h / (shape.sp ? t : 1.0) + ((model.gated_ffn ? 4.0 : 2.0) * f + gemm_input * f) / t;
   // Softmax output (2), dropout mask (1) and dropout output (2) of the
   // unfused kernel: 5 a s bytes per token; the softmax output alone without
   // dropout (Korthikanti et al. 2022, sec. 4.1).

@@ -286,7 +286,10 @@ MoeBlockTimes moe_block_times(const ModelSpec& m, const DeviceSpec& device, doub
 }
 
 double moe_layer_activation_bytes(const ModelSpec& m, const ActivationShape& shape, const MoeShape& moe) {
-  const double base = layer_activation_bytes(m, shape);
+  // --recompute-modules mlp is a dense layer's; an MoE layer keeps its own.
+  ActivationShape attention_part = shape;
+  attention_part.recompute_modules.mlp = false;
+  const double base = layer_activation_bytes(m, attention_part);
   if (shape.recompute == Recompute::kFull) return base;
   const double t = shape.tp;
   const double local_tokens = shape.seq * shape.micro_batch / shape.cp;
@@ -318,6 +321,15 @@ double moe_layer_activation_bytes(const ModelSpec& m, const ActivationShape& sha
                                 (activation_inputs + gemm_input) * m.expert_ffn_hidden / moe.etp);
   const double shared = local_tokens * (activation_inputs + gemm_input) *
                         static_cast<double>(m.expert_ffn_hidden) * m.shared_experts / t;
+  // --recompute-modules moe checkpoints the MoE block at its input (the
+  // norm's output, counted in the attention part): nothing of the router,
+  // the dispatched copies or the experts is kept.
+  if (megatron_recomputes(shape, &RecomputeModules::moe)) {
+    const double norm_output = megatron_recomputes(shape, &RecomputeModules::layernorm)
+                                   ? local_tokens * gemm_input * m.hidden / (shape.sp ? t : 1.0)
+                                   : 0.0;
+    return base - dense_ffn - norm_output;
+  }
   // Megatron's --recompute-modules layernorm: the pre-MLP norm's output
   // (the router's and dispatch's input, counted as the FFN input in
   // layer_activation_bytes) is discarded and redone in the backward.

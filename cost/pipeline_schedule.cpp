@@ -210,6 +210,7 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
     moe.fp8_split_padding = moe.fp8 && moe_fp8_pads_splits(model, job, c);
     moe.fp8_current_scaling = moe.fp8 && job.fp8_scaling == Fp8Scaling::kCurrent;
     const MoeBlockTimes block = moe_block_times(model, device, peak, moe);
+    costs.moe_block_forward_s = block.forward_s;
     costs.moe.forward_s += block.forward_s;
     costs.moe.backward_s += block.backward_s;
     const EpLayerComm ep = moe_layer_comm(model, cluster, job, c, costs.moe.forward_s, costs.moe.backward_s,
@@ -231,6 +232,12 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
     }
   }
   costs.selective_dense_s = selective_recompute_s(model, job, costs.dense, false);
+  // Megatron's --recompute-modules mlp: a dense layer's MLP forward again,
+  // with its sequence-parallel gather and reduce-scatter.
+  if (job.selective_checkpoint == SelectiveCheckpoint::kAttentionCore && job.recompute_modules.mlp) {
+    costs.selective_dense_s += costs.dense.ffn_forward_s;
+    costs.selective_dense_tp_s = costs.comm.tp_forward_s / 2.0;
+  }
   // _save_list (torchtitan/parallelisms/parallelize_llama.py @ 9dec370,
   // torchtitan/distributed/activation_checkpoint.py later) holds
   // _c10d_functional.reduce_scatter_tensor but no all-gather: every other
@@ -248,7 +255,12 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
       const double norm_tokens = tokens / (c.sp ? c.tp : 1);
       if (job.recompute_modules.layernorm)
         costs.selective_moe_s += memory_bound_s(device, 2.0 * kActivationBytes * norm_tokens * model.hidden);
-      if (job.recompute_modules.moe_act) {
+      // moe: the whole block again, its dispatch and combine included.
+      if (job.recompute_modules.moe) {
+        costs.selective_moe_s += costs.moe_block_forward_s;
+        costs.selective_moe_ep_s = costs.comm.ep_forward_s;
+      }
+      if (job.recompute_modules.moe_act && !job.recompute_modules.moe) {
         const double rows = tokens / c.tp * model.top_k * c.etp * moe_load_factor(model, job, c);
         const double widths = model.gated_ffn ? 3.0 : 2.0;
         costs.selective_moe_s +=
@@ -305,10 +317,13 @@ StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const 
   t.backward_last_s = backward + extra;
   t.tp_s = load.layers * (dense_comm.tp_forward_s + dense_comm.tp_backward_s) +
            recomputed * (dense_comm.tp_forward_s + dense_comm.checkpoint_gather_s);
-  if (c.recompute == Recompute::kSelective) t.tp_s += load.layers * costs.selective_tp_s;
+  if (c.recompute == Recompute::kSelective) {
+    t.tp_s += load.layers * costs.selective_tp_s + dense_layers * costs.selective_dense_tp_s;
+  }
   t.cp_s = load.layers * (dense_comm.cp_forward_s + dense_comm.cp_backward_s) +
            recomputed * dense_comm.cp_forward_s;
   t.ep_s = load.moe_layers * (dense_comm.ep_forward_s + dense_comm.ep_backward_s);
+  if (c.recompute == Recompute::kSelective) t.ep_s += load.moe_layers * costs.selective_moe_ep_s;
   if (load.layers > 0) t.ep_s += recomputed * load.moe_layers / load.layers * dense_comm.ep_forward_s;
   if (load.mtp) {
     // DeepSeek-V3's multi-token-prediction module runs on the last stage

@@ -180,6 +180,22 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
   // Recomputing a layer rebuilds its full activations for one micro-batch;
   // so does torchtitan's op-level checkpointing (everything it did not keep).
   if (recomputed > 0) activations += full_layer;
+  // Megatron's mlp / moe modules rebuild one block's internals during its
+  // layer's backward.
+  if (recomputed == 0 && (megatron_recomputes(stored, &RecomputeModules::mlp) ||
+                          megatron_recomputes(stored, &RecomputeModules::moe))) {
+    ActivationShape rebuilt = stored;
+    rebuilt.recompute_modules.mlp = rebuilt.recompute_modules.moe = false;
+    double transient = 0;
+    if (load.layers > load.moe_layers)
+      transient = layer_activation_bytes(model, rebuilt) - layer_activation_bytes(model, stored);
+    if (load.moe_layers > 0) {
+      const MoeShape s = moe_shape(model, job, c);
+      transient = std::max(transient, moe_layer_activation_bytes(model, rebuilt, s) -
+                                          moe_layer_activation_bytes(model, stored, s));
+    }
+    activations += transient;
+  }
   if (recomputed == 0 && c.recompute == Recompute::kSelective &&
       job.selective_checkpoint == SelectiveCheckpoint::kTorchtitanOps) {
     ActivationShape rebuilt = shape;

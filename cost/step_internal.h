@@ -101,6 +101,13 @@ struct PerLayerCosts {
   /// sequence-parallel all-gathers', so the backward gathers the attention's
   /// and the FFN's inputs again (half the forward's TP traffic); 0 otherwise.
   double selective_tp_s = 0;
+  /// Megatron's --recompute-modules mlp / moe replay the FFN's half of a
+  /// dense layer's forward TP traffic and an MoE layer's forward dispatch
+  /// and combine, per layer.
+  double selective_dense_tp_s = 0, selective_moe_ep_s = 0;
+  /// An MoE layer's expert block in the forward pass (router, permutation,
+  /// experts, combine), for the moe module.
+  double moe_block_forward_s = 0;
   /// FSDP2's copy-out of the gathered parameters (JobSpec::fsdp_copy_out),
   /// seconds per parameter of the stage and per unshard; 0 when it does not
   /// apply. ZeRO-3 unshards every unit in the forward and again in the

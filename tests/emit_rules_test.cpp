@@ -194,6 +194,13 @@ const RuleCase kCases[] = {
      "max-position-embeddings (2048) must be at least seq-length (4096)"},
     {"MegatronExpertParallelNeedsExperts", kM, megatron_base, [](Plan& p) { p.config.ep = 2; },
      "ep 2 needs a mixture-of-experts model"},
+    {"MegatronFp8RefusesLayernormAndMoeActRecompute", kM, megatron_moe_base,
+     [](Plan& p) {
+       p.job.precision = Precision::kFp8;
+       p.config.recompute = Recompute::kSelective;
+       p.job.recompute_modules.layernorm = true;
+     },
+     "cannot work with fp8"},
     {"MegatronExpertsDivisibleByEp", kM, megatron_moe_base, [](Plan& p) { p.config.ep = 16; },
      "ep 16 must divide the model's 8 experts"},
     {"MegatronExpertParallelNotFp16", kM, megatron_moe_base,

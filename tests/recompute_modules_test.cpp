@@ -166,7 +166,8 @@ TEST(RecomputeModules, NamesParseAsMegatronSpellsThemAndOthersAreRefused) {
   EXPECT_EQ(recompute_modules_text(m), "layernorm moe_act");
   EXPECT_EQ(parse_recompute_modules("none", "x"), (RecomputeModules{false, false, false}));
   EXPECT_EQ(parse_recompute_modules("core_attn", "x"), RecomputeModules{});
-  for (const char* bad : {"mlp", "moe", "mla_up_proj", "attention"}) {
+  EXPECT_EQ(parse_recompute_modules("mlp moe", "x"), (RecomputeModules{false, false, false, true, true}));
+  for (const char* bad : {"mla_up_proj", "attention"}) {
     try {
       parse_recompute_modules(bad, "--recompute-modules");
       ADD_FAILURE() << bad;
@@ -216,6 +217,56 @@ TEST(RecomputeModules, MoePerLayerActivationsReconcileWithTheStage) {
   const MemoryBreakdown m = estimate_memory(p.model, p.cluster, p.job, p.config);
   ASSERT_EQ(m.peak_stage, 0);
   EXPECT_NEAR(m.activations_bytes / (2 * 24 * m.activations_per_layer_bytes), 1.0, 1e-12);
+}
+
+// mlp keeps only a dense MLP's input (the residual, a norm input): FC1's
+// input (s b h, / t with sp), the activation's inputs and FC2's input
+// (s b (2 + 1) f_gated / t) are freed. An MoE layer keeps its own.
+TEST(RecomputeModules, MlpFreesTheDenseMlpInternals) {
+  const ModelSpec llama = load_model("llama3-8b");
+  ActivationShape kept = selective_shape(false);
+  ActivationShape redone = kept;
+  redone.recompute_modules.mlp = true;
+  const double per_token = 2.0 * llama.hidden / 2 + (4.0 * llama.ffn_hidden + 2.0 * llama.ffn_hidden) / 2;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(llama, kept) - layer_activation_bytes(llama, redone),
+                   4096 * per_token);
+  const ModelSpec qwen = load_model("qwen3-30b-a3b");
+  EXPECT_DOUBLE_EQ(moe_layer_activation_bytes(qwen, kept, moe_shape_of(kept)),
+                   moe_layer_activation_bytes(qwen, redone, moe_shape_of(redone)));
+}
+
+// moe keeps only the MoE block's input: the layer keeps what its attention
+// part keeps, the dense FFN's share of layer_activation_bytes aside.
+TEST(RecomputeModules, MoeKeepsOnlyTheBlocksInput) {
+  const ModelSpec qwen = load_model("qwen3-30b-a3b");
+  ActivationShape redone = selective_shape(false);
+  redone.recompute_modules.moe = true;
+  const double attention_part =
+      layer_activation_bytes(qwen, redone) - 4096.0 * (4.0 * qwen.ffn_hidden + 2.0 * qwen.ffn_hidden) / 2;
+  EXPECT_DOUBLE_EQ(moe_layer_activation_bytes(qwen, redone, moe_shape_of(redone)), attention_part);
+}
+
+// Each module redoes work and keeps less: on Llama 3 8B (dense) mlp, on
+// Qwen3 30B-A3B (MoE) moe, against selective recomputation of nothing.
+TEST(RecomputeModules, EachModuleTradesTimeForMemory) {
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  const auto compare = [&](const ModelSpec& model, ParallelConfig c, RecomputeModules modules) {
+    JobSpec job;
+    job.gpus = c.world(), job.gbs = c.gbs, job.seq = 4096;
+    apply_engine_recipe(engine_recipe_defaults(parse_engine_selection("megatron")), job);
+    job.recompute_modules = {false, false, false};
+    const CostReport none = estimate_cost(model, cluster, job, c);
+    job.recompute_modules = modules;
+    const CostReport redone = estimate_cost(model, cluster, job, c);
+    EXPECT_GT(redone.time.step_s, none.time.step_s) << model.name;
+    EXPECT_LT(redone.memory.peak_bytes, none.memory.peak_bytes) << model.name;
+  };
+  ParallelConfig dense;
+  dense.tp = 2, dense.pp = 2, dense.cp = 1, dense.dp = 4, dense.mbs = 1, dense.gbs = 128, dense.sp = true;
+  dense.zero = 1, dense.recompute = Recompute::kSelective;
+  compare(load_model("llama3-8b"), dense, {false, false, false, true, false});
+  Qwen3Plan p;
+  compare(p.model, p.config, {false, false, false, false, true});
 }
 
 }  // namespace

@@ -68,11 +68,18 @@ enum class SelectiveCheckpoint : std::uint8_t { kAttentionCore, kTorchtitanOps }
 /// an MoE layer's pre-MLP norm is one: Transformer Engine fuses the others
 /// into the next linear, IdentityOp in gpt_layer_specs.py); moe_act discards
 /// the routed experts' activation output, FC2's input (moe/experts.py,
-/// CheckpointWithoutOutput). Only under SelectiveCheckpoint::kAttentionCore.
+/// CheckpointWithoutOutput); mlp and moe checkpoint a dense layer's MLP and
+/// an MoE layer's MoE block whole. Only under
+/// SelectiveCheckpoint::kAttentionCore.
 struct RecomputeModules {
   bool core_attn = true;
   bool layernorm = false;
   bool moe_act = false;
+  /// A dense layer's whole MLP, checkpointed at its input (transformer_layer.py).
+  bool mlp = false;
+  /// An MoE layer's whole MoE block, router, dispatch, experts and combine,
+  /// checkpointed at its input (moe/moe_layer.py).
+  bool moe = false;
   bool operator==(const RecomputeModules&) const = default;
 };
 

@@ -28,6 +28,12 @@ void apply_recipe_flags(const RecipeChoice& f, JobSpec& job) {
       throw InputError(f.recompute_modules_field +
                        " names Megatron-LM's selective recomputation modules; use it with --engine megatron");
     job.recompute_modules = parse_recompute_modules(f.recompute_modules, f.recompute_modules_field);
+    // Megatron-LM core_r0.13.0 TransformerConfig (transformer_config.py:844-846).
+    if (job.precision == Precision::kFp8 &&
+        (job.recompute_modules.moe_act || job.recompute_modules.layernorm))
+      throw InputError(f.recompute_modules_field +
+                       ": moe_act and layernorm cannot run under fp8 in Megatron-LM (TransformerConfig "
+                       "raises); drop them or use --precision bf16");
   }
   job.tp_comm_overlap = f.tp_comm_overlap;
   if (f.tp_comm_overlap && !engines.any && engines.engines[0] != Engine::kMegatron &&

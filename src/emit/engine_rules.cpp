@@ -101,6 +101,11 @@ void megatron_rules(const Plan& p, Rules& r) {
   const ParallelConfig& c = p.config;
   const ModelSpec& m = p.model;
   megatron_layer_rules(p, r);
+  // transformer_config.py:844-846 (core_r0.13.0).
+  r.check(c.recompute == Recompute::kSelective && p.job.precision == Precision::kFp8 &&
+              (p.job.recompute_modules.moe_act || p.job.recompute_modules.layernorm),
+          "moe_act and layernorm recompute cannot work with fp8 (Megatron TransformerConfig); drop them from "
+          "--recompute-modules or train in bf16.");
   // validate_args: without overlap_p2p_comm the interleaved schedule needs pp > 2.
   r.check(c.vp > 1 && !c.overlap_p2p && c.pp <= 2,
           "interleaving without --overlap-p2p-communication needs pipeline-model-parallel-size > 2 "

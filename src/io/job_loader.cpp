@@ -47,12 +47,17 @@ RecomputeModules parse_recompute_modules(const std::string& text, const std::str
       modules.layernorm = true;
     else if (name == "moe_act")
       modules.moe_act = true;
-    else if (name == "mlp" || name == "moe" || name == "mla_up_proj")
-      throw InputError(where + ": '" + name +
-                       "' is a Megatron-LM module parplan does not cost yet; use core_attn, layernorm and "
-                       "moe_act, or full recomputation");
+    else if (name == "mlp")
+      modules.mlp = true;
+    else if (name == "moe")
+      modules.moe = true;
+    else if (name == "mla_up_proj")
+      throw InputError(where +
+                       ": 'mla_up_proj' is a Megatron-LM module parplan does not cost yet; use "
+                       "core_attn, layernorm, moe_act, mlp and moe, or full recomputation");
     else
-      throw InputError(where + ": unknown module '" + name + "'; choose from core_attn, layernorm, moe_act");
+      throw InputError(where + ": unknown module '" + name +
+                       "'; choose from core_attn, layernorm, moe_act, mlp, moe");
     name.clear();
   };
   for (const char ch : text) {
@@ -73,6 +78,8 @@ std::string recompute_modules_text(const RecomputeModules& modules) {
   add(modules.core_attn, "core_attn");
   add(modules.layernorm, "layernorm");
   add(modules.moe_act, "moe_act");
+  add(modules.mlp, "mlp");
+  add(modules.moe, "moe");
   return out;
 }
 

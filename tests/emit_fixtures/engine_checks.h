@@ -132,6 +132,9 @@ inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
     const bool moe_act = std::find(mods.begin(), mods.end(), "moe_act") != mods.end();
     fail(gran == "selective" && moe_act && !a.has("--moe-grouped-gemm"),
          "moe_act in recompute_modules is only supported with moe_grouped_gemm.");
+    const bool layernorm = std::find(mods.begin(), mods.end(), "layernorm") != mods.end();
+    fail(gran == "selective" && a.has("--fp8-format") && (moe_act || layernorm),
+         "moe_act and layernorm recompute cannot work with fp8.");
   }
   if (gran == "selective") {
     fail(a.has("--recompute-method"), "recompute method is not supported for selective granularity");
