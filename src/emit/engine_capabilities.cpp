@@ -32,8 +32,11 @@ constexpr CapabilitySource kMegatronSources[] = {
      "fully_sharded_data_parallel.py:49"},
     {"ZeRO++, hierarchical partition", "none: sharding is no_shard/optim/optim_grads/optim_grads_params",
      "megatron/training/arguments.py:2360"},
-    {"recompute", "selective; full uniform/block with a layer count",
-     "megatron/training/arguments.py:1733-1770"},
+    {"recompute",
+     "selective (--recompute-modules core_attn, layernorm, moe_act, mlp, moe; not layernorm/moe_act with "
+     "fp8); full uniform/block with a layer count",
+     "megatron/training/arguments.py:1733-1770; "
+     "megatron/core/transformer/transformer_config.py:289-301,813-846"},
     {"uneven first/last stages", "yes",
      "megatron/core/transformer/transformer_config.py:53-59; megatron/training/arguments.py:2258-2265"},
     {"overlap", "--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap",
