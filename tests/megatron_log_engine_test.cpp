@@ -1,0 +1,74 @@
+// A Megatron-format log is costed under the engine that wrote it: Megatron-LM
+// (cuDNN attention unless --attention-backend flash, gradients with the last
+// micro-batch) or Megatron-DeepSpeed (`deepspeed True`: its ZeRO stage and
+// FlashAttention-2). A log written for a plan under either recipe reads back
+// the step it was written with.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cost/step_cost.h"
+#include "solvers/fit_run.h"
+#include "src/emit/engine_capabilities.h"
+#include "src/io/cluster_loader.h"
+#include "src/io/megatron_log_reader.h"
+#include "src/io/model_loader.h"
+#include "src/tune/simulated_log.h"
+
+namespace parplan {
+namespace {
+
+struct DensePlan {
+  ModelSpec model = load_model("llama3-8b");
+  ClusterSpec cluster = load_cluster("dgx-h100");
+  JobSpec job;
+  ParallelConfig config;
+  explicit DensePlan(const char* engine, int zero) {
+    job.gpus = 16, job.gbs = 128, job.seq = 4096;
+    apply_engine_recipe(engine_recipe_defaults(parse_engine_selection(engine)), job);
+    config.tp = 2, config.pp = 1, config.cp = 1, config.dp = 8, config.mbs = 2, config.gbs = 128;
+    config.zero = zero, config.sp = true;
+  }
+};
+
+FitRun round_trip(const DensePlan& p, Engine engine, double& written_step_s) {
+  written_step_s = estimate_cost(p.model, p.cluster, p.job, p.config).time.step_s;
+  const std::string log = simulated_megatron_log(p.model, p.job, p.config, written_step_s, 50, 10, engine);
+  return parse_megatron_log(log, "trial.log", p.cluster);
+}
+
+TEST(MegatronLogEngine, MegatronLogIsCostedWithMegatronsRecipe) {
+  const DensePlan p("megatron", 1);
+  double step_s = 0;
+  const FitRun run = round_trip(p, Engine::kMegatron, step_s);
+  EXPECT_EQ(run.job.attention_kernel, AttentionKernel::kCudnn);
+  EXPECT_EQ(run.job.grad_sync, p.job.grad_sync);
+  EXPECT_EQ(run.config.zero, 1);
+  EXPECT_NEAR(predict_run(run, p.cluster).step_s / step_s, 1.0, 1e-9);
+}
+
+TEST(MegatronLogEngine, MegatronDeepSpeedLogIsCostedWithItsOwnRecipe) {
+  const DensePlan p("megatron-deepspeed", 2);
+  double step_s = 0;
+  const FitRun run = round_trip(p, Engine::kMegatronDeepSpeed, step_s);
+  EXPECT_EQ(run.job.attention_kernel, AttentionKernel::kFlash2);
+  EXPECT_EQ(run.job.partition_activations, p.job.partition_activations);
+  EXPECT_EQ(run.config.zero, 2);
+  EXPECT_NEAR(predict_run(run, p.cluster).step_s / step_s, 1.0, 1e-9);
+}
+
+// --attention-backend flash forces Transformer Engine's FlashAttention:
+// costed as FlashAttention-2, and slower than cuDNN's on an H100.
+TEST(MegatronLogEngine, FlashBackendReadsAsFlashAttention2) {
+  DensePlan p("megatron", 1);
+  p.job.attention_kernel = AttentionKernel::kFlash2;
+  double step_s = 0;
+  const FitRun run = round_trip(p, Engine::kMegatron, step_s);
+  EXPECT_EQ(run.job.attention_kernel, AttentionKernel::kFlash2);
+  EXPECT_NEAR(predict_run(run, p.cluster).step_s / step_s, 1.0, 1e-9);
+  const DensePlan cudnn("megatron", 1);
+  EXPECT_GT(step_s, estimate_cost(cudnn.model, cudnn.cluster, cudnn.job, cudnn.config).time.step_s);
+}
+
+}  // namespace
+}  // namespace parplan
