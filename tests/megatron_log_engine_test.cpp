@@ -25,7 +25,7 @@ struct DensePlan {
   ParallelConfig config;
   explicit DensePlan(const char* engine, int zero) {
     job.gpus = 16, job.gbs = 128, job.seq = 4096;
-    apply_engine_recipe(engine_recipe_defaults(parse_engine_selection(engine)), job);
+    apply_engine_recipe(engine, job);
     config.tp = 2, config.pp = 1, config.cp = 1, config.dp = 8, config.mbs = 2, config.gbs = 128;
     config.zero = zero, config.sp = true;
   }

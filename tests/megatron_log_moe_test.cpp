@@ -30,7 +30,7 @@ struct MoeRun {
   ParallelConfig config;
   MoeRun(const std::string& name, int gpus, int tp, int pp, int ep) : model(load_model(name)) {
     job.gpus = gpus, job.gbs = 256, job.seq = 4096;
-    apply_engine_recipe(engine_recipe_defaults(parse_engine_selection("megatron")), job);
+    apply_engine_recipe("megatron", job);
     config.tp = tp, config.pp = pp, config.cp = 1, config.ep = ep, config.etp = 1;
     config.dp = gpus / (tp * pp), config.mbs = 1, config.gbs = 256, config.zero = 1, config.sp = tp > 1;
   }

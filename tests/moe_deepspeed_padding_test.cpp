@@ -22,7 +22,7 @@ JobSpec mds_job() {
   job.gpus = 64;
   job.gbs = 256;
   job.seq = 4096;
-  apply_engine_recipe(engine_recipe_defaults(parse_engine_selection("megatron-deepspeed")), job);
+  apply_engine_recipe("megatron-deepspeed", job);
   return job;
 }
 

@@ -118,7 +118,7 @@ struct Qwen3Plan {
   ParallelConfig config;
   Qwen3Plan() {
     job.gpus = 16, job.gbs = 256, job.seq = 4096;
-    apply_engine_recipe(engine_recipe_defaults(parse_engine_selection("megatron")), job);
+    apply_engine_recipe("megatron", job);
     config.tp = 1, config.pp = 2, config.cp = 1, config.ep = 8, config.etp = 1;
     config.dp = 8, config.mbs = 1, config.gbs = 256, config.zero = 1;
     config.recompute = Recompute::kSelective;
@@ -253,7 +253,7 @@ TEST(RecomputeModules, EachModuleTradesTimeForMemory) {
   const auto compare = [&](const ModelSpec& model, ParallelConfig c, RecomputeModules modules) {
     JobSpec job;
     job.gpus = c.world(), job.gbs = c.gbs, job.seq = 4096;
-    apply_engine_recipe(engine_recipe_defaults(parse_engine_selection("megatron")), job);
+    apply_engine_recipe("megatron", job);
     job.recompute_modules = {false, false, false};
     const CostReport none = estimate_cost(model, cluster, job, c);
     job.recompute_modules = modules;

@@ -32,7 +32,7 @@ struct TuneSetup {
     job.gbs = 256;
     job.seq = 4096;
     // As `tune --emit megatron` resolves the job: Megatron's recipe.
-    apply_engine_recipe(engine_recipe_defaults(parse_engine_selection("megatron")), job);
+    apply_engine_recipe("megatron", job);
     hidden = hidden_h100_profile(cluster);
     for (std::size_t j = 0; j < hidden.constants.size(); ++j) {
       if (hidden.constants[j].memory_only) continue;  // logs carry step times only

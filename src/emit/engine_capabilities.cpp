@@ -508,6 +508,10 @@ void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job) {
   job.attention_kernel = recipe.attention_kernel;
 }
 
+void apply_engine_recipe(const std::string& engine, JobSpec& job) {
+  apply_engine_recipe(engine_recipe_defaults(parse_engine_selection(engine)), job);
+}
+
 const char* megatron_attention_backend(const JobSpec& job, const ParallelConfig& config) {
   // A plan costed with cuDNN fused attention (Megatron's default on Hopper)
   // says so: "flash" would force Transformer Engine's FlashAttention.

@@ -145,6 +145,9 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection);
 /// Copies the recipe inputs an engine fixes for every job (not the gradient
 /// schedule or the attention kernel, which commands set on their own).
 void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job);
+/// The recipe of the engine named as --engine spells it ("megatron", ...),
+/// applied to `job`. Throws InputError on an unknown name.
+void apply_engine_recipe(const std::string& engine, JobSpec& job);
 
 /// Megatron-LM's --attention-backend for a plan costed with this kernel:
 /// "unfused", "fused" (Transformer Engine's cuDNN attention) or "flash".
