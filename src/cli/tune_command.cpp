@@ -21,7 +21,8 @@ void register_tune(CLI::App& app, Commands& c) {
   TuneFlags& f = c.tune_flags;
   c.tune->add_option("--job", f.job_file, "job.yaml (model, cluster, GPUs, batch, sequence)")->required();
   c.tune->add_option("--trials", f.trials, "trial runs to write (default 6)")->check(CLI::Range(1, 100));
-  c.tune->add_option("--emit", f.emit, "engine: megatron | megatron-deepspeed (default megatron)");
+  c.tune->add_option("--emit", f.emit,
+                     "engine: megatron | megatron-deepspeed | torchtitan (default megatron)");
   c.tune->add_option("--out", f.out, "directory for the trials (new or empty)")->required();
   c.tune->add_option("--train-iters", f.train_iters, "iterations per trial (default 30)")
       ->check(CLI::Range(5, 100000));

@@ -34,6 +34,9 @@ TorchtitanVersion parse_engine_version(Engine engine, const std::string& text);
 void check_launcher(const ClusterSpec& cluster, Launcher launcher);
 
 const char* engine_name(Engine engine);
+/// The llama3 flavor torchtitan builds for the model's shape ("8B", "70B",
+/// "405B"), or "" (the torchtitan log reader reads those configs back).
+std::string torchtitan_llama3_flavor_of(const ModelSpec& model);
 const char* launcher_name(Launcher launcher);
 
 struct EmitOptions {

@@ -86,3 +86,9 @@ std::vector<std::string> torchtitan_flavor_differences(const ModelSpec& m, const
 }
 
 }  // namespace parplan::emit_detail
+
+namespace parplan {
+std::string torchtitan_llama3_flavor_of(const ModelSpec& model) {
+  return emit_detail::torchtitan_llama3_flavor(model);
+}
+}  // namespace parplan

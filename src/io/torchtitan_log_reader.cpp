@@ -11,6 +11,7 @@
 #include "src/io/input_error.h"
 #include "src/io/megatron_log_reader.h"
 #include "src/io/run_file_reader.h"
+#include "src/io/torchtitan_python_config.h"
 
 namespace parplan {
 
@@ -227,10 +228,12 @@ bool looks_like_torchtitan_log(const std::string& text) {
   return false;
 }
 
-FitRun parse_torchtitan_log(const std::string& log_text, const std::string& toml_text,
+FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_text,
                             const std::string& flags_text, const std::string& origin,
-                            const ClusterSpec& cluster) {
-  Config c = parse_toml(toml_text, origin + " (job file)");
+                            const ClusterSpec& cluster, TorchtitanJobFormat format) {
+  const bool python = format == TorchtitanJobFormat::kPython;
+  Config c = python ? parse_torchtitan_python_config(job_text, origin + " (job file)")
+                    : parse_toml(job_text, origin + " (job file)");
   for (const auto& [k, v] : parse_flags(flags_text)) c[k] = v;
 
   const Metrics metrics = read_metrics(log_text);
@@ -314,7 +317,7 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& toml
   run["engine"] = "torchtitan";
   // A TOML job file is torchtitan v0.2.x or older, whose Llama runs wq, wk,
   // wv as separate Linears (fused QKV came with the Python configs).
-  run["separate_qkv"] = true;
+  run["separate_qkv"] = !python;
   // Async TP: the key moved from [experimental] (2024, config_manager.py @
   // 9dec370) to [parallelism] (v0.2.x) to [compile] (main @ b5bcd76c).
   run["tp_comm_overlap"] = get(c, "experimental.enable_async_tensor_parallel", "false") == "true" ||
@@ -327,10 +330,12 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& toml
   YAML::Node models;
   models["torchtitan-log"] = model_node(c, origin);
   FitRun fit = parse_run_node(run, models, cluster, origin, origin);
-  // torchtitan's llama3 attention is PyTorch SDPA, whose flash path is
-  // FlashAttention-2; without torch.compile every element-wise operator is
-  // its own kernel (compile.enable defaults to false).
-  fit.job.attention_kernel = AttentionKernel::kFlash2;
+  // v0.2.x's llama3 attention is PyTorch SDPA, whose flash path is
+  // FlashAttention-2; main's model_registry builds FlexAttention (its
+  // default attn_backend, as `--emit torchtitan` writes and costs it).
+  // Without torch.compile every element-wise operator is its own kernel
+  // (compile.enable defaults to false).
+  fit.job.attention_kernel = python ? AttentionKernel::kFlex : AttentionKernel::kFlash2;
   fit.job.fused_elementwise = get(c, "compile.enable", "false") == "true";
   if (fit.job.tp_comm_overlap && !fit.job.fused_elementwise)
     throw InputError(
@@ -345,21 +350,30 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& toml
 
 FitRun read_torchtitan_log(const std::string& path, const ClusterSpec& cluster) {
   const fs::path log(path);
-  fs::path toml = fs::path(log).replace_extension(".toml");
   std::error_code ec;
-  if (!fs::is_regular_file(toml, ec)) {
+  fs::path job;
+  for (const char* ext : {".toml", ".py"}) {
+    const fs::path beside = fs::path(log).replace_extension(ext);
+    if (job.empty() && fs::is_regular_file(beside, ec)) job = beside;
+  }
+  if (job.empty()) {
     std::vector<fs::path> found;
     for (const auto& entry : fs::directory_iterator(log.parent_path().empty() ? "." : log.parent_path(), ec))
-      if (entry.is_regular_file() && entry.path().extension() == ".toml") found.push_back(entry.path());
+      if (entry.is_regular_file() &&
+          (entry.path().extension() == ".toml" || entry.path().extension() == ".py"))
+        found.push_back(entry.path());
     if (found.size() != 1)
-      throw InputError(path + ": a torchtitan log needs its job file beside it (" + toml.filename().string() +
-                       ", or the one .toml in its folder): the log does not print the parallel config");
-    toml = found.front();
+      throw InputError(
+          path + ": a torchtitan log needs its job file beside it (" +
+          fs::path(log).replace_extension(".toml").filename().string() + " or " +
+          fs::path(log).replace_extension(".py").filename().string() +
+          ", or the one .toml or .py in its folder): the log does not print the parallel config");
+    job = found.front();
   }
   const fs::path flags = fs::path(log).replace_extension(".flags");
-  return parse_torchtitan_log(read_text(log), read_text(toml),
-                              fs::is_regular_file(flags, ec) ? read_text(flags) : std::string(), path,
-                              cluster);
+  return parse_torchtitan_log(
+      read_text(log), read_text(job), fs::is_regular_file(flags, ec) ? read_text(flags) : std::string(), path,
+      cluster, job.extension() == ".py" ? TorchtitanJobFormat::kPython : TorchtitanJobFormat::kToml);
 }
 
 }  // namespace parplan

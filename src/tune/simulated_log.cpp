@@ -156,4 +156,48 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
   return log.str();
 }
 
+std::string simulated_torchtitan_log(const ModelSpec& model, const JobSpec& job, const ParallelConfig& config,
+                                     double step_s, int train_iters, double peak_flops_per_s,
+                                     double peak_memory_gib, double device_memory_gib, int log_freq) {
+  std::ostringstream log;
+  // torchtitan/distributed/parallel_dims.py: the mesh of the degrees above
+  // 1, in its order (pp, dp_replicate, dp_shard, cp, tp).
+  const int shard = config.zero >= 2 ? config.dp : 1;
+  const int replicate = config.dp / shard;
+  std::string names, sizes;
+  for (const auto& [name, size] : std::vector<std::pair<const char*, int>>{{"pp", config.pp},
+                                                                           {"dp_replicate", replicate},
+                                                                           {"dp_shard", shard},
+                                                                           {"cp", config.cp},
+                                                                           {"tp", config.tp}}) {
+    if (size <= 1) continue;
+    names += std::string(names.empty() ? "'" : ", '") + name + "'";
+    sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
+  }
+  if (names.empty()) names = "'dp_shard'", sizes = "1";
+  int dims = 1;
+  for (char ch : sizes) dims += ch == ',';
+  log << "[rank0]:[titan] [simulated] - root - INFO - Building " << dims << "-D device mesh with [" << names
+      << "], [" << sizes << "]\n";
+  const double tokens_per_device = static_cast<double>(job.gbs) * job.seq / job.gpus;
+  const double flops_per_device =
+      formula_step_flops(model, job.gbs, job.seq, FlopFormula::kMegatron) / job.gpus;
+  auto line = [&](int step, double window_step_s) {
+    char text[400];
+    const double tflops = flops_per_device / window_step_s / 1e12;
+    std::snprintf(text, sizeof text,
+                  "[rank0]:[titan] [simulated] - root - INFO - step: %2d  loss: %7.4f  grad_norm: %7.4f  "
+                  "memory: %5.2fGiB(%.2f%%)  tps: %.0f  tflops: %.2f  mfu: %.2f%%",
+                  step, 10.0, 1.0, peak_memory_gib, 100 * peak_memory_gib / device_memory_gib,
+                  tokens_per_device / window_step_s, tflops, 100 * tflops * 1e12 / peak_flops_per_s);
+    log << text << "\n";
+  };
+  // Step 1 holds compilation and the first allocations; the next window
+  // still some warm-up (the reader skips windows that reach into it).
+  line(1, step_s * 3.0);
+  for (int step = log_freq; step <= train_iters; step += log_freq)
+    line(step, step == log_freq ? step_s * 1.2 : step_s);
+  return log.str();
+}
+
 }  // namespace parplan

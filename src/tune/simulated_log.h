@@ -21,4 +21,15 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
                                    double step_s, int train_iters, int log_interval = 10,
                                    Engine engine = Engine::kMegatron);
 
+/// torchtitan's log of the run: the device-mesh line (the world size) and a
+/// metrics line at step 1 and every `log_freq` steps (`step: N  loss: ...
+/// memory: ...  tps: T  tflops: F  mfu: M%`, tps the tokens per second per
+/// device over the steps since the last line); the first steps run slower
+/// (compilation, warm-up), as real runs do. `peak_flops_per_s` (one
+/// device's dense bf16 peak) gives the mfu figure, as torchtitan's does.
+/// The memory figure is the predicted peak.
+std::string simulated_torchtitan_log(const ModelSpec& model, const JobSpec& job, const ParallelConfig& config,
+                                     double step_s, int train_iters, double peak_flops_per_s,
+                                     double peak_memory_gib, double device_memory_gib, int log_freq = 10);
+
 }  // namespace parplan

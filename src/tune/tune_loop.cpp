@@ -12,6 +12,7 @@
 namespace parplan {
 
 namespace fs = std::filesystem;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 fs::path trial_log_path(const fs::path& out_dir, const std::string& trial_dir) {
   return out_dir / "logs" / (trial_dir + ".log");
@@ -47,17 +48,33 @@ void write_text(const fs::path& path, const std::string& text, std::vector<fs::p
 }  // namespace
 
 TuneResult write_tune_loop(const TuneRequest& r) {
-  if (r.engine != Engine::kMegatron && r.engine != Engine::kMegatronDeepSpeed)
+  if (r.engine != Engine::kMegatron && r.engine != Engine::kMegatronDeepSpeed &&
+      r.engine != Engine::kTorchtitan)
     throw InputError(
-        "--emit: tune reads its trials' Megatron-format logs back; use megatron or megatron-deepspeed");
+        "--emit: tune reads its trials' logs back from Megatron-LM, Megatron-DeepSpeed and torchtitan; use "
+        "megatron, megatron-deepspeed or torchtitan");
+  const bool torchtitan = r.engine == Engine::kTorchtitan;
+  if (torchtitan && torchtitan_llama3_flavor_of(r.model).empty())
+    throw InputError(
+        "--emit torchtitan: calibrate reads torchtitan configs of the llama3 flavors back (8B, 70B, "
+        "405B), and " +
+        r.model.name + " is not one; use --emit megatron");
   std::error_code ec;
   if (fs::exists(r.out_dir, ec) && !fs::is_empty(r.out_dir, ec))
     throw InputError("--out " + r.out_dir.string() + ": the directory is not empty; give a new one");
   bool stopped_at_deadline = false;
   auto candidates = candidate_trials(r.model, r.cluster, r.job, {r.deadline, &stopped_at_deadline});
   std::vector<Trial> accepted;
-  for (const auto& t : candidates)
+  for (const auto& t : candidates) {
+    // torchtitan's FSDP always overlaps its reduce-scatters: no config
+    // exposes them, so that probe would run as the plan it came from.
+    if (torchtitan && !t.config.overlap_grad_reduce) continue;
+    // HSDP (a shard group inside replicas) is written but not read back:
+    // the log reader takes FSDP over the whole data-parallel group.
+    if (torchtitan && t.config.zero >= 2 && (t.config.hierarchical_partition || t.config.hpz_ranks > 1))
+      continue;
     if (engine_rule_violations(trial_plan(r, t), r.engine).empty()) accepted.push_back(t);
+  }
   if (accepted.empty() && stopped_at_deadline)
     throw InputError("--time-limit reached before the plan search found a plan to try; raise --time-limit");
   if (accepted.empty())
@@ -74,7 +91,12 @@ TuneResult write_tune_loop(const TuneRequest& r) {
   std::string script =
       "#!/usr/bin/env bash\n# Runs the trials one after another; each log goes to logs/NAME.log.\n"
       "set -euo pipefail\ncd \"$(dirname \"$0\")\"\nmkdir -p logs\nexport TRAIN_ITERS=\"${TRAIN_ITERS:-" +
-      std::to_string(r.train_iters) + "}\"\n";
+      std::to_string(r.train_iters) + "}\"\n" +
+      (torchtitan
+           ? "# torchtitan's launch scripts read TRAIN_STEPS; each trial's config goes beside its log\n"
+             "# (logs/NAME.py), where calibrate reads the parallel config the log does not print.\n"
+             "export TRAIN_STEPS=\"$TRAIN_ITERS\"\n"
+           : "");
   std::string table = "| trial | why | config | predicted step (s) |\n|---|---|---|---|\n";
   for (std::size_t i = 0; i < result.trials.size(); ++i) {
     const Trial& t = result.trials[i];
@@ -88,19 +110,39 @@ TuneResult write_tune_loop(const TuneRequest& r) {
     const auto files = emit_launch_files(trial_plan(r, t), options);
     result.files.insert(result.files.end(), files.begin(), files.end());
     const std::string log = "logs/" + dir + ".log";
+    std::string config_file;  // torchtitan: the trial's Python config, copied beside its log
+    for (const auto& f : files)
+      if (f.extension() == ".py") config_file = f.filename().string();
+    if (torchtitan && config_file.empty())
+      throw InputError("--emit torchtitan: the trial's files hold no Python config to read the log against");
+    if (torchtitan) script += "cp " + dir + "/" + config_file + " logs/" + dir + ".py\n";
     if (r.launcher == Launcher::kSlurm)
-      script += "sbatch --wait --output=" + log + " --export=ALL,TRAIN_ITERS=\"$TRAIN_ITERS\" " + dir +
-                "/job.sbatch\n";
+      script += "sbatch --wait --output=" + log + " --export=ALL,TRAIN_ITERS=\"$TRAIN_ITERS\"" +
+                (torchtitan ? ",TRAIN_STEPS=\"$TRAIN_STEPS\"" : "") + " " + dir + "/job.sbatch\n";
     else
       script += "bash " + dir + "/launch.sh > " + log + " 2>&1\n";
     char step[32];
     std::snprintf(step, sizeof step, "%.3f", t.predicted_step_s);
     table += "| " + dir + " | " + t.why + " | " + config_text(t) + " | " + step + " |\n";
     if (r.simulate) {
-      const double true_step_s = estimate_cost(r.model, *r.simulate, t.job, t.config).time.step_s;
-      write_text(trial_log_path(r.out_dir, dir),
-                 simulated_megatron_log(r.model, t.job, t.config, true_step_s, r.train_iters, 10, r.engine),
-                 result.files);
+      const CostReport truth = estimate_cost(r.model, *r.simulate, t.job, t.config);
+      if (torchtitan) {
+        write_text(
+            trial_log_path(r.out_dir, dir),
+            simulated_torchtitan_log(r.model, t.job, t.config, truth.time.step_s, r.train_iters,
+                                     r.simulate->device.peak_bf16_flops_per_s, truth.memory.peak_bytes / kGiB,
+                                     r.simulate->device.hbm_bytes / kGiB),
+            result.files);
+        std::error_code ec;
+        fs::copy_file(r.out_dir / dir / config_file, r.out_dir / "logs" / (dir + ".py"), ec);
+        if (ec) throw InputError("--out: cannot write " + (r.out_dir / "logs" / (dir + ".py")).string());
+        result.files.push_back(r.out_dir / "logs" / (dir + ".py"));
+      } else {
+        write_text(
+            trial_log_path(r.out_dir, dir),
+            simulated_megatron_log(r.model, t.job, t.config, truth.time.step_s, r.train_iters, 10, r.engine),
+            result.files);
+      }
     }
   }
   write_text(r.out_dir / "run_trials.sh", script, result.files);
@@ -122,9 +164,9 @@ TuneResult write_tune_loop(const TuneRequest& r) {
       "\n## The loop\n\n"
       "1. Run the trials (" +
       std::to_string(r.train_iters) + " iterations each; set the variables each launch " +
-      "script asks for, e.g. MEGATRON_LM, DATA_PATH, TOKENIZER_MODEL):\n\n"
-      "       bash " +
-      out + "/run_trials.sh\n\n" +
+      (torchtitan ? std::string("script asks for, e.g. HF_ASSETS_PATH):\n\n")
+                  : std::string("script asks for, e.g. MEGATRON_LM, DATA_PATH, TOKENIZER_MODEL):\n\n")) +
+      "       bash " + out + "/run_trials.sh\n\n" +
       (r.simulate ? "   (This directory was written with `--simulate`: the logs are already in " + out +
                         "/logs, as the simulated cluster would write them.)\n\n"
                   : std::string()) +
@@ -134,7 +176,7 @@ TuneResult write_tune_loop(const TuneRequest& r) {
       "/calibrated.yaml\n\n"
       "3. Plan again with the calibrated profile:\n\n"
       "       parplan plan --job " +
-      r.job_file + " --cluster " + out + "/calibrated.yaml\n";
+      r.job_file + " --cluster " + out + "/calibrated.yaml --engine " + engine_name(r.engine) + "\n";
   write_text(r.out_dir / "README.md", readme, result.files);
   return result;
 }

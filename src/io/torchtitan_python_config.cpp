@@ -1,0 +1,238 @@
+#include "src/io/torchtitan_python_config.h"
+
+#include <cctype>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+#include "src/io/input_error.h"
+
+namespace parplan {
+
+namespace {
+using Config = std::map<std::string, std::string>;
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+// The code without comments: a '#' outside quotes ends the line.
+std::string strip_comments(const std::string& text) {
+  std::istringstream in(text);
+  std::string out, line;
+  while (std::getline(in, line)) {
+    char quote = 0;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      const char ch = line[i];
+      if (quote != 0) {
+        if (ch == '\\')
+          ++i;
+        else if (ch == quote)
+          quote = 0;
+      } else if (ch == '"' || ch == '\'') {
+        quote = ch;
+      } else if (ch == '#') {
+        line.resize(i);
+        break;
+      }
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+// The text between the parenthesis at `open` and its match.
+std::string call_arguments(const std::string& code, std::size_t open, const std::string& origin) {
+  int depth = 0;
+  char quote = 0;
+  for (std::size_t i = open; i < code.size(); ++i) {
+    const char ch = code[i];
+    if (quote != 0) {
+      if (ch == quote) quote = 0;
+      continue;
+    }
+    if (ch == '"' || ch == '\'')
+      quote = ch;
+    else if (ch == '(' || ch == '[' || ch == '{')
+      ++depth;
+    else if ((ch == ')' || ch == ']' || ch == '}') && --depth == 0)
+      return code.substr(open + 1, i - open - 1);
+  }
+  throw InputError(origin + ": a call's parentheses do not close (torchtitan Python config)");
+}
+
+// Top-level `key=value` pairs of a call's arguments.
+std::vector<std::pair<std::string, std::string>> keyword_arguments(const std::string& args,
+                                                                   const std::string& origin) {
+  std::vector<std::string> parts;
+  int depth = 0;
+  char quote = 0;
+  std::string part;
+  for (const char ch : args) {
+    if (quote != 0) {
+      if (ch == quote) quote = 0;
+    } else if (ch == '"' || ch == '\'') {
+      quote = ch;
+    } else if (ch == '(' || ch == '[' || ch == '{') {
+      ++depth;
+    } else if (ch == ')' || ch == ']' || ch == '}') {
+      --depth;
+    } else if (ch == ',' && depth == 0) {
+      parts.push_back(part);
+      part.clear();
+      continue;
+    }
+    part += ch;
+  }
+  parts.push_back(part);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& p : parts) {
+    const std::string t = trim(p);
+    if (t.empty()) continue;
+    const auto eq = t.find('=');
+    if (eq == std::string::npos)
+      throw InputError(origin + ": '" + t + "': a config class takes keyword arguments (name=value)");
+    out.emplace_back(trim(t.substr(0, eq)), trim(t.substr(eq + 1)));
+  }
+  return out;
+}
+
+std::string unquote(const std::string& v) {
+  if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
+    return v.substr(1, v.size() - 2);
+  return v;
+}
+
+// A value as the TOML reader takes it.
+std::string value_text(std::string v) {
+  v = trim(v);
+  static const std::regex kEnvInt(
+      R"(^int\(\s*os\.environ\.get\(\s*["'][^"']*["']\s*,\s*["']?([^"')]*)["']?\s*\)\s*\)$)");
+  static const std::regex kEnv(R"(^os\.environ\.get\(\s*["'][^"']*["']\s*,\s*["']([^"']*)["']\s*\)$)");
+  std::smatch m;
+  if (std::regex_match(v, m, kEnvInt) || std::regex_match(v, m, kEnv)) return m[1].str();
+  if (v == "True") return "true";
+  if (v == "False") return "false";
+  if (v.size() >= 2 && v.front() == '[' && v.back() == ']') {
+    std::string items;
+    std::istringstream in(v.substr(1, v.size() - 2));
+    for (std::string item; std::getline(in, item, ',');)
+      if (!trim(item).empty()) items += (items.empty() ? "" : ",") + unquote(trim(item));
+    return items;
+  }
+  return unquote(v);
+}
+
+// llama3_8b -> 8B, qwen3_0_6b -> 0.6B, qwen3_30b_a3b -> 30B-A3B.
+std::string flavor_of_recipe(const std::string& recipe) {
+  const auto cut = recipe.find('_');
+  if (cut == std::string::npos) return "";
+  std::string out;
+  const std::string suffix = recipe.substr(cut + 1);
+  for (std::size_t i = 0; i < suffix.size(); ++i) {
+    const char ch = suffix[i];
+    if (ch == '_') {
+      const bool digits = i > 0 && i + 1 < suffix.size() &&
+                          std::isdigit(static_cast<unsigned char>(suffix[i - 1])) &&
+                          std::isdigit(static_cast<unsigned char>(suffix[i + 1]));
+      out += digits ? '.' : '-';
+    } else {
+      out += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    }
+  }
+  return out;
+}
+
+long long whole(const Config& c, const std::string& key, const std::string& origin) {
+  const std::string& v = c.at(key);
+  try {
+    std::size_t used = 0;
+    const long long n = std::stoll(v, &used);
+    if (used == v.size() && n > 0) return n;
+  } catch (const std::exception&) {
+  }
+  throw InputError(origin + ": config." + key + " must be a positive whole number (got '" + v + "')");
+}
+}  // namespace
+
+std::map<std::string, std::string> parse_torchtitan_python_config(const std::string& text,
+                                                                  const std::string& origin) {
+  const std::string code = strip_comments(text);
+  Config out;
+  std::smatch m;
+  static const std::regex kRecipe(R"(\bconfig\s*=\s*([A-Za-z_]\w*)\s*\(\s*\))");
+  if (!std::regex_search(code, m, kRecipe))
+    throw InputError(origin +
+                     ": no `config = RECIPE()` statement (a torchtitan config_registry function such as "
+                     "llama3_8b); give the module parplan --emit torchtitan wrote, or a run file");
+  const std::string recipe = m[1].str();
+  out["recipe"] = recipe;
+  static const std::regex kFamily(R"(from\s+torchtitan\.models\.(\w+)(?:\.config_registry)?\s+import)");
+  out["model.name"] = std::regex_search(code, m, kFamily) ? m[1].str() : recipe.substr(0, recipe.find('_'));
+  static const std::regex kFlavor(R"(model_registry\(\s*["']([^"']+)["']\s*\))");
+  out["model.flavor"] = std::regex_search(code, m, kFlavor) ? m[1].str() : flavor_of_recipe(recipe);
+
+  // config.SECTION = SomeConfig(...) / None.
+  static const std::regex kSection(R"(\bconfig\.(\w+)\s*=\s*([A-Za-z_][\w.]*)\s*\()");
+  bool checkpoint_set = false;
+  for (auto it = std::sregex_iterator(code.begin(), code.end(), kSection); it != std::sregex_iterator();
+       ++it) {
+    const std::string section = (*it)[1].str();
+    const std::string cls = (*it)[2].str();
+    // Config classes only (ParallelismConfig, FullAC.Config, ...), not
+    // model_registry(...) or os.environ.get(...).
+    if (cls.size() < 6 || cls.compare(cls.size() - 6, 6, "Config") != 0) continue;
+    const std::size_t open = static_cast<std::size_t>(it->position(0) + it->length(0) - 1);
+    const auto args = keyword_arguments(call_arguments(code, open, origin), origin);
+    if (section == "activation_checkpoint") {
+      checkpoint_set = true;
+      const bool full = cls.find("FullAC") != std::string::npos;
+      const bool selective = cls.find("SelectiveAC") != std::string::npos;
+      if (!full && !selective)
+        throw InputError(origin + ": config.activation_checkpoint = " + cls +
+                         "(...) is not read (None, FullAC.Config() or SelectiveAC.Config())");
+      out["activation_checkpoint.mode"] = full ? "full" : "selective";
+      if (selective) out["activation_checkpoint.selective_ac_option"] = "op";
+    }
+    for (const auto& [key, value] : args) out[section + "." + key] = value_text(value);
+  }
+  // config.SECTION.KEY = VALUE (one line) and config.SECTION = None.
+  static const std::regex kField(R"(\bconfig\.(\w+)\.(\w+)\s*=\s*([^\n]+))");
+  for (auto it = std::sregex_iterator(code.begin(), code.end(), kField); it != std::sregex_iterator(); ++it)
+    out[(*it)[1].str() + "." + (*it)[2].str()] = value_text((*it)[3].str());
+  static const std::regex kNone(R"(\bconfig\.activation_checkpoint\s*=\s*None\b)");
+  if (std::regex_search(code, kNone)) {
+    checkpoint_set = true;
+    out["activation_checkpoint.mode"] = "none";
+  }
+  if (!checkpoint_set && !out.count("activation_checkpoint.mode"))
+    throw InputError(origin +
+                     ": config.activation_checkpoint is not set: the recipe's default is not read; set it "
+                     "(None, FullAC.Config() or SelectiveAC.Config())");
+
+  // Tokens per micro-batch and per step (TrainingConfig at torchtitan main)
+  // as sequences of max_context_length tokens.
+  if (out.count("training.max_context_length")) {
+    const long long seq = whole(out, "training.max_context_length", origin);
+    out["training.seq_len"] = std::to_string(seq);
+    for (const auto& [from, to] :
+         {std::pair<const char*, const char*>{"training.num_tokens_per_microbatch_per_dp_rank",
+                                              "training.local_batch_size"},
+          {"training.num_tokens_per_train_step", "training.global_batch_size"}}) {
+      if (!out.count(from)) continue;
+      const long long tokens = whole(out, from, origin);
+      if (tokens % seq != 0)
+        throw InputError(origin + ": config." + from + " (" + std::to_string(tokens) +
+                         ") is not a whole number of max_context_length (" + std::to_string(seq) +
+                         ") sequences: not expressible as a batch of sequences");
+      out[to] = std::to_string(tokens / seq);
+    }
+  }
+  if (code.find("float8") != std::string::npos || code.find("Float8") != std::string::npos)
+    out["model.converters"] = "float8";
+  return out;
+}
+
+}  // namespace parplan

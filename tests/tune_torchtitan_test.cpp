@@ -1,0 +1,211 @@
+// The tuning loop on torchtitan main: the Python config `--emit torchtitan`
+// writes reads back as the plan it was written for (same config, same step
+// time), tune's simulated torchtitan logs recover a hidden profile, and bad
+// Python configs and models calibrate cannot read back are refused.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cost/step_cost.h"
+#include "solvers/profile_fit.h"
+#include "src/emit/emit.h"
+#include "src/emit/engine_capabilities.h"
+#include "src/io/cluster_loader.h"
+#include "src/io/input_error.h"
+#include "src/io/model_loader.h"
+#include "src/io/run_sources.h"
+#include "src/io/torchtitan_log_reader.h"
+#include "src/io/torchtitan_python_config.h"
+#include "src/tune/simulated_log.h"
+#include "src/tune/trials.h"
+#include "src/tune/tune_loop.h"
+#include "tests/synthetic_runs.h"
+
+namespace parplan {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("parplan_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  return dir;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+JobSpec torchtitan_job(int gpus, int gbs, int seq) {
+  JobSpec job;
+  job.gpus = gpus;
+  job.gbs = gbs;
+  job.seq = seq;
+  apply_engine_recipe("torchtitan", job);
+  return job;
+}
+
+// Every plan of the top trials and probes that torchtitan runs as costed:
+// emitted, its log simulated, read back with the Python config beside it.
+TEST(TorchtitanPythonConfig, EmittedConfigReadsBackAsThePlanItWasWrittenFor) {
+  const ModelSpec model = load_model("llama3-8b");
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  const JobSpec job = torchtitan_job(32, 256, 4096);
+  const fs::path dir = scratch("tt_py_config");
+  int checked = 0;
+  for (const Trial& t : candidate_trials(model, cluster, job)) {
+    if (!t.config.overlap_grad_reduce || t.config.hierarchical_partition || t.config.hpz_ranks > 1) continue;
+    const Plan plan{model, cluster, t.job, t.config, estimate_cost(model, cluster, t.job, t.config)};
+    if (!engine_rule_violations(plan, Engine::kTorchtitan).empty()) continue;
+    EmitOptions options;
+    options.engine = Engine::kTorchtitan;
+    options.launcher = Launcher::kTorchrun;
+    options.out_dir = dir / t.name;
+    fs::path py;
+    for (const auto& f : emit_launch_files(plan, options))
+      if (f.extension() == ".py") py = f;
+    ASSERT_FALSE(py.empty()) << t.name;
+    const double step_s = plan.cost.time.step_s;
+    const std::string log = simulated_torchtitan_log(model, t.job, t.config, step_s, 30,
+                                                     cluster.device.peak_bf16_flops_per_s, 40, 80);
+    const FitRun run = parse_torchtitan_log(log, read(py), "", t.name, cluster, TorchtitanJobFormat::kPython);
+    EXPECT_EQ(run.job.gpus, t.job.gpus) << t.name;
+    EXPECT_EQ(run.job.gbs, t.job.gbs) << t.name;
+    EXPECT_EQ(run.job.seq, t.job.seq) << t.name;
+    EXPECT_EQ(run.config.tp, t.config.tp) << t.name;
+    EXPECT_EQ(run.config.pp, t.config.pp) << t.name;
+    EXPECT_EQ(run.config.cp, t.config.cp) << t.name;
+    EXPECT_EQ(run.config.dp, t.config.dp) << t.name;
+    EXPECT_EQ(run.config.mbs, t.config.mbs) << t.name;
+    EXPECT_EQ(run.config.zero, t.config.zero) << t.name;
+    EXPECT_EQ(run.config.recompute, t.config.recompute) << t.name;
+    // The step time the log prints is the one read (tps to whole tokens).
+    EXPECT_NEAR(run.measured_step_s / step_s, 1.0, 1e-3) << t.name;
+    // And the reader costs the run as the plan was costed.
+    EXPECT_NEAR(predict_run(run, cluster).step_s / step_s, 1.0, 1e-6) << t.name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 5);
+  fs::remove_all(dir);
+}
+
+TEST(TorchtitanPythonConfig, ReadsAssignmentsKeywordArgumentsAndEnvironmentDefaults) {
+  const std::string py = R"(import os
+from torchtitan.config import ParallelismConfig  # a comment with config = nothing()
+from torchtitan.distributed.activation_checkpoint import FullAC
+from torchtitan.models.llama3.config_registry import llama3_70b
+
+def plan():
+    config = llama3_70b()
+    config.training.max_context_length = 8192
+    config.training.num_tokens_per_microbatch_per_dp_rank = int(os.environ.get("MB", "16384"))
+    config.training.num_tokens_per_train_step = 2097152
+    config.parallelism = ParallelismConfig(
+        data_parallel_shard_degree=8,
+        tensor_parallel_degree=8,  # tp
+        fsdp_reshard_after_forward="always",
+    )
+    config.compile.enable = True
+    config.activation_checkpoint = FullAC.Config()
+    return config
+)";
+  const auto c = parse_torchtitan_python_config(py, "x.py");
+  EXPECT_EQ(c.at("model.name"), "llama3");
+  EXPECT_EQ(c.at("model.flavor"), "70B");
+  EXPECT_EQ(c.at("training.seq_len"), "8192");
+  EXPECT_EQ(c.at("training.local_batch_size"), "2");
+  EXPECT_EQ(c.at("training.global_batch_size"), "256");
+  EXPECT_EQ(c.at("parallelism.data_parallel_shard_degree"), "8");
+  EXPECT_EQ(c.at("parallelism.tensor_parallel_degree"), "8");
+  EXPECT_EQ(c.at("parallelism.fsdp_reshard_after_forward"), "always");
+  EXPECT_EQ(c.at("compile.enable"), "true");
+  EXPECT_EQ(c.at("activation_checkpoint.mode"), "full");
+  EXPECT_EQ(c.count("model.converters"), 0u);
+}
+
+TEST(TorchtitanPythonConfig, RefusesConfigsItCannotRead) {
+  // No recipe call: nothing says which model runs.
+  EXPECT_THROW(parse_torchtitan_python_config("config = {}\n", "a.py"), InputError);
+  // Activation checkpointing left to the recipe.
+  EXPECT_THROW(parse_torchtitan_python_config("config = llama3_8b()\n", "b.py"), InputError);
+  // Tokens per step that are not whole sequences.
+  EXPECT_THROW(parse_torchtitan_python_config("config = llama3_8b()\nconfig.activation_checkpoint = None\n"
+                                              "config.training.max_context_length = 4096\n"
+                                              "config.training.num_tokens_per_train_step = 5000\n",
+                                              "c.py"),
+               InputError);
+  // A family the reader has no flavors of.
+  const std::string log =
+      "step: 10  loss: 1.0  memory: 1.00GiB(1.00%)  tps: 100  tflops: 1  mfu: 1%\n"
+      "step: 20  loss: 1.0  memory: 1.00GiB(1.00%)  tps: 100  tflops: 1  mfu: 1%\n";
+  EXPECT_THROW(
+      parse_torchtitan_log(log,
+                           "from torchtitan.models.qwen3 import model_registry\nconfig = qwen3_14b()\n"
+                           "config.activation_checkpoint = None\n"
+                           "config.parallelism = ParallelismConfig(data_parallel_shard_degree=8)\n",
+                           "", "d.log", load_cluster("dgx-h100"), TorchtitanJobFormat::kPython),
+      InputError);
+}
+
+TEST(TuneTorchtitan, SimulatedTrialLogsRecoverTheHiddenProfile) {
+  const ModelSpec model = load_model("llama3-8b");
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  const HiddenProfile hidden = hidden_h100_profile(cluster);
+  const fs::path dir = scratch("tune_tt");
+  TuneRequest r;
+  r.model = model;
+  r.cluster = cluster;
+  r.job = torchtitan_job(32, 256, 4096);
+  r.job_file = "job.yaml";
+  r.cluster_arg = "dgx-h100";
+  r.trials = 8;
+  r.engine = Engine::kTorchtitan;
+  r.out_dir = dir;
+  r.simulate = hidden.cluster;
+  const TuneResult result = write_tune_loop(r);
+  ASSERT_EQ(result.trials.size(), 8u);
+  for (const auto& t : result.trials) {
+    const Plan plan{model, cluster, t.job, t.config, {}};
+    EXPECT_TRUE(engine_rule_violations(plan, Engine::kTorchtitan).empty()) << t.name;
+    EXPECT_TRUE(t.config.overlap_grad_reduce) << t.name;
+  }
+  const std::string script = read(dir / "run_trials.sh");
+  EXPECT_NE(script.find("export TRAIN_STEPS="), std::string::npos);
+  EXPECT_NE(script.find("/parplan_torchtitan.py logs/trial-01-"), std::string::npos);
+  EXPECT_NE(read(dir / "README.md").find("--engine torchtitan"), std::string::npos);
+  const auto runs = load_runs({(dir / "logs").string()}, cluster);
+  ASSERT_EQ(runs.size(), 8u);
+  ASSERT_GE(result.pinned.size(), 4u);
+  std::vector<FittedConstant> fit_keys;
+  std::vector<double> truth;
+  for (const auto& key : result.pinned) {
+    fit_keys.push_back(*find_fitted_constant(cluster, key));
+    truth.push_back(fitted_value(hidden.cluster, fit_keys.back()));
+  }
+  const ProfileFitResult fit = fit_profile(cluster, runs, fit_keys);
+  for (std::size_t j = 0; j < truth.size(); ++j)
+    EXPECT_NEAR(fit.after[j], truth[j], 0.02 * truth[j]) << fit_keys[j].key;
+  for (const auto& run : runs)
+    EXPECT_NEAR(predict_run(run, fit.cluster).step_s / run.measured_step_s, 1.0, 2e-3);
+  fs::remove_all(dir);
+}
+
+TEST(TuneTorchtitan, RefusesModelsCalibrateCannotReadBack) {
+  TuneRequest r;
+  r.model = load_model("qwen3-30b-a3b");
+  r.cluster = load_cluster("dgx-h100");
+  r.job = torchtitan_job(32, 256, 4096);
+  r.engine = Engine::kTorchtitan;
+  r.out_dir = scratch("tune_tt_refuse");
+  EXPECT_THROW(write_tune_loop(r), InputError);
+  EXPECT_FALSE(fs::exists(r.out_dir));
+}
+
+}  // namespace
+}  // namespace parplan
