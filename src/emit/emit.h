@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/emit/engine_capabilities.h"
@@ -34,9 +35,12 @@ TorchtitanVersion parse_engine_version(Engine engine, const std::string& text);
 void check_launcher(const ClusterSpec& cluster, Launcher launcher);
 
 const char* engine_name(Engine engine);
-/// The llama3 flavor torchtitan builds for the model's shape ("8B", "70B",
-/// "405B"), or "" (the torchtitan log reader reads those configs back).
-std::string torchtitan_llama3_flavor_of(const ModelSpec& model);
+/// The torchtitan model family and flavor the model's shape is ("qwen3",
+/// "30B-A3B"), or two empty strings.
+std::pair<std::string, std::string> torchtitan_family_flavor(const ModelSpec& model);
+/// The catalog model (models/*.yaml) torchtitan builds as `family` `flavor`,
+/// or "" (the log reader costs such a run with it).
+std::string torchtitan_catalog_model(const std::string& family, const std::string& flavor);
 const char* launcher_name(Launcher launcher);
 
 struct EmitOptions {

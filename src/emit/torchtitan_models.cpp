@@ -11,6 +11,8 @@
 #include <cmath>
 
 #include "src/emit/emit_internal.h"
+#include "src/io/data_paths.h"
+#include "src/io/model_loader.h"
 
 namespace parplan::emit_detail {
 namespace {
@@ -88,7 +90,28 @@ std::vector<std::string> torchtitan_flavor_differences(const ModelSpec& m, const
 }  // namespace parplan::emit_detail
 
 namespace parplan {
-std::string torchtitan_llama3_flavor_of(const ModelSpec& model) {
-  return emit_detail::torchtitan_llama3_flavor(model);
+
+std::pair<std::string, std::string> torchtitan_family_flavor(const ModelSpec& model) {
+  const emit_detail::TorchtitanFlavor* f = emit_detail::torchtitan_flavor(model);
+  if (f == nullptr) return {};
+  return {f->family, f->name};
 }
+
+std::string torchtitan_catalog_model(const std::string& family, const std::string& flavor) {
+  for (const std::string& name : catalog_names("models")) {
+    try {
+      const ModelSpec model = load_model(name);
+      const emit_detail::TorchtitanFlavor* f = emit_detail::torchtitan_flavor(model);
+      // The flavor's own RoPE base and weight tying too: a catalog model
+      // that only shares the shape is another model.
+      if (f != nullptr && family == f->family && flavor == f->name &&
+          emit_detail::torchtitan_flavor_differences(model, *f).empty())
+        return name;
+    } catch (const std::exception&) {
+      // A catalog file that does not load is no match.
+    }
+  }
+  return "";
+}
+
 }  // namespace parplan

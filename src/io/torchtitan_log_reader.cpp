@@ -8,8 +8,10 @@
 #include <sstream>
 #include <vector>
 
+#include "src/emit/emit.h"
 #include "src/io/input_error.h"
 #include "src/io/megatron_log_reader.h"
+#include "src/io/model_loader.h"
 #include "src/io/run_file_reader.h"
 #include "src/io/torchtitan_python_config.h"
 
@@ -288,11 +290,54 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_
   const bool fp8 = converters.find("float8") != std::string::npos ||
                    get(c, "float8.enable_float8_linear", "false") == "true";
 
+  YAML::Node models;
+  std::string model_name = "torchtitan-log";
+  // llama3 flavors are built from their dimensions; other families' flavors
+  // (Qwen3) are the catalog model of the same shape.
+  if (get(c, "model.name", "") == "llama3") {
+    models["torchtitan-log"] = model_node(c, origin);
+  } else {
+    const std::string catalog =
+        torchtitan_catalog_model(get(c, "model.name", ""), get(c, "model.flavor", ""));
+    if (catalog.empty())
+      throw InputError(origin + ": torchtitan model '" + get(c, "model.name", "") + "' flavor '" +
+                       get(c, "model.flavor", "") +
+                       "' is not read from torchtitan configs (llama3 8B/70B/405B, and the flavors of the "
+                       "catalog's models, are); give a run file (docs/calibrate.md)");
+    model_name = catalog;
+  }
+  const int model_layers =
+      model_name == "torchtitan-log" ? models[model_name]["layers"].as<int>() : load_model(model_name).layers;
   YAML::Node config;
   config["tp"] = tp;
   config["pp"] = pp;
   config["cp"] = cp;
-  config["vp"] = 1;
+  // Looped schedules (Interleaved1F1B, LoopedBFS, InterleavedZeroBubble)
+  // run two stages per rank by default (torchtitan pipeline_parallel.py).
+  const std::string schedule = get(c, "parallelism.pipeline_parallel_schedule", "1F1B");
+  const int vp = pp > 1 && (schedule.find("Interleaved") != std::string::npos ||
+                            schedule.find("Looped") != std::string::npos)
+                     ? 2
+                     : 1;
+  config["vp"] = vp;
+  // The uneven split: the first/last stage carries that many layers fewer
+  // than the others (generate_llm_fqn_per_model_part), with vp 1.
+  int first_stage_layers = 0, last_stage_layers = 0;
+  const int less_first = get_int(c, "parallelism.pipeline_parallel_first_stage_less_layers", 0, origin);
+  const int less_last = get_int(c, "parallelism.pipeline_parallel_last_stage_less_layers", 0, origin);
+  if (pp > 1 && (less_first > 0 || less_last > 0)) {
+    const int layers = model_layers;
+    const int stages = pp * vp;
+    const int effective = layers + less_first + less_last;
+    if (vp > 1 || layers <= 0 || effective % stages != 0)
+      throw InputError(
+          origin + ": pipeline_parallel_first/last_stage_less_layers (" + std::to_string(less_first) + ", " +
+          std::to_string(less_last) +
+          ") do not split the layers evenly over the other stages: not expressible; give a run file");
+    const int middle = effective / stages;
+    if (less_first > 0) first_stage_layers = middle - less_first;
+    if (less_last > 0) last_stage_layers = middle - less_last;
+  }
   config["mbs"] = mbs;
   // torchtitan's tensor parallelism shards the norms' activations over the
   // sequence (SequenceParallel) whenever tp > 1.
@@ -301,11 +346,17 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_
   config["recompute"] = mode == "full" ? "full" : mode == "selective" ? "selective" : "none";
   config["attention"] = "flash";
   config["overlap_grad_reduce"] = true;
-  config["overlap_p2p"] = false;
+  // PyTorch's pipeline schedules post their sends and receives and compute
+  // meanwhile, as plans for torchtitan are costed (it matters with vp > 1).
+  config["overlap_p2p"] = true;
+  // MoE: routed experts sharded over expert_parallel_degree (torchtitan
+  // borrows it from dp_shard * cp * tp), one expert-tensor rank.
+  const int ep = get_int(c, "parallelism.expert_parallel_degree", 1, origin);
+  if (ep > 1) config["ep"] = ep;
 
   YAML::Node run;
   run["name"] = origin;
-  run["model"] = "torchtitan-log";
+  run["model"] = model_name;
   run["gpus"] = world;
   run["gbs"] = gbs;
   run["seq"] = seq;
@@ -327,8 +378,6 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_
   // (torchtitan metrics.py): gbs * seq / world tokens per device per step.
   run["step_s"] = static_cast<double>(gbs) * seq / (static_cast<double>(world) * median_tps);
   if (metrics.peak_gib > 0) run["peak_memory_gib"] = metrics.peak_gib;
-  YAML::Node models;
-  models["torchtitan-log"] = model_node(c, origin);
   FitRun fit = parse_run_node(run, models, cluster, origin, origin);
   // v0.2.x's llama3 attention is PyTorch SDPA, whose flash path is
   // FlashAttention-2; main's model_registry builds FlexAttention (its
@@ -336,6 +385,9 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_
   // Without torch.compile every element-wise operator is its own kernel
   // (compile.enable defaults to false).
   fit.job.attention_kernel = python ? AttentionKernel::kFlex : AttentionKernel::kFlash2;
+  // The run file's config has no split keys: set as read.
+  fit.config.first_stage_layers = first_stage_layers;
+  fit.config.last_stage_layers = last_stage_layers;
   fit.job.fused_elementwise = get(c, "compile.enable", "false") == "true";
   if (fit.job.tp_comm_overlap && !fit.job.fused_elementwise)
     throw InputError(

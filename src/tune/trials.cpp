@@ -25,6 +25,7 @@ std::vector<Trial> top_plan_trials(const ModelSpec& model, const ClusterSpec& cl
   SearchOptions options;
   options.top_k = top;
   options.deadline = limit.deadline;
+  options.engines = limit.engines;
   const SearchResult result = search_configs(model, cluster, job, options);
   if (limit.stopped_at_deadline && result.stopped_at_deadline) *limit.stopped_at_deadline = true;
   std::vector<Trial> out;

@@ -16,6 +16,7 @@
 #include "cost/spec/model_spec.h"
 #include "cost/spec/parallel_config.h"
 #include "solvers/fit_run.h"
+#include "src/emit/engine_capabilities.h"
 
 namespace parplan {
 
@@ -38,6 +39,9 @@ std::vector<FittedConstant> tune_constants(const ClusterSpec& cluster);
 struct TrialSearchLimit {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   bool* stopped_at_deadline = nullptr;
+  /// The engines whose space the top plans come from (the one the trials
+  /// run on, so that plan #1 is that engine's best).
+  EngineSelection engines;
 };
 
 /// The `top` best plans of the job (search), best first.

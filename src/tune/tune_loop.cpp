@@ -54,16 +54,21 @@ TuneResult write_tune_loop(const TuneRequest& r) {
         "--emit: tune reads its trials' logs back from Megatron-LM, Megatron-DeepSpeed and torchtitan; use "
         "megatron, megatron-deepspeed or torchtitan");
   const bool torchtitan = r.engine == Engine::kTorchtitan;
-  if (torchtitan && torchtitan_llama3_flavor_of(r.model).empty())
-    throw InputError(
-        "--emit torchtitan: calibrate reads torchtitan configs of the llama3 flavors back (8B, 70B, "
-        "405B), and " +
-        r.model.name + " is not one; use --emit megatron");
+  if (torchtitan) {
+    const auto [family, flavor] = torchtitan_family_flavor(r.model);
+    if (family.empty() || (family != "llama3" && torchtitan_catalog_model(family, flavor).empty()))
+      throw InputError(
+          "--emit torchtitan: calibrate reads back the torchtitan configs of the llama3 flavors and of the "
+          "catalog models torchtitan builds (qwen3-30b-a3b), and " +
+          r.model.name + " is neither; use --emit megatron");
+  }
   std::error_code ec;
   if (fs::exists(r.out_dir, ec) && !fs::is_empty(r.out_dir, ec))
     throw InputError("--out " + r.out_dir.string() + ": the directory is not empty; give a new one");
   bool stopped_at_deadline = false;
-  auto candidates = candidate_trials(r.model, r.cluster, r.job, {r.deadline, &stopped_at_deadline});
+  auto candidates =
+      candidate_trials(r.model, r.cluster, r.job,
+                       {r.deadline, &stopped_at_deadline, parse_engine_selection(engine_name(r.engine))});
   std::vector<Trial> accepted;
   for (const auto& t : candidates) {
     // torchtitan's FSDP always overlaps its reduce-scatters: no config
