@@ -43,6 +43,30 @@ constexpr KernelFigures scaled(const KernelFigures& f, double forward, double ba
   return out;
 }
 constexpr KernelFigures kFlex = scaled(kFlash2, kFlexForwardShare, kFlexBackwardShare);
+// FlashAttention's Triton kernel (flash_attn_triton.py, Tri Dao 2022; the
+// one llm-foundry's `attn_impl: triton` runs): its forward + backward speed
+// over FlashAttention-2's at the same lengths, causal, head dim 128, on an
+// A100 80GB SXM4: 50/99, 61/133, 68/155, 74/173, 78/182, 80/189 TFLOP/s
+// at 512 ... 16k (Dao-AILab/flash-attention README, "FlashAttention-2"
+// benchmark figure assets/flash2_a100_fwd_bwd_benchmark.png, panel d). No
+// H100 figure of it is published: the ratio is carried over to
+// FlashAttention-2's H100 figures, as both kernels issue Ampere's mma.sync
+// on a Hopper GPU (neither uses wgmma or TMA), so the same SM count and
+// clock scale both. The figure gives forward and backward together: the
+// ratio applies to each pass (and, for context-parallel blocks, to the
+// non-causal figures: panel b's 0.47-0.48 from 2k on).
+constexpr double kTritonShare[kPoints] = {50.0 / 99,  61.0 / 133, 68.0 / 155,
+                                          74.0 / 173, 78.0 / 182, 80.0 / 189};
+constexpr KernelFigures scaled_per_length(const KernelFigures& f, const double (&share)[kPoints]) {
+  KernelFigures out{};
+  for (int i = 0; i < kPoints; ++i) {
+    out.causal_forward[i] = share[i] * f.causal_forward[i];
+    out.noncausal_forward[i] = share[i] * f.noncausal_forward[i];
+    out.noncausal_backward[i] = share[i] * f.noncausal_backward[i];
+  }
+  return out;
+}
+constexpr KernelFigures kTritonFlash = scaled_per_length(kFlash2, kTritonShare);
 constexpr KernelFigures kFlash3 = {
     {292, 423, 521, 579, 602, 616}, {467, 565, 625, 638, 646, 648}, {316, 424, 501, 542, 559, 561}};
 // The peak the figures are measured against: H100 SXM5 dense bf16.
@@ -89,6 +113,8 @@ const KernelFigures* figures(AttentionKernel kernel) {
       return &kCudnn;
     case AttentionKernel::kFlex:
       return &kFlex;
+    case AttentionKernel::kTritonFlash:
+      return &kTritonFlash;
     case AttentionKernel::kProfile:
       break;
   }
@@ -98,7 +124,8 @@ const KernelFigures* figures(AttentionKernel kernel) {
 const LongScale& long_scale(AttentionKernel kernel) {
   switch (kernel) {
     case AttentionKernel::kFlash2:
-    case AttentionKernel::kFlex:  // its share of FlashAttention-2 at every length
+    case AttentionKernel::kFlex:         // its share of FlashAttention-2 at every length
+    case AttentionKernel::kTritonFlash:  // its 16k share of FlashAttention-2 beyond
       return kFlash2Long;
     case AttentionKernel::kCudnn:
       return kCudnnLong;

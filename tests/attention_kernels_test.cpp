@@ -27,6 +27,27 @@ TEST(AttentionKernels, PublishedForwardFiguresAtTheirSequenceLengths) {
   EXPECT_DOUBLE_EQ(published_attention_tflops(AttentionKernel::kProfile, 4096, false), 0);
 }
 
+// FlashAttention's Triton kernel (llm-foundry's attn_impl triton): its
+// share of FlashAttention-2 in the FlashAttention-2 README's A100 benchmark
+// (causal, head dim 128, forward + backward: Triton 50 ... 80 TFLOP/s,
+// FlashAttention-2 99 ... 189 at 512 ... 16k), on both passes, at every
+// length, beyond 16k its 16k share.
+TEST(AttentionKernels, TritonKernelRunsAtItsPublishedShareOfFlashAttention2) {
+  const double triton[] = {50, 61, 68, 74, 78, 80};
+  const double flash2[] = {99, 133, 155, 173, 182, 189};
+  for (int i = 0; i < 6; ++i) {
+    const double seq = 512.0 * (1 << i);
+    for (bool backward : {false, true})
+      EXPECT_NEAR(published_attention_tflops(AttentionKernel::kTritonFlash, seq, backward) /
+                      published_attention_tflops(AttentionKernel::kFlash2, seq, backward),
+                  triton[i] / flash2[i], 1e-12)
+          << seq;
+  }
+  EXPECT_NEAR(published_attention_tflops(AttentionKernel::kTritonFlash, 65536, false) /
+                  published_attention_tflops(AttentionKernel::kFlash2, 65536, false),
+              80.0 / 189, 1e-12);
+}
+
 TEST(AttentionKernels, CausalBackwardIsNonCausalBackwardTimesTheForwardMaskRatio) {
   EXPECT_NEAR(published_attention_tflops(AttentionKernel::kFlash2, 16384, true), 322.0 * 335 / 370, 1e-9);
   EXPECT_NEAR(published_attention_tflops(AttentionKernel::kFlash3, 8192, true), 559.0 * 602 / 646, 1e-9);

@@ -164,13 +164,15 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   // fuses element-wise operators (eager PyTorch does not).
   if (f.has("attention_kernel") || !f.has("engine")) {
     const std::string kernel = f.text("attention_kernel", "profile");
-    if (kernel != "profile" && kernel != "fa2" && kernel != "fa3" && kernel != "cudnn" && kernel != "flex")
-      f.fail("attention_kernel", "must be profile, fa2, fa3, cudnn or flex");
-    run.job.attention_kernel = kernel == "fa2"     ? AttentionKernel::kFlash2
-                               : kernel == "fa3"   ? AttentionKernel::kFlash3
-                               : kernel == "cudnn" ? AttentionKernel::kCudnn
-                               : kernel == "flex"  ? AttentionKernel::kFlex
-                                                   : AttentionKernel::kProfile;
+    if (kernel != "profile" && kernel != "fa2" && kernel != "fa3" && kernel != "cudnn" && kernel != "flex" &&
+        kernel != "triton")
+      f.fail("attention_kernel", "must be profile, fa2, fa3, cudnn, flex or triton");
+    run.job.attention_kernel = kernel == "fa2"      ? AttentionKernel::kFlash2
+                               : kernel == "fa3"    ? AttentionKernel::kFlash3
+                               : kernel == "cudnn"  ? AttentionKernel::kCudnn
+                               : kernel == "flex"   ? AttentionKernel::kFlex
+                               : kernel == "triton" ? AttentionKernel::kTritonFlash
+                                                    : AttentionKernel::kProfile;
   }
   run.job.fused_elementwise = f.boolean("fused_elementwise", true);
   // FSDP2 copies every gathered parameter out of the all-gather buffer
