@@ -20,6 +20,8 @@
 #include "src/io/run_file_reader.h"
 #include "src/io/scatter_input.h"
 #include "src/io/skip_problem_loader.h"
+#include "src/io/torchtitan_log_reader.h"
+#include "src/io/torchtitan_python_config.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace parplan::fuzz {
@@ -71,11 +73,28 @@ inline void read_skip_problem(const std::string& text) {
 
 /// calibrate --runs: the same bytes as a YAML run file, a CSV run file and a
 /// Megatron-LM log, against the dgx-h100 profile.
+/// A torchtitan metrics log the job-config readers are driven beside.
+inline const std::string kTorchtitanLog =
+    "step: 10  loss: 1.0  memory: 10.00GiB(12.00%)  tps: 1,000  tflops: 1.0  mfu: 1.0%\n"
+    "step: 20  loss: 1.0  memory: 10.00GiB(12.00%)  tps: 1,000  tflops: 1.0  mfu: 1.0%\n";
+
 inline void read_run_files(const std::string& text) {
   static const ClusterSpec cluster = load_cluster("dgx-h100");
   each_reader({[&] { (void)read_run_yaml(scratch_file(text, "-runs.yaml"), cluster); },
                [&] { (void)read_run_csv(scratch_file(text, "-runs.csv"), cluster); },
-               [&] { (void)parse_megatron_log(text, "fuzz.log", cluster); }});
+               [&] { (void)parse_megatron_log(text, "fuzz.log", cluster); },
+               // torchtitan: the text as a job config (TOML, Python) beside a
+               // fixed metrics log, and as the log beside an empty TOML.
+               [&] { (void)parse_torchtitan_python_config(text, "fuzz.py"); },
+               [&] {
+                 (void)parse_torchtitan_log(kTorchtitanLog, text, "", "fuzz.log", cluster,
+                                            TorchtitanJobFormat::kPython);
+               },
+               [&] {
+                 (void)parse_torchtitan_log(kTorchtitanLog, text, "", "fuzz.log", cluster,
+                                            TorchtitanJobFormat::kToml);
+               },
+               [&] { (void)parse_torchtitan_log(text, "", "", "fuzz.log", cluster); }});
 }
 
 }  // namespace parplan::fuzz
