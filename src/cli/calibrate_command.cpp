@@ -23,13 +23,16 @@ namespace parplan {
 void register_calibrate(CLI::App& app, Commands& c) {
   c.calibrate = app.add_subcommand("calibrate", "Fit a hardware profile's constants to measured runs");
   c.calibrate->footer(
-      "Runs: YAML/CSV run files and Megatron-LM logs (files or directories). See docs/calibrate.md.\n"
+      "Runs: YAML/CSV run files, Megatron-LM logs, torchtitan logs (with their .toml or .py config beside\n"
+      "them), as files or directories. See docs/calibrate.md.\n"
       "Example:\n  parplan calibrate --cluster dgx-h100 --runs calibration/h100-megatron-lm.yaml \\\n"
       "                    --out my-h100.yaml");
   CalibrateFlags& f = c.calibrate_flags;
   c.calibrate->add_option("--cluster", f.cluster, "hardware profile to start from (name or YAML path)")
       ->required();
-  c.calibrate->add_option("--runs", f.runs, "run files (.yaml, .csv), Megatron-LM logs, or directories")
+  c.calibrate
+      ->add_option("--runs", f.runs,
+                   "run files (.yaml, .csv), Megatron-LM or torchtitan logs, or directories")
       ->required();
   c.calibrate->add_option("--fit", f.fit,
                           "constants to fit, comma-separated (default: those the runs identify)");
