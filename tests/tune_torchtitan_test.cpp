@@ -142,13 +142,45 @@ def plan():
   EXPECT_EQ(c.at("compile.enable"), "true");
   EXPECT_EQ(c.at("activation_checkpoint.mode"), "full");
   EXPECT_EQ(c.count("model.converters"), 0u);
+  // A model_spec with Float8 converters (the llama3_405b recipe's form).
+  const auto f = parse_torchtitan_python_config(
+      "config = llama3_405b()\nconfig.activation_checkpoint = None\n"
+      "config.model_spec = model_registry(\"405B\", converters=[Float8LinearConverter.Config()])\n",
+      "f.py");
+  EXPECT_EQ(f.at("model.flavor"), "405B");
+  EXPECT_EQ(f.at("model.converters"), "float8");
+}
+
+// What the registered recipes set (torchtitan main b5bcd76c,
+// config_registry.py): llama3_70b tp 8, 8 x 8192 tokens per micro-batch,
+// full AC; llama3_405b compile with Async TP and Float8 linears on its own
+// model_spec; a CompileConfig(...) replaces the recipe's compile section.
+TEST(TorchtitanPythonConfig, RegisteredRecipesSupplyTheirDefaults) {
+  const auto a = parse_torchtitan_python_config("config = llama3_70b()\n", "a.py");
+  EXPECT_EQ(a.at("parallelism.tensor_parallel_degree"), "8");
+  EXPECT_EQ(a.at("training.seq_len"), "8192");
+  EXPECT_EQ(a.at("training.local_batch_size"), "8");
+  EXPECT_EQ(a.at("activation_checkpoint.mode"), "full");
+  EXPECT_EQ(a.count("model.converters"), 0u);
+  const auto b = parse_torchtitan_python_config("config = llama3_405b()\n", "b.py");
+  EXPECT_EQ(b.at("compile.enable"), "true");
+  EXPECT_EQ(b.at("compile.enable_async_tensor_parallel"), "true");
+  EXPECT_EQ(b.at("model.converters"), "float8");
+  const auto c = parse_torchtitan_python_config(
+      "config = llama3_405b()\nconfig.model_spec = model_registry(\"405B\")\n"
+      "config.compile = CompileConfig(components=[\"model\"])\nconfig.activation_checkpoint = None\n",
+      "c.py");
+  EXPECT_EQ(c.count("model.converters"), 0u);
+  EXPECT_EQ(c.count("compile.enable"), 0u);
+  EXPECT_EQ(c.at("activation_checkpoint.mode"), "none");
+  EXPECT_EQ(c.count("activation_checkpoint.selective_ac_option"), 0u);
 }
 
 TEST(TorchtitanPythonConfig, RefusesConfigsItCannotRead) {
   // No recipe call: nothing says which model runs.
   EXPECT_THROW(parse_torchtitan_python_config("config = {}\n", "a.py"), InputError);
-  // Activation checkpointing left to the recipe.
-  EXPECT_THROW(parse_torchtitan_python_config("config = llama3_8b()\n", "b.py"), InputError);
+  // Activation checkpointing left to a recipe whose defaults are not known.
+  EXPECT_THROW(parse_torchtitan_python_config("config = my_llama3_8b()\n", "b.py"), InputError);
   // Tokens per step that are not whole sequences.
   EXPECT_THROW(parse_torchtitan_python_config("config = llama3_8b()\nconfig.activation_checkpoint = None\n"
                                               "config.training.max_context_length = 4096\n"

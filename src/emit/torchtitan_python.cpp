@@ -35,8 +35,7 @@ std::string torchtitan_python_config(const Plan& plan, long long train_steps) {
      << kTorchtitanPythonConfig << "\n";
   py << "# (this folder on PYTHONPATH; launch.sh does both). Reads HF_ASSETS_PATH and TRAIN_STEPS.\n";
   py << "import os\n\n";
-  py << "from torchtitan.config import " << (plan.job.fused_elementwise ? "CompileConfig, " : "")
-     << "ParallelismConfig\n";
+  py << "from torchtitan.config import CompileConfig, ParallelismConfig\n";
   if (c.recompute != Recompute::kNone) {
     py << "from torchtitan.distributed.activation_checkpoint import "
        << (c.recompute == Recompute::kFull ? "FullAC" : "SelectiveAC") << "\n";
@@ -49,7 +48,10 @@ std::string torchtitan_python_config(const Plan& plan, long long train_steps) {
   py << "    # edit config.dataloader for your data. The plan's choices follow.\n";
   py << "    config = " << recipe << "()\n";
   py << "    # bf16 weights and GEMMs, as costed"
-     << (recipe == "llama3_405b" ? " (the recipe converts linears to float8)" : "") << ".\n";
+     << (recipe == "llama3_405b"
+             ? " (the recipe's model_spec converts linears to float8; the model_spec below has no converters)"
+             : "")
+     << ".\n";
   py << "    # Attention: FlexAttention (model_registry's default attn_backend), costed as\n"
      << "    # causal over each whole sequence; packed shorter documents (block-causal) cost less.\n";
   py << "    config.model_spec = model_registry(\"" << flavor << "\")\n";
@@ -96,6 +98,8 @@ std::string torchtitan_python_config(const Plan& plan, long long train_steps) {
     py << "    config.compile = CompileConfig(enable=True, components=["
        << (plan.job.cross_entropy == CrossEntropy::kCompiled ? "\"model\", \"loss\"" : "\"model\"") << "]"
        << (tp_comm_overlapped(plan.job, c) ? ", enable_async_tensor_parallel=True" : "") << ")\n";
+  else  // eager, as costed: a recipe that compiles (llama3_405b) would not
+    py << "    config.compile = CompileConfig(enable=False)\n";
   switch (c.recompute) {
     case Recompute::kNone:
       py << "    config.activation_checkpoint = None\n";

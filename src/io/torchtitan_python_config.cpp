@@ -145,6 +145,41 @@ std::string flavor_of_recipe(const std::string& recipe) {
   return out;
 }
 
+// What the registered recipes set, as read at torchtitan main b5bcd76c
+// (torchtitan/models/{llama3,qwen3}/config_registry.py): the fields the
+// reader needs, so that a config that starts from a recipe and changes a
+// few of them reads as it runs. A recipe not listed sets none of them.
+struct RecipeDefaults {
+  const char* recipe;
+  int max_context_length;
+  int tokens_per_microbatch;
+  int tensor_parallel;
+  const char* checkpoint;  ///< "full" / "selective"
+  bool compile;            ///< CompileConfig(enable=True, enable_async_tensor_parallel=True)
+  bool float8;             ///< Float8LinearConverter on the recipe's model_spec
+};
+constexpr RecipeDefaults kRecipes[] = {
+    {"llama3_8b", 8192, 8192, 1, "selective", false, false},
+    {"llama3_70b", 8192, 8 * 8192, 8, "full", false, false},
+    {"llama3_405b", 8192, 2 * 8192, 8, "full", true, true},
+    {"qwen3_0_6b", 4096, 4 * 4096, 1, "selective", false, false},
+    {"qwen3_1_7b", 4096, 4 * 4096, 1, "selective", false, false},
+    {"qwen3_14b", 4096, 4 * 4096, 1, "full", false, false},
+    {"qwen3_30b_a3b", 4096, 2 * 4096, 1, "full", false, false},
+    {"qwen3_32b", 4096, 2 * 4096, 1, "full", false, false},
+};
+
+const RecipeDefaults* recipe_defaults(const std::string& recipe) {
+  for (const RecipeDefaults& r : kRecipes)
+    if (recipe == r.recipe) return &r;
+  return nullptr;
+}
+
+void erase_section(Config& c, const std::string& section) {
+  for (auto it = c.lower_bound(section + "."); it != c.end() && it->first.rfind(section + ".", 0) == 0;)
+    it = c.erase(it);
+}
+
 long long whole(const Config& c, const std::string& key, const std::string& origin) {
   const std::string& v = c.at(key);
   try {
@@ -171,8 +206,21 @@ std::map<std::string, std::string> parse_torchtitan_python_config(const std::str
   out["recipe"] = recipe;
   static const std::regex kFamily(R"(from\s+torchtitan\.models\.(\w+)(?:\.config_registry)?\s+import)");
   out["model.name"] = std::regex_search(code, m, kFamily) ? m[1].str() : recipe.substr(0, recipe.find('_'));
-  static const std::regex kFlavor(R"(model_registry\(\s*["']([^"']+)["']\s*\))");
+  static const std::regex kFlavor(R"(model_registry\(\s*["']([^"']+)["'])");
   out["model.flavor"] = std::regex_search(code, m, kFlavor) ? m[1].str() : flavor_of_recipe(recipe);
+  const RecipeDefaults* defaults = recipe_defaults(recipe);
+  if (defaults != nullptr) {
+    out["training.max_context_length"] = std::to_string(defaults->max_context_length);
+    out["training.num_tokens_per_microbatch_per_dp_rank"] = std::to_string(defaults->tokens_per_microbatch);
+    out["parallelism.tensor_parallel_degree"] = std::to_string(defaults->tensor_parallel);
+    out["activation_checkpoint.mode"] = defaults->checkpoint;
+    if (std::string(defaults->checkpoint) == "selective")
+      out["activation_checkpoint.selective_ac_option"] = "op";
+    if (defaults->compile) out["compile.enable"] = out["compile.enable_async_tensor_parallel"] = "true";
+  }
+  // The recipe's own model_spec (its converters) unless the config sets one.
+  static const std::regex kModelSpec(R"(\bconfig\.model_spec\s*=)");
+  const bool own_model_spec = std::regex_search(code, kModelSpec);
 
   // config.SECTION = SomeConfig(...) / None.
   static const std::regex kSection(R"(\bconfig\.(\w+)\s*=\s*([A-Za-z_][\w.]*)\s*\()");
@@ -186,6 +234,8 @@ std::map<std::string, std::string> parse_torchtitan_python_config(const std::str
     if (cls.size() < 6 || cls.compare(cls.size() - 6, 6, "Config") != 0) continue;
     const std::size_t open = static_cast<std::size_t>(it->position(0) + it->length(0) - 1);
     const auto args = keyword_arguments(call_arguments(code, open, origin), origin);
+    // A new object replaces the recipe's whole section.
+    erase_section(out, section);
     if (section == "activation_checkpoint") {
       checkpoint_set = true;
       const bool full = cls.find("FullAC") != std::string::npos;
@@ -205,9 +255,10 @@ std::map<std::string, std::string> parse_torchtitan_python_config(const std::str
   static const std::regex kNone(R"(\bconfig\.activation_checkpoint\s*=\s*None\b)");
   if (std::regex_search(code, kNone)) {
     checkpoint_set = true;
+    erase_section(out, "activation_checkpoint");
     out["activation_checkpoint.mode"] = "none";
   }
-  if (!checkpoint_set && !out.count("activation_checkpoint.mode"))
+  if (!checkpoint_set && defaults == nullptr && !out.count("activation_checkpoint.mode"))
     throw InputError(origin +
                      ": config.activation_checkpoint is not set: the recipe's default is not read; set it "
                      "(None, FullAC.Config() or SelectiveAC.Config())");
@@ -230,7 +281,8 @@ std::map<std::string, std::string> parse_torchtitan_python_config(const std::str
       out[to] = std::to_string(tokens / seq);
     }
   }
-  if (code.find("float8") != std::string::npos || code.find("Float8") != std::string::npos)
+  if (code.find("float8") != std::string::npos || code.find("Float8") != std::string::npos ||
+      (defaults != nullptr && defaults->float8 && !own_model_spec))
     out["model.converters"] = "float8";
   return out;
 }

@@ -27,8 +27,13 @@ namespace parplan {
 /// - Float8 converters anywhere in the code: model.converters = float8.
 /// Values: `int(os.environ.get("NAME", "N"))` and `os.environ.get(..., "V")`
 /// read as their defaults, True/False as true/false, quotes removed.
+/// A registered llama3/qwen3 recipe supplies what it sets (context length,
+/// tokens per micro-batch, tensor parallelism, activation checkpointing,
+/// compile and Async TP, llama3_405b's Float8 converters unless the config
+/// sets its own model_spec) before the statements apply; `config.SECTION =
+/// XConfig(...)` replaces the recipe's whole section.
 /// Throws InputError naming `origin` when no `config = RECIPE()` statement
-/// is found or activation checkpointing is left to the recipe.
+/// is found, or an unknown recipe leaves activation checkpointing unset.
 std::map<std::string, std::string> parse_torchtitan_python_config(const std::string& text,
                                                                   const std::string& origin);
 
