@@ -232,10 +232,11 @@ bool looks_like_torchtitan_log(const std::string& text) {
 
 FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_text,
                             const std::string& flags_text, const std::string& origin,
-                            const ClusterSpec& cluster, TorchtitanJobFormat format) {
+                            const ClusterSpec& cluster, TorchtitanJobFormat format,
+                            const std::string& job_origin) {
   const bool python = format == TorchtitanJobFormat::kPython;
-  Config c = python ? parse_torchtitan_python_config(job_text, origin + " (job file)")
-                    : parse_toml(job_text, origin + " (job file)");
+  const std::string job_name = job_origin.empty() ? origin + " (job file)" : job_origin;
+  Config c = python ? parse_torchtitan_python_config(job_text, job_name) : parse_toml(job_text, job_name);
   for (const auto& [k, v] : parse_flags(flags_text)) c[k] = v;
 
   const Metrics metrics = read_metrics(log_text);
@@ -425,7 +426,8 @@ FitRun read_torchtitan_log(const std::string& path, const ClusterSpec& cluster) 
   const fs::path flags = fs::path(log).replace_extension(".flags");
   return parse_torchtitan_log(
       read_text(log), read_text(job), fs::is_regular_file(flags, ec) ? read_text(flags) : std::string(), path,
-      cluster, job.extension() == ".py" ? TorchtitanJobFormat::kPython : TorchtitanJobFormat::kToml);
+      cluster, job.extension() == ".py" ? TorchtitanJobFormat::kPython : TorchtitanJobFormat::kToml,
+      job.string());
 }
 
 }  // namespace parplan

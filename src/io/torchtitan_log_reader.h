@@ -26,10 +26,12 @@ FitRun read_torchtitan_log(const std::string& path, const ClusterSpec& cluster);
 enum class TorchtitanJobFormat { kToml, kPython };
 
 /// The same from texts (tests): the log, the job config, the flags (may be
-/// empty).
+/// empty); `job_origin` names the job file in messages (default: the log's
+/// name with "(job file)").
 FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_text,
                             const std::string& flags_text, const std::string& origin,
                             const ClusterSpec& cluster,
-                            TorchtitanJobFormat format = TorchtitanJobFormat::kToml);
+                            TorchtitanJobFormat format = TorchtitanJobFormat::kToml,
+                            const std::string& job_origin = "");
 
 }  // namespace parplan
