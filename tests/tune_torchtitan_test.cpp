@@ -181,6 +181,11 @@ TEST(TorchtitanPythonConfig, RefusesConfigsItCannotRead) {
   EXPECT_THROW(parse_torchtitan_python_config("config = {}\n", "a.py"), InputError);
   // Activation checkpointing left to a recipe whose defaults are not known.
   EXPECT_THROW(parse_torchtitan_python_config("config = my_llama3_8b()\n", "b.py"), InputError);
+  // A line no config has (std::regex would recurse once per character).
+  EXPECT_THROW(
+      parse_torchtitan_python_config(
+          "config = llama3_8b()\nconfig.training.steps = " + std::string(100000, '1') + "\n", "long.py"),
+      InputError);
   // Tokens per step that are not whole sequences.
   EXPECT_THROW(parse_torchtitan_python_config("config = llama3_8b()\nconfig.activation_checkpoint = None\n"
                                               "config.training.max_context_length = 4096\n"

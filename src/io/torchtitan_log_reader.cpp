@@ -19,6 +19,9 @@ namespace parplan {
 
 namespace {
 namespace fs = std::filesystem;
+// torchtitan's metrics and mesh lines are a few hundred characters; std::regex
+// recurses once per character matched, so a longer line is never matched.
+constexpr std::size_t kMaxMatchedLine = 4096;
 /// "section.key" -> value (quotes removed), the TOML subset torchtitan's
 /// train_configs use: [section] headers and one-line key = value pairs.
 using Config = std::map<std::string, std::string>;
@@ -160,7 +163,13 @@ int world_size(const Config& c, const std::string& log_text, const std::string& 
   // [names], [sizes]".
   static const std::regex kMesh(R"(device mesh with \[[^\]]*\], \[([0-9, ]+)\])");
   std::smatch m;
-  if (std::regex_search(log_text, m, kMesh)) {
+  std::istringstream log_lines(log_text);
+  std::string line;
+  bool found = false;
+  while (!found && std::getline(log_lines, line))
+    found = line.size() <= kMaxMatchedLine && line.find("device mesh with") != std::string::npos &&
+            std::regex_search(line, m, kMesh);
+  if (found) {
     std::istringstream sizes(m[1].str());
     long long world = 1;
     for (std::string s; std::getline(sizes, s, ',');) world *= std::stoll(trim(s));
@@ -192,6 +201,7 @@ Metrics read_metrics(const std::string& text) {
   std::string line;
   int previous_step = 0;
   while (std::getline(in, line)) {
+    if (line.size() > kMaxMatchedLine) continue;  // not a metrics line
     line = std::regex_replace(line, kAnsi, "");
     std::smatch step, tps;
     if (!std::regex_search(line, step, kStep) || !std::regex_search(line, tps, kTps)) continue;
@@ -224,7 +234,7 @@ bool looks_like_torchtitan_log(const std::string& text) {
   std::string line;
   static const std::regex kAnsi("\x1b\\[[0-9;]*m");
   while (std::getline(in, line))
-    if (line.find("tps:") != std::string::npos &&
+    if (line.size() <= kMaxMatchedLine && line.find("tps:") != std::string::npos &&
         std::regex_search(std::regex_replace(line, kAnsi, ""), kLine))
       return true;
   return false;

@@ -12,6 +12,28 @@ namespace parplan {
 namespace {
 using Config = std::map<std::string, std::string>;
 
+// A config's statements are short lines; std::regex recurses once per
+// character matched, so every pattern runs on one line at a time and a
+// longer line is refused (a long enough one would overflow the stack).
+constexpr std::size_t kMaxMatchedLine = 4096;
+
+// The first match of `pattern` on any line of `lines` (with the line's
+// offset into the code); false when none.
+struct LineMatch {
+  std::smatch match;
+  std::size_t offset = 0;
+};
+bool search_lines(const std::vector<std::pair<std::size_t, std::string>>& lines, const std::regex& pattern,
+                  LineMatch& out) {
+  for (const auto& [offset, line] : lines) {
+    if (std::regex_search(line, out.match, pattern)) {
+      out.offset = offset;
+      return true;
+    }
+  }
+  return false;
+}
+
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r\n");
   if (b == std::string::npos) return "";
@@ -112,7 +134,8 @@ std::string value_text(std::string v) {
       R"(^int\(\s*os\.environ\.get\(\s*["'][^"']*["']\s*,\s*["']?([^"')]*)["']?\s*\)\s*\)$)");
   static const std::regex kEnv(R"(^os\.environ\.get\(\s*["'][^"']*["']\s*,\s*["']([^"']*)["']\s*\)$)");
   std::smatch m;
-  if (std::regex_match(v, m, kEnvInt) || std::regex_match(v, m, kEnv)) return m[1].str();
+  if (v.size() <= kMaxMatchedLine && (std::regex_match(v, m, kEnvInt) || std::regex_match(v, m, kEnv)))
+    return m[1].str();
   if (v == "True") return "true";
   if (v == "False") return "false";
   if (v.size() >= 2 && v.front() == '[' && v.back() == ']') {
@@ -195,19 +218,31 @@ long long whole(const Config& c, const std::string& key, const std::string& orig
 std::map<std::string, std::string> parse_torchtitan_python_config(const std::string& text,
                                                                   const std::string& origin) {
   const std::string code = strip_comments(text);
+  // The lines with their offsets (a call's arguments may span lines; they
+  // are read from the code itself, without a pattern).
+  std::vector<std::pair<std::size_t, std::string>> lines;
+  for (std::size_t at = 0, number = 1; at < code.size(); ++number) {
+    const std::size_t end = std::min(code.find('\n', at), code.size());
+    if (end - at > kMaxMatchedLine)
+      throw InputError(origin + ":" + std::to_string(number) + ": a line of over " +
+                       std::to_string(kMaxMatchedLine) + " characters: not a torchtitan Python config");
+    lines.emplace_back(at, code.substr(at, end - at));
+    at = end + 1;
+  }
   Config out;
-  std::smatch m;
+  LineMatch lm;
+  const std::smatch& m = lm.match;
   static const std::regex kRecipe(R"(\bconfig\s*=\s*([A-Za-z_]\w*)\s*\(\s*\))");
-  if (!std::regex_search(code, m, kRecipe))
+  if (!search_lines(lines, kRecipe, lm))
     throw InputError(origin +
                      ": no `config = RECIPE()` statement (a torchtitan config_registry function such as "
                      "llama3_8b); give the module parplan --emit torchtitan wrote, or a run file");
   const std::string recipe = m[1].str();
   out["recipe"] = recipe;
   static const std::regex kFamily(R"(from\s+torchtitan\.models\.(\w+)(?:\.config_registry)?\s+import)");
-  out["model.name"] = std::regex_search(code, m, kFamily) ? m[1].str() : recipe.substr(0, recipe.find('_'));
+  out["model.name"] = search_lines(lines, kFamily, lm) ? m[1].str() : recipe.substr(0, recipe.find('_'));
   static const std::regex kFlavor(R"(model_registry\(\s*["']([^"']+)["'])");
-  out["model.flavor"] = std::regex_search(code, m, kFlavor) ? m[1].str() : flavor_of_recipe(recipe);
+  out["model.flavor"] = search_lines(lines, kFlavor, lm) ? m[1].str() : flavor_of_recipe(recipe);
   const RecipeDefaults* defaults = recipe_defaults(recipe);
   if (defaults != nullptr) {
     out["training.max_context_length"] = std::to_string(defaults->max_context_length);
@@ -220,19 +255,20 @@ std::map<std::string, std::string> parse_torchtitan_python_config(const std::str
   }
   // The recipe's own model_spec (its converters) unless the config sets one.
   static const std::regex kModelSpec(R"(\bconfig\.model_spec\s*=)");
-  const bool own_model_spec = std::regex_search(code, kModelSpec);
+  const bool own_model_spec = search_lines(lines, kModelSpec, lm);
 
   // config.SECTION = SomeConfig(...) / None.
   static const std::regex kSection(R"(\bconfig\.(\w+)\s*=\s*([A-Za-z_][\w.]*)\s*\()");
   bool checkpoint_set = false;
-  for (auto it = std::sregex_iterator(code.begin(), code.end(), kSection); it != std::sregex_iterator();
-       ++it) {
-    const std::string section = (*it)[1].str();
-    const std::string cls = (*it)[2].str();
+  for (const auto& [offset, line] : lines) {
+    std::smatch it;
+    if (!std::regex_search(line, it, kSection)) continue;
+    const std::string section = it[1].str();
+    const std::string cls = it[2].str();
     // Config classes only (ParallelismConfig, FullAC.Config, ...), not
     // model_registry(...) or os.environ.get(...).
     if (cls.size() < 6 || cls.compare(cls.size() - 6, 6, "Config") != 0) continue;
-    const std::size_t open = static_cast<std::size_t>(it->position(0) + it->length(0) - 1);
+    const std::size_t open = offset + static_cast<std::size_t>(it.position(0) + it.length(0) - 1);
     const auto args = keyword_arguments(call_arguments(code, open, origin), origin);
     // A new object replaces the recipe's whole section.
     erase_section(out, section);
@@ -249,11 +285,13 @@ std::map<std::string, std::string> parse_torchtitan_python_config(const std::str
     for (const auto& [key, value] : args) out[section + "." + key] = value_text(value);
   }
   // config.SECTION.KEY = VALUE (one line) and config.SECTION = None.
-  static const std::regex kField(R"(\bconfig\.(\w+)\.(\w+)\s*=\s*([^\n]+))");
-  for (auto it = std::sregex_iterator(code.begin(), code.end(), kField); it != std::sregex_iterator(); ++it)
-    out[(*it)[1].str() + "." + (*it)[2].str()] = value_text((*it)[3].str());
+  static const std::regex kField(R"(\bconfig\.(\w+)\.(\w+)\s*=\s*(.+))");
+  for (const auto& [offset, line] : lines) {
+    std::smatch f;
+    if (std::regex_search(line, f, kField)) out[f[1].str() + "." + f[2].str()] = value_text(f[3].str());
+  }
   static const std::regex kNone(R"(\bconfig\.activation_checkpoint\s*=\s*None\b)");
-  if (std::regex_search(code, kNone)) {
+  if (search_lines(lines, kNone, lm)) {
     checkpoint_set = true;
     erase_section(out, "activation_checkpoint");
     out["activation_checkpoint.mode"] = "none";
