@@ -6,8 +6,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "cost/step_cost.h"
 #include "solvers/profile_fit.h"
@@ -22,6 +20,7 @@
 #include "src/tune/simulated_log.h"
 #include "src/tune/trials.h"
 #include "src/tune/tune_loop.h"
+#include "tests/cli_support.h"
 #include "tests/synthetic_runs.h"
 
 namespace parplan {
@@ -33,13 +32,6 @@ fs::path scratch(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("parplan_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   return dir;
-}
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 JobSpec torchtitan_job(int gpus, int gbs, int seq) {
@@ -78,7 +70,8 @@ int check_round_trip(const std::string& model_name, const JobSpec& job) {
     const double step_s = plan.cost.time.step_s;
     const std::string log = simulated_torchtitan_log(model, t.job, t.config, step_s, 30,
                                                      cluster.device.peak_bf16_flops_per_s, 40, 80);
-    const FitRun run = parse_torchtitan_log(log, read(py), "", t.name, cluster, TorchtitanJobFormat::kPython);
+    const FitRun run = parse_torchtitan_log(log, test::slurp(py.string()), "", t.name, cluster,
+                                            TorchtitanJobFormat::kPython);
     EXPECT_EQ(run.job.gpus, t.job.gpus) << t.name;
     EXPECT_EQ(run.job.gbs, t.job.gbs) << t.name;
     EXPECT_EQ(run.job.seq, t.job.seq) << t.name;
@@ -227,10 +220,10 @@ TEST(TuneTorchtitan, SimulatedTrialLogsRecoverTheHiddenProfile) {
     EXPECT_TRUE(engine_rule_violations(plan, Engine::kTorchtitan).empty()) << t.name;
     EXPECT_TRUE(t.config.overlap_grad_reduce) << t.name;
   }
-  const std::string script = read(dir / "run_trials.sh");
+  const std::string script = test::slurp((dir / "run_trials.sh").string());
   EXPECT_NE(script.find("export TRAIN_STEPS="), std::string::npos);
   EXPECT_NE(script.find("/parplan_torchtitan.py logs/trial-01-"), std::string::npos);
-  EXPECT_NE(read(dir / "README.md").find("--engine torchtitan"), std::string::npos);
+  EXPECT_NE(test::slurp((dir / "README.md").string()).find("--engine torchtitan"), std::string::npos);
   const auto runs = load_runs({(dir / "logs").string()}, cluster);
   ASSERT_EQ(runs.size(), 8u);
   ASSERT_GE(result.pinned.size(), 4u);
