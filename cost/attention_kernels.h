@@ -19,7 +19,8 @@ struct AttentionEfficiency {
 /// profile's flash_attention_efficiency (times s / (s + attention_half_seq))
 /// for both passes; kTritonFlash at its published share of that (the
 /// profile's figure is a FlashAttention-2-class kernel's). Otherwise the published H100 SXM5 figures of the
-/// kernel (head dim 128), interpolated in log2(seq) and held flat outside 512..16384 tokens; they apply to
+/// kernel (head dim 128; kTritonFlash: its A100 share of FlashAttention-2's times a factor fitted to
+/// llm-foundry's H100 runs), interpolated in log2(seq) and held flat outside 512..16384 tokens; they apply to
 /// devices with the H100 SXM5's 989.4 TFLOP/s dense bf16 peak (the Hopper SXM parts: H100, H800, H200).
 AttentionEfficiency attention_efficiency(const DeviceSpec& device, AttentionKernel kernel, double seq);
 

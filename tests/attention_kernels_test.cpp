@@ -27,25 +27,29 @@ TEST(AttentionKernels, PublishedForwardFiguresAtTheirSequenceLengths) {
   EXPECT_DOUBLE_EQ(published_attention_tflops(AttentionKernel::kProfile, 4096, false), 0);
 }
 
-// FlashAttention's Triton kernel (llm-foundry's attn_impl triton): its
-// share of FlashAttention-2 in the FlashAttention-2 README's A100 benchmark
-// (causal, head dim 128, forward + backward: Triton 50 ... 80 TFLOP/s,
-// FlashAttention-2 99 ... 189 at 512 ... 16k), on both passes, at every
-// length, beyond 16k its 16k share.
-TEST(AttentionKernels, TritonKernelRunsAtItsPublishedShareOfFlashAttention2) {
+// FlashAttention's Triton kernel (llm-foundry's attn_impl triton): on an
+// H100 its speed over FlashAttention-2's follows the FlashAttention-2
+// README's A100 benchmark over lengths (causal, head dim 128, forward +
+// backward: Triton 50 ... 80 TFLOP/s, FlashAttention-2 99 ... 189 at 512 ...
+// 16k; beyond 16k its 16k share), one factor for every length and both
+// passes (fitted to calibration runs), and never passes FlashAttention-2.
+TEST(AttentionKernels, TritonKernelFollowsItsPublishedShareOfFlashAttention2) {
   const double triton[] = {50, 61, 68, 74, 78, 80};
   const double flash2[] = {99, 133, 155, 173, 182, 189};
+  const auto ratio = [](double seq, bool backward) {
+    return published_attention_tflops(AttentionKernel::kTritonFlash, seq, backward) /
+           published_attention_tflops(AttentionKernel::kFlash2, seq, backward);
+  };
+  const double factor = ratio(512, false) / (triton[0] / flash2[0]);
+  EXPECT_GE(factor, 1.0);
   for (int i = 0; i < 6; ++i) {
     const double seq = 512.0 * (1 << i);
-    for (bool backward : {false, true})
-      EXPECT_NEAR(published_attention_tflops(AttentionKernel::kTritonFlash, seq, backward) /
-                      published_attention_tflops(AttentionKernel::kFlash2, seq, backward),
-                  triton[i] / flash2[i], 1e-12)
-          << seq;
+    for (bool backward : {false, true}) {
+      EXPECT_NEAR(ratio(seq, backward), factor * triton[i] / flash2[i], 1e-12) << seq;
+      EXPECT_LT(ratio(seq, backward), 1.0) << seq;
+    }
   }
-  EXPECT_NEAR(published_attention_tflops(AttentionKernel::kTritonFlash, 65536, false) /
-                  published_attention_tflops(AttentionKernel::kFlash2, 65536, false),
-              80.0 / 189, 1e-12);
+  EXPECT_NEAR(ratio(65536, false), factor * 80.0 / 189, 1e-12);
 }
 
 // Off the H100 (the A100 the benchmark ran on): the Triton kernel at the
