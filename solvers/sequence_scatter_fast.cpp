@@ -19,6 +19,8 @@ constexpr double kCapGrowth = 1.3;
 constexpr int kMaxCapSteps = 80;
 // Micro-batch counts tried above the memory minimum.
 constexpr int kExtraMicroBatches = 3;
+// Open groups of a size per block of the packer's least-load search.
+constexpr size_t kBlock = 16;
 
 struct Bin {
   int micro_batch = 0;
@@ -33,7 +35,11 @@ class Packer {
         bin_of_(instance.num_sequences(), -1),
         class_load_(instance.num_sizes),
         class_tokens_(instance.num_sizes),
-        class_bin_(instance.num_sizes) {}
+        class_bin_(instance.num_sizes),
+        block_load_(instance.num_sizes),
+        block_tokens_(instance.num_sizes),
+        least_load_(instance.num_sizes, kInfinity),
+        least_tokens_(instance.num_sizes, kInfinity) {}
 
   /// Places `items` (in order) into groups whose load stays <= cap_ms, in at
   /// most `max_micro_batches` micro-batches. `existing_first`: fill open
@@ -44,8 +50,13 @@ class Packer {
       class_load_[j].clear();
       class_tokens_[j].clear();
       class_bin_[j].clear();
+      block_load_[j].clear();
+      block_tokens_[j].clear();
+      least_load_[j] = kInfinity;
+      least_tokens_[j] = kInfinity;
     }
     free_width_.clear();
+    widest_free_ = 0;
     const int sizes = in_.num_sizes;
     for (int i : items) {
       const int* order = in_.size_order(i);
@@ -84,19 +95,31 @@ class Packer {
   bool place_existing(int i, int j, double cap_ms) {
     const double w = in_.work(i, j);
     if (!(w <= cap_ms)) return false;
-    // The least loaded open group of size j with room for the sequence; the
-    // loads and tokens of a size lie in their own arrays (this scan is most
-    // of the packing's time).
+    // The least loaded open group of size j with room for the sequence (the
+    // first of equal loads); the loads and tokens of a size lie in their own
+    // arrays (this scan is most of the packing's time). Blocks of kBlock
+    // groups keep their least load and tokens: a block none of whose groups
+    // has room, or could be less loaded than the best so far, is skipped
+    // (the same group is found).
     const double load_cap = cap_ms - w;
     const double token_cap = in_.capacity_tokens[j] - in_.tokens[i];
     const std::vector<double>& load = class_load_[j];
     const std::vector<double>& tokens = class_tokens_[j];
+    const std::vector<double>& block_load = block_load_[j];
+    const std::vector<double>& block_tokens = block_tokens_[j];
+    if (least_load_[j] > load_cap || least_tokens_[j] > token_cap) return false;
     int best = -1;
     double best_load = 0;
-    for (size_t k = 0; k < load.size(); ++k) {
-      if (load[k] <= load_cap && tokens[k] <= token_cap && (best < 0 || load[k] < best_load)) {
-        best = static_cast<int>(k);
-        best_load = load[k];
+    for (size_t b = 0; b < block_load.size(); ++b) {
+      if (block_load[b] > load_cap || block_tokens[b] > token_cap ||
+          (best >= 0 && block_load[b] >= best_load))
+        continue;
+      const size_t end = std::min(load.size(), (b + 1) * kBlock);
+      for (size_t k = b * kBlock; k < end; ++k) {
+        if (load[k] <= load_cap && tokens[k] <= token_cap && (best < 0 || load[k] < best_load)) {
+          best = static_cast<int>(k);
+          best_load = load[k];
+        }
       }
     }
     if (best < 0) return false;
@@ -108,6 +131,9 @@ class Packer {
     const double w = in_.work(i, j);
     if (!(w <= cap_ms)) return false;
     const int p = in_.size[j];
+    // Most calls find no micro-batch with room (the cap is being bisected):
+    // the widest free span answers them without the scan.
+    if (widest_free_ < p && static_cast<int>(free_width_.size()) >= max_micro_batches) return false;
     int mb = -1;
     for (size_t m = 0; m < free_width_.size(); ++m) {
       if (free_width_[m] >= p) {
@@ -120,11 +146,22 @@ class Packer {
       free_width_.push_back(in_.gpus);
       mb = static_cast<int>(free_width_.size()) - 1;
     }
+    const bool was_widest = free_width_[mb] >= widest_free_;
     free_width_[mb] -= p;
+    if (was_widest) widest_free_ = *std::max_element(free_width_.begin(), free_width_.end());
     const int slot = static_cast<int>(class_load_[j].size());
     class_load_[j].push_back(0);
     class_tokens_[j].push_back(0);
     class_bin_[j].push_back(static_cast<int>(bins_.size()));
+    if (slot % kBlock == 0) {
+      block_load_[j].push_back(0);
+      block_tokens_[j].push_back(0);
+    } else {
+      block_load_[j].back() = 0;
+      block_tokens_[j].back() = 0;
+    }
+    least_load_[j] = 0;
+    least_tokens_[j] = 0;
     bins_.push_back(Bin{mb, j, slot});
     put(i, static_cast<int>(bins_.size()) - 1, j, slot, w);
     return true;
@@ -134,6 +171,19 @@ class Packer {
     class_load_[j][slot] += w;
     class_tokens_[j][slot] += in_.tokens[i];
     bin_of_[i] = b;
+    // Loads and tokens only grow: the block's least ones are found again.
+    const size_t first = static_cast<size_t>(slot) / kBlock * kBlock;
+    const size_t end = std::min(class_load_[j].size(), first + kBlock);
+    double least_load = class_load_[j][first];
+    double least_tokens = class_tokens_[j][first];
+    for (size_t k = first + 1; k < end; ++k) {
+      least_load = std::min(least_load, class_load_[j][k]);
+      least_tokens = std::min(least_tokens, class_tokens_[j][k]);
+    }
+    block_load_[j][first / kBlock] = least_load;
+    block_tokens_[j][first / kBlock] = least_tokens;
+    least_load_[j] = *std::min_element(block_load_[j].begin(), block_load_[j].end());
+    least_tokens_[j] = *std::min_element(block_tokens_[j].begin(), block_tokens_[j].end());
   }
 
   const Instance& in_;
@@ -142,7 +192,12 @@ class Packer {
   std::vector<std::vector<double>> class_load_;
   std::vector<std::vector<double>> class_tokens_;
   std::vector<std::vector<int>> class_bin_;
+  std::vector<std::vector<double>> block_load_;    ///< least load of each kBlock groups of a size
+  std::vector<std::vector<double>> block_tokens_;  ///< least tokens of each kBlock groups of a size
+  std::vector<double> least_load_;                 ///< least load of an open group of each size
+  std::vector<double> least_tokens_;               ///< least tokens of an open group of each size
   std::vector<int> free_width_;
+  int widest_free_ = 0;  ///< largest free width of a micro-batch
 };
 
 /// Smallest cap (to kCapPrecision) at which pack succeeds, starting from

@@ -112,6 +112,8 @@ class Search {
  private:
   int open(int micro_batch, int j, MicroBatch& m) {
     groups_.push_back(Group{micro_batch, j, 0, 0, 0});
+    tokens_of_.push_back(0);
+    room_cap_.push_back(-kInfinity);
     m.groups.push_back(static_cast<int>(groups_.size()) - 1);
     m.free_gpus -= in_.size[j];
     return static_cast<int>(groups_.size()) - 1;
@@ -122,6 +124,8 @@ class Search {
     groups_[g].tokens += in_.tokens[i];
     ++groups_[g].count;
     group_of_[i] = g;
+    tokens_of_[g] = groups_[g].tokens;
+    room_cap_[g] = in_.capacity_tokens[groups_[g].size_index];
   }
 
   void remove(int i, int g) {
@@ -130,7 +134,9 @@ class Search {
     if (--groups_[g].count == 0) {
       groups_[g].load_ms = 0;
       groups_[g].tokens = 0;
+      room_cap_[g] = -kInfinity;
     }
+    tokens_of_[g] = groups_[g].tokens;
   }
 
   void refresh(int m) {
@@ -203,12 +209,14 @@ class Search {
       }
     };
     const bool last_in_mb = mbs_[m].sequences == 1;
+    const double tokens_i = in_.tokens[i];
     for (size_t h = 0; h < groups_.size(); ++h) {
+      // Most groups have no room: their tokens and capacity (-inf when
+      // empty) lie in arrays of their own, and this test comes first.
+      if (tokens_of_[h] + tokens_i > room_cap_[h] || static_cast<int>(h) == g) continue;
       const Group& target = groups_[h];
-      if (static_cast<int>(h) == g || target.count == 0) continue;
       const double w = in_.work(i, target.size_index);
-      if (target.tokens + in_.tokens[i] > in_.capacity_tokens[target.size_index] || !std::isfinite(w))
-        continue;
+      if (!std::isfinite(w)) continue;
       const int m2 = target.micro_batch;
       double delta;
       if (m2 == m) {
@@ -313,6 +321,8 @@ class Search {
   std::vector<Group> groups_;
   std::vector<MicroBatch> mbs_;
   std::vector<int> group_of_;
+  std::vector<double> tokens_of_;  ///< each group's tokens (as groups_)
+  std::vector<double> room_cap_;   ///< each group's token capacity; -inf when it is empty
 };
 
 }  // namespace
