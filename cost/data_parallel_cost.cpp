@@ -132,16 +132,24 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
   // micro-batch's backward, PyTorch pipelining + FSDP2 once after it.
   const GradSyncPlan sync = grad_sync_plan(job.grad_sync, c.zero, c.pp, m);
   const int reductions = sync.reductions;
+  // FSDP's ZeRO-2 (FSDP2 reshard_after_forward False, FSDP1 SHARD_GRAD_OP)
+  // reduce-scatters and gathers per unit, as its ZeRO-3 does, and reshards
+  // after every backward that reduces: the next micro-batch gathers again.
+  const bool per_unit = job.shard_unit == ShardUnit::kLayer && units > 0 && c.zero == 2;
+  const int gathers = per_unit ? reductions : 1;
   const double reduce = c.zero == 0 ? all_reduce_s(cluster, span, grad_bytes, traffic, reductions)
+                        : per_unit  ? bucketed_all_gather_s(cluster, span, grad_bytes, units, traffic, reductions)
                                     : all_gather_s(cluster, span, grad_bytes, traffic, reductions);
-  const double gather = c.zero == 0 ? 0.0 : all_gather_s(cluster, span, weight_bytes, traffic);
+  const double gather = c.zero == 0 ? 0.0
+                        : per_unit  ? bucketed_all_gather_s(cluster, span, weight_bytes, units, traffic, gathers)
+                                    : all_gather_s(cluster, span, weight_bytes, traffic);
   // Overlap hides each reduction behind its micro-batch's backward and the
   // parameter gather behind the next step's first forward.
   const double reduce_window =
       c.overlap_grad_reduce && sync.window == GradSyncWindow::kOwnBackward ? window.backward_last_s : 0.0;
   const double gather_window = c.overlap_grad_reduce ? window.forward_s : 0.0;
   out.exposed_s = reductions * exposed_after_overlap_s(reduce, reduce_window, slowdown) +
-                  exposed_after_overlap_s(gather, gather_window, slowdown);
+                  gathers * exposed_after_overlap_s(gather, gather_window, slowdown);
   return out;
 }
 
