@@ -138,11 +138,13 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
   const bool per_unit = job.shard_unit == ShardUnit::kLayer && units > 0 && c.zero == 2;
   const int gathers = per_unit ? reductions : 1;
   const double reduce = c.zero == 0 ? all_reduce_s(cluster, span, grad_bytes, traffic, reductions)
-                        : per_unit  ? bucketed_all_gather_s(cluster, span, grad_bytes, units, traffic, reductions)
-                                    : all_gather_s(cluster, span, grad_bytes, traffic, reductions);
+                        : per_unit
+                            ? bucketed_all_gather_s(cluster, span, grad_bytes, units, traffic, reductions)
+                            : all_gather_s(cluster, span, grad_bytes, traffic, reductions);
   const double gather = c.zero == 0 ? 0.0
-                        : per_unit  ? bucketed_all_gather_s(cluster, span, weight_bytes, units, traffic, gathers)
-                                    : all_gather_s(cluster, span, weight_bytes, traffic);
+                        : per_unit
+                            ? bucketed_all_gather_s(cluster, span, weight_bytes, units, traffic, gathers)
+                            : all_gather_s(cluster, span, weight_bytes, traffic);
   // Overlap hides each reduction behind its micro-batch's backward and the
   // parameter gather behind the next step's first forward.
   const double reduce_window =

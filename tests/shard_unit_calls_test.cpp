@@ -68,7 +68,7 @@ TEST(ShardUnitCalls, FsdpZero2IsZero3WithoutTheBackwardGather) {
   const double zero2_s = estimate_cost(model, frontier, job, c).time.dp_comm_s;
   const double params = total_params(model, job.seq);
   const double backward_gather_s = bucketed_all_gather_s(frontier, group_span_at(frontier, 1024, 1, 0),
-                                                          2.0 * params, model.layers + 2, nullptr, 1);
+                                                         2.0 * params, model.layers + 2, nullptr, 1);
   // (within 1e-5: the stage's parameter count differs from the model's
   // total by a few thousand, where one call's ring latency is 1e-2 of it)
   EXPECT_NEAR(zero3_s - zero2_s, backward_gather_s, 1e-5 * zero3_s);
