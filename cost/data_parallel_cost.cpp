@@ -52,8 +52,23 @@ ShardGroups shard_groups(const ClusterSpec& cluster, const ParallelConfig& c, co
   return g;
 }
 
+namespace {
+// FSDP exchanges the unit it gathers first before any compute can run
+// ("The 1st all-gather will not be able to overlap with anything", PyTorch's
+// FSDP notes, "FSDP Prefetch Nuances"), and the end of a backward waits for
+// its last unit's reduce-scatter (FSDP2's root post-backward callback waits
+// for the reduce-scatter stream; FSDP1's for the post-backward stream): one
+// call each, over the same group, for that unit's share of the bytes.
+// `comm_s` holds them among the rest; they are exposed whatever the window.
+double fsdp_exposed_s(double comm_s, double edge_s, double window_s, double slowdown) {
+  edge_s = std::min(edge_s, comm_s);
+  return edge_s + exposed_after_overlap_s(comm_s - edge_s, window_s, slowdown);
+}
+}  // namespace
+
 DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelConfig& c, double params,
-               const StageTime& window, int m, int stage, TierTraffic* traffic, double units) {
+               const StageTime& window, int m, int stage, TierTraffic* traffic, double units,
+               double edge_unit_params) {
   DpCost out;
   const int shard = c.dp * c.cp;
   const double slowdown = cluster.device.overlap_compute_slowdown;
@@ -94,6 +109,12 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
         c.qgz ? all_gather_s(cluster, sub(g.grads, 1), grad_bytes, traffic, m)
               : bucketed_all_gather_s(cluster, sub(g.grads, 1), grad_bytes, reduce_calls, traffic, m);
     const double per_micro_batch = gather_forward + gather_backward + reduce;
+    const double edge_share = per_unit && params > 0 ? std::min(1.0, edge_unit_params / params) : 0.0;
+    const double edge_s =
+        edge_share > 0
+            ? bucketed_all_gather_s(cluster, sub(g.forward, 1), edge_share * weight_bytes, 1, nullptr, 1) +
+                  bucketed_all_gather_s(cluster, sub(g.grads, 1), edge_share * grad_bytes, 1, nullptr, 1)
+            : 0.0;
     // Once per step, between the replicas of partitions that do not span
     // the group: gradient shards reduce-scattered into the optimizer
     // partition (all-reduced across its replicas) as the last backward
@@ -120,7 +141,7 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
         c.overlap_grad_reduce ? std::max(0.0, window.backward_last_s - gather_backward - reduce) : 0.0;
     const double forward_slack =
         c.overlap_grad_reduce ? std::max(0.0, window.forward_s - gather_forward) : 0.0;
-    out.exposed_s = m * exposed_after_overlap_s(per_micro_batch, hidden, slowdown) +
+    out.exposed_s = m * fsdp_exposed_s(per_micro_batch, edge_s, hidden, slowdown) +
                     exposed_after_overlap_s(step_reduce, backward_slack, slowdown) +
                     exposed_after_overlap_s(step_gather, forward_slack, slowdown);
     return out;
@@ -150,8 +171,13 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
   const double reduce_window =
       c.overlap_grad_reduce && sync.window == GradSyncWindow::kOwnBackward ? window.backward_last_s : 0.0;
   const double gather_window = c.overlap_grad_reduce ? window.forward_s : 0.0;
-  out.exposed_s = reductions * exposed_after_overlap_s(reduce, reduce_window, slowdown) +
-                  gathers * exposed_after_overlap_s(gather, gather_window, slowdown);
+  const double edge_share = per_unit && params > 0 ? std::min(1.0, edge_unit_params / params) : 0.0;
+  const double edge_reduce_s =
+      edge_share > 0 ? bucketed_all_gather_s(cluster, span, edge_share * grad_bytes, 1, nullptr, 1) : 0.0;
+  const double edge_gather_s =
+      edge_share > 0 ? bucketed_all_gather_s(cluster, span, edge_share * weight_bytes, 1, nullptr, 1) : 0.0;
+  out.exposed_s = reductions * fsdp_exposed_s(reduce, edge_reduce_s, reduce_window, slowdown) +
+                  gathers * fsdp_exposed_s(gather, edge_gather_s, gather_window, slowdown);
   return out;
 }
 

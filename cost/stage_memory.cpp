@@ -68,6 +68,7 @@ StageLoad stage_load_counted(const ModelSpec& model, const JobSpec& job, const P
     params += load.moe_layers * (router_params(model) + shared_expert_params(model) / c.tp);
     load.expert_params = load.moe_layers * routed_expert_params(model) / (c.etp * c.ep);
   }
+  load.edge_unit_params = load.layers > 0 ? params / load.layers : 0.0;
   if (load.last && model.mtp_layers > 0) {
     load.mtp = model.mtp_layers;
     load.mtp_moe = model.is_moe();
@@ -78,7 +79,10 @@ StageLoad stage_load_counted(const ModelSpec& model, const JobSpec& job, const P
         model.mtp_layers * (model.is_moe() ? router_params(model) : 0.0);
     load.expert_params += routed / (c.etp * c.ep);
   }
-  if (load.first) params += embedding_params(model, job.seq) / c.tp;
+  if (load.first) {
+    params += embedding_params(model, job.seq) / c.tp;
+    load.edge_unit_params = embedding_params(model, job.seq) / c.tp;
+  }
   if (load.last) {
     // An untied head, or with pp > 1 Megatron's copy of the tied embedding.
     const double head = model.tied_embeddings ? (c.pp > 1 ? model.vocab * double(model.hidden) : 0.0)

@@ -45,6 +45,10 @@ struct StageLoad {
   bool mtp_moe = false;
   bool first = false;
   bool last = false;
+  // The FSDP unit gathered first in the forward and reduced last in the
+  // backward: the embedding on the first stage, else one layer (dense
+  // parameters, split over tp).
+  double edge_unit_params = 0;
 };
 
 /// Stage `stage` holding `layers` layers (or the layout's own count).
@@ -168,8 +172,11 @@ struct DpCost {
 // the stage; `window` gives the compute that the traffic may hide behind.
 /// `units`: the stage's FSDP units (layers, plus the embedding and the
 /// output on the first and last stages) when job.shard_unit is kLayer.
+/// `edge_unit_params`: the parameters of the unit gathered first and
+/// reduced last (StageLoad), whose exchanges FSDP cannot overlap.
 DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelConfig& c, double params,
-               const StageTime& window, int m, int stage, TierTraffic* traffic, double units = 0);
+               const StageTime& window, int m, int stage, TierTraffic* traffic, double units = 0,
+               double edge_unit_params = 0);
 /// FSDP units of a stage (JobSpec::shard_unit kLayer): one per layer, the
 /// embedding and the norm + output head on the first and last stages.
 inline double shard_units(const StageLoad& load) {

@@ -79,6 +79,32 @@ TEST(ShardUnitCalls, FsdpZero2IsZero3WithoutTheBackwardGather) {
   EXPECT_NEAR(estimate_cost(model, frontier, job, c).time.dp_comm_s, 4.0 * zero2_s, 1e-9 * zero2_s);
 }
 
+// FSDP cannot hide the first unit's gather ("The 1st all-gather will not be
+// able to overlap with anything", PyTorch's FSDP notes) nor the last unit's
+// reduction, which the end of the backward waits for; on the first stage
+// that unit is the embedding. The rest overlaps the micro-batch's compute.
+TEST(ShardUnitCalls, FsdpExposesTheEmbeddingUnitsExchanges) {
+  const ModelSpec model = load_model("llama3-8b");
+  const ClusterSpec h100 = load_cluster("dgx-h100");
+  JobSpec job;
+  job.gpus = 128, job.gbs = 128, job.seq = 8192;
+  job.shard_unit = ShardUnit::kLayer;
+  ParallelConfig c;
+  c.tp = 1, c.pp = 1, c.dp = 128, c.mbs = 1, c.gbs = 128, c.zero = 3;
+  c.overlap_grad_reduce = false;
+  ASSERT_EQ(config_problem(model, job, c), nullptr);
+  const double all_s = estimate_cost(model, h100, job, c).time.dp_comm_s;
+  c.overlap_grad_reduce = true;
+  const auto overlapped = estimate_cost(model, h100, job, c);
+  // 16-bit weights gathered, 16-bit gradients reduced: one call each.
+  const double embedding_bytes = 2.0 * embedding_params(model, job.seq);
+  const GroupSpan span = group_span_at(h100, 128, 1, 0);
+  const double edge_s = 2.0 * bucketed_all_gather_s(h100, span, embedding_bytes, 1, nullptr, 1);
+  const double s = h100.device.overlap_compute_slowdown;
+  ASSERT_LT(all_s - edge_s, overlapped.time.compute_s);  // the rest fits in the compute
+  EXPECT_NEAR(overlapped.time.dp_comm_s, edge_s + (all_s - edge_s) * s / (1.0 + s), 1e-9 * all_s);
+}
+
 TEST(ShardUnitCalls, AreTheEnginesRecipe) {
   EXPECT_EQ(engine_recipe_defaults(parse_engine_selection("torchtitan")).shard_unit, ShardUnit::kLayer);
   EXPECT_EQ(engine_recipe_defaults(parse_engine_selection("megatron")).shard_unit, ShardUnit::kLayer);
