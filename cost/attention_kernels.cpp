@@ -74,10 +74,10 @@ constexpr KernelFigures scaled_per_length(const KernelFigures& f, const double (
 // A100 shares are scaled by one factor, fitted to named calibration runs:
 // llm-foundry's H100 BF16 table, MPT-3B on 8 to 64 GPUs at 512 to 64K
 // tokens (calibration/llm-foundry-triton-fit.yaml, 10 runs, which therefore
-// are not held out). Least mean step-time error on a 0.01 grid: 11.24 % at
-// 1.00 (the A100 shares as they are), 7.33 % at 1.10, 3.27 % at 1.27, 3.15 %
-// at 1.28 and 1.29 (least; 3.150 against 3.153), 3.19 % at 1.30, 5.96 % at
-// 1.50.
+// are not held out). Least mean step-time error on a 0.01 grid: 11.31 % at
+// 1.00 (the A100 shares as they are), 7.28 % at 1.10, 3.14 % at 1.27, 3.01 %
+// at 1.28, 2.99 % at 1.29 (least; worst run 7.1 %), 3.03 % at 1.30, 5.81 %
+// at 1.50 (the cost model as of FSDP's exposed first gather).
 constexpr double kTritonH100Factor = 1.29;
 constexpr KernelFigures kTritonFlash =
     scaled(scaled_per_length(kFlash2, kTritonShare), kTritonH100Factor, kTritonH100Factor);
