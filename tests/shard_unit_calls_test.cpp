@@ -17,15 +17,25 @@
 namespace parplan {
 namespace {
 
+// Pure data parallelism over `gpus` ranks, ZeRO-3, one sequence per rank
+// (one micro-batch), nothing overlapped: the calls add up as they are.
+struct DataParallelCase {
+  JobSpec job;
+  ParallelConfig c;
+};
+DataParallelCase data_parallel_case(int gpus, int seq) {
+  DataParallelCase d;
+  d.job.gpus = gpus, d.job.gbs = gpus, d.job.seq = seq;
+  d.c.tp = 1, d.c.pp = 1, d.c.dp = gpus, d.c.mbs = 1, d.c.gbs = gpus, d.c.zero = 3;
+  d.c.overlap_grad_reduce = false;
+  return d;
+}
+
 TEST(ShardUnitCalls, EachCallPaysTheRingLatency) {
   const ModelSpec model = load_model("llama3-8b");
   const ClusterSpec frontier = load_cluster("frontier");
   ASSERT_TRUE(frontier.ring_collectives);
-  JobSpec job;
-  job.gpus = 1024, job.gbs = 1024, job.seq = 2048;
-  ParallelConfig c;
-  c.tp = 1, c.pp = 1, c.dp = 1024, c.mbs = 1, c.gbs = 1024, c.zero = 3;
-  c.overlap_grad_reduce = false;  // nothing hidden: the calls add up as they are
+  auto [job, c] = data_parallel_case(1024, 2048);
   ASSERT_EQ(config_problem(model, job, c), nullptr);
   const double buckets_s = estimate_cost(model, frontier, job, c).time.dp_comm_s;
   job.shard_unit = ShardUnit::kLayer;
@@ -53,14 +63,10 @@ TEST(ShardUnitCalls, EachCallPaysTheRingLatency) {
 TEST(ShardUnitCalls, FsdpZero2IsZero3WithoutTheBackwardGather) {
   const ModelSpec model = load_model("llama3-8b");
   const ClusterSpec frontier = load_cluster("frontier");
-  JobSpec job;
-  job.gpus = 1024, job.gbs = 1024, job.seq = 2048;
+  auto [job, c] = data_parallel_case(1024, 2048);
   job.shard_unit = ShardUnit::kLayer;
   job.grad_reduce = GradReduceDtype::kBf16;
   job.grad_sync = GradSyncSchedule::kEveryMicroBatch;
-  ParallelConfig c;
-  c.tp = 1, c.pp = 1, c.dp = 1024, c.mbs = 1, c.gbs = 1024, c.zero = 3;
-  c.overlap_grad_reduce = false;
   ASSERT_EQ(config_problem(model, job, c), nullptr);
   const double zero3_s = estimate_cost(model, frontier, job, c).time.dp_comm_s;
   c.zero = 2;
@@ -86,12 +92,8 @@ TEST(ShardUnitCalls, FsdpZero2IsZero3WithoutTheBackwardGather) {
 TEST(ShardUnitCalls, FsdpExposesTheEmbeddingUnitsExchanges) {
   const ModelSpec model = load_model("llama3-8b");
   const ClusterSpec h100 = load_cluster("dgx-h100");
-  JobSpec job;
-  job.gpus = 128, job.gbs = 128, job.seq = 8192;
+  auto [job, c] = data_parallel_case(128, 8192);
   job.shard_unit = ShardUnit::kLayer;
-  ParallelConfig c;
-  c.tp = 1, c.pp = 1, c.dp = 128, c.mbs = 1, c.gbs = 128, c.zero = 3;
-  c.overlap_grad_reduce = false;
   ASSERT_EQ(config_problem(model, job, c), nullptr);
   const double all_s = estimate_cost(model, h100, job, c).time.dp_comm_s;
   c.overlap_grad_reduce = true;
