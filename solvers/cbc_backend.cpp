@@ -5,7 +5,6 @@
 #include <coin/CbcModel.hpp>
 #include <coin/CoinError.hpp>
 #include <coin/CoinPackedMatrix.hpp>
-#include <coin/CoinPackedVector.hpp>
 #include <coin/OsiClpSolverInterface.hpp>
 #include <limits>
 #include <mutex>
@@ -33,18 +32,26 @@ double to_coin(double x, double infinity) {
 void load(const PreparedModel& p, OsiClpSolverInterface& lp) {
   const double inf = lp.getInfinity();
   const int n = p.num_variables();
-  CoinPackedMatrix matrix(false, 0, 0);
-  matrix.setDimensions(0, n);
+  // Rows in one compressed block (MilpModel merges each row's duplicate
+  // terms): appending them one by one reallocates the matrix every time,
+  // most of the load time of a small LP.
+  std::vector<CoinBigIndex> starts{0};
+  std::vector<int> indices;
+  std::vector<double> elements;
   std::vector<double> row_lower;
   std::vector<double> row_upper;
   for (int i = 0; i < p.num_rows(); ++i) {
     const MilpRow& row = p.row(i);
-    CoinPackedVector vec;
-    for (const MilpTerm& t : row.terms) vec.insert(t.var, t.coef);
-    matrix.appendRow(vec);
+    for (const MilpTerm& t : row.terms) {
+      indices.push_back(t.var);
+      elements.push_back(t.coef);
+    }
+    starts.push_back(static_cast<CoinBigIndex>(indices.size()));
     row_lower.push_back(to_coin(row.lower, inf));
     row_upper.push_back(to_coin(row.upper, inf));
   }
+  const CoinPackedMatrix matrix(false, n, p.num_rows(), static_cast<CoinBigIndex>(elements.size()),
+                                elements.data(), indices.data(), starts.data(), nullptr);
   std::vector<double> col_lower(n);
   std::vector<double> col_upper(n);
   for (int j = 0; j < n; ++j) {
@@ -67,6 +74,8 @@ void silence(OsiClpSolverInterface& lp) {
 
 BackendOutcome solve_lp(OsiClpSolverInterface& lp, const SolveOptions& options) {
   lp.getModelPtr()->setMaximumWallSeconds(options.time_limit_s);
+  lp.setHintParam(OsiDoPresolveInInitial, false, OsiHintDo);
+  lp.setHintParam(OsiDoDualInInitial, true, OsiHintDo);
   lp.initialSolve();
   BackendOutcome out;
   if (lp.isProvenOptimal()) {

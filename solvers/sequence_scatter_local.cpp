@@ -40,7 +40,8 @@ struct MicroBatch {
 
 class Search {
  public:
-  Search(const Instance& in, const ScatterPlan& plan) : in_(in), group_of_(in.num_sequences(), -1) {
+  Search(const Instance& in, const ScatterPlan& plan)
+      : in_(in), group_of_(in.num_sequences(), -1), lighter_than_(in.num_sizes) {
     for (const ScatterMicroBatch& mb : plan.micro_batches) {
       MicroBatch m;
       m.free_gpus = in_.gpus;
@@ -114,6 +115,8 @@ class Search {
     groups_.push_back(Group{micro_batch, j, 0, 0, 0});
     tokens_of_.push_back(0);
     room_cap_.push_back(-kInfinity);
+    load_of_.push_back(0);
+    size_of_.push_back(j);
     m.groups.push_back(static_cast<int>(groups_.size()) - 1);
     m.free_gpus -= in_.size[j];
     return static_cast<int>(groups_.size()) - 1;
@@ -125,6 +128,7 @@ class Search {
     ++groups_[g].count;
     group_of_[i] = g;
     tokens_of_[g] = groups_[g].tokens;
+    load_of_[g] = groups_[g].load_ms;
     room_cap_[g] = in_.capacity_tokens[groups_[g].size_index];
   }
 
@@ -137,6 +141,7 @@ class Search {
       room_cap_[g] = -kInfinity;
     }
     tokens_of_[g] = groups_[g].tokens;
+    load_of_[g] = groups_[g].load_ms;
   }
 
   void refresh(int m) {
@@ -210,10 +215,25 @@ class Search {
     };
     const bool last_in_mb = mbs_[m].sequences == 1;
     const double tokens_i = in_.tokens[i];
+    // Outside its micro-batch's slowest group (and not its last sequence),
+    // no move shortens the step: only one that evens the loads is taken,
+    // square < 0, i.e. into a group of size j lighter than
+    // (g_square - w_j^2) / (2 w_j). Groups clearly heavier are skipped
+    // before the rest of the test (the margin keeps rounding on the side of
+    // testing).
+    const bool evening_only = !last_in_mb && mbs_[m].top_group != g;
+    for (int j = 0; j < in_.num_sizes; ++j) {
+      const double w = in_.work(i, j);
+      const double lighter = (g_square - w * w) / (2 * w);
+      lighter_than_[j] = !evening_only      ? kInfinity
+                         : std::isfinite(w) ? lighter + 1e-6 * (1 + std::abs(lighter))
+                                            : -kInfinity;
+    }
     for (size_t h = 0; h < groups_.size(); ++h) {
       // Most groups have no room: their tokens and capacity (-inf when
       // empty) lie in arrays of their own, and this test comes first.
       if (tokens_of_[h] + tokens_i > room_cap_[h] || static_cast<int>(h) == g) continue;
+      if (load_of_[h] > lighter_than_[size_of_[h]]) continue;
       const Group& target = groups_[h];
       const double w = in_.work(i, target.size_index);
       if (!std::isfinite(w)) continue;
@@ -321,8 +341,11 @@ class Search {
   std::vector<Group> groups_;
   std::vector<MicroBatch> mbs_;
   std::vector<int> group_of_;
-  std::vector<double> tokens_of_;  ///< each group's tokens (as groups_)
-  std::vector<double> room_cap_;   ///< each group's token capacity; -inf when it is empty
+  std::vector<double> tokens_of_;     ///< each group's tokens (as groups_)
+  std::vector<double> room_cap_;      ///< each group's token capacity; -inf when it is empty
+  std::vector<double> load_of_;       ///< each group's load (as groups_)
+  std::vector<int> size_of_;          ///< each group's size index
+  std::vector<double> lighter_than_;  ///< per size: heavier targets cannot even the loads
 };
 
 }  // namespace
