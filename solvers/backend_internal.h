@@ -2,6 +2,7 @@
 // backend receives, and what a backend hands back to solve().
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,28 @@ struct BackendOutcome {
   double bound_min = -kInfinity;
   std::string message;
 };
+
+/// A pure LP kept loaded in a backend between solves: bounds change, the
+/// next solve starts from the last basis.
+class WarmLp {
+ public:
+  virtual ~WarmLp() = default;
+  /// Bounds in minimisation form, +-kInfinity where missing.
+  virtual void set_variable_bounds(int var, double lower, double upper) = 0;
+  virtual void set_row_bounds(int row, double lower, double upper) = 0;
+  virtual BackendOutcome solve(const SolveOptions& options) = 0;
+};
+
+/// CBC's Clp only: GLPK frees its whole environment after every solve (see
+/// glpk_backend.cpp), so its LPs are loaded afresh each time.
+std::unique_ptr<WarmLp> make_warm_clp(const PreparedModel& model);
+
+/// The checked SolveResult of a backend's outcome (solve()'s last step).
+SolveResult finish(const MilpModel& model, const BackendOutcome& outcome, const std::vector<bool>& integer,
+                   const SolveOptions& options);
+/// The minimisation form of a validated model; false (and `failure` set)
+/// when a variable's bounds cross.
+bool prepare(const MilpModel& model, PreparedModel& prepared, SolveResult& failure);
 
 BackendOutcome solve_cbc(const PreparedModel& model, const SolveOptions& options);
 BackendOutcome solve_glpk(const PreparedModel& model, const SolveOptions& options);

@@ -88,6 +88,28 @@ void MilpModel::set_objective_coefficient(int var, double coef) {
   variables_[var].objective = coef;
 }
 
+void MilpModel::set_variable_bounds(int var, double lower, double upper) {
+  if (var < 0 || var >= num_variables()) {
+    throw std::invalid_argument("MilpModel: bounds of unknown variable " + std::to_string(var));
+  }
+  if (std::isnan(lower) || std::isnan(upper)) {
+    throw std::invalid_argument("MilpModel: NaN bound on variable '" + variables_[var].name + "'");
+  }
+  variables_[var].lower = lower;
+  variables_[var].upper = upper;
+}
+
+void MilpModel::set_row_bounds(int row, double lower, double upper) {
+  if (row < 0 || row >= num_rows()) {
+    throw std::invalid_argument("MilpModel: bounds of unknown row " + std::to_string(row));
+  }
+  if (std::isnan(lower) || std::isnan(upper)) {
+    throw std::invalid_argument("MilpModel: NaN bound on row '" + rows_[row].name + "'");
+  }
+  rows_[row].lower = lower;
+  rows_[row].upper = upper;
+}
+
 bool MilpModel::is_pure_lp() const {
   return std::none_of(variables_.begin(), variables_.end(),
                       [](const MilpVariable& v) { return is_integral_type(v.type); });

@@ -65,6 +65,10 @@ class MilpModel {
   int add_equal(std::string name, std::vector<MilpTerm> terms, double rhs);
 
   void set_objective_coefficient(int var, double coef);
+  /// New bounds of a variable or a row (an LpSession solves the model again
+  /// with them). Throws std::invalid_argument on an unknown index or a NaN.
+  void set_variable_bounds(int var, double lower, double upper);
+  void set_row_bounds(int row, double lower, double upper);
   void set_sense(ObjectiveSense sense) { sense_ = sense; }
   /// Constant added to the objective.
   void set_objective_offset(double offset) { offset_ = offset; }

@@ -46,115 +46,131 @@ int crowd_level(double tokens, double capacity) {
   return tokens > capacity ? -1 : level;
 }
 
-/// One sequence held at one size in the LP (pinned < 0: none).
-struct Pin {
-  int sequence = -1;
-  int size_index = 0;
-};
+}  // namespace
 
-/// The LP with M in [lower, upper]; its optimum and M there (-inf when the
-/// LP did not finish).
-std::pair<double, double> solve_group_lp(const Instance& in, SolverBackend backend,
-                                         Clock::time_point deadline, double lower, double upper,
-                                         Pin pin = {}) {
-  const int n = in.num_sequences();
-  const ScatterCoefficients& c = *in.coefficients;
-  const double g = in.gpus;
-  // The a s^2 part of a sequence's GPU-milliseconds is the same at every
-  // size, so it is a constant; the rest is (b + p c_p) per token.
-  double quadratic_gpu_ms = 0;
-  double slowest = 0;
-  std::map<std::vector<int>, Bucket> by_signature;
-  for (int i = 0; i < n; ++i) {
-    const double s = in.tokens[i];
-    quadratic_gpu_ms += c.quadratic_ms * s * s;
-    if (i == pin.sequence) {
-      slowest = std::max(slowest, in.work(i, pin.size_index));
-      continue;
+/// The LP, built once and solved again as the pinned sequence's size and the
+/// bounds on M change (warm-started on CBC: the pinned sizes and the whole
+/// counts after them reuse the last basis). The pinned sequence, when there
+/// is one, is a bucket of its own whose count is fixed at one size by its
+/// column bounds; its time there bounds T from below.
+class GroupLp {
+ public:
+  GroupLp(const Instance& in, SolverBackend backend, int pinned) : in_(in), pinned_(pinned) {
+    session_ = std::make_unique<LpSession>(build(), backend);
+  }
+
+  /// The LP's optimum with M in [lower, upper] and the pinned sequence at
+  /// size `size_index`, and M there (-inf when the LP did not finish).
+  std::pair<double, double> solve(Clock::time_point deadline, double lower, double upper, int size_index) {
+    session_->set_variable_bounds(m_, lower, upper);
+    double slowest = slowest_others_;
+    if (pinned_ >= 0) {
+      for (int j = 0; j < in_.num_sizes; ++j) {
+        if (pinned_count_[j] < 0) continue;
+        const double at = j == size_index ? 1.0 : 0.0;
+        session_->set_variable_bounds(pinned_count_[j], at, at);
+      }
+      slowest = std::max(slowest, in_.work(pinned_, size_index));
     }
-    slowest = std::max(slowest, in.fastest_ms[i]);
-    std::vector<int> signature(in.num_sizes);
-    for (int j = 0; j < in.num_sizes; ++j) signature[j] = crowd_level(s, in.capacity_tokens[j]);
-    Bucket& b = by_signature[signature];
-    b.signature = signature;
-    b.count += 1;
-    b.tokens += s;
-    b.shortest = std::min(b.shortest, s);
-    b.longest = std::max(b.longest, s);
+    session_->set_row_bounds(slowest_row_, slowest, kInfinity);
+    const std::optional<SolveResult> solved = solve_until(*session_, 1e-6, deadline);
+    if (!solved) return {-kInfinity, 0};
+    const SolveResult& result = *solved;
+    // Only a finished LP is a bound; a simplex stopped early is not.
+    if (result.certificate.status == SolveStatus::kInfeasible) return {kInfinity, 0};
+    if (result.certificate.status != SolveStatus::kOptimal) return {-kInfinity, 0};
+    return {result.certificate.objective * (1 - 1e-9), result.values[m_]};
   }
-  MilpModel model("scatter_group_lp");
-  const int m = model.add_continuous("M", lower, upper, c.fixed_ms);
-  const int t = model.add_continuous("T", 0, kInfinity, 1.0);
-  std::vector<int> groups(in.num_sizes);
-  std::vector<MilpTerm> width{{m, -g}};
-  for (int j = 0; j < in.num_sizes; ++j) {
-    groups[j] = model.add_continuous("N" + std::to_string(j), 0, kInfinity);
-    width.push_back({groups[j], static_cast<double>(in.size[j])});
-  }
-  model.add_less_equal("width", width, 0);
-  std::vector<MilpTerm> work{{t, -g}};
-  std::vector<std::vector<MilpTerm>> memory(in.num_sizes);
-  std::vector<std::vector<std::vector<MilpTerm>>> crowd(in.num_sizes, std::vector<std::vector<MilpTerm>>(3));
-  int index = 0;
-  for (const auto& [signature, b] : by_signature) {
-    std::vector<MilpTerm> all_count, all_tokens;
-    for (int j = 0; j < in.num_sizes; ++j) {
-      if (signature[j] < 0) continue;
-      const std::string tag = std::to_string(index) + "_" + std::to_string(j);
-      // x: sequences of the bucket at size j; y: their tokens.
-      const int x = model.add_continuous("x" + tag, 0, b.count);
-      const int y = model.add_continuous("y" + tag, 0, b.tokens);
-      all_count.push_back({x, 1.0});
-      all_tokens.push_back({y, 1.0});
-      model.add_less_equal("short_" + tag, {{x, b.shortest}, {y, -1.0}}, 0);
-      model.add_less_equal("long_" + tag, {{y, 1.0}, {x, -b.longest}}, 0);
-      work.push_back({y, c.linear_ms + in.size[j] * c.alltoall_ms_per_token[j]});
-      memory[j].push_back({y, 1.0});
-      // crowd[j][q]: the sequences longer than capacity / (q + 2).
+
+ private:
+  MilpModel build() {
+    const int n = in_.num_sequences();
+    const ScatterCoefficients& c = *in_.coefficients;
+    const double g = in_.gpus;
+    // The a s^2 part of a sequence's GPU-milliseconds is the same at every
+    // size, so it is a constant; the rest is (b + p c_p) per token.
+    double quadratic_gpu_ms = 0;
+    std::map<std::vector<int>, Bucket> by_signature;
+    Bucket own;
+    for (int i = 0; i < n; ++i) {
+      const double s = in_.tokens[i];
+      quadratic_gpu_ms += c.quadratic_ms * s * s;
+      std::vector<int> signature(in_.num_sizes);
+      for (int j = 0; j < in_.num_sizes; ++j) signature[j] = crowd_level(s, in_.capacity_tokens[j]);
+      if (i != pinned_) slowest_others_ = std::max(slowest_others_, in_.fastest_ms[i]);
+      Bucket& b = i == pinned_ ? own : by_signature[signature];
+      b.signature = signature;
+      b.count += 1;
+      b.tokens += s;
+      b.shortest = std::min(b.shortest, s);
+      b.longest = std::max(b.longest, s);
+    }
+    MilpModel model("scatter_group_lp");
+    m_ = model.add_continuous("M", 1, kInfinity, c.fixed_ms);
+    const int t = model.add_continuous("T", 0, kInfinity, 1.0);
+    std::vector<int> groups(in_.num_sizes);
+    std::vector<MilpTerm> width{{m_, -g}};
+    for (int j = 0; j < in_.num_sizes; ++j) {
+      groups[j] = model.add_continuous("N" + std::to_string(j), 0, kInfinity);
+      width.push_back({groups[j], static_cast<double>(in_.size[j])});
+    }
+    model.add_less_equal("width", width, 0);
+    std::vector<MilpTerm> work{{t, -g}};
+    std::vector<std::vector<MilpTerm>> memory(in_.num_sizes);
+    std::vector<std::vector<std::vector<MilpTerm>>> crowd(in_.num_sizes,
+                                                          std::vector<std::vector<MilpTerm>>(3));
+    pinned_count_.assign(in_.num_sizes, -1);
+    int index = 0;
+    auto add_bucket = [&](const Bucket& b, bool pinned) {
+      std::vector<MilpTerm> all_count, all_tokens;
+      for (int j = 0; j < in_.num_sizes; ++j) {
+        if (b.signature[j] < 0) continue;
+        const std::string tag = std::to_string(index) + "_" + std::to_string(j);
+        // x: sequences of the bucket at size j; y: their tokens.
+        const int x = model.add_continuous("x" + tag, 0, b.count);
+        const int y = model.add_continuous("y" + tag, 0, b.tokens);
+        if (pinned) pinned_count_[j] = x;
+        all_count.push_back({x, 1.0});
+        all_tokens.push_back({y, 1.0});
+        model.add_less_equal("short_" + tag, {{x, b.shortest}, {y, -1.0}}, 0);
+        model.add_less_equal("long_" + tag, {{y, 1.0}, {x, -b.longest}}, 0);
+        work.push_back({y, c.linear_ms + in_.size[j] * c.alltoall_ms_per_token[j]});
+        memory[j].push_back({y, 1.0});
+        // crowd[j][q]: the sequences longer than capacity / (q + 2).
+        for (int q = 0; q < 3; ++q) {
+          if (b.signature[j] >= 3 - q) crowd[j][q].push_back({x, 1.0});
+        }
+      }
+      model.add_equal("count_" + std::to_string(index), all_count, b.count);
+      model.add_equal("tokens_" + std::to_string(index), all_tokens, b.tokens);
+      ++index;
+    };
+    for (const auto& [signature, b] : by_signature) add_bucket(b, false);
+    if (pinned_ >= 0) add_bucket(own, true);
+    model.add_less_equal("work", work, -quadratic_gpu_ms);
+    slowest_row_ = model.add_greater_equal("slowest", {{t, 1.0}}, slowest_others_);
+    for (int j = 0; j < in_.num_sizes; ++j) {
+      const std::string tag = std::to_string(j);
+      memory[j].push_back({groups[j], -in_.capacity_tokens[j]});
+      model.add_less_equal("memory_" + tag, memory[j], 0);
+      // At most q + 1 sequences longer than capacity / (q + 2) per group.
       for (int q = 0; q < 3; ++q) {
-        if (signature[j] >= 3 - q) crowd[j][q].push_back({x, 1.0});
+        if (crowd[j][q].empty()) continue;
+        crowd[j][q].push_back({groups[j], -(q + 1.0)});
+        model.add_less_equal("crowd_" + tag + "_" + std::to_string(q), crowd[j][q], 0);
       }
     }
-    model.add_equal("count_" + std::to_string(index), all_count, b.count);
-    model.add_equal("tokens_" + std::to_string(index), all_tokens, b.tokens);
-    ++index;
+    return model;
   }
-  // The pinned sequence's linear GPU-ms, tokens and crowding at its size are
-  // constants.
-  double pinned_linear = 0;
-  double pinned_tokens = 0;
-  int pinned_level = 0;
-  if (pin.sequence >= 0) {
-    const int j = pin.size_index;
-    pinned_tokens = in.tokens[pin.sequence];
-    pinned_linear = (c.linear_ms + in.size[j] * c.alltoall_ms_per_token[j]) * pinned_tokens;
-    pinned_level = crowd_level(pinned_tokens, in.capacity_tokens[j]);
-  }
-  model.add_less_equal("work", work, -quadratic_gpu_ms - pinned_linear);
-  model.add_greater_equal("slowest", {{t, 1.0}}, slowest);
-  for (int j = 0; j < in.num_sizes; ++j) {
-    const std::string tag = std::to_string(j);
-    const bool pinned_here = pin.sequence >= 0 && pin.size_index == j;
-    memory[j].push_back({groups[j], -in.capacity_tokens[j]});
-    model.add_less_equal("memory_" + tag, memory[j], pinned_here ? -pinned_tokens : 0);
-    // At most q + 1 sequences longer than capacity / (q + 2) per group.
-    for (int q = 0; q < 3; ++q) {
-      const double pinned_count = pinned_here && pinned_level >= 3 - q ? 1 : 0;
-      if (crowd[j][q].empty() && pinned_count == 0) continue;
-      crowd[j][q].push_back({groups[j], -(q + 1.0)});
-      model.add_less_equal("crowd_" + tag + "_" + std::to_string(q), crowd[j][q], -pinned_count);
-    }
-  }
-  const std::optional<SolveResult> solved = solve_until(model, backend, 1e-6, deadline);
-  if (!solved) return {-kInfinity, 0};
-  const SolveResult& result = *solved;
-  // Only a finished LP is a bound; a simplex stopped early is not.
-  if (result.certificate.status == SolveStatus::kInfeasible) return {kInfinity, 0};
-  if (result.certificate.status != SolveStatus::kOptimal) return {-kInfinity, 0};
-  return {result.certificate.objective * (1 - 1e-9), result.values[m]};
-}
 
-}  // namespace
+  const Instance& in_;
+  int pinned_ = -1;
+  std::unique_ptr<LpSession> session_;
+  int m_ = 0;
+  int slowest_row_ = 0;
+  double slowest_others_ = 0;
+  std::vector<int> pinned_count_;  ///< the pinned sequence's count column per size (-1: none)
+};
 
 namespace {
 
@@ -202,13 +218,13 @@ GroupLpBound group_lp_bound(const Instance& in, SolverBackend backend, Clock::ti
   const double fewest = fewest_micro_batches(in);
   out.value_ms.assign(out.pinned_sequence < 0 ? 1 : in.num_sizes, kInfinity);
   out.micro_batches.assign(out.value_ms.size(), 0);
+  out.lp = std::make_shared<GroupLp>(in, backend, out.pinned_sequence);
   double least = kInfinity;
   for (size_t j = 0; j < out.value_ms.size(); ++j) {
     if (out.pinned_sequence >= 0 && !std::isfinite(in.work(out.pinned_sequence, static_cast<int>(j))))
       continue;
-    const Pin pin{out.pinned_sequence, static_cast<int>(j)};
     std::tie(out.value_ms[j], out.micro_batches[j]) =
-        solve_group_lp(in, backend, deadline, fewest, kInfinity, pin);
+        out.lp->solve(deadline, fewest, kInfinity, static_cast<int>(j));
     // An infeasible pinned LP (+inf) only rules that size out; one that did
     // not finish (-inf) makes the minimum unproven.
     least = std::min(least, out.value_ms[j]);
@@ -228,6 +244,9 @@ double whole_micro_batch_bound_ms(const Instance& in, SolverBackend backend, Clo
   // either side of the relaxed optimum bounds the plans of that LP. The
   // sizes of the pinned sequence are refined cheapest first, and only while
   // one could still be the least.
+  // The relaxed LPs' model, warm, or a new one.
+  const std::shared_ptr<GroupLp> lp =
+      relaxed.lp ? relaxed.lp : std::make_shared<GroupLp>(in, backend, relaxed.pinned_sequence);
   std::vector<size_t> order(relaxed.value_ms.size());
   for (size_t j = 0; j < order.size(); ++j) order[j] = j;
   std::sort(order.begin(), order.end(),
@@ -241,9 +260,7 @@ double whole_micro_batch_bound_ms(const Instance& in, SolverBackend backend, Clo
     double refined = below == above ? value : kInfinity;
     for (double whole : {below, above}) {
       if (below == above || whole < fewest) continue;
-      const double fixed = solve_group_lp(in, backend, deadline, whole, whole,
-                                          Pin{relaxed.pinned_sequence, static_cast<int>(j)})
-                               .first;
+      const double fixed = lp->solve(deadline, whole, whole, static_cast<int>(j)).first;
       // A fixed-M LP that did not finish leaves the relaxed value.
       if (fixed == -kInfinity) {
         refined = value;

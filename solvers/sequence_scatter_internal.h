@@ -4,10 +4,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "solvers/lp_session.h"
 #include "solvers/milp_model.h"
 #include "solvers/sequence_scatter.h"
 
@@ -113,11 +115,14 @@ double group_lp_bound_ms(const Instance& instance, SolverBackend backend, Clock:
 /// The same with what a later refinement needs: the pinned sequence (-1:
 /// none) and, per size it is pinned at (one entry when none), the LP's value
 /// (+inf: infeasible there) and its relaxed number of micro-batches.
+class GroupLp;
 struct GroupLpBound {
   double bound_ms = -std::numeric_limits<double>::infinity();
   int pinned_sequence = -1;
   std::vector<double> value_ms;
   std::vector<double> micro_batches;
+  /// The LP itself, solved again with whole micro-batch counts.
+  std::shared_ptr<GroupLp> lp;
 };
 GroupLpBound group_lp_bound(const Instance& instance, SolverBackend backend, Clock::time_point deadline);
 
@@ -171,5 +176,7 @@ MilpOutcome milp_path(const Instance& instance, const std::vector<std::int64_t>&
 /// start it.
 std::optional<SolveResult> solve_until(const MilpModel& model, SolverBackend backend, double relative_gap,
                                        Clock::time_point deadline);
+/// The same for an LpSession's next solve (warm-started on CBC).
+std::optional<SolveResult> solve_until(LpSession& session, double relative_gap, Clock::time_point deadline);
 
 }  // namespace parplan::scatter_detail

@@ -26,8 +26,13 @@ constexpr double kMinimumSolveS = 2e-3;
 
 }  // namespace
 
-std::optional<SolveResult> solve_until(const MilpModel& model, SolverBackend backend, double relative_gap,
-                                       Clock::time_point deadline) {
+namespace {
+
+/// Runs `run(options)` once the backend's queue is free, with what is left
+/// of the step's budget.
+template <class Run>
+std::optional<SolveResult> when_queued(SolverBackend backend, double relative_gap, Clock::time_point deadline,
+                                       Run run) {
   std::unique_lock<std::timed_mutex> lock(backend_queue(backend), std::defer_lock);
   if (!lock.try_lock_until(deadline)) return std::nullopt;
   const double left_s = std::chrono::duration<double>(deadline - Clock::now()).count();
@@ -35,7 +40,20 @@ std::optional<SolveResult> solve_until(const MilpModel& model, SolverBackend bac
   SolveOptions options;
   options.time_limit_s = kBackendShare * left_s;
   options.relative_gap = relative_gap;
-  return solve(model, backend, options);
+  return run(options);
+}
+
+}  // namespace
+
+std::optional<SolveResult> solve_until(const MilpModel& model, SolverBackend backend, double relative_gap,
+                                       Clock::time_point deadline) {
+  return when_queued(backend, relative_gap, deadline,
+                     [&](const SolveOptions& options) { return solve(model, backend, options); });
+}
+
+std::optional<SolveResult> solve_until(LpSession& session, double relative_gap, Clock::time_point deadline) {
+  return when_queued(session.backend(), relative_gap, deadline,
+                     [&](const SolveOptions& options) { return session.solve(options); });
 }
 
 }  // namespace parplan::scatter_detail

@@ -17,8 +17,6 @@ bool PreparedModel::pure_lp() const {
   return std::none_of(integer.begin(), integer.end(), [](bool b) { return b; });
 }
 
-}  // namespace detail
-
 namespace {
 
 constexpr double kIntegerBoundTolerance = 1e-9;
@@ -29,8 +27,10 @@ double relative_gap(double objective, double bound) {
   return std::abs(objective - bound) / std::max(std::abs(objective), 1e-9);
 }
 
-SolveResult finish(const MilpModel& model, const detail::BackendOutcome& outcome,
-                   const std::vector<bool>& integer, const SolveOptions& options) {
+}  // namespace
+
+SolveResult finish(const MilpModel& model, const BackendOutcome& outcome, const std::vector<bool>& integer,
+                   const SolveOptions& options) {
   SolveResult result;
   SolverCertificate& cert = result.certificate;
   cert.status = outcome.status;
@@ -88,6 +88,45 @@ SolveResult finish(const MilpModel& model, const detail::BackendOutcome& outcome
   cert.gap = gap;
   return result;
 }
+
+bool prepare(const MilpModel& model, PreparedModel& prepared, SolveResult& failure) {
+  prepared.model = &model;
+  prepared.lower.clear();
+  prepared.upper.clear();
+  prepared.cost.clear();
+  prepared.integer.clear();
+  const double sign = model.sense() == ObjectiveSense::kMinimize ? 1.0 : -1.0;
+  for (const MilpVariable& v : model.variables()) {
+    double lower = v.lower;
+    double upper = v.upper;
+    const bool integer = v.type != VarType::kContinuous;
+    if (integer) {
+      if (std::isfinite(lower)) lower = std::ceil(lower - kIntegerBoundTolerance);
+      if (std::isfinite(upper)) upper = std::floor(upper + kIntegerBoundTolerance);
+    }
+    if (lower > upper) {
+      failure.certificate.status = SolveStatus::kInfeasible;
+      failure.certificate.message = "variable '" + v.name + "' has an empty domain";
+      return false;
+    }
+    prepared.lower.push_back(lower);
+    prepared.upper.push_back(upper);
+    prepared.cost.push_back(sign * v.objective);
+    prepared.integer.push_back(integer);
+  }
+  for (const MilpRow& row : model.rows()) {
+    if (row.lower > row.upper) {
+      failure.certificate.status = SolveStatus::kInfeasible;
+      failure.certificate.message = "row '" + row.name + "' has crossed bounds";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace detail
+
+namespace {
 
 /// Returns kOptimal/kInfeasible when the model has no variables, kError
 /// otherwise (meaning: not decided here).
@@ -147,35 +186,15 @@ SolveResult solve(const MilpModel& model, SolverBackend backend, const SolveOpti
   }
 
   detail::PreparedModel prepared;
-  prepared.model = &model;
-  const double sign = model.sense() == ObjectiveSense::kMinimize ? 1.0 : -1.0;
-  for (const MilpVariable& v : model.variables()) {
-    double lower = v.lower;
-    double upper = v.upper;
-    const bool integer = v.type != VarType::kContinuous;
-    if (integer) {
-      if (std::isfinite(lower)) lower = std::ceil(lower - kIntegerBoundTolerance);
-      if (std::isfinite(upper)) upper = std::floor(upper + kIntegerBoundTolerance);
-    }
-    if (lower > upper) {
-      return fail(SolveStatus::kInfeasible, "variable '" + v.name + "' has an empty domain");
-    }
-    prepared.lower.push_back(lower);
-    prepared.upper.push_back(upper);
-    prepared.cost.push_back(sign * v.objective);
-    prepared.integer.push_back(integer);
-  }
-  for (const MilpRow& row : model.rows()) {
-    if (row.lower > row.upper) {
-      return fail(SolveStatus::kInfeasible, "row '" + row.name + "' has crossed bounds");
-    }
+  if (SolveResult failure; !detail::prepare(model, prepared, failure)) {
+    return fail(failure.certificate.status, failure.certificate.message);
   }
 
   if (model.num_variables() == 0) {
     detail::BackendOutcome outcome;
     outcome.status = trivial_status(model);
     outcome.bound_min = 0;
-    return stamp(finish(model, outcome, prepared.integer, options));
+    return stamp(detail::finish(model, outcome, prepared.integer, options));
   }
 
   auto run = [&](const detail::PreparedModel& p) {
@@ -211,7 +230,7 @@ SolveResult solve(const MilpModel& model, SolverBackend backend, const SolveOpti
   } catch (const std::exception& e) {
     return fail(SolveStatus::kError, std::string("solver failure: ") + e.what());
   }
-  return stamp(finish(model, outcome, prepared.integer, options));
+  return stamp(detail::finish(model, outcome, prepared.integer, options));
 }
 
 MakespanSolve solve_makespan(const MilpModel& model, double time_scale, int integer_count,
