@@ -88,26 +88,36 @@ void MilpModel::set_objective_coefficient(int var, double coef) {
   variables_[var].objective = coef;
 }
 
-void MilpModel::set_variable_bounds(int var, double lower, double upper) {
-  if (var < 0 || var >= num_variables()) {
-    throw std::invalid_argument("MilpModel: bounds of unknown variable " + std::to_string(var));
+namespace {
+
+/// Element `index` (a variable or a row, `what`) whose bounds a setter
+/// changes, after the checks every setter makes.
+template <class Element>
+Element& bounds_target(std::vector<Element>& elements, int index, const char* what, double lower,
+                       double upper) {
+  if (index < 0 || index >= static_cast<int>(elements.size())) {
+    throw std::invalid_argument(std::string("MilpModel: bounds of unknown ") + what + " " +
+                                std::to_string(index));
   }
   if (std::isnan(lower) || std::isnan(upper)) {
-    throw std::invalid_argument("MilpModel: NaN bound on variable '" + variables_[var].name + "'");
+    throw std::invalid_argument(std::string("MilpModel: NaN bound on ") + what + " '" + elements[index].name +
+                                "'");
   }
-  variables_[var].lower = lower;
-  variables_[var].upper = upper;
+  return elements[index];
+}
+
+}  // namespace
+
+void MilpModel::set_variable_bounds(int var, double lower, double upper) {
+  MilpVariable& v = bounds_target(variables_, var, "variable", lower, upper);
+  v.lower = lower;
+  v.upper = upper;
 }
 
 void MilpModel::set_row_bounds(int row, double lower, double upper) {
-  if (row < 0 || row >= num_rows()) {
-    throw std::invalid_argument("MilpModel: bounds of unknown row " + std::to_string(row));
-  }
-  if (std::isnan(lower) || std::isnan(upper)) {
-    throw std::invalid_argument("MilpModel: NaN bound on row '" + rows_[row].name + "'");
-  }
-  rows_[row].lower = lower;
-  rows_[row].upper = upper;
+  MilpRow& r = bounds_target(rows_, row, "row", lower, upper);
+  r.lower = lower;
+  r.upper = upper;
 }
 
 bool MilpModel::is_pure_lp() const {

@@ -13,38 +13,27 @@
 
 #include "solvers/milp_model.h"
 #include "solvers/solve.h"
+#include "tests/xorshift_rng.h"
 
 namespace parplan {
 namespace {
 
 constexpr SolverBackend kLpBackends[] = {SolverBackend::kCbc, SolverBackend::kGlpk};
 
-/// Small deterministic generator (the same numbers on every standard library).
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ull + 1) {}
-  double uniform(double lo, double hi) {
-    state_ ^= state_ << 13;
-    state_ ^= state_ >> 7;
-    state_ ^= state_ << 17;
-    return lo + (hi - lo) * static_cast<double>(state_ % 1000003) / 1000003.0;
-  }
-
- private:
-  std::uint64_t state_;
-};
+using Rng = test::XorshiftRng;
 
 /// A covering LP: minimise c x with A x >= b, 0 <= x <= u (feasible while
 /// the upper bounds allow the cover).
 MilpModel random_cover(Rng& rng, int vars, int rows) {
   MilpModel model("cover");
-  for (int j = 0; j < vars; ++j) model.add_continuous("x", 0, rng.uniform(2, 6), rng.uniform(1, 10));
+  for (int j = 0; j < vars; ++j)
+    model.add_continuous("x", 0, rng.uniform_real(2, 6), rng.uniform_real(1, 10));
   for (int i = 0; i < rows; ++i) {
     std::vector<MilpTerm> terms;
     for (int j = 0; j < vars; ++j)
-      if (rng.uniform(0, 1) < 0.6) terms.push_back({j, rng.uniform(0.5, 3)});
+      if (rng.uniform_real(0, 1) < 0.6) terms.push_back({j, rng.uniform_real(0.5, 3)});
     terms.push_back({i % vars, 1.0});
-    model.add_greater_equal("cover", terms, rng.uniform(1, 4));
+    model.add_greater_equal("cover", terms, rng.uniform_real(1, 4));
   }
   return model;
 }
@@ -65,13 +54,13 @@ TEST(LpSession, AnLpSolvedAgainAfterItsBoundsChangeEqualsAFreshSolve) {
       LpSession session(model, backend);
       expect_same(session.solve({}), solve(model, backend));
       for (int change = 0; change < 6; ++change) {
-        const int var = static_cast<int>(rng.uniform(0, vars - 1e-9));
-        const double lower = rng.uniform(0, 1);
-        const double upper = lower + rng.uniform(0, 5);
+        const int var = static_cast<int>(rng.uniform_real(0, vars - 1e-9));
+        const double lower = rng.uniform_real(0, 1);
+        const double upper = lower + rng.uniform_real(0, 5);
         session.set_variable_bounds(var, lower, upper);
         model.set_variable_bounds(var, lower, upper);
-        const int row = static_cast<int>(rng.uniform(0, rows - 1e-9));
-        const double need = rng.uniform(0.5, 6);
+        const int row = static_cast<int>(rng.uniform_real(0, rows - 1e-9));
+        const double need = rng.uniform_real(0.5, 6);
         session.set_row_bounds(row, need, kInfinity);
         model.set_row_bounds(row, need, kInfinity);
         SCOPED_TRACE(std::string(backend_name(backend)) + " seed " + std::to_string(seed) + " change " +

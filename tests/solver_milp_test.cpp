@@ -14,6 +14,7 @@
 #include "solvers/certificate.h"
 #include "solvers/milp_model.h"
 #include "solvers/solve.h"
+#include "tests/xorshift_rng.h"
 
 namespace parplan {
 namespace {
@@ -22,22 +23,7 @@ constexpr SolverBackend kAllBackends[] = {SolverBackend::kCbc, SolverBackend::kG
                                           SolverBackend::kExhaustive};
 constexpr SolverBackend kRealSolvers[] = {SolverBackend::kCbc, SolverBackend::kGlpk};
 
-/// Small deterministic generator (the same numbers on every standard library).
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ull + 1) {}
-  std::uint64_t next() {
-    state_ ^= state_ << 13;
-    state_ ^= state_ >> 7;
-    state_ ^= state_ << 17;
-    return state_;
-  }
-  /// Uniform integer in [lo, hi].
-  int uniform(int lo, int hi) { return lo + static_cast<int>(next() % (hi - lo + 1)); }
-
- private:
-  std::uint64_t state_;
-};
+using Rng = test::XorshiftRng;
 
 /// prefix + i (+ "_" + j): built by appending (GCC 12 warns falsely on
 /// "literal" + std::string under -Werror=restrict).

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "solvers/recompute_split.h"
+#include "tests/xorshift_rng.h"
 
 namespace parplan {
 namespace {
@@ -16,19 +17,7 @@ namespace {
 constexpr SolverBackend kAllBackends[] = {SolverBackend::kCbc, SolverBackend::kGlpk,
                                           SolverBackend::kExhaustive};
 
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ull + 1) {}
-  int uniform(int lo, int hi) {
-    state_ ^= state_ << 13;
-    state_ ^= state_ >> 7;
-    state_ ^= state_ << 17;
-    return lo + static_cast<int>(state_ % static_cast<std::uint64_t>(hi - lo + 1));
-  }
-
- private:
-  std::uint64_t state_;
-};
+using Rng = test::XorshiftRng;
 
 RecomputeSplitInput two_stages() {
   // Stage 0 is 25 GB over its cap, stage 1 15 GB; a recomputed layer saves

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "solvers/stage_split.h"
+#include "tests/xorshift_rng.h"
 
 namespace parplan {
 namespace {
@@ -19,19 +20,7 @@ namespace {
 constexpr SolverBackend kAllBackends[] = {SolverBackend::kCbc, SolverBackend::kGlpk,
                                           SolverBackend::kExhaustive};
 
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ull + 1) {}
-  int uniform(int lo, int hi) {
-    state_ ^= state_ << 13;
-    state_ ^= state_ >> 7;
-    state_ ^= state_ << 17;
-    return lo + static_cast<int>(state_ % static_cast<std::uint64_t>(hi - lo + 1));
-  }
-
- private:
-  std::uint64_t state_;
-};
+using Rng = test::XorshiftRng;
 
 void expect_valid_split(const StageSplitInput& in, const StageSplitResult& r) {
   ASSERT_EQ(static_cast<int>(r.layers_per_stage.size()), in.stages);
