@@ -19,8 +19,9 @@ milliseconds of
   so its first call takes minutes: measured at as many lengths as the
   budget allows, the middle lengths first);
 
-and the same with grouped-query attention (32 query heads over 8 key/value
-heads, Llama 3 8B's) for flex at the defaults. Every row carries the
+and (`--only gqa`, DIR/attention_flex_gqa.csv) grouped-query attention (32
+query heads over 8 key/value heads, Llama 3 8B's) for flex at the defaults
+beside SDPA's flash path on repeated heads. Every row carries the
 device, driver, torch, CUDA and cuDNN versions and the first call's
 seconds (compilation included).
 """
@@ -151,20 +152,47 @@ def measure_flex(args, meta_row):
         except Exception as e:  # noqa: BLE001
             error_row(label, seq, HEADS, e)
         torch.cuda.empty_cache()
-    for seq in (8192, 32768, 131072):
-        if over(args, f"flex gqa {seq}"):
-            break
-        label = "flex (torch.compile defaults), grouped-query 32/8"
-        try:
-            row(label, seq, 8, *flex_pass_ms(flex_default, block_mask_for, batch_for(seq), HEADS, 8, seq, reps(seq)))
-        except Exception as e:  # noqa: BLE001
-            error_row(label, seq, 8, e)
-        torch.cuda.empty_cache()
     print("flex done", round(time.time() - START), "s", flush=True)
 
 
+def measure_gqa(args, meta_row):
+    """Grouped-query attention (32 query heads over 8 key/value heads, Llama
+    3 8B's): flex at torch.compile's defaults, and SDPA's flash path with
+    the key/value heads repeated (what torchtitan's SDPA path did), into
+    DIR/attention_flex_gqa.csv."""
+    from torch.nn.attention import SDPBackend
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    t = Table(os.path.join(args.out, "attention_flex_gqa.csv"), FIELDS, meta_row)
+    compiled_mask = torch.compile(create_block_mask)
+    flex_default = torch.compile(flex_attention, dynamic=False)
+    kv = 8
+    for seq in (8192, 32768, 131072):
+        b = batch_for(seq)
+        fwd_flop = 4.0 * b * HEADS * seq * seq * HD / 2
+        mask = compiled_mask(lambda b_, h_, q, k: q >= k, None, None, seq, seq, device="cuda")
+        for label, run in (
+                ("flash (SDPA FlashAttention-2), key/value heads repeated",
+                 lambda: (*sdpa_pass_ms(SDPBackend.FLASH_ATTENTION, b, HEADS, seq, seq, HD, True,
+                                        2 if seq >= 65536 else 6), 0.0)),
+                ("flex (torch.compile defaults), grouped-query 32/8",
+                 lambda: flex_pass_ms(flex_default, lambda _s: mask, b, HEADS, kv, seq, 2 if seq >= 65536 else 6))):
+            if over(args, f"{label} {seq}"):
+                return
+            try:
+                f_ms, b_ms, first_s = run()
+                t.row(kernel=label, batch=b, heads=HEADS, kv_heads=kv, head_dim=HD, seq=seq, causal=1,
+                      fwd_ms=f"{f_ms:.4f}", bwd_ms=f"{b_ms:.4f}", fwd_tflops=f"{fwd_flop / f_ms / 1e9:.1f}",
+                      bwd_tflops=f"{2.5 * fwd_flop / b_ms / 1e9:.1f}", first_call_s=f"{first_s:.1f}",
+                      flop_convention=CONVENTION)
+                print(f"{label:60s} seq {seq:6d}: fwd {fwd_flop / f_ms / 1e9:6.1f} "
+                      f"bwd {2.5 * fwd_flop / b_ms / 1e9:6.1f}", flush=True)
+            except Exception as e:  # noqa: BLE001
+                print(f"{label} {seq}: error {e}"[:300], flush=True)
+            torch.cuda.empty_cache()
+
+
 def main():
-    main_for(__doc__, {"flex": measure_flex}, budget_s=420.0)
+    main_for(__doc__, {"flex": measure_flex, "gqa": measure_gqa}, budget_s=420.0)
 
 
 if __name__ == "__main__":
