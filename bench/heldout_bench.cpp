@@ -2,7 +2,9 @@
 // (calibration/heldout-published-runs.yaml) with a shipped profile, fitting
 // nothing, and prints each run's step-time error and the mean and max per
 // category (docs/heldout-runs.md).
-// Usage: heldout_bench [RUN_FILE] [PROFILE]
+// Usage: heldout_bench [RUN_FILE] [PROFILE] [--breakdown]
+// --breakdown: under each run, where the predicted step goes (compute,
+// bubble, exposed communication per kind, optimizer).
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -33,9 +35,18 @@ struct Tally {
 int main(int argc, char** argv) {
   using namespace parplan;
   try {
-    const std::string path =
-        argc > 1 ? argv[1] : (data_dir() / "calibration/heldout-published-runs.yaml").string();
-    const ClusterSpec cluster = load_cluster(argc > 2 ? argv[2] : "dgx-h100");
+    std::vector<std::string> positional;
+    bool breakdown = false;
+    for (int i = 1; i < argc; ++i) {
+      if (std::string(argv[i]) == "--breakdown")
+        breakdown = true;
+      else
+        positional.emplace_back(argv[i]);
+    }
+    const std::string path = positional.size() > 0
+                                 ? positional[0]
+                                 : (data_dir() / "calibration/heldout-published-runs.yaml").string();
+    const ClusterSpec cluster = load_cluster(positional.size() > 1 ? positional[1] : "dgx-h100");
     const std::vector<FitRun> runs = read_run_yaml(path, cluster);
     const YAML::Node nodes = load_yaml_file(path)["runs"];
     // Second tally: only runs on the hardware the profile describes (without
@@ -65,6 +76,16 @@ int main(int argc, char** argv) {
       std::printf("%-36s %-32s %6d %4d %4d %10.3f %10.3f %+7.1f%%%s\n", run.name.c_str(), tags.c_str(),
                   run.job.gpus, p.vp, p.mbs, run.measured_step_s, p.step_s, 100 * error,
                   p.fits ? "" : " (OOM)");
+      if (breakdown) {
+        ParallelConfig c = run.config;
+        c.vp = p.vp;
+        c.mbs = p.mbs;
+        const TimeBreakdown t = estimate_cost(run.model, run_cluster(run, cluster), run.job, c).time;
+        std::printf(
+            "  time s: compute %.3f bubble %.3f tp %.3f cp %.3f pp %.3f dp %.3f ep %.3f optimizer %.3f\n",
+            t.compute_s, t.bubble_s, t.tp_comm_s, t.cp_comm_s, t.pp_comm_s, t.dp_comm_s, t.ep_comm_s,
+            t.optimizer_s);
+      }
       if (!p.fits || run.measured_peak_bytes > 0) {
         // Where the memory goes on the busiest stage, for the config chosen,
         // against the run's own HBM where it names one, and the measured peak.
