@@ -218,6 +218,17 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
       eager_backward_elements += replicated_tokens * h * (1.0 + ffn_copies) + m * ffn_copies * ffn_in;
     if (!shape.separate_qkv) eager_backward_elements += 2.0 * m * (q_width + kv_width);
   }
+  // Unpadding around a variable-length kernel (flash-attn's bert_padding,
+  // llm-foundry's flash path): forward, q, k and v gathered row by row
+  // (torch.gather: read and write each) and the output scattered into a
+  // zero-filled tensor (fill, then index_put: read and write); backward,
+  // the output gradient gathered (read, write) and q, k, v's gradients
+  // scattered into zero-filled tensors (fill, read, write each).
+  double unpad_forward_elements = 0, unpad_backward_elements = 0;
+  if (shape.unpadded_attention && shape.flash_attention) {
+    unpad_forward_elements = m * (2.0 * (q_width + kv_width) + 3.0 * out_width);
+    unpad_backward_elements = m * (2.0 * out_width + 3.0 * (q_width + kv_width));
+  }
   // Context parallelism runs each KV block as its own kernel and then
   // merges: the partial outputs by their log-sum-exp, the per-block dQ and
   // dKV into the rank's gradients, all memory-bound on the compute stream.
@@ -251,10 +262,12 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
   times.gemm_forward_s = gemm_s;
   times.tp_windows = windows;
   times.forward_s = gemm_s + attention_forward_s + elementwise_s + casts.forward_s +
-                    memory_bound_s(device, merge.forward) + device.layer_overhead_s / 3.0;
+                    memory_bound_s(device, merge.forward + kActivationBytes * unpad_forward_elements) +
+                    device.layer_overhead_s / 3.0;
   times.backward_s =
       gemm_backward_s + attention_backward_s + 2.0 * elementwise_s + casts.backward_s +
-      memory_bound_s(device, kActivationBytes * (input_grad_sum_elements + eager_backward_elements)) +
+      memory_bound_s(device, kActivationBytes * (input_grad_sum_elements + eager_backward_elements +
+                                                 unpad_backward_elements)) +
       memory_bound_s(device, merge.backward) + device.layer_overhead_s * 2.0 / 3.0;
   return times;
 }

@@ -41,6 +41,8 @@ struct LayerShape {
   /// JobSpec::separate_qkv, JobSpec::separate_gate_up.
   bool separate_qkv = false;
   bool separate_gate_up = false;
+  /// JobSpec::unpadded_attention.
+  bool unpadded_attention = false;
   /// fp8 linear layers (Transformer Engine, delayed scaling): each GEMM
   /// input and output gradient is cast to fp8 by its own kernel.
   bool fp8 = false;

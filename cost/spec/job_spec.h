@@ -300,6 +300,13 @@ struct JobSpec {
   /// fused QKV became its default, v0.2.x and older); false: one fused
   /// matmul (Megatron-LM's linear_qkv, torchtitan main's wqkv).
   bool separate_qkv = false;
+  /// The attention's queries, keys and values are unpadded before a
+  /// variable-length flash kernel and its output padded back after it
+  /// (llm-foundry's `attn_impl: flash`, flash-attn's bert_padding
+  /// unpad_input / pad_input around flash_attn_varlen_func, even when no
+  /// token is padding): a gather per input and a zero-filled scatter for the
+  /// output, and their mirror images in the backward pass.
+  bool unpadded_attention = false;
   /// fp8 runs all-gather the tp activations in fp8 and reduce-scatter them
   /// in 16 bits: torchao's Float8ColwiseParallel, Float8RowwiseParallel and
   /// PrepareFloat8ModuleInput cast before the forward gathers, and the

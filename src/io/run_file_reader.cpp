@@ -119,6 +119,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                 "fp8_recipe",
                 "category",
                 "separate_qkv",
+                "unpadded_attention",
                 "tp_comm_overlap",
                 "recompute_modules",
                 "transformer_engine",
@@ -209,6 +210,9 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   // torchtitan before fused QKV became its default (v0.2.x and older) runs
   // wq, wk, wv as three matmuls (JobSpec::separate_qkv).
   run.job.separate_qkv = f.boolean("separate_qkv", false);
+  // llm-foundry's flash path unpads q, k, v and pads the output back
+  // (JobSpec::unpadded_attention).
+  run.job.unpadded_attention = f.boolean("unpadded_attention", false);
   // Megatron-LM's --tp-comm-overlap (NeMo's performance recipes turn it on)
   // or torchtitan's Async TP, which torchtitan runs only compiled.
   run.job.tp_comm_overlap = f.boolean("tp_comm_overlap", false);
