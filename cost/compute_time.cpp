@@ -4,6 +4,7 @@
 
 #include "cost/attention_kernels.h"
 #include "cost/cp_merge_passes.h"
+#include "cost/document_mask.h"
 #include "cost/loss_passes.h"
 #include "cost/mla.h"
 #include "cost/sliding_window.h"
@@ -172,16 +173,20 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
     // A causal fused kernel skips the masked half; its backward recomputes
     // the scores: 5 GEMMs against 2 forward (Dao 2023, FlashAttention-2), at
     // the kernel's own backward efficiency (cost/attention_kernels.h).
-    const AttentionEfficiency eff =
-        context_parallel_attention_efficiency(device, shape.kernel, shape.seq, shape.cp);
+    // A per-document mask (cost/document_mask.h) leaves the documents'
+    // causal squares, at the efficiency of a kernel as long as a document.
+    const AttentionEfficiency eff = context_parallel_attention_efficiency(
+        device, shape.kernel, document_mask_kernel_seq(shape.seq, shape.document_tokens), shape.cp);
+    const double causal_share = 0.5 * document_mask_work_share(shape.seq, shape.document_tokens);
     // Windowed layers (cost/sliding_window.h) compute only their band, at
     // the efficiency of a causal kernel doing the same work per query
     // block; the layer's time is the layers' average, so the model's total
     // is exact. Every rank's share of the band shrinks alike under cp.
     const double windowed = windowed_layer_fraction(model);
     const double full_share = 1.0 - windowed;
-    attention_forward_s = full_share * 0.5 * attention_flops / (attention_peak * eff.forward);
-    attention_backward_s = full_share * 2.5 * 0.5 * attention_flops / (attention_peak * eff.backward);
+    attention_forward_s = full_share * causal_share * attention_flops / (attention_peak * eff.forward);
+    attention_backward_s =
+        full_share * 2.5 * causal_share * attention_flops / (attention_peak * eff.backward);
     if (windowed > 0) {
       const double band = window_pairs(shape.seq, model.sliding_window) / causal_pairs(shape.seq);
       const AttentionEfficiency w_eff =

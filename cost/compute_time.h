@@ -43,6 +43,8 @@ struct LayerShape {
   bool separate_gate_up = false;
   /// JobSpec::unpadded_attention.
   bool unpadded_attention = false;
+  /// JobSpec::document_tokens (0: one document per sequence).
+  double document_tokens = 0;
   /// fp8 linear layers (Transformer Engine, delayed scaling): each GEMM
   /// input and output gradient is cast to fp8 by its own kernel.
   bool fp8 = false;

@@ -192,6 +192,7 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
   shape.separate_qkv = job.separate_qkv;
   shape.separate_gate_up = job.separate_gate_up;
   shape.unpadded_attention = job.unpadded_attention;
+  shape.document_tokens = job.document_tokens;
   shape.fp8 = job.precision == Precision::kFp8;
   costs.dense = layer_compute_times(model, device, peak, shape);
   costs.comm = layer_comm(model, cluster, job, c, costs.dense, stage);

@@ -32,9 +32,8 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h100_kernels import Table, main_for, sdpa_pass_ms  # noqa: E402
+from h100_kernels import Table, main_for, over_budget, sdpa_pass_ms  # noqa: E402
 
-START = time.time()
 HEADS, HD = 32, 128
 SEQS = (2048, 4096, 8192, 16384, 32768, 65536, 131072)
 TORCHTITAN_OPTIONS = {"max_autotune": True, "coordinate_descent_tuning": True, "triton.cudagraphs": False}
@@ -43,15 +42,20 @@ FIELDS = ["kernel", "batch", "heads", "kv_heads", "head_dim", "seq", "causal", "
 CONVENTION = "fwd 4*b*h*s^2*d/2 (causal), bwd 2.5x fwd"
 
 
-def over(args, what):
-    if time.time() - START > args.budget_s:
-        print(f"budget spent: skipping {what}", flush=True)
-        return True
-    return False
-
-
 def batch_for(seq):
     return max(1, 16384 // seq)
+
+
+def write_row(t, label, seq, kv_heads, f_ms, b_ms, first_s):
+    """One measured kernel: its times, TFLOP/s by the causal convention."""
+    b = batch_for(seq)
+    fwd_flop = 4.0 * b * HEADS * seq * seq * HD / 2
+    t.row(kernel=label, batch=b, heads=HEADS, kv_heads=kv_heads, head_dim=HD, seq=seq, causal=1,
+          fwd_ms=f"{f_ms:.4f}", bwd_ms=f"{b_ms:.4f}", fwd_tflops=f"{fwd_flop / f_ms / 1e9:.1f}",
+          bwd_tflops=f"{2.5 * fwd_flop / b_ms / 1e9:.1f}", first_call_s=f"{first_s:.1f}",
+          flop_convention=CONVENTION)
+    print(f"{label:60s} seq {seq:6d}: fwd {fwd_flop / f_ms / 1e9:6.1f} bwd {2.5 * fwd_flop / b_ms / 1e9:6.1f}"
+          f" TFLOP/s  first {first_s:.1f} s", flush=True)
 
 
 def flex_pass_ms(flex, block_mask_for, b, h, kv_heads, seq, reps):
@@ -110,14 +114,7 @@ def measure_flex(args, meta_row):
     flex_titan = torch.compile(flex_attention, dynamic=False, options=TORCHTITAN_OPTIONS)
 
     def row(label, seq, kv_heads, f_ms, b_ms, first_s):
-        b = batch_for(seq)
-        fwd_flop = 4.0 * b * HEADS * seq * seq * HD / 2
-        t.row(kernel=label, batch=b, heads=HEADS, kv_heads=kv_heads, head_dim=HD, seq=seq, causal=1,
-              fwd_ms=f"{f_ms:.4f}", bwd_ms=f"{b_ms:.4f}", fwd_tflops=f"{fwd_flop / f_ms / 1e9:.1f}",
-              bwd_tflops=f"{2.5 * fwd_flop / b_ms / 1e9:.1f}", first_call_s=f"{first_s:.1f}",
-              flop_convention=CONVENTION)
-        print(f"{label:60s} seq {seq:6d}: fwd {fwd_flop / f_ms / 1e9:6.1f} bwd {2.5 * fwd_flop / b_ms / 1e9:6.1f}"
-              f" TFLOP/s  first {first_s:.1f} s  at {time.time() - START:.0f} s", flush=True)
+        write_row(t, label, seq, kv_heads, f_ms, b_ms, first_s)
 
     def error_row(label, seq, kv_heads, e):
         t.row(kernel=label, batch=batch_for(seq), heads=HEADS, kv_heads=kv_heads, head_dim=HD, seq=seq, causal=1,
@@ -135,7 +132,7 @@ def measure_flex(args, meta_row):
                                         reps(seq)), 0.0)),
                 ("flex (torch.compile defaults)",
                  lambda: flex_pass_ms(flex_default, block_mask_for, batch_for(seq), HEADS, HEADS, seq, reps(seq)))):
-            if over(args, f"{label} {seq}"):
+            if over_budget(args, f"{label} {seq}"):
                 return
             try:
                 row(label, seq, HEADS, *run())
@@ -143,7 +140,7 @@ def measure_flex(args, meta_row):
                 error_row(label, seq, HEADS, e)
             torch.cuda.empty_cache()
     for seq in (8192, 32768, 2048, 131072, 16384, 4096, 65536):
-        if over(args, f"flex torchtitan options {seq}"):
+        if over_budget(args, f"flex torchtitan options {seq}"):
             break
         label = "flex (torchtitan inductor options: max_autotune, coordinate_descent_tuning)"
         try:
@@ -152,7 +149,7 @@ def measure_flex(args, meta_row):
         except Exception as e:  # noqa: BLE001
             error_row(label, seq, HEADS, e)
         torch.cuda.empty_cache()
-    print("flex done", round(time.time() - START), "s", flush=True)
+    print("flex done", flush=True)
 
 
 def measure_gqa(args, meta_row):
@@ -168,7 +165,6 @@ def measure_gqa(args, meta_row):
     kv = 8
     for seq in (8192, 32768, 131072):
         b = batch_for(seq)
-        fwd_flop = 4.0 * b * HEADS * seq * seq * HD / 2
         mask = compiled_mask(lambda b_, h_, q, k: q >= k, None, None, seq, seq, device="cuda")
         for label, run in (
                 ("flash (SDPA FlashAttention-2), key/value heads repeated",
@@ -176,16 +172,10 @@ def measure_gqa(args, meta_row):
                                         2 if seq >= 65536 else 6), 0.0)),
                 ("flex (torch.compile defaults), grouped-query 32/8",
                  lambda: flex_pass_ms(flex_default, lambda _s: mask, b, HEADS, kv, seq, 2 if seq >= 65536 else 6))):
-            if over(args, f"{label} {seq}"):
+            if over_budget(args, f"{label} {seq}"):
                 return
             try:
-                f_ms, b_ms, first_s = run()
-                t.row(kernel=label, batch=b, heads=HEADS, kv_heads=kv, head_dim=HD, seq=seq, causal=1,
-                      fwd_ms=f"{f_ms:.4f}", bwd_ms=f"{b_ms:.4f}", fwd_tflops=f"{fwd_flop / f_ms / 1e9:.1f}",
-                      bwd_tflops=f"{2.5 * fwd_flop / b_ms / 1e9:.1f}", first_call_s=f"{first_s:.1f}",
-                      flop_convention=CONVENTION)
-                print(f"{label:60s} seq {seq:6d}: fwd {fwd_flop / f_ms / 1e9:6.1f} "
-                      f"bwd {2.5 * fwd_flop / b_ms / 1e9:6.1f}", flush=True)
+                write_row(t, label, seq, kv, *run())
             except Exception as e:  # noqa: BLE001
                 print(f"{label} {seq}: error {e}"[:300], flush=True)
             torch.cuda.empty_cache()

@@ -307,6 +307,14 @@ struct JobSpec {
   /// token is padding): a gather per input and a zero-filled scatter for the
   /// output, and their mirror images in the backward pass.
   bool unpadded_attention = false;
+  /// Tokens per document of the packed training data, as attention sees
+  /// them (documents of different lengths: the token-weighted mean length,
+  /// E[L^2] / E[L]); 0: one document per sequence. torchtitan main masks
+  /// attention per document (block-causal FlexAttention,
+  /// torchtitan/models/common/config_utils.py:71-101 @ b5bcd76c), so a query
+  /// attends only to the earlier tokens of its own document
+  /// (cost/document_mask.h).
+  double document_tokens = 0;
   /// fp8 runs all-gather the tp activations in fp8 and reduce-scatter them
   /// in 16 bits: torchao's Float8ColwiseParallel, Float8RowwiseParallel and
   /// PrepareFloat8ModuleInput cast before the forward gathers, and the

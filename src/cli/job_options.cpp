@@ -96,6 +96,11 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                  "on | off: torchtitan compiles the model and loss (torch.compile: fused element-wise "
                  "kernels; [compile] enable in the emitted config); off prices eager PyTorch (default on; "
                  "torchtitan only)");
+  add_int_option(app, "--document-tokens", f.document_tokens,
+                 "tokens per document of the packed training data (for mixed lengths the token-weighted "
+                 "mean, E[L^2]/E[L]): torchtitan main masks attention per document, so a sequence costs "
+                 "its documents' causal squares (default: one document per sequence; torchtitan only)",
+                 1, kMaxSeq);
   add_int_option(app, "--first-stage-layers", f.first_stage_layers,
                  std::string("layers of the first pipeline stage (Megatron "
                              "--decoder-first-pipeline-num-layers; default: an even split)") +
@@ -194,6 +199,21 @@ void apply_torch_compile(const JobFlags& f, const JobRequest& request, ResolvedJ
     throw InputError(name + " is torchtitan's (Megatron-LM and DeepSpeed fuse their kernels either way); " +
                      "use it with --engine torchtitan or --emit torchtitan");
   out.job.fused_elementwise = compile;
+}
+
+// torchtitan main's attention masks per document (block_causal FlexAttention
+// for every language model); the other engines attend over the whole packed
+// sequence, so the document length is torchtitan's alone.
+void apply_document_tokens(const JobFlags& f, const JobRequest& request, ResolvedJob& out) {
+  const bool flag_given = f.document_tokens.has_value();
+  if (!flag_given && !request.document_tokens) return;
+  const std::string name = input_name(f, flag_given, "--document-tokens", "document_tokens");
+  const EngineSelection engines = parse_engine_selection(out.engine);
+  if (engines.any || engines.engines[0] != Engine::kTorchtitan)
+    throw InputError(name +
+                     " is torchtitan main's per-document attention mask (Megatron-LM and DeepSpeed attend "
+                     "over the whole packed sequence); use it with --engine torchtitan or --emit torchtitan");
+  out.job.document_tokens = flag_given ? *f.document_tokens : *request.document_tokens;
 }
 
 // torchtitan compiles the loss with the model (compile.components defaults
@@ -338,6 +358,7 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   out.engine = recipe.engine;
   check_token_drop_engine(f, out);
   apply_torch_compile(f, request, out);
+  apply_document_tokens(f, request, out);
   apply_torchtitan_loss(f, !recipe.cross_entropy.empty(), out);
   check_async_tp_compiled(f, out);
   out.file_config = request.config;

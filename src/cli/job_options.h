@@ -53,6 +53,9 @@ struct JobFlags {
   std::string fp8_recipe;
   /// --torch-compile on | off (torchtitan only; default on).
   std::string torch_compile;
+  /// --document-tokens N: tokens per document of the packed data
+  /// (torchtitan main's per-document attention mask).
+  std::optional<int> document_tokens;
   std::optional<std::string> recompute, attention;
   bool sp = false, no_sp = false, no_overlap = false;
   /// ZeRO-3 with ZeRO++ as DeepSpeed ships it (hpZ over a node, qwZ, qgZ),

@@ -48,6 +48,10 @@ int run_plan(const PlanFlags& flags) {
         emit_options.torchtitan_version == TorchtitanVersion::kV02) {
       r.job.separate_qkv = true;
       r.job.attention_kernel = AttentionKernel::kCudnn;
+      if (r.job.document_tokens > 0)
+        throw InputError(
+            "--document-tokens: torchtitan v0.2 attends over the whole sequence (SDPA is_causal, no "
+            "per-document mask); drop it or emit for torchtitan main");
     }
   }
   EnginePlanResult planned = plan_for_engines(r.model, r.cluster, r.job, options, flags.top);

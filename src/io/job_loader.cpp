@@ -207,7 +207,8 @@ JobRequest load_job_file(const std::string& path) {
                   "moe_capacity_factor",
                   "moe_pad_to_capacity",
                   "fp8_recipe",
-                  "torch_compile"});
+                  "torch_compile",
+                  "document_tokens"});
     JobRequest r;
     r.model = f.text("model", "");
     r.cluster = f.text("cluster", "");
@@ -244,6 +245,11 @@ JobRequest load_job_file(const std::string& path) {
     if (f.has("fp8_recipe"))
       r.fp8_recipe = parse_fp8_recipe(f.text("fp8_recipe"), path + ": field 'fp8_recipe'");
     if (f.has("torch_compile")) r.torch_compile = f.boolean("torch_compile", true);
+    if (f.has("document_tokens")) {
+      r.document_tokens = f.positive_int("document_tokens");
+      if (*r.document_tokens > kMaxSeq)
+        f.fail("document_tokens", "must be at most " + std::to_string(kMaxSeq) + " tokens");
+    }
     if (f.has("constraints")) {
       const YamlFields c = f.child("constraints");
       c.allow_only({"tp", "pp", "vp", "cp", "dp", "mbs", "zero", "recompute", "ep", "etp"});

@@ -36,6 +36,9 @@ struct JobRequest {
   std::optional<Fp8Scaling> fp8_recipe;
   /// torchtitan's torch.compile of the model and loss (`torch_compile`).
   std::optional<bool> torch_compile;
+  /// Tokens per document of the packed data (`document_tokens`): torchtitan
+  /// main's per-document attention mask (JobSpec::document_tokens).
+  std::optional<int> document_tokens;
 };
 
 /// Reads job.yaml; every problem is an InputError naming the field.
