@@ -298,10 +298,17 @@ EdgeComputeTimes edge_compute_times(const ModelSpec& model, const DeviceSpec& de
   return times;
 }
 
-double optimizer_step_s(const DeviceSpec& device, double params) {
-  // Reads fp32 weight, momentum, variance and the gradient, writes the three
-  // fp32 tensors and the 16-bit copy: 16 + 14 bytes per parameter.
-  return memory_bound_s(device, 30.0 * params);
+double optimizer_step_s(const DeviceSpec& device, double params, OptimizerKernels kernels) {
+  // Fused: reads fp32 weight, momentum, variance and the gradient, writes
+  // the three fp32 tensors and the 16-bit copy: 16 + 14 bytes per parameter.
+  // Per operator (Composer's DecoupledAdamW.adamw, composer/optim/
+  // decoupled_weight_decay.py @ v0.17.0, on fp32 tensors): weight decay
+  // param.mul_ 8, exp_avg.mul_ 8 and .add_(grad) 12, exp_avg_sq.mul_ 8 and
+  // .addcmul_(grad, grad) 12, sqrt 8, divide 8, add eps 8, param.addcdiv_
+  // 16: 88; Composer's gradient clipping (FSDP clip_grad_norm_: the norm
+  // reads the gradient, the scale reads and writes it) 12 more.
+  const double bytes_per_param = kernels == OptimizerKernels::kFused ? 30.0 : 100.0;
+  return memory_bound_s(device, bytes_per_param * params);
 }
 
 }  // namespace parplan

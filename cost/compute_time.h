@@ -117,7 +117,8 @@ EdgeComputeTimes edge_compute_times(const ModelSpec& model, const DeviceSpec& de
 
 /// Adam step over `params` local parameters: memory-bound, reading and
 /// writing the fp32 master weights, both moments, the gradient and the
-/// 16-bit weights.
-double optimizer_step_s(const DeviceSpec& device, double params);
+/// 16-bit weights; per operator, every update term's own pass.
+double optimizer_step_s(const DeviceSpec& device, double params,
+                        OptimizerKernels kernels = OptimizerKernels::kFused);
 
 }  // namespace parplan

@@ -125,7 +125,8 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
     const DpCost edp =
         expert_dp_cost(cluster, job, c, max_expert_params, slowest, m, 0, &report.dp_traffic, max_moe_units);
     time.dp_comm_s = dp.exposed_s + edp.exposed_s;
-    time.optimizer_s = optimizer_step_s(device, dp.optimizer_params + edp.optimizer_params);
+    time.optimizer_s =
+        optimizer_step_s(device, dp.optimizer_params + edp.optimizer_params, job.optimizer_kernels);
   } else {
     // Stages differ (their node groups' fabrics, pipeline boundaries on
     // different links, or an arbitrary split):
@@ -143,8 +144,9 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
                                         std::ceil(load.moe_layers));
       if (stage == 0 || dp.exposed_s + edp.exposed_s > time.dp_comm_s)
         time.dp_comm_s = dp.exposed_s + edp.exposed_s, report.dp_traffic = traffic;
-      time.optimizer_s =
-          std::max(time.optimizer_s, optimizer_step_s(device, dp.optimizer_params + edp.optimizer_params));
+      time.optimizer_s = std::max(
+          time.optimizer_s,
+          optimizer_step_s(device, dp.optimizer_params + edp.optimizer_params, job.optimizer_kernels));
     }
   }
   time.compute_s = m * slowest.compute_s;

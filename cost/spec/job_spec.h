@@ -13,6 +13,13 @@ namespace parplan {
 
 enum class Optimizer { kAdam, kSgd };
 
+/// How the optimizer step runs over the local parameters: one fused kernel
+/// per group of tensors (Megatron-LM's and torchtitan's AdamW), or one
+/// PyTorch operator per update term with the gradient clipping's norm and
+/// scale passes (Composer's DecoupledAdamW under llm-foundry;
+/// cost/compute_time.h optimizer_step_s).
+enum class OptimizerKernels { kFused, kPerOperator };
+
 /// The dtype data parallelism reduces (and the gradient buffer keeps)
 /// gradients in (--grad-reduce-dtype). kEngineDefault: Megatron-LM's fp32
 /// main grads under bf16 with ZeRO <= 1, the model dtype otherwise
@@ -315,6 +322,7 @@ struct JobSpec {
   /// attends only to the earlier tokens of its own document
   /// (cost/document_mask.h).
   double document_tokens = 0;
+  OptimizerKernels optimizer_kernels = OptimizerKernels::kFused;
   /// fp8 runs all-gather the tp activations in fp8 and reduce-scatter them
   /// in 16 bits: torchao's Float8ColwiseParallel, Float8RowwiseParallel and
   /// PrepareFloat8ModuleInput cast before the forward gathers, and the

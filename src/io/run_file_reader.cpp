@@ -120,6 +120,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                 "category",
                 "separate_qkv",
                 "unpadded_attention",
+                "optimizer_kernels",
                 "tp_comm_overlap",
                 "recompute_modules",
                 "transformer_engine",
@@ -213,6 +214,12 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   // llm-foundry's flash path unpads q, k, v and pads the output back
   // (JobSpec::unpadded_attention).
   run.job.unpadded_attention = f.boolean("unpadded_attention", false);
+  // Composer's DecoupledAdamW runs one operator per update term
+  // (JobSpec::optimizer_kernels).
+  if (f.has("optimizer_kernels"))
+    run.job.optimizer_kernels = f.choice("optimizer_kernels", {"fused", "per-operator"}) == "fused"
+                                    ? OptimizerKernels::kFused
+                                    : OptimizerKernels::kPerOperator;
   // Megatron-LM's --tp-comm-overlap (NeMo's performance recipes turn it on)
   // or torchtitan's Async TP, which torchtitan runs only compiled.
   run.job.tp_comm_overlap = f.boolean("tp_comm_overlap", false);
