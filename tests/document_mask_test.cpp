@@ -99,6 +99,19 @@ TEST(DocumentMask, FlagAndJobKeyShortenTorchtitanSteps) {
   EXPECT_DOUBLE_EQ(step_s("--job " + job), short_documents);
 }
 
+// The table says what the data was taken to be.
+TEST(DocumentMask, TableNamesTheDocuments) {
+  const test::CliRun run = test::run_cli(
+      "estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 32 --seq 8192 --tp 1 --pp 1 --mbs 1 "
+      "--zero 3 --engine torchtitan --document-tokens 512");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("documents of 512 tokens"), std::string::npos) << run.out;
+  const test::CliRun whole = test::run_cli(
+      "estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 32 --seq 8192 --tp 1 --pp 1 --mbs 1 "
+      "--zero 3 --engine torchtitan");
+  EXPECT_EQ(whole.out.find("documents of"), std::string::npos) << whole.out;
+}
+
 // Engines that attend over the whole packed sequence refuse it, naming it.
 TEST(DocumentMask, OtherEnginesRefuseIt) {
   const std::string base = "plan --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 32 --seq 8192 ";

@@ -64,7 +64,12 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
     out << format(", %.0f W limit: compute at %.3f of the datasheet peak", cluster.device.power_limit_w,
                   cluster.device.power_clock_ratio);
   out << ")\n";
-  out << "config   " << config_line(c) << "\n\n";
+  out << "config   " << config_line(c) << "\n";
+  // The attention work assumed of the data (JobSpec::document_tokens).
+  if (job != nullptr && job->document_tokens > 0)
+    out << "data     documents of " << format("%.0f", job->document_tokens)
+        << " tokens, attention masked per document\n";
+  out << "\n";
   out << "step time            " << format("%9.3f s", t.step_s) << "\n";
   out << "  error band         " << error_band_text(cluster) << "\n";
   if (job != nullptr)
