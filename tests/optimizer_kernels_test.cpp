@@ -26,14 +26,12 @@ TEST(OptimizerKernels, PerOperatorStepMovesTheTermsBytes) {
 
 TEST(OptimizerKernels, RunFileKey) {
   const ClusterSpec cluster = load_cluster("dgx-h100");
-  const auto run = [&](const std::string& extra) {
-    return run_file_test::read_one_run("optimizer_kernels",
-                                       "name: r, model: gpt-7.5b, gpus: 8, gbs: 16, seq: 2048, step_s: 1, "
-                                       "engine: torchtitan, fused_elementwise: false, "
-                                       "config: {tp: 1, zero: 3, mbs: 2}" +
-                                           extra,
-                                       cluster);
-  };
+  const auto run =
+      run_file_test::run_with("optimizer_kernels",
+                              "name: r, model: gpt-7.5b, gpus: 8, gbs: 16, seq: 2048, step_s: 1, "
+                              "engine: torchtitan, fused_elementwise: false, "
+                              "config: {tp: 1, zero: 3, mbs: 2}",
+                              cluster);
   const FitRun fused = run("");
   const FitRun per_operator = run(", optimizer_kernels: per-operator");
   EXPECT_EQ(fused.job.optimizer_kernels, OptimizerKernels::kFused);

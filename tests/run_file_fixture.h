@@ -29,6 +29,14 @@ inline FitRun read_one_run(const std::string& tag, const std::string& fields, co
   return read_run_yaml(write_one_run(tag, fields), cluster).front();
 }
 
+/// A reader of one-run files that share `fields` and differ only by what
+/// the test appends (", key: value" for the key under test).
+inline auto run_with(const std::string& tag, const std::string& fields, const ClusterSpec& cluster) {
+  return [tag, fields, &cluster](const std::string& extra) {
+    return read_one_run(tag, fields + extra, cluster);
+  };
+}
+
 /// `read()` must throw an InputError whose message names `field`.
 template <class Read>
 void expect_error_naming(Read read, const std::string& field) {

@@ -118,13 +118,11 @@ TEST(SeparateProjections, SkinnyGemmsAtTheTrafficFloor) {
 // the engine's recipe gives torchtitan's separate w1, w3.
 TEST(SeparateProjections, RunFileKey) {
   const ClusterSpec cluster = load_cluster("dgx-h100");
-  const auto run = [&](const std::string& extra) {
-    return run_file_test::read_one_run("separate_qkv",
-                                       "name: r, model: llama3-8b, gpus: 64, gbs: 96, seq: 8192, step_s: 3, "
-                                       "engine: torchtitan, config: {tp: 8, sp: true, zero: 3, mbs: 12}" +
-                                           extra,
-                                       cluster);
-  };
+  const auto run =
+      run_file_test::run_with("separate_qkv",
+                              "name: r, model: llama3-8b, gpus: 64, gbs: 96, seq: 8192, step_s: 3, "
+                              "engine: torchtitan, config: {tp: 8, sp: true, zero: 3, mbs: 12}",
+                              cluster);
   const FitRun fused_qkv = run("");
   const FitRun separate_qkv = run(", separate_qkv: true");
   EXPECT_TRUE(fused_qkv.job.separate_gate_up);

@@ -54,14 +54,12 @@ TEST(UnpaddedAttention, AddsTheCopiesOfBertPadding) {
 // Run files name it; a value other than a boolean names the field.
 TEST(UnpaddedAttention, RunFileKey) {
   const ClusterSpec cluster = load_cluster("dgx-h100");
-  const auto run = [&](const std::string& extra) {
-    return run_file_test::read_one_run("unpadded_attention",
-                                       "name: r, model: gpt-7.5b, gpus: 8, gbs: 48, seq: 2048, step_s: 3, "
-                                       "engine: torchtitan, attention_kernel: fa2, fused_elementwise: false, "
-                                       "config: {tp: 1, zero: 3, mbs: 6}" +
-                                           extra,
-                                       cluster);
-  };
+  const auto run =
+      run_file_test::run_with("unpadded_attention",
+                              "name: r, model: gpt-7.5b, gpus: 8, gbs: 48, seq: 2048, step_s: 3, "
+                              "engine: torchtitan, attention_kernel: fa2, fused_elementwise: false, "
+                              "config: {tp: 1, zero: 3, mbs: 6}",
+                              cluster);
   const FitRun padded = run("");
   const FitRun unpadded = run(", unpadded_attention: true");
   EXPECT_FALSE(padded.job.unpadded_attention);
