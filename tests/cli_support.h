@@ -65,4 +65,9 @@ inline void expect_refusal(const CliRun& run, const std::string& mention, const 
   EXPECT_TRUE(run.out.empty()) << context << "\n" << run.out;
 }
 
+/// Runs `args` and expects the bad-input contract of expect_refusal.
+inline void expect_cli_refusal(const std::string& args, const std::string& mention) {
+  expect_refusal(run_cli(args), mention, args);
+}
+
 }  // namespace parplan::test

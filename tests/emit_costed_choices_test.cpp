@@ -43,11 +43,6 @@ Emitted emit_run(const Plan& plan, Engine engine) {
   return e;
 }
 
-void expect_flag(const ArgMap& a, const std::string& flag, const std::string& value) {
-  ASSERT_TRUE(a.has(flag)) << flag << " missing";
-  EXPECT_EQ(a.value(flag), value) << flag;
-}
-
 /// One node of 8 H100, tp 1, pp 1, dp 8: every model of the tables fits the mesh rules.
 Plan one_node(const ModelSpec& model) {
   Plan p;

@@ -46,11 +46,6 @@ Launch emit_and_run(const Plan& plan, const TempDir& dir, std::map<std::string, 
   return l;
 }
 
-void expect_flag(const ArgMap& a, const std::string& flag, const std::string& value) {
-  ASSERT_TRUE(a.has(flag)) << flag << " missing";
-  EXPECT_EQ(a.value(flag), value) << flag;
-}
-
 TEST(EmitMegatron, Gpt3On1024A100) {
   TempDir dir;
   const Plan plan = gpt3_175b_on_1024_a100();

@@ -20,42 +20,33 @@ using test::run_cli;
 
 const std::string kM = "--model gpt3-175b --cluster dgx-a100 --gpus 1024 --gbs 1536 --seq 2048";
 
-std::string temp_file(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "hardening_" + std::to_string(::getpid()) + "_" + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
-// One line on stderr naming `mention`, exit 2, nothing on stdout.
-void expect_one_line_error(const std::string& args, const std::string& mention) {
-  test::expect_refusal(run_cli(args), mention, args);
-}
-
 // Item 1: tp * pp * cp overflowed int, then a modulo by zero (SIGFPE).
 TEST(Hardening, HugeParallelSizesAreRangeErrors) {
-  expect_one_line_error("estimate " + kM + " --tp 65536 --pp 65536",
-                        "--pp must be an integer from 1 to 10000");
-  expect_one_line_error("estimate " + kM + " --tp 65536 --pp 8", "tp 65536 must divide");
-  const std::string job = temp_file("huge_tp.yaml",
-                                    "model: gpt3-175b\ncluster: dgx-a100\ngpus: 1024\ngbs: 1536\nseq: 2048\n"
-                                    "config: {tp: 1073741824, pp: 1}\n");
-  expect_one_line_error("estimate --job " + job, "tp must be an integer from 1 to");
-  expect_one_line_error("check --job " + job, "tp must be an integer from 1 to");
+  test::expect_cli_refusal("estimate " + kM + " --tp 65536 --pp 65536",
+                           "--pp must be an integer from 1 to 10000");
+  test::expect_cli_refusal("estimate " + kM + " --tp 65536 --pp 8", "tp 65536 must divide");
+  const std::string job =
+      test::write_temp("huge_tp.yaml",
+                       "model: gpt3-175b\ncluster: dgx-a100\ngpus: 1024\ngbs: 1536\nseq: 2048\n"
+                       "config: {tp: 1073741824, pp: 1}\n");
+  test::expect_cli_refusal("estimate --job " + job, "tp must be an integer from 1 to");
+  test::expect_cli_refusal("check --job " + job, "tp must be an integer from 1 to");
 }
 
 // Item 2: products of user numbers gave impossible plans.
 TEST(Hardening, OversizedInputsNameTheirBound) {
-  expect_one_line_error("plan " + kM.substr(0, kM.find("--gbs")) + "--gbs 1000000000 --seq 2048",
-                        "--gbs must be an integer from 1 to 16777216");
-  expect_one_line_error("plan --model gpt3-175b --cluster dgx-a100 --nodes 268435456 --gbs 1536 --seq 2048",
-                        "--nodes must be an integer from 1 to 1048576");
+  test::expect_cli_refusal("plan " + kM.substr(0, kM.find("--gbs")) + "--gbs 1000000000 --seq 2048",
+                           "--gbs must be an integer from 1 to 16777216");
+  test::expect_cli_refusal(
+      "plan --model gpt3-175b --cluster dgx-a100 --nodes 268435456 --gbs 1536 --seq 2048",
+      "--nodes must be an integer from 1 to 1048576");
   // Within the --nodes bound, but nodes x GPUs per node beyond the GPU bound.
-  expect_one_line_error("plan --model gpt3-175b --cluster dgx-a100 --nodes 1048576 --gbs 1536 --seq 2048",
-                        "at most 1048576");
-  const std::string model =
-      temp_file("deep_model.yaml",
-                "name: deep\nsource: test\nlayers: 10000000\nhidden: 1024\nffn_hidden: 4096\nheads: 16\n"
-                "vocab: 50000\nmax_positions: 2048\n");
+  test::expect_cli_refusal("plan --model gpt3-175b --cluster dgx-a100 --nodes 1048576 --gbs 1536 --seq 2048",
+                           "at most 1048576");
+  const std::string model = test::write_temp(
+      "deep_model.yaml",
+      "name: deep\nsource: test\nlayers: 10000000\nhidden: 1024\nffn_hidden: 4096\nheads: 16\n"
+      "vocab: 50000\nmax_positions: 2048\n");
   const CliRun run = run_cli("plan --model " + model + " --cluster dgx-a100 --gpus 8 --gbs 8 --seq 2048");
   EXPECT_EQ(run.exit_code, 2) << run.err;
   EXPECT_NE(run.err.find("layers"), std::string::npos) << run.err;
@@ -66,11 +57,11 @@ TEST(Hardening, JobThatIsNotARegularFileIsRefusedAtOnce) {
   const std::string fifo = ::testing::TempDir() + "hardening_fifo_" + std::to_string(::getpid()) + ".yaml";
   ::unlink(fifo.c_str());
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  expect_one_line_error("plan --job " + fifo, "not a regular file");
+  test::expect_cli_refusal("plan --job " + fifo, "not a regular file");
   ::unlink(fifo.c_str());
-  expect_one_line_error("plan --job " + ::testing::TempDir(), "not a regular file");
-  expect_one_line_error("plan --job ''", "--job is empty");
-  expect_one_line_error(
+  test::expect_cli_refusal("plan --job " + ::testing::TempDir(), "not a regular file");
+  test::expect_cli_refusal("plan --job ''", "--job is empty");
+  test::expect_cli_refusal(
       "plan --model " + ::testing::TempDir() + " --cluster dgx-a100 --gpus 8 --gbs 8 --seq 2048",
       "not a regular file");
 }
@@ -78,9 +69,9 @@ TEST(Hardening, JobThatIsNotARegularFileIsRefusedAtOnce) {
 // Item 3: a huge layer count made the vp loop run for ever; now bounded.
 TEST(Hardening, LayerCountBeyondTheLimitIsRefused) {
   const std::string model =
-      temp_file("int_max_layers.yaml",
-                "name: deep\nsource: test\nlayers: 2147483647\nhidden: 1024\nffn_hidden: 4096\n"
-                "heads: 16\nvocab: 50000\nmax_positions: 2048\n");
+      test::write_temp("int_max_layers.yaml",
+                       "name: deep\nsource: test\nlayers: 2147483647\nhidden: 1024\nffn_hidden: 4096\n"
+                       "heads: 16\nvocab: 50000\nmax_positions: 2048\n");
   const CliRun run = run_cli("plan --model " + model + " --cluster dgx-a100 --gpus 8 --gbs 8 --seq 2048");
   EXPECT_EQ(run.exit_code, 2) << run.err;
   EXPECT_EQ(test::line_count(run.err), 1) << run.err;
@@ -96,38 +87,39 @@ TEST(Hardening, LeadingZerosAreDecimal) {
   EXPECT_EQ(j["config"]["gbs"], 640);
   EXPECT_EQ(j["config"]["tp"], 8);
   EXPECT_EQ(j["config"]["dp"], 1024 / 64);
-  expect_one_line_error("estimate " + kM + " --tp 0x8 --pp 8", "--tp must be an integer");
+  test::expect_cli_refusal("estimate " + kM + " --tp 0x8 --pp 8", "--tp must be an integer");
 }
 
 // Item 6: contradicting flags are refused, not one silently winning.
 TEST(Hardening, ConflictingFlagsExitTwo) {
-  expect_one_line_error("plan " + kM + " --sp --no-sp", "--no-sp");
-  expect_one_line_error("estimate " + kM + " --tp 8 --pp 8 --recompute none --recompute-layers 5",
-                        "--recompute-layers 5 applies only with --recompute full");
-  expect_one_line_error("plan " + kM + " --recompute none --recompute-layers 5",
-                        "applies only with --recompute full");
-  expect_one_line_error("estimate " + kM + " --tp 8 --pp 8 --recompute full --recompute-layers 1000000",
-                        "--recompute-layers must be an integer from 0 to 10000");
-  expect_one_line_error("estimate " + kM + " --tp 8 --pp 8 --recompute full --recompute-layers 50",
-                        "exceeds the layers of a model chunk");
-  expect_one_line_error("check " + kM + " --tp 8 --pp 8 --max-gap nan", "--max-gap must be a number");
-  expect_one_line_error("check " + kM + " --tp 8 --pp 8 --max-gap inf", "--max-gap must be a number");
+  test::expect_cli_refusal("plan " + kM + " --sp --no-sp", "--no-sp");
+  test::expect_cli_refusal("estimate " + kM + " --tp 8 --pp 8 --recompute none --recompute-layers 5",
+                           "--recompute-layers 5 applies only with --recompute full");
+  test::expect_cli_refusal("plan " + kM + " --recompute none --recompute-layers 5",
+                           "applies only with --recompute full");
+  test::expect_cli_refusal("estimate " + kM + " --tp 8 --pp 8 --recompute full --recompute-layers 1000000",
+                           "--recompute-layers must be an integer from 0 to 10000");
+  test::expect_cli_refusal("estimate " + kM + " --tp 8 --pp 8 --recompute full --recompute-layers 50",
+                           "exceeds the layers of a model chunk");
+  test::expect_cli_refusal("check " + kM + " --tp 8 --pp 8 --max-gap nan", "--max-gap must be a number");
+  test::expect_cli_refusal("check " + kM + " --tp 8 --pp 8 --max-gap inf", "--max-gap must be a number");
 }
 
 // Item 6: job-file values that were silently altered or ignored.
 TEST(Hardening, JobConfigValuesAreNotAltered) {
   const std::string head = "model: gpt3-175b\ncluster: dgx-a100\ngpus: 1024\ngbs: 1536\nseq: 2048\n";
-  expect_one_line_error(
-      "estimate --job " + temp_file("zero15.yaml", head + "config: {tp: 8, pp: 8, zero: 1.5}\n"), "zero");
-  expect_one_line_error("estimate --job " + temp_file("dp7.yaml", head + "config: {tp: 8, pp: 8, dp: 7}\n"),
-                        "dp 7");
+  test::expect_cli_refusal(
+      "estimate --job " + test::write_temp("zero15.yaml", head + "config: {tp: 8, pp: 8, zero: 1.5}\n"),
+      "zero");
+  test::expect_cli_refusal(
+      "estimate --job " + test::write_temp("dp7.yaml", head + "config: {tp: 8, pp: 8, dp: 7}\n"), "dp 7");
   const CliRun dp16 =
-      run_cli("estimate --job " + temp_file("dp16.yaml", head + "config: {tp: 8, pp: 8, dp: 16}\n"));
+      run_cli("estimate --job " + test::write_temp("dp16.yaml", head + "config: {tp: 8, pp: 8, dp: 16}\n"));
   EXPECT_EQ(dp16.exit_code, 0) << dp16.err;
-  expect_one_line_error("estimate --job " + temp_file("ep3.yaml", head + "config: {tp: 8, pp: 8, ep: 3}\n"),
-                        "dense");
-  expect_one_line_error("plan --job " + temp_file("zero15c.yaml", head + "constraints: {zero: 1.5}\n"),
-                        "zero");
+  test::expect_cli_refusal(
+      "estimate --job " + test::write_temp("ep3.yaml", head + "config: {tp: 8, pp: 8, ep: 3}\n"), "dense");
+  test::expect_cli_refusal(
+      "plan --job " + test::write_temp("zero15c.yaml", head + "constraints: {zero: 1.5}\n"), "zero");
 }
 
 // Item 7: infinite device numbers made every capacity check pass.
@@ -141,7 +133,7 @@ TEST(Hardening, InfiniteProfileNumbersAreRefused) {
   ASSERT_NE(at, std::string::npos);
   const auto end = profile.find('\n', at);
   profile.replace(at, end - at, "hbm_gib: 1e308");
-  const std::string path = temp_file("inf_hbm.yaml", profile);
+  const std::string path = test::write_temp("inf_hbm.yaml", profile);
   const CliRun run = run_cli("estimate --model gpt3-175b --cluster " + path +
                              " --gpus 1024 --gbs 1536 --seq 2048 --tp 8 --pp 8");
   EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
@@ -149,7 +141,7 @@ TEST(Hardening, InfiniteProfileNumbersAreRefused) {
 
 // Item 8: a sweep of 16.7 M points ran out of memory.
 TEST(Hardening, SweepPointCountIsBounded) {
-  expect_one_line_error(
+  test::expect_cli_refusal(
       "sweep --models gpt3-175b --cluster dgx-a100 --gpus 1:4096:+1 --gbs 1:4096:+1 --seq 2048",
       "at most 100000 per run");
 }
@@ -201,15 +193,16 @@ TEST(Hardening, RangeErrorsSayTheRangeInWords) {
   EXPECT_NE(run.err.find("--gpus must be an integer from 1 to 1048576 (got 0)"), std::string::npos)
       << run.err;
   EXPECT_EQ(run.err.find("17976931348623157"), std::string::npos) << run.err;
-  expect_one_line_error("frobnicate --gpus 8", "unknown command 'frobnicate'");
-  expect_one_line_error("", "give a command");
+  test::expect_cli_refusal("frobnicate --gpus 8", "unknown command 'frobnicate'");
+  test::expect_cli_refusal("", "give a command");
 }
 
 TEST(Hardening, ConstraintsErrorNamesTheJobFileToo) {
-  const std::string job = temp_file("tp7.yaml",
-                                    "model: gpt3-175b\ncluster: dgx-a100\ngpus: 1024\ngbs: 1536\nseq: 2048\n"
-                                    "constraints: {tp: 7}\n");
-  expect_one_line_error("plan --job " + job, "constraints: tp");
+  const std::string job =
+      test::write_temp("tp7.yaml",
+                       "model: gpt3-175b\ncluster: dgx-a100\ngpus: 1024\ngbs: 1536\nseq: 2048\n"
+                       "constraints: {tp: 7}\n");
+  test::expect_cli_refusal("plan --job " + job, "constraints: tp");
 }
 
 // Item 12: identical input with --no-timings gives identical output, and the
@@ -244,8 +237,8 @@ TEST(Hardening, TimeLimitsAreAcceptedByEveryCommand) {
     EXPECT_EQ(run.exit_code, 0) << command << "\n" << run.err;
     EXPECT_TRUE(nlohmann::json::accept(run.out)) << command;
   }
-  expect_one_line_error("plan " + kM + " --time-limit 0", "--time-limit must be a number from 0.001");
-  expect_one_line_error("plan " + kM + " --solver-time-limit -1", "--solver-time-limit must be a number");
+  test::expect_cli_refusal("plan " + kM + " --time-limit 0", "--time-limit must be a number from 0.001");
+  test::expect_cli_refusal("plan " + kM + " --solver-time-limit -1", "--solver-time-limit must be a number");
 }
 
 TEST(Hardening, ATinyTimeLimitStillAnswersOrSaysWhy) {

@@ -15,43 +15,34 @@ namespace {
 using test::CliRun;
 using test::run_cli;
 
-std::string temp_file(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "hardening_lead_" + std::to_string(::getpid()) + "_" + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
-void expect_one_line_error(const std::string& args, const std::string& mention) {
-  test::expect_refusal(run_cli(args), mention, args);
-}
-
 const std::string kJobHead = "model: gpt3-175b\ncluster: dgx-a100\ngbs: 1536\nseq: 2048\n";
 
 // Item 6: a duplicate key in a job or cluster file took the first value.
 TEST(HardeningLead, DuplicateKeysInJobFilesAreRefused) {
-  expect_one_line_error("plan --job " + temp_file("dup.yaml", kJobHead + "gpus: 1024\ngpus: 8\n"), "gpus");
+  test::expect_cli_refusal("plan --job " + test::write_temp("dup.yaml", kJobHead + "gpus: 1024\ngpus: 8\n"),
+                           "gpus");
 }
 
 TEST(HardeningLead, DuplicateKeysInClusterFilesAreRefused) {
   std::ifstream in(std::string(PARPLAN_SOURCE_DIR) + "/hardware-profiles/dgx-a100.yaml");
   std::stringstream text;
   text << in.rdbuf();
-  const std::string path = temp_file("dup_cluster.yaml", text.str() + "nodes: 3\n");
-  expect_one_line_error("plan --model gpt3-175b --cluster " + path + " --gpus 1024 --gbs 1536 --seq 2048",
-                        "nodes");
+  const std::string path = test::write_temp("dup_cluster.yaml", text.str() + "nodes: 3\n");
+  test::expect_cli_refusal("plan --model gpt3-175b --cluster " + path + " --gpus 1024 --gbs 1536 --seq 2048",
+                           "nodes");
 }
 
 // Item 6: a second YAML document was ignored.
 TEST(HardeningLead, SecondYamlDocumentIsRefused) {
-  expect_one_line_error("plan --job " + temp_file("two_docs.yaml", kJobHead + "gpus: 1024\n---\ngpus: 8\n"),
-                        "document");
+  test::expect_cli_refusal(
+      "plan --job " + test::write_temp("two_docs.yaml", kJobHead + "gpus: 1024\n---\ngpus: 8\n"), "document");
 }
 
 // Item 9: `first_stage_layers: 200` on a 96-layer model was answered with
 // "(or give first/last stage layers)".
 TEST(HardeningLead, FirstStageLayersBeyondTheModelSaysSo) {
-  const std::string job =
-      temp_file("first200.yaml", kJobHead + "gpus: 1024\nconfig: {tp: 8, pp: 8, first_stage_layers: 200}\n");
+  const std::string job = test::write_temp(
+      "first200.yaml", kJobHead + "gpus: 1024\nconfig: {tp: 8, pp: 8, first_stage_layers: 200}\n");
   const CliRun run = run_cli("estimate --job " + job);
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("first_stage_layers"), std::string::npos) << run.err;
@@ -61,13 +52,13 @@ TEST(HardeningLead, FirstStageLayersBeyondTheModelSaysSo) {
 
 // Item 6: a Hugging Face config.json with a duplicate key took the last.
 TEST(HardeningLead, DuplicateKeysInHfConfigAreRefused) {
-  const std::string config = temp_file(
+  const std::string config = test::write_temp(
       "dup_config.json",
       R"({"model_type":"llama","num_hidden_layers":32,"num_hidden_layers":16,"hidden_size":4096,)"
       R"("intermediate_size":14336,"num_attention_heads":32,"num_key_value_heads":8,"vocab_size":128256,)"
       R"("max_position_embeddings":8192})");
-  expect_one_line_error("plan --model " + config + " --cluster dgx-h100 --gpus 8 --gbs 8 --seq 2048",
-                        "num_hidden_layers");
+  test::expect_cli_refusal("plan --model " + config + " --cluster dgx-h100 --gpus 8 --gbs 8 --seq 2048",
+                           "num_hidden_layers");
 }
 
 }  // namespace

@@ -16,36 +16,15 @@
 #include "src/io/data_paths.h"
 #include "src/io/input_error.h"
 #include "src/io/model_loader.h"
+#include "tests/model_yaml_fixture.h"
 
 namespace parplan {
 namespace {
 
 namespace fs = std::filesystem;
+using test::TempFile;
 
 /// A file in a private temp directory, removed at the end of the test.
-class TempFile {
- public:
-  TempFile(const std::string& filename, const std::string& content) {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("parplan_model_loader_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::create_directories(dir_);
-    path_ = dir_ / filename;
-    std::ofstream(path_, std::ios::binary) << content;
-  }
-  ~TempFile() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  std::string path() const { return path_.string(); }
-
- private:
-  fs::path dir_;
-  fs::path path_;
-};
-
 /// Loads `content` from a temp file and returns the InputError message ("" if none).
 std::string load_error(const std::string& filename, const std::string& content) {
   TempFile file(filename, content);
@@ -69,13 +48,7 @@ std::string load_error(const std::string& filename, const std::string& content) 
     }                                                                               \
   } while (0)
 
-constexpr const char* kMinimalYaml =
-    "source: \"a test\"\n"
-    "layers: 2\n"
-    "hidden: 256\n"
-    "heads: 4\n"
-    "vocab: 1000\n"
-    "max_positions: 128\n";
+using test::kMinimalYaml;
 
 TEST(ModelLoaderErrors, MlaNeedsAConsistentHeadDim) {
   const std::string mla = "mla:\n  kv_lora_rank: 64\n  qk_rope_head_dim: 16\n  v_head_dim: 32\n";

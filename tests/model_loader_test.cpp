@@ -17,36 +17,15 @@
 
 #include "src/io/data_paths.h"
 #include "src/io/input_error.h"
+#include "tests/model_yaml_fixture.h"
 
 namespace parplan {
 namespace {
 
 namespace fs = std::filesystem;
+using test::TempFile;
 
 /// A file in a private temp directory, removed at the end of the test.
-class TempFile {
- public:
-  TempFile(const std::string& filename, const std::string& content) {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("parplan_model_loader_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::create_directories(dir_);
-    path_ = dir_ / filename;
-    std::ofstream(path_, std::ios::binary) << content;
-  }
-  ~TempFile() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  std::string path() const { return path_.string(); }
-
- private:
-  fs::path dir_;
-  fs::path path_;
-};
-
 // ---------------------------------------------------------------------------
 // The catalog
 
@@ -480,13 +459,7 @@ TEST(ModelLoaderHf, DeepSeekV2LiteNullQLoraRank) {
 // ---------------------------------------------------------------------------
 // Model YAML schema
 
-constexpr const char* kMinimalYaml =
-    "source: \"a test\"\n"
-    "layers: 2\n"
-    "hidden: 256\n"
-    "heads: 4\n"
-    "vocab: 1000\n"
-    "max_positions: 128\n";
+using test::kMinimalYaml;
 
 TEST(ModelLoaderYaml, DefaultsOfTheSchema) {
   TempFile file("tiny.yaml", kMinimalYaml);

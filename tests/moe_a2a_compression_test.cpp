@@ -34,21 +34,18 @@ TEST(A2aCompression, DispatchOfRIsDispatchOfRTimesTheTokens) {
   }
 }
 
-void expect_bad(const std::string& args, const std::string& needle) {
-  test::expect_refusal(run_cli(args), needle, args);
-}
-
 TEST(A2aCompression, LossyOptInAndRange) {
   const std::string job =
       " --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --gbs 256 --seq 4096 --tp 1 --pp 1 --ep 8 --zero 1";
-  expect_bad("estimate" + job + " --a2a-compression 0.5", "--allow-lossy-comm");
-  expect_bad("check" + job + " --a2a-compression 0.5", "--allow-lossy-comm");
-  expect_bad(
+  test::expect_cli_refusal("estimate" + job + " --a2a-compression 0.5", "--allow-lossy-comm");
+  test::expect_cli_refusal("check" + job + " --a2a-compression 0.5", "--allow-lossy-comm");
+  test::expect_cli_refusal(
       "plan --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --gbs 256 --seq 4096 --a2a-compression 0.5",
       "--allow-lossy-comm");
-  expect_bad("estimate" + job + " --a2a-compression 0 --allow-lossy-comm", "(0, 1]");
-  expect_bad("estimate" + job + " --a2a-compression 1.5 --allow-lossy-comm", "(0, 1]");
-  expect_bad("estimate" + job + " --a2a-compression nan --allow-lossy-comm", "--a2a-compression");
+  test::expect_cli_refusal("estimate" + job + " --a2a-compression 0 --allow-lossy-comm", "(0, 1]");
+  test::expect_cli_refusal("estimate" + job + " --a2a-compression 1.5 --allow-lossy-comm", "(0, 1]");
+  test::expect_cli_refusal("estimate" + job + " --a2a-compression nan --allow-lossy-comm",
+                           "--a2a-compression");
   const auto step = [](const CliRun& run) {
     return nlohmann::json::parse(run.out)["time"]["step_s"].get<double>();
   };

@@ -84,10 +84,6 @@ TEST(RoutingStats, CliSkewedFileIsNotFaster) {
   EXPECT_GT(step(skewed.out), step(flat.out));
 }
 
-void expect_bad(const std::string& args, const std::string& needle) {
-  test::expect_refusal(run_cli(args), needle, args);
-}
-
 // Fuzz-style bad files on each command that takes --routing-stats.
 TEST(RoutingStatsCli, BadFilesExitTwoWithOneLine) {
   const std::string job = " --model mixtral-8x7b --cluster dgx-h100 --gpus 16 --gbs 32 --seq 4096";
@@ -112,15 +108,15 @@ TEST(RoutingStatsCli, BadFilesExitTwoWithOneLine) {
   int i = 0;
   for (const auto& [text, needle] : files) {
     const std::string path = write_temp("bad" + std::to_string(i++) + ".csv", text);
-    expect_bad(estimate + path, needle);
+    test::expect_cli_refusal(estimate + path, needle);
   }
   const std::string bad = write_temp("plan_bad.csv", "1,2,3,4,5,6,7,nan\n");
-  expect_bad("plan" + job + " --routing-stats " + bad, "--routing-stats");
-  expect_bad("check" + job + " --tp 1 --pp 1 --routing-stats " + bad, "--routing-stats");
-  expect_bad(estimate + "/nonexistent/loads.csv", "no such file");
+  test::expect_cli_refusal("plan" + job + " --routing-stats " + bad, "--routing-stats");
+  test::expect_cli_refusal("check" + job + " --tp 1 --pp 1 --routing-stats " + bad, "--routing-stats");
+  test::expect_cli_refusal(estimate + "/nonexistent/loads.csv", "no such file");
   const std::string ok = write_temp("ok.csv", "1,2,3,4,5,6,7,8\n");
-  expect_bad(estimate + ok + " --moe-imbalance 1.1", "give one of them");
-  expect_bad(
+  test::expect_cli_refusal(estimate + ok + " --moe-imbalance 1.1", "give one of them");
+  test::expect_cli_refusal(
       "estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 8 --seq 4096 --tp 1 --pp 1 "
       "--routing-stats " +
           ok,

@@ -13,24 +13,14 @@
 
 #include "src/io/input_error.h"
 #include "src/io/write_error.h"
+#include "tests/temp_dir.h"
 
 namespace parplan {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "outfiles-XXXXXX";
-    path = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path, fs::perms::owner_all, ec);
-    fs::remove_all(path, ec);
-  }
-};
+using test::TempDir;
 
 std::string read(const fs::path& p) {
   std::ifstream in(p);

@@ -14,13 +14,13 @@
 #include "solvers/certificate.h"
 #include "solvers/milp_model.h"
 #include "solvers/solve.h"
+#include "tests/solver_backends.h"
 #include "tests/xorshift_rng.h"
 
 namespace parplan {
 namespace {
 
-constexpr SolverBackend kAllBackends[] = {SolverBackend::kCbc, SolverBackend::kGlpk,
-                                          SolverBackend::kExhaustive};
+using test::kAllBackends;
 constexpr SolverBackend kRealSolvers[] = {SolverBackend::kCbc, SolverBackend::kGlpk};
 
 using Rng = test::XorshiftRng;

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "solvers/recompute_split.h"
+#include "tests/solver_backends.h"
 #include "tests/xorshift_rng.h"
 
 namespace parplan {
 namespace {
 
-constexpr SolverBackend kAllBackends[] = {SolverBackend::kCbc, SolverBackend::kGlpk,
-                                          SolverBackend::kExhaustive};
+using test::kAllBackends;
 
 using Rng = test::XorshiftRng;
 

@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "solvers/stage_split.h"
+#include "tests/solver_backends.h"
 #include "tests/xorshift_rng.h"
 
 namespace parplan {
 namespace {
 
-constexpr SolverBackend kAllBackends[] = {SolverBackend::kCbc, SolverBackend::kGlpk,
-                                          SolverBackend::kExhaustive};
+using test::kAllBackends;
 
 using Rng = test::XorshiftRng;
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli_support.h"
+#include "tests/temp_dir.h"
 
 namespace parplan {
 namespace {
@@ -21,17 +22,7 @@ using test::line_count;
 using test::run_cli;
 using test::slurp;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "parplan-sweep-cli-XXXXXX").string();
-    path = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using test::TempDir;
 
 const std::string kGrid =
     "sweep --models gpt-1.7b,gpt-18.4b,gpt3-175b,llama3-70b --cluster dgx-a100 --gpus 64:1024:x2 "

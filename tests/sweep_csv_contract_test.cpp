@@ -14,6 +14,7 @@
 #include "src/io/data_paths.h"
 #include "src/plan/sweep.h"
 #include "src/report/sweep_report.h"
+#include "tests/temp_dir.h"
 
 namespace parplan {
 namespace {
@@ -23,17 +24,7 @@ using test::CliRun;
 using test::run_cli;
 using test::slurp;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "parplan-sweep-csv-XXXXXX").string();
-    path = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using test::TempDir;
 
 TEST(SweepCsvContract, SameBytesWithAndWithoutTheSlurmArray) {
   TempDir dir;

@@ -20,23 +20,14 @@
 #include "src/report/sweep_plot.h"
 #include "src/report/sweep_report.h"
 #include "src/report/sweep_slurm_array.h"
+#include "tests/temp_dir.h"
 
 namespace parplan {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "parplan-sweep-XXXXXX").string();
-    path = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using test::TempDir;
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

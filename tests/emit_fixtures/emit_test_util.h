@@ -311,6 +311,11 @@ inline std::string joined(const std::vector<std::string>& messages) {
   return out;
 }
 
+inline void expect_flag(const ArgMap& a, const std::string& flag, const std::string& value) {
+  ASSERT_TRUE(a.has(flag)) << flag << " missing";
+  EXPECT_EQ(a.value(flag), value) << flag;
+}
+
 }  // namespace parplan::emit_test
 
 #include "engine_checks.h"
