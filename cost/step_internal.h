@@ -118,8 +118,9 @@ struct PerLayerCosts {
   /// backward of each micro-batch.
   double unshard_copy_s_per_param = 0;
   /// FSDP2's copy of each unit's gradients into the reduce-scatter input
-  /// (in the reduce dtype), once per micro-batch in the backward: seconds
-  /// per parameter of the stage; 0 when it does not apply.
+  /// (in the reduce dtype), or FSDP1's cast and division of them, once per
+  /// micro-batch in the backward: seconds per parameter of the stage; 0
+  /// when it does not apply.
   double reduce_copy_in_s_per_param = 0;
 };
 

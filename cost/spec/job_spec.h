@@ -290,6 +290,12 @@ struct JobSpec {
   /// DeepSpeed and Megatron FSDP gather into flat buffers the parameters are
   /// views of.
   bool fsdp_copy_out = false;
+  /// ZeRO-2/3 as PyTorch's FSDP1 runs it (Composer, llm-foundry): flat
+  /// parameters that are views of the gather buffer (no copy-out), and per
+  /// micro-batch each unit's 16-bit gradient cast to the reduce dtype and
+  /// divided in place before its reduce-scatter, on the post-backward
+  /// stream (cost/pipeline_schedule.cpp).
+  bool fsdp1_gradient_passes = false;
   /// MoE: host time per kernel launch after the dropless dispatcher's
   /// per-layer host wait (cost/moe_host_sync.h); 0 = the wait is not priced.
   /// Off by default: no figure measured on a training host is in the

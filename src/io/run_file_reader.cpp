@@ -127,6 +127,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                 "hbm_gib",
                 "cross_entropy",
                 "fsdp_copy_out",
+                "fsdp_version",
                 "cluster"});
   FitRun run;
   run.name = f.text("name", where);
@@ -181,6 +182,16 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   // (torchtitan's recipe sets it); FSDP1's flat parameters are views of that
   // buffer, so a run of an FSDP1 engine (llm-foundry / Composer) says false.
   run.job.fsdp_copy_out = f.boolean("fsdp_copy_out", run.job.fsdp_copy_out);
+  // Which PyTorch FSDP ran the ZeRO stage: 2 copies out of the gather
+  // buffer, 1 casts and divides each unit's gradients before reducing them.
+  if (f.has("fsdp_version")) {
+    if (f.has("fsdp_copy_out"))
+      f.fail("fsdp_version",
+             "give fsdp_version or fsdp_copy_out, not both (version 2 copies out, 1 does not)");
+    const int version = static_cast<int>(*f.integer("fsdp_version", 1, 2));
+    run.job.fsdp_copy_out = version == 2;
+    run.job.fsdp1_gradient_passes = version == 1;
+  }
   // The loss kernel where the recipe names one other than the engine's
   // (Megatron-Bridge's performance scripts: cross_entropy_fusion_impl "te").
   if (f.has("cross_entropy")) {
