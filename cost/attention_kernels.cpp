@@ -89,7 +89,7 @@ constexpr KernelFigures scaled_per_length(const KernelFigures& f, const double (
 // at 1.50 (the cost model as of FSDP's exposed first gather); with
 // Composer's per-operator optimizer step priced, 2.94 / 2.90 / 2.93 % at
 // 1.28 / 1.29 / 1.30; with FSDP1's per-micro-batch gradient cast and
-// division priced (JobSpec::fsdp1_gradient_passes), 2.00 / 1.93 / 1.90 (least;
+// division priced (JobSpec::sharded_grad_passes), 2.00 / 1.93 / 1.90 (least;
 // worst run 5.3 %) / 1.91 / 1.92 % at 1.30 / 1.31 / 1.32 / 1.33 / 1.34.
 constexpr double kTritonH100Factor = 1.32;
 constexpr KernelFigures kTritonFlash =

@@ -13,6 +13,7 @@
 #include "cost/moe_host_sync.h"
 #include "cost/overlap.h"
 #include "cost/pytorch_cp_exchange.h"
+#include "cost/sharded_grad_passes.h"
 #include "cost/step_internal.h"
 #include "cost/tp_comm_overlap.h"
 
@@ -283,22 +284,13 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
     // divides through the collective (ReduceOp.AVG for fp32 and bf16).
     costs.reduce_copy_in_s_per_param =
         memory_bound_s(device, 2.0 + gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
-  } else if (job.fsdp1_gradient_passes && c.zero >= 2 && c.dp * c.cp > 1) {
-    // FSDP1 (Composer / llm-foundry) on its post-backward stream, every
-    // micro-batch (Composer syncs each one under FSDP): the unit's unsharded
-    // 16-bit gradient cast to the reduce dtype when they differ
-    // (_post_backward_hook: flat_param.grad.to(handle._reduce_dtype)), then
-    // divided in place by the pre-divide factor before the reduce-scatter
-    // (_reduce_grad: _div_if_needed(padded_unsharded_grad, ...); the factor
-    // is over 1 for every group of 2 or more ranks: DefaultState.
-    // _get_gradient_predivide_factor), and the sharded result post-divided;
-    // torch/distributed/fsdp/_runtime_utils.py. The shard's accumulation
-    // over micro-batches (1 / shard of the parameters) is left out.
-    const double reduce_bytes = gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce);
-    constexpr double kGradientBytes = 2.0;
-    const double cast_bytes = reduce_bytes != kGradientBytes ? kGradientBytes + reduce_bytes : 0.0;
-    const double divide_bytes = 2.0 * reduce_bytes * (1.0 + 1.0 / (c.dp * c.cp));
-    costs.reduce_copy_in_s_per_param = memory_bound_s(device, cast_bytes + divide_bytes);
+  } else {
+    // FSDP1's or DeepSpeed ZeRO-3's passes (cost/sharded_grad_passes.h),
+    // on their reduction stream but taking the GPU's memory bandwidth.
+    const double bytes = sharded_grad_pass_bytes(
+        job.sharded_grad_passes, c.zero, gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce),
+        c.dp * c.cp);
+    costs.reduce_copy_in_s_per_param = bytes > 0 ? memory_bound_s(device, bytes) : 0.0;
   }
   // Point-to-point: activations forward and gradients backward, once per
   // chunk boundary, b s h / t elements (scatter-gather or sp).

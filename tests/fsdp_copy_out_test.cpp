@@ -25,11 +25,6 @@ struct Case : test::Llama3_8bOnH100 {
     job.fsdp_copy_out = copy_out;
     return estimate_cost(model, cluster, job, config).time.compute_s;
   }
-  double fsdp1_compute_s(bool passes) {
-    job.fsdp_copy_out = false;
-    job.fsdp1_gradient_passes = passes;
-    return estimate_cost(model, cluster, job, config).time.compute_s;
-  }
 };
 
 // 16-bit parameters read from the gather buffer and written once per
@@ -69,43 +64,6 @@ TEST(FsdpCopyOut, NothingToCopyWithoutShardedParameters) {
   EXPECT_DOUBLE_EQ(alone.compute_s(true), alone.compute_s(false));
 }
 
-// FSDP1 casts each unit's 16-bit gradient to the fp32 reduce dtype (2 bytes
-// read, 4 written per parameter), divides it in place by the pre-divide
-// factor (4 + 4) and the reduce-scatter's shard by the post-divide factor
-// (4 + 4 over 8 ranks), once per micro-batch.
-TEST(Fsdp1GradientPasses, CastAndDivisionPerMicroBatch) {
-  Case k;
-  k.job.grad_reduce = GradReduceDtype::kFp32;
-  const double micro_batches = 32.0 / (8 * 2);
-  const double params = total_params(k.model, k.job.seq);
-  const double bytes_per_param = (2.0 + 4.0) + (4.0 + 4.0) + (4.0 + 4.0) / 8.0;
-  const double expected = micro_batches * memory_bound_s(k.cluster.device, bytes_per_param * params);
-  const double added = k.fsdp1_compute_s(true) - k.fsdp1_compute_s(false);
-  EXPECT_NEAR(added, expected, 1e-3 * expected);
-}
-
-// Reducing in the gradients' own 16-bit dtype needs no cast: the divisions
-// alone, 2 + 2 bytes per parameter and per shard element.
-TEST(Fsdp1GradientPasses, NoCastWhenTheReduceDtypeIsTheGradients) {
-  Case k;
-  k.job.grad_reduce = GradReduceDtype::kBf16;
-  const double micro_batches = 32.0 / (8 * 2);
-  const double params = total_params(k.model, k.job.seq);
-  const double expected = micro_batches * memory_bound_s(k.cluster.device, (4.0 + 4.0 / 8.0) * params);
-  EXPECT_NEAR(k.fsdp1_compute_s(true) - k.fsdp1_compute_s(false), expected, 1e-3 * expected);
-}
-
-// ZeRO-1 keeps whole gradients (nothing reduce-scattered per unit), and one
-// rank has nothing to reduce.
-TEST(Fsdp1GradientPasses, NoneWithoutShardedGradients) {
-  Case k;
-  k.config.zero = 1;
-  EXPECT_DOUBLE_EQ(k.fsdp1_compute_s(true), k.fsdp1_compute_s(false));
-  Case alone;
-  alone.job.gpus = 1, alone.config.dp = 1, alone.job.gbs = alone.config.gbs = 4;
-  EXPECT_DOUBLE_EQ(alone.fsdp1_compute_s(true), alone.fsdp1_compute_s(false));
-}
-
 // Only torchtitan's recipe runs FSDP2; DeepSpeed and Megatron FSDP gather
 // into flat buffers the parameters are views of.
 TEST(FsdpCopyOut, OnlyTorchtitansRecipe) {
@@ -134,27 +92,6 @@ TEST(FsdpCopyOut, RunFileKeyOverridesTheEnginesRecipe) {
   run_file_test::expect_error_naming(
       [&] { run_file_test::read_one_run("copy_out", run + ", fsdp_copy_out: sometimes", cluster); },
       "fsdp_copy_out");
-}
-
-// `fsdp_version: 1` (llm-foundry's Composer) is FSDP1: no copy-out, the
-// gradient passes; 2 is FSDP2. With fsdp_copy_out as well, or another
-// version, the file is refused naming the field.
-TEST(Fsdp1GradientPasses, RunFileVersionKey) {
-  const ClusterSpec cluster = load_cluster("dgx-h100");
-  const std::string run =
-      "name: r, model: llama3-8b, gpus: 8, gbs: 32, seq: 8192, engine: torchtitan, step_s: 10, "
-      "config: {tp: 1, pp: 1, mbs: 2, zero: 3, recompute: none}";
-  const JobSpec v1 = run_file_test::read_one_run("fsdp1", run + ", fsdp_version: 1", cluster).job;
-  EXPECT_FALSE(v1.fsdp_copy_out);
-  EXPECT_TRUE(v1.fsdp1_gradient_passes);
-  const JobSpec v2 = run_file_test::read_one_run("fsdp2", run + ", fsdp_version: 2", cluster).job;
-  EXPECT_TRUE(v2.fsdp_copy_out);
-  EXPECT_FALSE(v2.fsdp1_gradient_passes);
-  EXPECT_FALSE(run_file_test::read_one_run("default", run, cluster).job.fsdp1_gradient_passes);
-  for (const char* bad :
-       {", fsdp_version: 3", ", fsdp_version: 1.5", ", fsdp_version: 1, fsdp_copy_out: false"})
-    run_file_test::expect_error_naming([&] { run_file_test::read_one_run("bad", run + bad, cluster); },
-                                       "fsdp_version");
 }
 
 }  // namespace

@@ -123,6 +123,10 @@ enum class TpOverlapMechanism : std::uint8_t { kUserbuffers, kMicroPipeline };
 /// per call, so the count matters at 1000+ ranks.
 enum class ShardUnit : std::uint8_t { kBuckets, kLayer };
 
+/// Which engine's memory-bound passes a unit's gradient goes through before
+/// its ZeRO-2/3 reduce-scatter (cost/sharded_grad_passes.h).
+enum class ShardedGradPasses : std::uint8_t { kNone, kFsdp1, kDeepSpeedZero3 };
+
 /// Transformer Engine's per-tensor fp8 scaling: delayed (the scale from an
 /// amax history, the amax reduced inside the cast kernel; Megatron's
 /// --fp8-recipe delayed, the default) or current (each tensor's own amax, a
@@ -290,12 +294,11 @@ struct JobSpec {
   /// DeepSpeed and Megatron FSDP gather into flat buffers the parameters are
   /// views of.
   bool fsdp_copy_out = false;
-  /// ZeRO-2/3 as PyTorch's FSDP1 runs it (Composer, llm-foundry): flat
-  /// parameters that are views of the gather buffer (no copy-out), and per
-  /// micro-batch each unit's 16-bit gradient cast to the reduce dtype and
-  /// divided in place before its reduce-scatter, on the post-backward
-  /// stream (cost/pipeline_schedule.cpp).
-  bool fsdp1_gradient_passes = false;
+  /// The engine's passes over each unit's gradient before a ZeRO-2/3
+  /// reduce-scatter, per micro-batch (cost/sharded_grad_passes.h): FSDP1's
+  /// cast and division (Composer, llm-foundry: run-file fsdp_version 1),
+  /// DeepSpeed ZeRO-3's bucket copy, concatenation and division.
+  ShardedGradPasses sharded_grad_passes = ShardedGradPasses::kNone;
   /// MoE: host time per kernel launch after the dropless dispatcher's
   /// per-layer host wait (cost/moe_host_sync.h); 0 = the wait is not priced.
   /// Off by default: no figure measured on a training host is in the

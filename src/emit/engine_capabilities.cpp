@@ -502,6 +502,7 @@ void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job) {
   job.moe_grouped_mm = recipe.moe_grouped_mm;
   job.moe_probs_in_activation = recipe.moe_probs_in_activation;
   job.fsdp_copy_out = recipe.fsdp_copy_out;
+  job.sharded_grad_passes = recipe.sharded_grad_passes;
   job.separate_gate_up = recipe.separate_gate_up;
   job.fp8_tp_all_gather = recipe.fp8_tp_all_gather;
   job.grad_sync = recipe.grad_sync;
@@ -548,6 +549,12 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
   }
   // Megatron-DeepSpeed runs full recomputation through DeepSpeed's
   // checkpointing; parplan's launch files pass --partition-activations.
+  // DeepSpeed's ZeRO-3 (also under Megatron-DeepSpeed) copies, concatenates
+  // and divides every gradient before its reduce-scatter
+  // (cost/sharded_grad_passes.h).
+  if (!selection.any &&
+      (selection.engines[0] == Engine::kDeepSpeed || selection.engines[0] == Engine::kMegatronDeepSpeed))
+    recipe.sharded_grad_passes = ShardedGradPasses::kDeepSpeedZero3;
   if (!selection.any && selection.engines[0] == Engine::kMegatronDeepSpeed) {
     recipe.partition_activations = true;
     // Its MoE layers are DeepSpeed-MoE's (megatron/model/transformer.py @

@@ -136,6 +136,8 @@ struct EngineRecipe {
   bool moe_probs_in_activation = false;
   /// FSDP2's copy-out after every all-gather (JobSpec::fsdp_copy_out).
   bool fsdp_copy_out = false;
+  /// JobSpec::sharded_grad_passes.
+  ShardedGradPasses sharded_grad_passes = ShardedGradPasses::kNone;
   /// Gate and up projections as separate matmuls (JobSpec::separate_gate_up).
   bool separate_gate_up = false;
   /// fp8 tp all-gathers (JobSpec::fp8_tp_all_gather).

@@ -190,7 +190,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
              "give fsdp_version or fsdp_copy_out, not both (version 2 copies out, 1 does not)");
     const int version = static_cast<int>(*f.integer("fsdp_version", 1, 2));
     run.job.fsdp_copy_out = version == 2;
-    run.job.fsdp1_gradient_passes = version == 1;
+    if (version == 1) run.job.sharded_grad_passes = ShardedGradPasses::kFsdp1;
   }
   // The loss kernel where the recipe names one other than the engine's
   // (Megatron-Bridge's performance scripts: cross_entropy_fusion_impl "te").
