@@ -16,11 +16,7 @@
 namespace parplan {
 namespace {
 
-struct Case : test::Llama3_8bOnH100 {
-  Case() {
-    job.gpus = 8, job.gbs = 32, job.seq = 8192;
-    config.tp = 1, config.pp = 1, config.dp = 8, config.mbs = 2, config.gbs = 32, config.zero = 3;
-  }
+struct Case : test::Llama3_8bZero3OnOneNode {
   double compute_s(bool copy_out) {
     job.fsdp_copy_out = copy_out;
     return estimate_cost(model, cluster, job, config).time.compute_s;

@@ -18,4 +18,13 @@ struct Llama3_8bOnH100 {
   ParallelConfig config;
 };
 
+/// The same model under ZeRO-3 over the node's 8 ranks: 32 sequences of 8K
+/// tokens, two micro-batches of two per rank.
+struct Llama3_8bZero3OnOneNode : Llama3_8bOnH100 {
+  Llama3_8bZero3OnOneNode() {
+    job.gpus = 8, job.gbs = 32, job.seq = 8192;
+    config.tp = 1, config.pp = 1, config.dp = 8, config.mbs = 2, config.gbs = 32, config.zero = 3;
+  }
+};
+
 }  // namespace parplan::test

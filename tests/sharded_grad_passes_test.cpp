@@ -16,12 +16,7 @@
 namespace parplan {
 namespace {
 
-// Llama 3 8B on 8 GPUs, ZeRO-3, two micro-batches of two sequences.
-struct GradPassCase : test::Llama3_8bOnH100 {
-  GradPassCase() {
-    job.gpus = 8, job.gbs = 32, job.seq = 8192;
-    config.tp = 1, config.pp = 1, config.dp = 8, config.mbs = 2, config.gbs = 32, config.zero = 3;
-  }
+struct GradPassCase : test::Llama3_8bZero3OnOneNode {
   double added_s(ShardedGradPasses passes) {
     job.sharded_grad_passes = ShardedGradPasses::kNone;
     const double without = estimate_cost(model, cluster, job, config).time.compute_s;
