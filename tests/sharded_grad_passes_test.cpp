@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "cost/compute_time.h"
 #include "cost/parameters.h"
 #include "cost/step_cost.h"
@@ -78,17 +80,13 @@ TEST(ShardedGradPasses, NoneWithoutShardedReduceScatter) {
 // DeepSpeed's and Megatron-DeepSpeed's recipes run DeepSpeed's ZeRO;
 // torchtitan (FSDP2) and Megatron (its own optimizer) do not.
 TEST(ShardedGradPasses, DeepSpeedRecipes) {
-  for (Engine e : {Engine::kDeepSpeed, Engine::kMegatronDeepSpeed, Engine::kTorchtitan, Engine::kMegatron}) {
-    EngineSelection selection;
-    selection.any = false;
-    selection.engines[0] = e;
-    selection.count = 1;
+  for (const std::string engine : {"deepspeed", "megatron-deepspeed", "torchtitan", "megatron"}) {
     JobSpec job;
-    apply_engine_recipe(engine_recipe_defaults(selection), job);
-    const bool deepspeed = e == Engine::kDeepSpeed || e == Engine::kMegatronDeepSpeed;
+    apply_engine_recipe(engine, job);
+    const bool deepspeed = engine == "deepspeed" || engine == "megatron-deepspeed";
     EXPECT_EQ(job.sharded_grad_passes,
               deepspeed ? ShardedGradPasses::kDeepSpeedZero3 : ShardedGradPasses::kNone)
-        << static_cast<int>(e);
+        << engine;
   }
 }
 
