@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""A GEMM's speed on a power-limited H100 against the share of the time it
+runs: one 8192^3 GEMM, then memory-bound copies (or a spin kernel on one
+SM) filling the rest, repeated for a few seconds.
+
+    python3 calibration/measure/h100_duty.py --out DIR [--seconds 3]
+
+Inside a training step the GEMMs alternate with attention and memory-bound
+kernels that draw less power, and the same GEMM kernels ran 9 to 15 %
+faster inside a layer than back to back (calibration/h100-kernels/
+fp8_layer_kernels.csv against nemo_gemm.csv). This measures that against
+the GEMM's share of the time. Writes DIR/gemm_duty.csv: precision, filler,
+target share, the GEMMs' median milliseconds (CUDA events around each
+GEMM in the last two thirds of the run), their TFLOP/s, the share
+measured (GEMM time over the run's GPU time), the median SM clock and
+board power sampled by nvidia-smi past the first quarter.
+"""
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from h100_cp_blocks import column, events, median, sample_smi  # noqa: E402
+from h100_kernels import Table, main_for, section_parser  # noqa: E402
+
+START = time.time()
+
+
+def measure(args, meta_row):
+    import threading
+    t = Table(os.path.join(args.out, "gemm_duty.csv"),
+              ["precision", "filler", "target_share", "gemm_ms", "gemm_tflops", "measured_share", "gemms",
+               "median_sm_mhz", "median_power_w"], meta_row)
+    n = 8192
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    a8, b8 = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn).t()
+    one = torch.ones((), device="cuda", dtype=torch.float32)
+    src = torch.randn(2 ** 25, device="cuda", dtype=torch.bfloat16)  # 64 MiB
+    dst = torch.empty_like(src)
+    gemms = {"bf16": lambda: torch.mm(a, b),
+             "fp8": lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)}
+
+    def unit_ms(fn, reps=20):
+        fn()
+        torch.cuda.synchronize()
+        e0, e1 = events(2)
+        e0.record()
+        for _ in range(reps):
+            fn()
+        e1.record()
+        torch.cuda.synchronize()
+        return e0.elapsed_time(e1) / reps
+
+    copy_ms = unit_ms(lambda: dst.copy_(src))
+    spin_cycles = 100000
+    spin_ms = unit_ms(lambda: torch.cuda._sleep(spin_cycles))
+    fillers = {"copy 64 MiB": (lambda: dst.copy_(src), copy_ms), "spin (one SM)": (
+        lambda: torch.cuda._sleep(spin_cycles), spin_ms)}
+    for precision, gemm in gemms.items():
+        g_ms = unit_ms(gemm)
+        for filler, (fill, f_ms) in fillers.items():
+            for share in (1.0, 0.75, 0.5, 0.25):
+                if time.time() - START > args.budget_s:
+                    print("budget spent", flush=True)
+                    return
+                reps = 0 if share >= 1.0 else max(1, round(g_ms * (1 - share) / share / f_ms))
+                samples, stop = [], threading.Event()
+                th = threading.Thread(target=sample_smi, args=(stop, samples))
+                pairs, t0 = [], time.time()
+                r0, r1 = events(2)
+                r0.record()
+                th.start()
+                while time.time() - t0 < args.seconds:
+                    batch = []
+                    for _ in range(8):
+                        e0, e1 = events(2)
+                        e0.record()
+                        gemm()
+                        e1.record()
+                        batch.append((e0, e1))
+                        for _ in range(reps):
+                            fill()
+                    torch.cuda.synchronize()
+                    if time.time() - t0 > args.seconds / 3:
+                        pairs.extend(batch)
+                r1.record()
+                torch.cuda.synchronize()
+                stop.set()
+                th.join()
+                times = [x.elapsed_time(y) for x, y in pairs]
+                total_ms = r0.elapsed_time(r1)
+                calls_all = len(times)
+                keep = [x.split(",") for x in samples[len(samples) // 4:]]
+                gm = median(times)
+                # the share over the timed part: GEMM time over GEMM + filler time
+                measured = sum(times) / (sum(times) + calls_all * reps * f_ms) if reps else 1.0
+                t.row(precision=precision, filler=filler, target_share=share, gemm_ms=f"{gm:.4f}",
+                      gemm_tflops=f"{2.0 * n ** 3 / gm / 1e9:.1f}", measured_share=f"{measured:.3f}",
+                      gemms=calls_all, median_sm_mhz=median(column(keep, 0)), median_power_w=median(column(keep, 1)))
+                print(precision, filler, share, f"{gm:.3f} ms", f"{2.0 * n ** 3 / gm / 1e9:.0f} TFLOP/s",
+                      "clock", median(column(keep, 0)), "power", median(column(keep, 1)), "total", round(total_ms),
+                      flush=True)
+    print("duty done", round(time.time() - START), "s", flush=True)
+
+
+def main():
+    p = section_parser(__doc__, 200.0, "duty")
+    p.add_argument("--seconds", type=float, default=3.0)
+    main_for(__doc__, {"duty": measure}, budget_s=200.0, parser=p)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
