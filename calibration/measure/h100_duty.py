@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A GEMM's speed on a power-limited H100 against the share of the time it
 runs: one 8192^3 GEMM, then memory-bound copies (or a spin kernel on one
-SM) filling the rest, repeated for a few seconds.
+SM, or FlashAttention-2's forward and backward) filling the rest, repeated
+for a few seconds.
 
     python3 calibration/measure/h100_duty.py --out DIR [--seconds 3]
 
@@ -32,7 +33,7 @@ def measure(args, meta_row):
     import threading
     t = Table(os.path.join(args.out, "gemm_duty.csv"),
               ["precision", "filler", "target_share", "gemm_ms", "gemm_tflops", "measured_share", "gemms",
-               "median_sm_mhz", "median_power_w"], meta_row)
+               "filler_ms_per_call", "filler_ms_per_call_alone", "median_sm_mhz", "median_power_w"], meta_row)
     n = 8192
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
@@ -57,8 +58,36 @@ def measure(args, meta_row):
     copy_ms = unit_ms(lambda: dst.copy_(src))
     spin_cycles = 100000
     spin_ms = unit_ms(lambda: torch.cuda._sleep(spin_cycles))
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    q, k, v = (torch.randn(1, 32, 4096, 128, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+               for _ in range(3))
+    dout = torch.randn(1, 32, 4096, 128, device="cuda", dtype=torch.bfloat16)
+
+    def attention():
+        with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+            torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).backward(dout)
+
+    def back_to_back_ms(fn, reps=10):  # the filler alone, queued back to back for about 1 s
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+        e0, e1 = events(2)
+        n_calls, t0 = 0, time.time()
+        e0.record()
+        while time.time() - t0 < 1.0:
+            for _ in range(reps):
+                fn()
+            n_calls += reps
+            torch.cuda.synchronize()
+        e1.record()
+        torch.cuda.synchronize()
+        return e0.elapsed_time(e1) / n_calls
+
     fillers = {"copy 64 MiB": (lambda: dst.copy_(src), copy_ms), "spin (one SM)": (
         lambda: torch.cuda._sleep(spin_cycles), spin_ms)}
+    if args.only_fillers:
+        fillers = {name: fillers[name] for name in fillers if name in args.only_fillers.split(",")}
+    fillers["FlashAttention-2 causal fwd+bwd 4096 x 32 heads"] = (attention, back_to_back_ms(attention))
     for precision, gemm in gemms.items():
         g_ms = unit_ms(gemm)
         for filler, (fill, f_ms) in fillers.items():
@@ -73,19 +102,23 @@ def measure(args, meta_row):
                 r0, r1 = events(2)
                 r0.record()
                 th.start()
+                fill_pairs = []
                 while time.time() - t0 < args.seconds:
-                    batch = []
+                    batch, fill_batch = [], []
                     for _ in range(8):
-                        e0, e1 = events(2)
+                        e0, e1, e2 = events(3)
                         e0.record()
                         gemm()
                         e1.record()
                         batch.append((e0, e1))
                         for _ in range(reps):
                             fill()
+                        e2.record()
+                        fill_batch.append((e1, e2))
                     torch.cuda.synchronize()
                     if time.time() - t0 > args.seconds / 3:
                         pairs.extend(batch)
+                        fill_pairs.extend(fill_batch)
                 r1.record()
                 torch.cuda.synchronize()
                 stop.set()
@@ -95,11 +128,13 @@ def measure(args, meta_row):
                 calls_all = len(times)
                 keep = [x.split(",") for x in samples[len(samples) // 4:]]
                 gm = median(times)
+                fill_ms = median([x.elapsed_time(y) for x, y in fill_pairs]) / reps if reps else 0.0
                 # the share over the timed part: GEMM time over GEMM + filler time
-                measured = sum(times) / (sum(times) + calls_all * reps * f_ms) if reps else 1.0
+                measured = sum(times) / (sum(times) + calls_all * reps * fill_ms) if reps else 1.0
                 t.row(precision=precision, filler=filler, target_share=share, gemm_ms=f"{gm:.4f}",
                       gemm_tflops=f"{2.0 * n ** 3 / gm / 1e9:.1f}", measured_share=f"{measured:.3f}",
-                      gemms=calls_all, median_sm_mhz=median(column(keep, 0)), median_power_w=median(column(keep, 1)))
+                      gemms=calls_all, filler_ms_per_call=f"{fill_ms:.4f}" if reps else "",
+                      filler_ms_per_call_alone=f"{f_ms:.4f}", median_sm_mhz=median(column(keep, 0)), median_power_w=median(column(keep, 1)))
                 print(precision, filler, share, f"{gm:.3f} ms", f"{2.0 * n ** 3 / gm / 1e9:.0f} TFLOP/s",
                       "clock", median(column(keep, 0)), "power", median(column(keep, 1)), "total", round(total_ms),
                       flush=True)
@@ -109,6 +144,7 @@ def measure(args, meta_row):
 def main():
     p = section_parser(__doc__, 200.0, "duty")
     p.add_argument("--seconds", type=float, default=3.0)
+    p.add_argument("--only-fillers", default="", help="comma-separated: 'copy 64 MiB', 'spin (one SM)'; attention always")
     main_for(__doc__, {"duty": measure}, budget_s=200.0, parser=p)
 
 
