@@ -4,7 +4,7 @@ runs: one 8192^3 GEMM, then memory-bound copies (or a spin kernel on one
 SM, or FlashAttention-2's forward and backward) filling the rest, repeated
 for a few seconds.
 
-    python3 calibration/measure/h100_duty.py --out DIR [--seconds 3]
+    python3 calibration/measure/h100_duty.py --out DIR [--seconds 3] [--only duty,bursts]
 
 Inside a training step the GEMMs alternate with attention and memory-bound
 kernels that draw less power, and the same GEMM kernels ran 9 to 15 %
@@ -14,7 +14,10 @@ the GEMM's share of the time. Writes DIR/gemm_duty.csv: precision, filler,
 target share, the GEMMs' median milliseconds (CUDA events around each
 GEMM in the last two thirds of the run), their TFLOP/s, the share
 measured (GEMM time over the run's GPU time), the median SM clock and
-board power sampled by nvidia-smi past the first quarter.
+board power sampled by nvidia-smi past the first quarter. DIR/gemm_bursts.csv
+(`--only bursts`): the GEMMs in unbroken bursts of 0.8 to 51 ms alternating
+with copies of the same length: the GEMMs' median, the first and the last
+GEMM of a burst, clock and power.
 """
 import os
 import sys
@@ -141,11 +144,70 @@ def measure(args, meta_row):
     print("duty done", round(time.time() - START), "s", flush=True)
 
 
+def measure_bursts(args, meta_row):
+    """GEMMs in unbroken bursts of a given length alternating with copies of
+    the same length (half the time each): the window the limit acts over."""
+    import threading
+    t = Table(os.path.join(args.out, "gemm_bursts.csv"),
+              ["precision", "burst_ms", "gemms_per_burst", "copies_per_gap", "gemm_ms", "gemm_tflops",
+               "first_gemm_of_burst_ms", "last_gemm_of_burst_ms", "median_sm_mhz", "median_power_w"], meta_row)
+    n = 8192
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    a8, b8 = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn).t()
+    one = torch.ones((), device="cuda", dtype=torch.float32)
+    src = torch.randn(2 ** 25, device="cuda", dtype=torch.bfloat16)
+    dst = torch.empty_like(src)
+    gemms = {"bf16": lambda: torch.mm(a, b),
+             "fp8": lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)}
+    for precision, gemm in gemms.items():
+        for burst_ms in (0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2):
+            if time.time() - START > args.budget_s:
+                print("budget spent", flush=True)
+                return
+            g_ms = 1.45 if precision == "bf16" else 0.78  # about, unthrottled
+            per_burst = max(1, round(burst_ms / g_ms))
+            copies = max(1, round(per_burst * g_ms / 0.045))  # a 64 MiB copy takes about 45 us
+            samples, stop = [], threading.Event()
+            th = threading.Thread(target=sample_smi, args=(stop, samples))
+            first, last, every, t0 = [], [], [], time.time()
+            th.start()
+            while time.time() - t0 < args.seconds:
+                marks = []
+                for _ in range(max(1, int(40 / (2 * burst_ms)))):
+                    evs = events(per_burst + 1)
+                    evs[0].record()
+                    for i in range(per_burst):
+                        gemm()
+                        evs[i + 1].record()
+                    for _ in range(copies):
+                        dst.copy_(src)
+                    marks.append(evs)
+                torch.cuda.synchronize()
+                if time.time() - t0 > args.seconds / 3:
+                    for evs in marks:
+                        d = [evs[i].elapsed_time(evs[i + 1]) for i in range(per_burst)]
+                        first.append(d[0])
+                        last.append(d[-1])
+                        every.extend(d)
+            stop.set()
+            th.join()
+            keep = [x.split(",") for x in samples[len(samples) // 4:]]
+            gm = median(every)
+            t.row(precision=precision, burst_ms=burst_ms, gemms_per_burst=per_burst, copies_per_gap=copies,
+                  gemm_ms=f"{gm:.4f}", gemm_tflops=f"{2.0 * n ** 3 / gm / 1e9:.1f}",
+                  first_gemm_of_burst_ms=f"{median(first):.4f}", last_gemm_of_burst_ms=f"{median(last):.4f}",
+                  median_sm_mhz=median(column(keep, 0)), median_power_w=median(column(keep, 1)))
+            print(precision, burst_ms, per_burst, f"{gm:.3f} first {median(first):.3f} last {median(last):.3f}",
+                  "clock", median(column(keep, 0)), flush=True)
+    print("bursts done", round(time.time() - START), "s", flush=True)
+
+
 def main():
     p = section_parser(__doc__, 200.0, "duty")
     p.add_argument("--seconds", type=float, default=3.0)
     p.add_argument("--only-fillers", default="", help="comma-separated: 'copy 64 MiB', 'spin (one SM)'; attention always")
-    main_for(__doc__, {"duty": measure}, budget_s=200.0, parser=p)
+    main_for(__doc__, {"duty": measure, "bursts": measure_bursts}, budget_s=200.0, parser=p)
 
 
 if __name__ == "__main__":
