@@ -24,6 +24,11 @@ struct AttentionEfficiency {
 /// devices with the H100 SXM5's 989.4 TFLOP/s dense bf16 peak (the Hopper SXM parts: H100, H800, H200).
 AttentionEfficiency attention_efficiency(const DeviceSpec& device, AttentionKernel kernel, double seq);
 
+/// Whether the H100 SXM5 kernel measurements and figures apply to `device`:
+/// a profile that says so (kernel_figures: h100-sxm5) or one with the H100
+/// SXM5's 989.4 TFLOP/s dense bf16 peak.
+bool h100_attention_figures_apply(const DeviceSpec& device);
+
 /// Context parallelism runs each rank's causal attention as one kernel per
 /// KV block: Megatron/Transformer Engine's ring (AttnFuncWithCPAndKVP2P) and
 /// PyTorch's context_parallel (_templated_ring_attention) both lay the

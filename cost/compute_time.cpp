@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cost/attention_dropout.h"
 #include "cost/attention_kernels.h"
 #include "cost/cp_merge_passes.h"
 #include "cost/document_mask.h"
@@ -195,6 +196,12 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
       attention_forward_s += band_flops / (attention_peak * w_eff.forward);
       attention_backward_s += 2.5 * band_flops / (attention_peak * w_eff.backward);
     }
+    // Attention dropout draws the kernel's random mask as it goes
+    // (cost/attention_dropout.h): measured per kernel and length.
+    const AttentionTimeFactor dropout = attention_dropout_time_factor(
+        device, shape.kernel, document_mask_kernel_seq(shape.seq, shape.document_tokens), model.dropout);
+    attention_forward_s *= dropout.forward;
+    attention_backward_s *= dropout.backward;
   } else {
     // Batched GEMMs of head_dim depth over the full square, then the scaled
     // masked softmax and dropout on a * s scores per token (read, write, and

@@ -24,7 +24,7 @@ namespace {
 
 constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
 
-std::string heldout_path() { return (data_dir() / "calibration/heldout-published-runs.yaml").string(); }
+using run_file_test::heldout_path;
 
 std::string write_run(const std::string& fields) {
   return run_file_test::write_one_run(

@@ -23,7 +23,7 @@
 namespace parplan {
 namespace {
 
-std::string heldout_path() { return (data_dir() / "calibration/heldout-published-runs.yaml").string(); }
+using run_file_test::heldout_path;
 // The runs the Triton attention kernel's H100 factor is fitted to
 // (cost/attention_kernels.cpp): the same format, not held out.
 std::string triton_fit_path() { return (data_dir() / "calibration/llm-foundry-triton-fit.yaml").string(); }

@@ -10,10 +10,16 @@
 #include <fstream>
 #include <string>
 
+#include "src/io/data_paths.h"
 #include "src/io/input_error.h"
 #include "src/io/run_file_reader.h"
 
 namespace parplan::run_file_test {
+
+/// The held-out published runs (calibration/heldout-published-runs.yaml).
+inline std::string heldout_path() {
+  return (data_dir() / "calibration/heldout-published-runs.yaml").string();
+}
 
 /// Writes `runs: [{fields}]` to a file named after `tag` and this process.
 inline std::string write_one_run(const std::string& tag, const std::string& fields) {

@@ -84,6 +84,11 @@ double parse_number(const std::string& text, const std::string& key, const std::
   return v;
 }
 
+double number_or(const Args& args, const std::string& key, double fallback, const std::string& origin) {
+  const auto it = args.find(key);
+  return it == args.end() || it->second == "None" ? fallback : parse_number(it->second, key, origin);
+}
+
 /// The model's moe: block from Megatron's MoE arguments (arguments.py
 /// --num-experts, --moe-router-topk, --moe-ffn-hidden-size,
 /// --moe-shared-expert-intermediate-size, --moe-layer-freq: an int N (every
@@ -154,6 +159,11 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
       text_or(args, "position_embedding_type", "learned_absolute") == "rope" ? "rope" : "learned";
   model["tied_embeddings"] = !flag(args, "untie_embeddings_and_output_weights");
   model["qk_norm"] = flag(args, "qk_layernorm");
+  // The attention dropout (it costs time inside the fused attention kernel);
+  // Megatron's defaults are 0.1 for both (arguments.py --attention-dropout,
+  // --hidden-dropout).
+  model["dropout"] =
+      number_or(args, "attention_dropout", number_or(args, "hidden_dropout", 0.1, origin), origin);
   const int experts = int_or(args, "num_experts", 0);
   if (experts > 0) model["moe"] = moe_node(args, origin, need_int(args, "num_layers", origin));
   YAML::Node models;

@@ -19,6 +19,13 @@ std::string arg_line(const std::string& name, const std::string& value) {
   return "  " + name + " " + std::string(dots, '.') + " " + value;
 }
 const char* py_bool(bool b) { return b ? "True" : "False"; }
+/// A float as Python's repr prints the short ones (0.1, 0.0).
+std::string py_float(double v) {
+  std::ostringstream out;
+  out << v;
+  const std::string text = out.str();
+  return text.find_first_of(".e") == std::string::npos ? text + ".0" : text;
+}
 /// Space-separated names as Python prints a list of strings; None when the
 /// argument was left at its default.
 std::string python_list(const std::string& names, bool left_default) {
@@ -39,6 +46,8 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
                                                                       : "None";
   std::vector<std::string> args = {
       arg_line("add_bias_linear", py_bool(model.linear_bias)),
+      arg_line("attention_dropout", py_float(model.dropout)),
+      arg_line("hidden_dropout", py_float(model.dropout)),
       arg_line("attention_backend", std::string("AttnBackend.") + megatron_attention_backend(job, config)),
       arg_line("cross_entropy_loss_fusion", py_bool(job.cross_entropy == CrossEntropy::kTeInPlace)),
       arg_line("cross_entropy_fusion_impl", job.cross_entropy == CrossEntropy::kTeInPlace ? "te" : "native"),
