@@ -45,6 +45,31 @@ TEST(CalibrateIo, MegatronLogGivesMedianStepAfterWarmupAndTheConfig) {
   EXPECT_FALSE(run.model.tied_embeddings);
 }
 
+// The fixture's attention_dropout is the model's dropout (costed inside the
+// attention kernel); one outside [0, 1] is refused naming the argument.
+std::string fixture_with(const std::string& key, const std::string& value) {
+  std::ifstream in((data_dir() / kFixture).string());
+  std::string text, line;
+  while (std::getline(in, line)) {
+    if (line.rfind("  " + key + " ", 0) == 0) line = line.substr(0, line.rfind(' ') + 1) + value;
+    text += line + "\n";
+  }
+  return text;
+}
+
+TEST(CalibrateIo, MegatronLogCarriesTheAttentionDropout) {
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  EXPECT_DOUBLE_EQ(read_megatron_log((data_dir() / kFixture).string(), cluster).model.dropout, 0.1);
+  EXPECT_DOUBLE_EQ(
+      parse_megatron_log(fixture_with("attention_dropout", "0.0"), "d.log", cluster).model.dropout, 0.0);
+  try {
+    parse_megatron_log(fixture_with("attention_dropout", "1.5"), "d.log", cluster);
+    FAIL() << "a dropout of 1.5 was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'attention_dropout'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CalibrateIo, LogWithoutIterationTimesIsBadInput) {
   std::ifstream in((data_dir() / kFixture).string());
   std::string text, line;

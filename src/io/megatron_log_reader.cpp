@@ -162,6 +162,11 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   // The attention dropout (it costs time inside the fused attention kernel);
   // Megatron's defaults are 0.1 for both (arguments.py --attention-dropout,
   // --hidden-dropout).
+  for (const char* key : {"attention_dropout", "hidden_dropout"}) {
+    const double p = number_or(args, key, 0.1, origin);
+    if (p < 0 || p > 1)
+      throw InputError(origin + ": argument '" + key + "' must lie in [0, 1] (got " + args.at(key) + ")");
+  }
   model["dropout"] =
       number_or(args, "attention_dropout", number_or(args, "hidden_dropout", 0.1, origin), origin);
   const int experts = int_or(args, "num_experts", 0);
