@@ -9,6 +9,7 @@
 #include "src/calibration/validation_runs.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/data_paths.h"
+#include "src/io/input_error.h"
 #include "src/io/model_loader.h"
 #include "src/search/search.h"
 
@@ -40,6 +41,25 @@ TEST(Calibration, HeldOutPublishedRunsWithinFivePercentMeanTenMax) {
   }
   EXPECT_LE(sum / runs.size(), 0.05);
   EXPECT_LE(worst, 0.10);
+}
+
+// Narayanan 2021 Table 2's ZeRO-3 rows are costed under DeepSpeed's recipe:
+// its per-micro-batch gradient passes never make a step faster, and an
+// engine name the recipes do not know is refused.
+TEST(Calibration, ValidationRunsTakeTheirEnginesRecipe) {
+  const auto runs =
+      load_validation_runs((data_dir() / "calibration/narayanan2021-table2-zero3.yaml").string());
+  ASSERT_FALSE(runs.empty());
+  for (const auto& run : runs) {
+    EXPECT_EQ(run.engine, "deepspeed") << run.name;
+    ValidationRun plain = run;
+    plain.engine.clear();
+    EXPECT_GE(predict_validation_run(run).predicted_step_s, predict_validation_run(plain).predicted_step_s)
+        << run.name;
+  }
+  ValidationRun unknown = runs.front();
+  unknown.engine = "no-such-engine";
+  EXPECT_THROW(predict_validation_run(unknown), InputError);
 }
 
 TEST(Calibration, PlanForOneTrillionIsAtLeastAsFastAsThePublishedExpertConfig) {

@@ -1,6 +1,7 @@
 #include "src/calibration/validation_runs.h"
 
 #include "cost/step_cost.h"
+#include "src/emit/engine_capabilities.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"
 #include "src/io/job_loader.h"
@@ -33,6 +34,7 @@ std::vector<ValidationRun> load_validation_runs(const std::string& path) {
     r.recompute = f.text("recompute", "none");
     r.precision = f.text("precision", "bf16");
     r.attention = f.text("attention", "");
+    r.engine = f.text("engine", "");
     r.published_step_s = f.positive_number("step_s");
     runs.push_back(r);
   }
@@ -52,6 +54,7 @@ ValidationResult predict_validation_run(const ValidationRun& run, const ModelSpe
   job.gbs = run.gbs;
   job.seq = run.seq;
   job.precision = parse_precision(run.precision, run.name + ": precision");
+  if (!run.engine.empty()) apply_engine_recipe(run.engine, job);
   ParallelConfig c;
   c.tp = run.tp;
   c.pp = run.pp;

@@ -17,6 +17,9 @@ struct ValidationRun {
   /// The run's software overlapped pipeline point-to-point and dp traffic.
   bool overlap = true;
   std::string recompute = "none", precision = "bf16", attention;
+  /// The engine whose recipe the run is costed under (apply_engine_recipe);
+  /// empty: none (`--engine any`).
+  std::string engine;
   double published_step_s = 0;
 };
 
