@@ -32,20 +32,29 @@ from h100_kernels import Table, main_for, section_parser  # noqa: E402
 START = time.time()
 
 
+N = 8192
+
+
+def gemms_and_copy():
+    """A bf16 and an fp8 N^3 GEMM as calls, and a 64 MiB copy's source and
+    destination."""
+    a = torch.randn(N, N, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(N, N, device="cuda", dtype=torch.bfloat16)
+    a8, b8 = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn).t()
+    one = torch.ones((), device="cuda", dtype=torch.float32)
+    src = torch.randn(2 ** 25, device="cuda", dtype=torch.bfloat16)
+    gemms = {"bf16": lambda: torch.mm(a, b),
+             "fp8": lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)}
+    return gemms, src, torch.empty_like(src)
+
+
 def measure(args, meta_row):
     import threading
     t = Table(os.path.join(args.out, "gemm_duty.csv"),
               ["precision", "filler", "target_share", "gemm_ms", "gemm_tflops", "measured_share", "gemms",
                "filler_ms_per_call", "filler_ms_per_call_alone", "median_sm_mhz", "median_power_w"], meta_row)
-    n = 8192
-    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    a8, b8 = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn).t()
-    one = torch.ones((), device="cuda", dtype=torch.float32)
-    src = torch.randn(2 ** 25, device="cuda", dtype=torch.bfloat16)  # 64 MiB
-    dst = torch.empty_like(src)
-    gemms = {"bf16": lambda: torch.mm(a, b),
-             "fp8": lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)}
+    n = N
+    gemms, src, dst = gemms_and_copy()
 
     def unit_ms(fn, reps=20):
         fn()
@@ -151,15 +160,8 @@ def measure_bursts(args, meta_row):
     t = Table(os.path.join(args.out, "gemm_bursts.csv"),
               ["precision", "burst_ms", "gemms_per_burst", "copies_per_gap", "gemm_ms", "gemm_tflops",
                "first_gemm_of_burst_ms", "last_gemm_of_burst_ms", "median_sm_mhz", "median_power_w"], meta_row)
-    n = 8192
-    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    a8, b8 = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn).t()
-    one = torch.ones((), device="cuda", dtype=torch.float32)
-    src = torch.randn(2 ** 25, device="cuda", dtype=torch.bfloat16)
-    dst = torch.empty_like(src)
-    gemms = {"bf16": lambda: torch.mm(a, b),
-             "fp8": lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)}
+    n = N
+    gemms, src, dst = gemms_and_copy()
     for precision, gemm in gemms.items():
         for burst_ms in (0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2):
             if time.time() - START > args.budget_s:

@@ -191,6 +191,39 @@ class MegatronLayer(nn.Module):
         return x + self.fc2(y)
 
 
+def fwd_bwd_step(layer, fn, x, cos, sin, dy):
+    """One forward and backward of fn on x, its gradients cleared after, so
+    that no call accumulates into the last one's."""
+    def step():
+        fn(x, cos, sin).backward(dy)
+        x.grad = None
+        for p in layer.parameters():
+            p.grad = None
+    return step
+
+
+def layer_and_inputs(model, precision, compiled):
+    """MODELS[model]'s layer (its fp8 weight copies made), the callable
+    (compiled or not), the input, the RoPE tables (None for GPT-3's learned
+    positions) and an output gradient."""
+    h, ffn, heads, gated, layernorm, mbs, seq = MODELS[model]
+    torch.manual_seed(0)
+    layer = MegatronLayer(h, ffn, heads, gated, layernorm, precision == "fp8").cuda().to(torch.bfloat16)
+    for lin in (layer.qkv, layer.proj, layer.fc1, layer.fc2):
+        lin.cache_fp8()
+    fn = torch.compile(layer) if compiled else layer
+    x = torch.randn(mbs, seq, h, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    cos = sin = None
+    if not layernorm:
+        hd = h // heads
+        pos = torch.arange(seq, device="cuda", dtype=torch.float32)[:, None]
+        freq = 1.0 / (10000.0 ** (torch.arange(0, hd, 2, device="cuda", dtype=torch.float32) / hd))
+        ang = torch.cat([pos * freq] * 2, dim=-1)[None, :, None, :]
+        cos, sin = ang.cos().to(torch.bfloat16), ang.sin().to(torch.bfloat16)
+    dy = torch.randn(mbs, seq, h, device="cuda", dtype=torch.bfloat16)
+    return layer, fn, x, cos, sin, dy
+
+
 def measure_layer(args, meta_row):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     t = Table(os.path.join(args.out, "fp8_layer.csv"),
@@ -206,27 +239,8 @@ def measure_layer(args, meta_row):
             return
         note = ""
         try:
-            torch.manual_seed(0)
-            layer = MegatronLayer(h, ffn, heads, gated, layernorm, precision == "fp8").cuda().to(torch.bfloat16)
-            for lin in (layer.qkv, layer.proj, layer.fc1, layer.fc2):
-                lin.cache_fp8()
-            fn = torch.compile(layer) if mode == "compiled" else layer
-            x = torch.randn(mbs, seq, h, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-            cos = sin = None
-            if not layernorm:
-                hd = h // heads
-                pos = torch.arange(seq, device="cuda", dtype=torch.float32)[:, None]
-                freq = 1.0 / (10000.0 ** (torch.arange(0, hd, 2, device="cuda", dtype=torch.float32) / hd))
-                ang = torch.cat([pos * freq] * 2, dim=-1)[None, :, None, :]
-                cos, sin = ang.cos().to(torch.bfloat16), ang.sin().to(torch.bfloat16)
-            dy = torch.randn(mbs, seq, h, device="cuda", dtype=torch.bfloat16)
-
-            def step():
-                fn(x, cos, sin).backward(dy)
-                x.grad = None
-                for p in layer.parameters():
-                    p.grad = None
-
+            layer, fn, x, cos, sin, dy = layer_and_inputs(model, precision, mode == "compiled")
+            step = fwd_bwd_step(layer, fn, x, cos, sin, dy)
             with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
                 ms = time_calls(step, warmup=3, iters=10)
             tokens = mbs * seq
@@ -293,32 +307,17 @@ def measure_profile(args, meta_row):
         for precision in ("fp8", "bf16"):
             if over_budget(args, "profile"):
                 return
-            h, ffn, heads, gated, layernorm, mbs, seq = MODELS[model]
-            torch.manual_seed(0)
-            layer = MegatronLayer(h, ffn, heads, gated, layernorm, precision == "fp8").cuda().to(torch.bfloat16)
-            for lin in (layer.qkv, layer.proj, layer.fc1, layer.fc2):
-                lin.cache_fp8()
-            fn = torch.compile(layer)
-            x = torch.randn(mbs, seq, h, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-            cos = sin = None
-            if not layernorm:
-                hd = h // heads
-                pos = torch.arange(seq, device="cuda", dtype=torch.float32)[:, None]
-                freq = 1.0 / (10000.0 ** (torch.arange(0, hd, 2, device="cuda", dtype=torch.float32) / hd))
-                ang = torch.cat([pos * freq] * 2, dim=-1)[None, :, None, :]
-                cos, sin = ang.cos().to(torch.bfloat16), ang.sin().to(torch.bfloat16)
-            dy = torch.randn(mbs, seq, h, device="cuda", dtype=torch.bfloat16)
+            _h, _ffn, _heads, _gated, _ln, mbs, seq = MODELS[model]
+            layer, fn, x, cos, sin, dy = layer_and_inputs(model, precision, True)
+            step = fwd_bwd_step(layer, fn, x, cos, sin, dy)
             calls = 5
             with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
                 for _ in range(3):
-                    fn(x, cos, sin).backward(dy)
+                    step()
                 torch.cuda.synchronize()
                 with profile(activities=[ProfilerActivity.CUDA]) as prof:
                     for _ in range(calls):
-                        fn(x, cos, sin).backward(dy)
-                        x.grad = None
-                        for p in layer.parameters():
-                            p.grad = None
+                        step()
                     torch.cuda.synchronize()
             sums, counts = {}, {}
             for ev in prof.key_averages():

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h100_fp8_layer import kernel_class  # noqa: E402
+from h100_fp8_layer import fwd_bwd_step, kernel_class  # noqa: E402
 from h100_kernels import Table, main_for, over_budget, time_calls  # noqa: E402
 
 START = time.time()
@@ -103,12 +103,7 @@ def measure(args, meta_row):
                 cos, sin = ang.cos().to(torch.bfloat16), ang.sin().to(torch.bfloat16)
                 dy = torch.randn(batch, seq // tp, h, device="cuda", dtype=torch.bfloat16)
 
-                def step():
-                    fn(x, cos, sin).backward(dy)
-                    x.grad = None
-                    for p in layer.parameters():
-                        p.grad = None
-
+                step = fwd_bwd_step(layer, fn, x, cos, sin, dy)
                 with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
                     ms = time_calls(step, warmup=3, iters=10)
                     classes = {}
