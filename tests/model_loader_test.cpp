@@ -318,6 +318,18 @@ TEST(ModelLoaderHf, Gpt2NCtxOnlyAndExplicitInner) {
   EXPECT_EQ(m.ffn_hidden, 2048);
 }
 
+// The model's dropout is its attention dropout where the config states one
+// (it costs time inside the attention kernel, cost/attention_dropout.h).
+TEST(ModelLoaderHf, DropoutIsTheAttentionDropout) {
+  TempFile gpt2("config.json", R"({"model_type": "gpt2", "n_ctx": 1024, "n_embd": 768, "n_head": 12,
+    "n_layer": 12, "vocab_size": 50257, "attn_pdrop": 0.0, "resid_pdrop": 0.1})");
+  EXPECT_EQ(load_model(gpt2.path()).dropout, 0.0);
+  TempFile neox("config.json", R"({"model_type": "gpt_neox", "hidden_size": 512, "intermediate_size": 2048,
+    "max_position_embeddings": 2048, "num_attention_heads": 8, "num_hidden_layers": 6,
+    "rotary_pct": 0.25, "vocab_size": 50304, "attention_dropout": 0.1, "hidden_dropout": 0.0})");
+  EXPECT_EQ(load_model(neox.path()).dropout, 0.1);
+}
+
 TEST(ModelLoaderHf, GptNeox) {
   // EleutherAI/gpt-neox-20b config.json.
   TempFile file("config.json", R"({

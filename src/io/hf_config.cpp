@@ -268,11 +268,13 @@ void read_details(const HfConfig& hf, const HfType& type, ModelSpec& m) {
     fail(origin, 0, "the norm epsilon must lie in (0, 0.1) (got " + std::to_string(m.norm_epsilon) + ")");
   if (type.family == Family::kLlama) m.dropout = number_or(hf, {"attention_dropout"}, 0.0, origin);
   if (type.family == Family::kGptNeox) {
-    m.dropout = number_or(hf, {"hidden_dropout", "attention_dropout"}, 0.0, origin);
+    // The attention dropout first: it costs time inside the attention kernel
+    // (cost/attention_dropout.h).
+    m.dropout = number_or(hf, {"attention_dropout", "hidden_dropout"}, 0.0, origin);
     if (hf.boolean("use_parallel_residual").value_or(true))
       add_unmodelled(m, "parallel attention/FFN residual");
   }
-  if (type.family == Family::kGpt2) m.dropout = number_or(hf, {"resid_pdrop"}, 0.1, origin);
+  if (type.family == Family::kGpt2) m.dropout = number_or(hf, {"attn_pdrop", "resid_pdrop"}, 0.1, origin);
   if (m.dropout > 1.0) fail(origin, 0, "dropout probabilities must lie in [0, 1]");
   // A sliding window applies unless the config turns it off (Qwen2's
   // use_sliding_window false). Which layers keep full attention: the
