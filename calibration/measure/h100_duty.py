@@ -26,7 +26,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from h100_cp_blocks import column, events, median, sample_smi  # noqa: E402
+from h100_cp_blocks import column, events, median, sample_smi, sustained  # noqa: E402
 from h100_kernels import Table, main_for, section_parser  # noqa: E402
 
 START = time.time()
@@ -79,21 +79,9 @@ def measure(args, meta_row):
         with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
             torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).backward(dout)
 
-    def back_to_back_ms(fn, reps=10):  # the filler alone, queued back to back for about 1 s
-        for _ in range(reps):
-            fn()
-        torch.cuda.synchronize()
-        e0, e1 = events(2)
-        n_calls, t0 = 0, time.time()
-        e0.record()
-        while time.time() - t0 < 1.0:
-            for _ in range(reps):
-                fn()
-            n_calls += reps
-            torch.cuda.synchronize()
-        e1.record()
-        torch.cuda.synchronize()
-        return e0.elapsed_time(e1) / n_calls
+    def back_to_back_ms(fn):  # the filler alone, queued back to back for about 1 s
+        calls, gpu_s, _samples = sustained(fn, 1.0, 10)
+        return gpu_s * 1e3 / calls
 
     fillers = {"copy 64 MiB": (lambda: dst.copy_(src), copy_ms), "spin (one SM)": (
         lambda: torch.cuda._sleep(spin_cycles), spin_ms)}
