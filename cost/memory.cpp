@@ -12,6 +12,12 @@ ModelStateBytes model_state_bytes(double params, int zero_stage, int shard_ranks
   return bytes;
 }
 
+void keep_fsdp_fp32_shards(ModelStateBytes& states, double params, int shard_ranks) {
+  const double n = shard_ranks > 0 ? shard_ranks : 1;
+  states.params_bytes += 2.0 * params / n;
+  states.optimizer_bytes -= 4.0 * params / n;
+}
+
 double gradient_bytes_per_param(Precision precision, int zero_stage, GradReduceDtype reduce) {
   if (reduce == GradReduceDtype::kFp32) return 4.0;
   if (reduce == GradReduceDtype::kBf16) return 2.0;
@@ -56,15 +62,20 @@ double layer_activation_bytes(const ModelSpec& model, const ActivationShape& sha
   const double replicated = (4.0 + 2.0 * gemm_input + (model.dropout > 0 ? 2.0 : 0.0)) * h;
   // Split over tp: Q and K (QK^T inputs), V, the projection input, and the
   // FFN: activation input(s) (gated: two) and output (the FC2 input).
+  // Eager PyTorch keeps a gated FFN's activation output too, as the
+  // product's input (measured on an H100: calibration/h100-kernels/
+  // memory_fsdp.csv, docs/kernel-measurements.md); fused and compiled
+  // kernels rebuild it from the two projections' outputs.
+  const double eager_activation_output = shape.eager_elementwise && model.gated_ffn ? 2.0 * f : 0.0;
   const double split = 2.0 * (2.0 * q_width + 2.0 * kv_width) + (shape.fp8 ? 1.0 : 0.0) * q_width +
-                       (model.gated_ffn ? 4.0 : 2.0) * f + gemm_input * f;
+                       (model.gated_ffn ? 4.0 : 2.0) * f + gemm_input * f + eager_activation_output;
   double per_token = (shape.sp ? replicated / t : replicated) + split / t;
   // Megatron's --recompute-modules mlp keeps only the MLP's input (the
   // residual, counted as a norm input): not FC1's input, the activation's
   // input(s) or FC2's input.
   if (megatron_recomputes(shape, &RecomputeModules::mlp))
-    per_token -=
-        gemm_input * h / (shape.sp ? t : 1.0) + ((model.gated_ffn ? 4.0 : 2.0) * f + gemm_input * f) / t;
+    per_token -= gemm_input * h / (shape.sp ? t : 1.0) +
+                 ((model.gated_ffn ? 4.0 : 2.0) * f + gemm_input * f + eager_activation_output) / t;
   // Softmax output (2), dropout mask (1) and dropout output (2) of the
   // unfused kernel: 5 a s bytes per token; the softmax output alone without
   // dropout (Korthikanti et al. 2022, sec. 4.1).

@@ -20,6 +20,12 @@ struct ModelStateBytes {
 };
 ModelStateBytes model_state_bytes(double params, int zero_stage, int shard_ranks,
                                   double optimizer_bytes_per_param, double grad_bytes_per_param = 2.0);
+/// ZeRO-3 as PyTorch's FSDP keeps it under a mixed-precision policy: the
+/// sharded parameter stays fp32 and is the optimizer's master copy, so no
+/// sharded 16-bit copy exists (the 16-bit weights are gathered per unit,
+/// counted as buffers): `states` of model_state_bytes moved from 2 bytes
+/// per parameter plus a 4-byte master in the optimizer to a 4-byte shard.
+void keep_fsdp_fp32_shards(ModelStateBytes& states, double params, int shard_ranks);
 
 /// Bytes per parameter of the gradient buffer that data parallelism reduces.
 /// Megatron-LM (the engine of zero <= 1 plans) under bf16 accumulates and
@@ -54,6 +60,10 @@ struct ActivationShape {
   /// Layer inputs kept by full recomputation are split over tp
   /// (JobSpec::partition_activations) where sp does not split them already.
   bool partitioned_checkpoint = false;
+  /// Element-wise operators run one by one (JobSpec::fused_elementwise
+  /// false): a gated FFN's silu(w1 x) * w3 x keeps the activation's output
+  /// as the product's input beside the two projections' outputs.
+  bool eager_elementwise = false;
 };
 
 /// Whether full recomputation's checkpoints are split over tp (the job asks

@@ -116,6 +116,7 @@ ActivationShape activation_shape(const JobSpec& job, const ParallelConfig& c) {
   shape.recompute_modules = job.recompute_modules;
   shape.moe_probs_in_activation = job.moe_probs_in_activation;
   shape.partitioned_checkpoint = partitions_checkpoints(job, c);
+  shape.eager_elementwise = !job.fused_elementwise;
   return shape;
 }
 
@@ -140,6 +141,8 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
     memory.states.params_bytes += memory.secondary_bytes;
     memory.states.grads_bytes = 2.0 * load.params / g.grads;
     memory.states.optimizer_bytes = job.optimizer_state_bytes_per_param(c.zero) * load.params / g.optimizer;
+  } else if (job.pytorch_fsdp() && c.zero >= 3) {
+    keep_fsdp_fp32_shards(memory.states, load.params, c.dp * c.cp);
   } else if (c.hpz_ranks > 1 && c.zero >= 3) {
     // hpZ: a secondary copy of the weights sharded over hpz_ranks ranks
     // (Wang et al. 2023: M / k more per device).
@@ -152,9 +155,11 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
     const ModelStateBytes experts =
         model_state_bytes(load.expert_params, c.zero, c.edp(), job.optimizer_state_bytes_per_param(c.zero),
                           gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
-    memory.states.params_bytes += experts.params_bytes;
-    memory.states.grads_bytes += experts.grads_bytes;
-    memory.states.optimizer_bytes += experts.optimizer_bytes;
+    ModelStateBytes expert_states = experts;
+    if (job.pytorch_fsdp() && c.zero >= 3) keep_fsdp_fp32_shards(expert_states, load.expert_params, c.edp());
+    memory.states.params_bytes += expert_states.params_bytes;
+    memory.states.grads_bytes += expert_states.grads_bytes;
+    memory.states.optimizer_bytes += expert_states.optimizer_bytes;
   }
   // ZeRO-2 reduced once per step accumulates the step's gradients unsharded
   // first: FSDP2 keeps the unsharded accumulated gradient in the reduce
@@ -183,34 +188,39 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
   double activations = in_flight * ((load.layers - recomputed) * full_layer + recomputed * input_only);
   // Recomputing a layer rebuilds its full activations for one micro-batch;
   // so does torchtitan's op-level checkpointing (everything it did not keep).
-  if (recomputed > 0) activations += full_layer;
+  double rebuilt = 0;
+  if (recomputed > 0) rebuilt += full_layer;
   // Megatron's mlp / moe modules rebuild one block's internals during its
   // layer's backward.
   if (recomputed == 0 && (megatron_recomputes(stored, &RecomputeModules::mlp) ||
                           megatron_recomputes(stored, &RecomputeModules::moe))) {
-    ActivationShape rebuilt = stored;
-    rebuilt.recompute_modules.mlp = rebuilt.recompute_modules.moe = false;
+    ActivationShape inner = stored;
+    inner.recompute_modules.mlp = inner.recompute_modules.moe = false;
     double transient = 0;
     if (load.layers > load.moe_layers)
-      transient = layer_activation_bytes(model, rebuilt) - layer_activation_bytes(model, stored);
+      transient = layer_activation_bytes(model, inner) - layer_activation_bytes(model, stored);
     if (load.moe_layers > 0) {
       const MoeShape s = moe_shape(model, job, c);
-      transient = std::max(transient, moe_layer_activation_bytes(model, rebuilt, s) -
+      transient = std::max(transient, moe_layer_activation_bytes(model, inner, s) -
                                           moe_layer_activation_bytes(model, stored, s));
     }
-    activations += transient;
+    rebuilt += transient;
   }
   if (recomputed == 0 && c.recompute == Recompute::kSelective &&
       job.selective_checkpoint == SelectiveCheckpoint::kTorchtitanOps) {
-    ActivationShape rebuilt = shape;
-    rebuilt.recompute = Recompute::kNone;
-    activations += layer_activation_bytes(model, rebuilt);
+    ActivationShape whole = shape;
+    whole.recompute = Recompute::kNone;
+    rebuilt += layer_activation_bytes(model, whole);
   }
   // Embedding dropout's output and mask (Korthikanti sec. 4.3); without
   // dropout the embedding output is the first layer's input, counted there.
   if (load.first && model.dropout > 0)
     activations += in_flight * 3.0 * job.seq * c.mbs / c.cp * model.hidden / (c.sp ? c.tp : 1);
-  if (load.last) activations += logits_bytes(model, shape);
+  // The loss holds its logits at the start of the backward and has given
+  // them up (its gradient consumed by the output layer) before the last
+  // layer is rebuilt, so the two transients do not add (measured on an
+  // H100: calibration/h100-kernels/memory_fsdp.csv).
+  activations += std::max(rebuilt, load.last ? logits_bytes(model, shape) : 0.0);
   // Multi-token-prediction modules: their layer and their own logits.
   if (load.mtp > 0) activations += load.mtp * (moe_layer + logits_bytes(model, shape));
   memory.activations_bytes = activations;
@@ -226,8 +236,17 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
   // the model states live in buffers allocated once (Megatron's contiguous
   // param/grad buffers, DeepSpeed's contiguous_gradients, the optimizer's
   // flat states) that do not fragment.
-  memory.peak_bytes =
-      memory.states.total() + activations * (1.0 + device.allocator_headroom_fraction) + buffers;
+  const double transient = activations * (1.0 + device.allocator_headroom_fraction);
+  memory.peak_bytes = memory.states.total() + transient + buffers;
+  // PyTorch's FSDP frees the gradients before each step and reduce-scatters
+  // each unit's as its backward ends, while the activations go: with one
+  // micro-batch a step, the sharded gradients and the activations peak at
+  // the two ends of the backward, not together (measured on an H100:
+  // calibration/h100-kernels/memory_fsdp.csv). More micro-batches keep the
+  // earlier ones' gradients through the later ones' activations.
+  if (job.pytorch_fsdp() && c.zero >= 2 && c.micro_batches() == 1)
+    memory.peak_bytes = memory.states.total() - memory.states.grads_bytes +
+                        std::max(memory.states.grads_bytes, transient) + buffers;
   return memory;
 }
 

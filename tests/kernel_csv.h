@@ -2,6 +2,7 @@
 // named fields, for the tests that check curves against them.
 #pragma once
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <string>
@@ -44,5 +45,21 @@ inline std::vector<CsvRow> read_kernel_csv(const std::string& name) {
 }
 
 inline double csv_number(const CsvRow& row, const char* key) { return std::stod(row.at(key)); }
+
+/// The largest ratio of the caching allocator's reserved peak to its
+/// allocated peak over the steady steps (2 on) of the FSDP2 training loops
+/// measured on an H100 (memory_fsdp.csv): what a reserved-memory reading
+/// such as torchtitan's logged memory may hold beyond the allocated peak.
+inline double most_reserved_over_allocated() {
+  double most = 0;
+  for (const CsvRow& row : read_kernel_csv("memory_fsdp.csv")) {
+    const std::string& step = row.at("step");
+    if (row.at("case").rfind("fsdp2", 0) != 0 || step.empty() || step.find(' ') != std::string::npos ||
+        std::stoi(step) < 2)
+      continue;
+    most = std::max(most, csv_number(row, "peak_reserved_bytes") / csv_number(row, "peak_allocated_bytes"));
+  }
+  return most;
+}
 
 }  // namespace parplan::test

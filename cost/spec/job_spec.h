@@ -358,6 +358,13 @@ struct JobSpec {
   /// precision-aware optimizer's 2-byte master remainders (ZeRO >= 1, not
   /// fp16: megatron/core/optimizer/distrib_optimizer.py:735-740 at
   /// core_r0.13.0). SGD: fp32 master and momentum.
+  /// ZeRO as PyTorch's FSDP runs it (FSDP2: fsdp_copy_out; FSDP1: its
+  /// gradient passes): mixed precision keeps the sharded parameters in fp32
+  /// as the optimizer's master copy, and the gradients are freed between
+  /// steps (zero_grad(set_to_none=True)) and reduce-scattered unit by unit
+  /// during the backward (cost/stage_memory.cpp).
+  bool pytorch_fsdp() const { return fsdp_copy_out || sharded_grad_passes == ShardedGradPasses::kFsdp1; }
+
   double optimizer_state_bytes_per_param(int zero = 0) const {
     if (optimizer != Optimizer::kAdam) return 8.0;
     return precision_aware_optimizer && zero >= 1 && precision != Precision::kFp16 ? 10.0 : 12.0;
