@@ -38,6 +38,8 @@ struct LayerShape {
   bool is_moe = false;
   AttentionKernel kernel = AttentionKernel::kProfile;
   bool fused_elementwise = true;
+  /// JobSpec::composed_rms_norm.
+  bool composed_rms_norm = false;
   /// JobSpec::separate_qkv, JobSpec::separate_gate_up.
   bool separate_qkv = false;
   bool separate_gate_up = false;

@@ -190,6 +190,7 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
   shape.flash_attention = c.flash_attention;
   shape.kernel = job.attention_kernel;
   shape.fused_elementwise = job.fused_elementwise;
+  shape.composed_rms_norm = job.composed_rms_norm;
   shape.separate_qkv = job.separate_qkv;
   shape.separate_gate_up = job.separate_gate_up;
   shape.unpadded_attention = job.unpadded_attention;

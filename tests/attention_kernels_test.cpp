@@ -107,6 +107,7 @@ TEST(ElementwiseFusion, EagerEnginesPayEveryOperatorsRoundTrip) {
   const double peak = d.peak_bf16_flops_per_s;
   const auto fused = layer_compute_times(model, d, peak, shape);
   shape.fused_elementwise = false;
+  shape.composed_rms_norm = true;
   const auto eager = layer_compute_times(model, d, peak, shape);
   // Per token, 16-bit elements: norms and residual adds 2 x 18 + 2 x 3 = 42
   // against 11; SwiGLU 5 against 3 per FFN element; rope 10 against 2 per
@@ -121,6 +122,11 @@ TEST(ElementwiseFusion, EagerEnginesPayEveryOperatorsRoundTrip) {
   // QKV projection (the split's backward): a read and a write of them.
   const double cat_s = 2.0 * 4096 * 2.0 * (q + kv) / (d.hbm_bytes_per_s * d.memory_bound_efficiency);
   EXPECT_NEAR(eager.backward_s - fused.backward_s, 2.0 * extra_s + cat_s, 1e-9 * extra_s);
+  // nn.RMSNorm as one fused kernel: 3 per norm instead of 18.
+  shape.composed_rms_norm = false;
+  const auto native = layer_compute_times(model, d, peak, shape);
+  const double norms_s = 2.0 * 4096 * 2.0 * (18 - 3) * h / (d.hbm_bytes_per_s * d.memory_bound_efficiency);
+  EXPECT_NEAR(eager.forward_s - native.forward_s, norms_s, 1e-9 * norms_s);
 }
 
 // Eager PyTorch reduces each biased linear's output gradient over the

@@ -27,7 +27,9 @@ Step 3 of every training case is recorded by phase instead ("3 forward
 bytes allocated at its end in `note`), and the `after init` row names the
 largest live tensors. The `probe` case only initialises CUDA, runs a bf16
 GEMM, SDPA's flash and cuDNN attention forward and backward, and a 1-rank
-NCCL all-reduce.
+NCCL all-reduce. The `time-` cases time the same loop instead, with fused
+AdamW (torchtitan's default): DIR/train_step.csv, the median step of steps
+3 to 8 and every step's milliseconds.
 """
 import argparse
 import csv
@@ -48,6 +50,14 @@ CASES = [
     ("fsdp2-b1-none-compile", 1, "none", ""),
     ("fsdp2-b1-op-compile", 1, "op", ""),
     ("fsdp2-b1-op-nocudnn", 1, "op-nocudnn", ""),
+    # Step time (DIR/train_step.csv): fused AdamW as torchtitan's default,
+    # 8 steps, the median of steps 3 to 8.
+    ("time-b1-none", 1, "none", ""),
+    ("time-b1-none-compile", 1, "none", ""),
+    ("time-b1-full", 1, "full", ""),
+    ("time-b1-op", 1, "op", ""),
+    ("time-b1-op-compile", 1, "op", ""),
+    ("time-b2-op-compile", 2, "op", ""),
 ]
 
 
@@ -240,7 +250,11 @@ def child(name, batch, ac):
         fully_shard(block, mesh=mesh, mp_policy=mp, reshard_after_forward=i < layers - 1)
     fully_shard(model, mesh=mesh, mp_policy=mp, reshard_after_forward=True)
     params = sum(p.numel() for p in model.parameters())
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, foreach=True)
+    timed = name.startswith("time-")
+    if timed:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-5, foreach=True)
     f = rope(seq)
     tokens = torch.randint(0, vocab, (batch, seq + 1), device="cuda")
     record("after init", f"parameters {params}; largest tensors {largest_tensors(torch)}")
@@ -256,6 +270,25 @@ def child(name, batch, ac):
                      "note": f"allocated now {torch.cuda.memory_allocated()}"})
         torch.cuda.reset_peak_memory_stats()
 
+    if timed:
+        times = []
+        for step in range(1, 9):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            logits = model(tokens[:, :-1], f)
+            loss = F.cross_entropy(logits.flatten(0, 1).float(), tokens[:, 1:].flatten(0, 1))
+            del logits
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            torch.cuda.synchronize()
+            times.append(1000 * (time.perf_counter() - t0))
+        steady = sorted(times[2:])
+        rows.append({"case": name, "local_batch": batch, "checkpointing": ac,
+                     "compiled": name.endswith("-compile"), "step_ms": steady[len(steady) // 2],
+                     "steps_ms": " ".join(f"{t:.1f}" for t in times)})
+        dist.destroy_process_group()
+        return rows
     for step in range(1, 6):
         torch.cuda.reset_peak_memory_stats()
         phased = step == 3
@@ -302,9 +335,13 @@ def main():
     fields = ["case", "step", "local_batch", "checkpointing", "alloc_conf", "peak_allocated_bytes",
               "peak_reserved_bytes", "device_used_bytes", "outside_allocator_bytes", "note"]
     start = time.time()
-    with open(os.path.join(args.out, "memory_fsdp.csv"), "w", newline="") as out:
+    time_fields = ["case", "local_batch", "checkpointing", "compiled", "step_ms", "steps_ms"]
+    with open(os.path.join(args.out, "memory_fsdp.csv"), "w", newline="") as out, \
+            open(os.path.join(args.out, "train_step.csv"), "w", newline="") as timing:
         writer = csv.DictWriter(out, fieldnames=meta_fields + fields)
         writer.writeheader()
+        time_writer = csv.DictWriter(timing, fieldnames=meta_fields + time_fields)
+        time_writer.writeheader()
         for name, batch, ac, conf in CASES:
             if name not in args.cases.split(","):
                 continue
@@ -325,6 +362,15 @@ def main():
                 writer.writerow({"case": name, "note": f"failed rc {proc.returncode}"})
                 continue
             result = json.loads(lines[-1])
+            if name.startswith("time-"):
+                for row in result["rows"]:
+                    if row.get("step_ms", "") == "":  # the memory rows before the loop
+                        continue
+                    time_writer.writerow({**{k: result["meta"].get(k, "") for k in meta_fields},
+                                          **{k: row.get(k, "") for k in time_fields}})
+                timing.flush()
+                print(f"{name}: {time.time() - t0:.1f} s", file=sys.stderr)
+                continue
             for row in result["rows"]:
                 writer.writerow({**{k: result["meta"].get(k, "") for k in meta_fields},
                                  **{k: row.get(k, "") for k in fields}})

@@ -311,6 +311,12 @@ struct JobSpec {
   /// Megatron-LM/Transformer Engine or torch.compile run them; false: eager
   /// PyTorch, one HBM round trip per operator (cost/compute_time.cpp).
   bool fused_elementwise = true;
+  /// Eager PyTorch's RMSNorm composed of operators (x.float(), pow, mean,
+  /// rsqrt, casts, weight: torchtitan's own RMSNorm before it took
+  /// nn.RMSNorm, pytorch/torchtitan#985 of 2025-03-19); false: nn.RMSNorm as
+  /// one fused kernel (F.rms_norm is aten::_fused_rms_norm on PyTorch 2.11,
+  /// measured: calibration/h100-kernels/memory.csv). Only eager runs differ.
+  bool composed_rms_norm = false;
   /// The query, key and value projections run as three matmuls over the
   /// same input, their input gradients summed (torchtitan's Llama before
   /// fused QKV became its default, v0.2.x and older); false: one fused

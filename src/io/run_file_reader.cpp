@@ -111,6 +111,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                 "gpu",
                 "attention_kernel",
                 "fused_elementwise",
+                "rms_norm_kernel",
                 "engine",
                 "moe_imbalance",
                 "moe_capacity_factor",
@@ -178,6 +179,9 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                                                     : AttentionKernel::kProfile;
   }
   run.job.fused_elementwise = f.boolean("fused_elementwise", true);
+  // Which eager RMSNorm ran (JobSpec::composed_rms_norm).
+  if (f.has("rms_norm_kernel"))
+    run.job.composed_rms_norm = f.choice("rms_norm_kernel", {"fused", "composed"}) == "composed";
   // FSDP2 copies every gathered parameter out of the all-gather buffer
   // (torchtitan's recipe sets it); FSDP1's flat parameters are views of that
   // buffer, so a run of an FSDP1 engine (llm-foundry / Composer) says false.

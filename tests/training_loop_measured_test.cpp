@@ -1,8 +1,8 @@
-// The memory model against a torchtitan-shaped training step measured on an
-// H100 (calibration/h100-kernels/memory_fsdp.csv,
-// calibration/measure/h100_memory_fsdp.py): Llama 3 8B cut to 8 layers, FSDP2
-// over one rank, bf16 compute with fp32 shards and reduction, AdamW, the
-// eager fp32-upcast loss, one 8192-token sequence a step.
+// The memory and time model against a torchtitan-shaped training step
+// measured on an H100 (calibration/h100-kernels/memory_fsdp.csv and
+// train_step.csv, calibration/measure/h100_memory_fsdp.py): Llama 3 8B cut
+// to 8 layers, FSDP2 over one rank, bf16 compute with fp32 shards and
+// reduction, AdamW, the eager fp32-upcast loss, 8192-token sequences.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -13,6 +13,7 @@
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
 #include "tests/kernel_csv.h"
+#include "tests/run_file_fixture.h"
 
 namespace parplan {
 namespace {
@@ -182,6 +183,42 @@ TEST(MemoryMeasured, ReservedExceedsAllocatedByUpToAThird) {
   const double most = test::most_reserved_over_allocated();
   EXPECT_GT(most, 1.2);
   EXPECT_LT(most, 1.4);
+}
+
+// The step's time, the median of steps 3 to 8 with fused AdamW: within 10 %
+// (compiled within 4 %; eager full checkpointing the farthest, +9 %).
+TEST(TrainStepMeasured, StepTimeWithinTenPercent) {
+  const ClusterSpec h100 = load_cluster("dgx-h100");
+  int checked = 0;
+  for (const auto& row : test::read_kernel_csv("train_step.csv")) {
+    const std::string ac = row.at("checkpointing");
+    const Recompute recompute = ac == "none"   ? Recompute::kNone
+                                : ac == "full" ? Recompute::kFull
+                                               : Recompute::kSelective;
+    const int batch = std::stoi(row.at("local_batch"));
+    const bool compiled = row.at("compiled") == "True";
+    const double measured_s = test::csv_number(row, "step_ms") / 1e3;
+    const double predicted_s =
+        estimate_cost(eight_layers(), h100, torchtitan_job(batch, compiled), one_rank(batch, recompute))
+            .time.step_s;
+    EXPECT_NEAR(predicted_s / measured_s, 1.0, compiled ? 0.04 : 0.10) << row.at("case");
+    ++checked;
+  }
+  EXPECT_EQ(checked, 6);
+}
+
+// rms_norm_kernel: which eager RMSNorm a run had (JobSpec::composed_rms_norm).
+TEST(TrainStepMeasured, RunFileNamesTheEagerRmsNorm) {
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  const std::string run =
+      "name: r, model: llama3-8b, gpus: 8, gbs: 32, seq: 8192, engine: torchtitan, step_s: 10, "
+      "fused_elementwise: false, config: {tp: 1, pp: 1, mbs: 2, zero: 3, recompute: none}";
+  EXPECT_FALSE(run_file_test::read_one_run("rms_norm", run, cluster).job.composed_rms_norm);
+  EXPECT_TRUE(run_file_test::read_one_run("rms_norm", run + ", rms_norm_kernel: composed", cluster)
+                  .job.composed_rms_norm);
+  run_file_test::expect_error_naming(
+      [&] { run_file_test::read_one_run("rms_norm", run + ", rms_norm_kernel: triton", cluster); },
+      "rms_norm_kernel");
 }
 
 }  // namespace
