@@ -77,9 +77,7 @@ TEST(FsdpCopyOut, OnlyTorchtitansRecipe) {
 // `fsdp_copy_out: false`; without the key the engine's recipe holds.
 TEST(FsdpCopyOut, RunFileKeyOverridesTheEnginesRecipe) {
   const ClusterSpec cluster = load_cluster("dgx-h100");
-  const std::string run =
-      "name: r, model: llama3-8b, gpus: 8, gbs: 32, seq: 8192, engine: torchtitan, step_s: 10, "
-      "config: {tp: 1, pp: 1, mbs: 2, zero: 3, recompute: none}";
+  const std::string run = run_file_test::kTorchtitanLlamaRun;
   EXPECT_TRUE(run_file_test::read_one_run("copy_out", run, cluster).job.fsdp_copy_out);
   EXPECT_FALSE(
       run_file_test::read_one_run("copy_out", run + ", fsdp_copy_out: false", cluster).job.fsdp_copy_out);

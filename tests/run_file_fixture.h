@@ -21,6 +21,12 @@ inline std::string heldout_path() {
   return (data_dir() / "calibration/heldout-published-runs.yaml").string();
 }
 
+/// A torchtitan run of Llama 3 8B on 8 GPUs (FSDP, no checkpointing), for
+/// the tests of keys that override the engine's recipe.
+inline constexpr const char* kTorchtitanLlamaRun =
+    "name: r, model: llama3-8b, gpus: 8, gbs: 32, seq: 8192, engine: torchtitan, step_s: 10, "
+    "config: {tp: 1, pp: 1, mbs: 2, zero: 3, recompute: none}";
+
 /// Writes `runs: [{fields}]` to a file named after `tag` and this process.
 inline std::string write_one_run(const std::string& tag, const std::string& fields) {
   const std::string name = "parplan_" + tag + "_" + std::to_string(::getpid()) + ".yaml";

@@ -210,9 +210,7 @@ TEST(TrainStepMeasured, StepTimeWithinTenPercent) {
 // rms_norm_kernel: which eager RMSNorm a run had (JobSpec::composed_rms_norm).
 TEST(TrainStepMeasured, RunFileNamesTheEagerRmsNorm) {
   const ClusterSpec cluster = load_cluster("dgx-h100");
-  const std::string run =
-      "name: r, model: llama3-8b, gpus: 8, gbs: 32, seq: 8192, engine: torchtitan, step_s: 10, "
-      "fused_elementwise: false, config: {tp: 1, pp: 1, mbs: 2, zero: 3, recompute: none}";
+  const std::string run = std::string(run_file_test::kTorchtitanLlamaRun) + ", fused_elementwise: false";
   EXPECT_FALSE(run_file_test::read_one_run("rms_norm", run, cluster).job.composed_rms_norm);
   EXPECT_TRUE(run_file_test::read_one_run("rms_norm", run + ", rms_norm_kernel: composed", cluster)
                   .job.composed_rms_norm);
