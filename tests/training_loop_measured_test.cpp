@@ -186,15 +186,16 @@ TEST(MemoryMeasured, ReservedExceedsAllocatedByUpToAThird) {
 }
 
 // The step's time, the median of steps 3 to 8 with fused AdamW: within 10 %
-// (compiled within 4 %; eager full checkpointing the farthest, +9 %).
+// (compiled within 4 %; eager full checkpointing the farthest, +9 %, as
+// PyTorch's checkpoint stops recomputing early: +5 % with that off).
 TEST(TrainStepMeasured, StepTimeWithinTenPercent) {
   const ClusterSpec h100 = load_cluster("dgx-h100");
   int checked = 0;
   for (const auto& row : test::read_kernel_csv("train_step.csv")) {
     const std::string ac = row.at("checkpointing");
-    const Recompute recompute = ac == "none"   ? Recompute::kNone
-                                : ac == "full" ? Recompute::kFull
-                                               : Recompute::kSelective;
+    const Recompute recompute = ac == "none"               ? Recompute::kNone
+                                : ac.rfind("full", 0) == 0 ? Recompute::kFull
+                                                           : Recompute::kSelective;
     const int batch = std::stoi(row.at("local_batch"));
     const bool compiled = row.at("compiled") == "True";
     const double measured_s = test::csv_number(row, "step_ms") / 1e3;
@@ -204,7 +205,7 @@ TEST(TrainStepMeasured, StepTimeWithinTenPercent) {
     EXPECT_NEAR(predicted_s / measured_s, 1.0, compiled ? 0.04 : 0.10) << row.at("case");
     ++checked;
   }
-  EXPECT_EQ(checked, 6);
+  EXPECT_EQ(checked, 7);
 }
 
 // rms_norm_kernel: which eager RMSNorm a run had (JobSpec::composed_rms_norm).

@@ -58,6 +58,9 @@ CASES = [
     ("time-b1-op", 1, "op", ""),
     ("time-b1-op-compile", 1, "op", ""),
     ("time-b2-op-compile", 2, "op", ""),
+    # Full checkpointing recomputing the whole block (PyTorch's early stop
+    # off: torch.utils.checkpoint.set_checkpoint_early_stop(False)).
+    ("time-b1-full-noearly", 1, "full-noearly", ""),
 ]
 
 
@@ -85,6 +88,25 @@ def largest_tensors(torch, count=6):
             continue
     sizes.sort(reverse=True)
     return "; ".join(f"{b} {shape} {dtype}" for b, shape, dtype in sizes[:count])
+
+
+def timed_steps(model, opt, tokens, f, steps=8):
+    """Milliseconds of each of `steps` training steps, synchronised."""
+    import torch
+    import torch.nn.functional as F
+    times = []
+    for _ in range(steps):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        logits = model(tokens[:, :-1], f)
+        loss = F.cross_entropy(logits.flatten(0, 1).float(), tokens[:, 1:].flatten(0, 1))
+        del logits
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        torch.cuda.synchronize()
+        times.append(1000 * (time.perf_counter() - t0))
+    return times
 
 
 def child(name, batch, ac):
@@ -211,7 +233,7 @@ def child(name, batch, ac):
     mesh = init_device_mesh("cuda", (1,))
     with torch.device("cuda"):
         model = Model()
-    if ac == "full":
+    if ac in ("full", "full-noearly"):
         for i, block in enumerate(model.layers):
             model.layers[i] = checkpoint_wrapper(block, preserve_rng_state=False)
     if ac in ("op", "op-nocudnn"):
@@ -271,18 +293,10 @@ def child(name, batch, ac):
         torch.cuda.reset_peak_memory_stats()
 
     if timed:
-        times = []
-        for step in range(1, 9):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            logits = model(tokens[:, :-1], f)
-            loss = F.cross_entropy(logits.flatten(0, 1).float(), tokens[:, 1:].flatten(0, 1))
-            del logits
-            loss.backward()
-            opt.step()
-            opt.zero_grad()
-            torch.cuda.synchronize()
-            times.append(1000 * (time.perf_counter() - t0))
+        import contextlib
+        from torch.utils.checkpoint import set_checkpoint_early_stop
+        with set_checkpoint_early_stop(False) if ac == "full-noearly" else contextlib.nullcontext():
+            times = timed_steps(model, opt, tokens, f)
         steady = sorted(times[2:])
         rows.append({"case": name, "local_batch": batch, "checkpointing": ac,
                      "compiled": name.endswith("-compile"), "step_ms": steady[len(steady) // 2],
