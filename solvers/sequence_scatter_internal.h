@@ -76,8 +76,10 @@ ScatterPlan fast_path(const Instance& instance, const std::vector<std::int64_t>&
 /// micro-batches (finalized; time_ms = +inf when nothing fits). `orders`:
 /// bit 1, each sequence into an open or new group of its cheapest size
 /// first; bit 2, into any open group before a new one; the better is kept.
+/// `cap_hint_ms`: a group load (fixed_ms excluded) at which the items likely
+/// pack, near the least one; the cap's search starts there (0: none).
 ScatterPlan pack_items(const Instance& instance, const std::vector<std::int64_t>& lengths,
-                       std::vector<int> items, int micro_batches, int orders = 3);
+                       std::vector<int> items, int micro_batches, int orders = 3, double cap_hint_ms = 0);
 
 /// The longest sequence and its longest peers in one micro-batch, the rest
 /// packed into the others (sequence_scatter_split.cpp). Finalized.

@@ -184,7 +184,10 @@ ScatterPlan repack_search(const Instance& in, const std::vector<std::int64_t>& l
       } else {
         if (tokens[cand.a] + tokens[cand.b] <= memory_tokens)
           best = pack_items(in, lengths, items, 1, kOrders);
-        ScatterPlan two = pack_items(in, lengths, items, 2, kOrders);
+        // Both old micro-batches ran under the slower one's load.
+        const double old_cap_ms =
+            std::max(mbs[cand.a].time_ms, mbs[cand.b].time_ms) - in.coefficients->fixed_ms;
+        ScatterPlan two = pack_items(in, lengths, items, 2, kOrders, old_cap_ms);
         if (two.time_ms < best.time_ms) best = std::move(two);
       }
       if (!(best.time_ms < old_ms - kMinStepGain * step_ms)) continue;
