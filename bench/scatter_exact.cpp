@@ -10,6 +10,7 @@
 //                 [--instances I] [--seconds S] [--min-size P] [--top T]
 //                 [--step-ms T] [--level-lp] [--eject N] [--config-lp] [--pattern-lp] [--short]
 //                 [--whole-levels]
+//   scatter_exact --plan-subset S M1,M2,...
 //
 // Instance i: N - 1 sequences drawn from bench step i (without its 192K
 // sequence), lengths times F, clipped to [64, 3072 G]; plus one sequence of
@@ -83,9 +84,72 @@ double arg(int argc, char** argv, const char* name, double fallback) {
   return fallback;
 }
 
+// `--plan-subset S M1,M2,...`: bench step S on 64 GPUs as `scatter` solves
+// it with the budget lifted (its micro-batches listed), then the sequences of the listed
+// micro-batches of its plan as a step of their own: the optimum (the subset
+// dynamic program, up to 20 sequences), the solver's plan and bound there.
+// Says whether the plan's micro-batches are optimal for their sequences and
+// how far the bound lies below that optimum.
+int plan_subset(int step, const char* list) {
+  using namespace parplan;
+  constexpr int kGpus = 64;
+  const ScatterCoefficients c = flexsp_gpt7b(kGpus, 1);
+  const std::vector<std::int64_t> lengths = bench_steps(step + 1)[step];
+  // The budget lifted: the same plan whatever the machine's load.
+  ScatterOptions options;
+  options.step_time_limit_s = 60;
+  const ScatterStepResult r = solve_scatter_step(lengths, kGpus, c, options);
+  std::printf("bench step %d: plan %.0f ms, bound %.0f ms, gap %.2f %%\n", step, r.plan.time_ms,
+              r.certificate.best_bound, 100 * r.certificate.gap);
+  for (size_t m = 0; m < r.plan.micro_batches.size(); ++m) {
+    const ScatterMicroBatch& mb = r.plan.micro_batches[m];
+    std::int64_t longest = 0;
+    size_t count = 0;
+    for (const ScatterGroup& g : mb.groups) {
+      count += g.sequences.size();
+      for (int i : g.sequences) longest = std::max(longest, lengths[i]);
+    }
+    std::printf("  micro-batch %zu: %.0f ms, %zu groups, %zu sequences, longest %lld\n", m, mb.time_ms,
+                mb.groups.size(), count, static_cast<long long>(longest));
+  }
+  std::vector<std::int64_t> sub;
+  double plan_ms = 0;
+  for (const char* p = list; *p;) {
+    char* end = nullptr;
+    const long m = std::strtol(p, &end, 10);
+    if (end == p || m < 0 || m >= static_cast<long>(r.plan.micro_batches.size())) {
+      std::fprintf(stderr, "--plan-subset: micro-batch list '%s' names none of the plan's\n", list);
+      return 2;
+    }
+    plan_ms += r.plan.micro_batches[m].time_ms;
+    for (const ScatterGroup& g : r.plan.micro_batches[m].groups)
+      for (int i : g.sequences) sub.push_back(lengths[i]);
+    p = *end == ',' ? end + 1 : end;
+  }
+  if (sub.size() > 20) {
+    std::fprintf(stderr, "--plan-subset: %zu sequences; the dynamic program takes at most 20\n", sub.size());
+    return 2;
+  }
+  const double optimum = test::subset_dp_step_ms(sub, kGpus, c);
+  std::printf("their %zu sequences: plan's micro-batches %.0f ms, optimum %.0f ms (plan %.2f %% above)\n",
+              sub.size(), plan_ms, optimum, 100 * (plan_ms / optimum - 1));
+  for (double budget_s : {0.05, 60.0}) {
+    options.step_time_limit_s = budget_s;
+    const ScatterStepResult alone = solve_scatter_step(sub, kGpus, c, options);
+    std::printf(
+        "  solved alone in %.0f ms at most: %.0f ms, its bound %.0f ms (%.2f %% below the optimum, %s)\n",
+        1000 * budget_s, alone.plan.time_ms, alone.certificate.best_bound,
+        100 * (1 - alone.certificate.best_bound / optimum), alone.certificate.message.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int a = 1; a + 2 < argc; ++a) {
+    if (std::strcmp(argv[a], "--plan-subset") == 0) return plan_subset(std::atoi(argv[a + 1]), argv[a + 2]);
+  }
   using namespace parplan;
   using namespace parplan::scatter_detail;
   const int gpus = static_cast<int>(arg(argc, argv, "--gpus", 16));
