@@ -203,6 +203,8 @@ constexpr double kLongSplitShare = 0.4;
 // repacked (repack_search also stops after a fixed number of pairs, about
 // 5 ms on the bench, so this binds only on a loaded machine).
 constexpr double kRepackShare = 0.4;
+// Rounds of re-batching by load and local search after the repacking.
+constexpr int kRebatchRounds = 3;
 
 double elapsed_ms(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -342,11 +344,20 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
       deadline, start + std::chrono::duration_cast<Clock::duration>(
                             std::chrono::duration<double>(kRepackShare * options.step_time_limit_s)));
   if (Clock::now() < repack_deadline) {
-    ScatterPlan repacked = repack_search(in, lengths, best, repack_deadline);
+    // The repacking's micro-batches re-batched by load before the local
+    // search (one local search for both).
+    ScatterPlan repacked = rebatch_by_load(in, lengths, repack_search(in, lengths, best, repack_deadline));
     if (repacked.time_ms < best.time_ms) best = local_search(in, lengths, repacked, deadline);
   }
   if (options.eject_searches > 0 && Clock::now() < repack_deadline)
     best = eject_search(in, lengths, best, options.eject_searches, repack_deadline);
+  // Whole groups into micro-batches of like loads, then the local search
+  // from there, while it gains; within the repacking's share of the budget.
+  for (int round = 0; round < kRebatchRounds && Clock::now() < repack_deadline; ++round) {
+    const ScatterPlan rebatched = rebatch_by_load(in, lengths, best);
+    if (!(rebatched.time_ms < best.time_ms)) break;
+    best = local_search(in, lengths, rebatched, deadline);
+  }
   // The LPs again with whole micro-batch counts, once the plan is found: a
   // stronger bound is worth less than a better plan when time runs short.
   bool whole_raised = false;

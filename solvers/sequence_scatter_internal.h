@@ -105,6 +105,12 @@ ScatterPlan repack_search(const Instance& instance, const std::vector<std::int64
 ScatterPlan eject_search(const Instance& instance, const std::vector<std::int64_t>& lengths,
                          const ScatterPlan& plan, int searches, Clock::time_point deadline);
 
+/// The plan's groups, unchanged, laid into micro-batches slowest first,
+/// first-fit by width (sequence_scatter_rebatch.cpp). Returns the better of
+/// `plan` and the result.
+ScatterPlan rebatch_by_load(const Instance& instance, const std::vector<std::int64_t>& lengths,
+                            const ScatterPlan& plan);
+
 /// Moves single sequences between groups while the step time falls
 /// (sequence_scatter_local.cpp). Returns the better of `plan` and the result.
 ScatterPlan local_search(const Instance& instance, const std::vector<std::int64_t>& lengths,

@@ -8,6 +8,7 @@
 
 #include "solvers/sequence_scatter.h"
 #include "tests/scatter_brute_force.h"
+#include "tests/scatter_random_steps.h"
 
 namespace parplan {
 namespace {
@@ -94,20 +95,8 @@ TEST(ScatterSolver, ConstraintsHoldOnRandomSteps) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 20; ++trial) {
     const int gpus = trial % 2 ? 64 : 16;
-    ScatterCoefficients c;
-    c.quadratic_ms = 5e-6;
-    c.linear_ms = 0.18;
-    c.fixed_ms = 100.0 * (trial % 3);
-    for (int p = 1; p <= gpus; p *= 2) {
-      c.group_sizes.push_back(p);
-      c.alltoall_ms_per_token.push_back(p == 1 ? 0 : (p <= 8 ? 0.02 : 0.2) / p);
-    }
-    c.token_capacity_per_gpu = 4000 + rng() % 4000;
-    std::lognormal_distribution<double> length(std::log(2000.0), 1.2);
-    std::vector<std::int64_t> lengths(20 + rng() % 200);
-    const double cap = gpus * c.token_capacity_per_gpu;
-    for (auto& s : lengths)
-      s = std::clamp<std::int64_t>(static_cast<std::int64_t>(length(rng)), 1, static_cast<std::int64_t>(cap));
+    const ScatterCoefficients c = test::random_scatter_coefficients(rng, gpus, trial, 4000);
+    const std::vector<std::int64_t> lengths = test::random_scatter_lengths(rng, c, gpus, 20, 200, 1.2);
     ScatterOptions o;
     o.step_time_limit_s = 0.05;
     const ScatterStepResult r = solve_scatter_step(lengths, gpus, c, o);

@@ -1,0 +1,59 @@
+// Random scatter steps for the solver's property tests: FlexSP-like
+// coefficients on power-of-two group sizes and log-normal lengths.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "cost/scatter_coefficients.h"
+#include "solvers/sequence_scatter.h"
+
+namespace parplan::test {
+
+/// GPT-7B-like linear and quadratic terms, sizes 1, 2, 4, ... up to `gpus`,
+/// an all-to-all ten times dearer per token past 8 GPUs (another node),
+/// fixed cost 0, 100 or 200 ms by `trial`, K drawn in [min_k, min_k + 4000).
+inline ScatterCoefficients random_scatter_coefficients(std::mt19937& rng, int gpus, int trial, int min_k) {
+  ScatterCoefficients c;
+  c.quadratic_ms = 5e-6;
+  c.linear_ms = 0.18;
+  c.fixed_ms = 100.0 * (trial % 3);
+  for (int p = 1; p <= gpus; p *= 2) {
+    c.group_sizes.push_back(p);
+    c.alltoall_ms_per_token.push_back(p == 1 ? 0 : (p <= 8 ? 0.02 : 0.2) / p);
+  }
+  c.token_capacity_per_gpu = min_k + rng() % 4000;
+  return c;
+}
+
+/// `fewest` + [0, spread) lengths, log-normal (median 2000 tokens, `sigma`),
+/// clipped to [1, G K] so that the largest group holds each.
+inline std::vector<std::int64_t> random_scatter_lengths(std::mt19937& rng, const ScatterCoefficients& c,
+                                                        int gpus, int fewest, int spread, double sigma) {
+  std::lognormal_distribution<double> length(std::log(2000.0), sigma);
+  std::vector<std::int64_t> lengths(fewest + rng() % spread);
+  const double cap = gpus * c.token_capacity_per_gpu;
+  for (auto& s : lengths)
+    s = std::clamp<std::int64_t>(static_cast<std::int64_t>(length(rng)), 1, static_cast<std::int64_t>(cap));
+  return lengths;
+}
+
+/// What every improvement step promises: `out` is a valid plan, never slower
+/// than `start`, its stated times the formula's. True when it is faster.
+inline bool expect_valid_and_not_slower(const ScatterPlan& out, const ScatterPlan& start,
+                                        const std::vector<std::int64_t>& lengths, int gpus,
+                                        const ScatterCoefficients& c, int trial) {
+  EXPECT_LE(out.time_ms, start.time_ms) << "trial " << trial;
+  EXPECT_EQ(check_scatter_plan(out, lengths, gpus, c), "") << "trial " << trial;
+  ScatterPlan again = out;
+  finalize_scatter_plan(again, lengths, c);
+  EXPECT_NEAR(again.time_ms, out.time_ms, 1e-9 * out.time_ms) << "trial " << trial;
+  return out.time_ms < start.time_ms;
+}
+
+}  // namespace parplan::test
