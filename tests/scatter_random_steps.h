@@ -43,6 +43,22 @@ inline std::vector<std::int64_t> random_scatter_lengths(std::mt19937& rng, const
   return lengths;
 }
 
+/// One random step of the improvement tests: 16 or 64 GPUs by `trial`'s
+/// parity, K from 2000 tokens, 10 to 159 lengths of sigma 1.3.
+struct RandomScatterStep {
+  int gpus = 0;
+  ScatterCoefficients coefficients;
+  std::vector<std::int64_t> lengths;
+};
+
+inline RandomScatterStep random_scatter_step(std::mt19937& rng, int trial) {
+  RandomScatterStep step;
+  step.gpus = trial % 2 ? 64 : 16;
+  step.coefficients = random_scatter_coefficients(rng, step.gpus, trial, 2000);
+  step.lengths = random_scatter_lengths(rng, step.coefficients, step.gpus, 10, 150, 1.3);
+  return step;
+}
+
 /// What every improvement step promises: `out` is a valid plan, never slower
 /// than `start`, its stated times the formula's. True when it is faster.
 inline bool expect_valid_and_not_slower(const ScatterPlan& out, const ScatterPlan& start,

@@ -36,9 +36,7 @@ TEST(ScatterRepack, NeverSlowerAndKeepsEveryConstraint) {
   std::mt19937 rng(11);
   int faster = 0;
   for (int trial = 0; trial < 24; ++trial) {
-    const int gpus = trial % 2 ? 64 : 16;
-    const ScatterCoefficients c = test::random_scatter_coefficients(rng, gpus, trial, 2000);
-    const std::vector<std::int64_t> lengths = test::random_scatter_lengths(rng, c, gpus, 10, 150, 1.3);
+    const auto [gpus, c, lengths] = test::random_scatter_step(rng, trial);
     const scatter_detail::Instance in = scatter_detail::make_instance(lengths, gpus, c);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     const ScatterPlan starts[] = {scatter_detail::fast_path(in, lengths, deadline),
