@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "tests/property_support.h"
+#include "tests/sanitized_trials.h"
 
 namespace parplan {
 namespace {
@@ -40,7 +41,7 @@ TEST(PropertyMonotonic, BetterLinksOrMoreMemoryNeverSlowTheOptimum) {
   unsigned seed = 20261123;
   for (const std::string& profile : catalog_names("hardware-profiles")) {
     const ClusterSpec cluster = load_cluster(profile);
-    for (const property::RandomJob& r : random_jobs(cluster, kJobsPerProfile, seed++)) {
+    for (const property::RandomJob& r : random_jobs(cluster, kJobsPerProfile / test::kTrialStride, seed++)) {
       const ModelSpec model = load_model(r.model);
       const double base_s = optimum_s(model, cluster, r.job);
       const std::string what = profile + ": " + describe(r);

@@ -14,7 +14,7 @@
 namespace parplan {
 namespace {
 
-constexpr int kMaxNodes = 1024;
+constexpr int kMaxSkipPathNodes = 1024;
 constexpr int kMaxMicroBatchesPerSource = 4096;
 // A task or a transfer of a billion seconds (31 years) is a typo; the bound
 // keeps every sum of the simulation finite (1e308 s doubled was infinite).
@@ -249,7 +249,7 @@ SkipProblemInput parse_skip_problem(const YAML::Node& root, const std::string& w
                          "seq"});
   SkipProblemInput in;
   SkipProblem& p = in.problem;
-  p.network.nodes = r.bounded_int("nodes", 2, kMaxNodes);
+  p.network.nodes = r.bounded_int("nodes", 2, kMaxSkipPathNodes);
   read_stages(r, in);
   p.network.memory = r.bounded_int("memory", 1, 1 << 20);
   p.micro_batches_per_source = r.bounded_int("micro_batches_per_source", 1, kMaxMicroBatchesPerSource);

@@ -55,6 +55,11 @@ struct SweepOutcome {
   int engine = -1;
 };
 
+/// The model of a point.
+inline const ModelSpec& sweep_model(const SweepGrid& grid, const SweepOutcome& o) {
+  return grid.models.at(static_cast<std::size_t>(o.point.model_index));
+}
+
 /// Parses a list of positive integers given to `flag`: comma-separated items,
 /// each a number or a range START:STOP:xFACTOR (geometric, FACTOR >= 2) or
 /// START:STOP:+STEP (arithmetic), STOP included when reached. Returns the

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "src/report/json_number.h"
+
 namespace parplan {
 
 namespace {
@@ -19,9 +21,6 @@ std::string num(double x) {
 }
 std::string pad(const std::string& s, std::size_t width) {
   return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
-}
-nlohmann::json number_or_null(double x) {
-  return std::isnan(x) ? nlohmann::json(nullptr) : nlohmann::json(x);
 }
 }  // namespace
 

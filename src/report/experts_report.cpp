@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "src/report/json_number.h"
 #include "src/report/json_report.h"
 #include "src/report/table_report.h"
 
@@ -34,8 +35,6 @@ Stats stats(int layers, F value) {
 double layer_imbalance(const ExpertsReportContext& c, const ExpertPlacementRun& run, int l, double max_load) {
   return imbalance(max_load, run.total_load[l], c.request.shape.gpus);
 }
-
-Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
 std::string fixed(double v, int digits) {
   char buf[64];
@@ -70,9 +69,9 @@ Json experts_json(const ExpertsReportContext& c, const ExpertPlacementRun& run) 
                                          r.placement.physical_to_logical.begin() + (g + 1) * S));
     }
     Json cert = {{"status", status_name(r.certificate.status)},
-                 {"objective", number_or_null(r.certificate.objective)},
-                 {"bound", number_or_null(r.certificate.best_bound)},
-                 {"gap", number_or_null(r.certificate.gap)},
+                 {"objective", number_or_null<Json>(r.certificate.objective)},
+                 {"bound", number_or_null<Json>(r.certificate.best_bound)},
+                 {"gap", number_or_null<Json>(r.certificate.gap)},
                  {"backend", r.certificate.backend}};
     if (c.timings) cert["time_s"] = r.certificate.time_s;
     optimal += r.certificate.status == SolveStatus::kOptimal;

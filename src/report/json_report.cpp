@@ -8,6 +8,7 @@
 #include "src/io/cluster_loader.h"
 #include "src/io/job_loader.h"
 #include "src/report/error_band.h"
+#include "src/report/json_number.h"
 
 namespace parplan {
 
@@ -101,22 +102,14 @@ nlohmann::ordered_json cost_json(const ModelSpec& model, const ParallelConfig& c
 
 namespace parplan {
 
-namespace {
-// JSON has no NaN or infinity: unknown numbers are null.
-nlohmann::ordered_json number_or_null(double value) {
-  if (std::isfinite(value)) return value;
-  return nullptr;
-}
-}  // namespace
-
 nlohmann::ordered_json certificates_json(const std::vector<SolverCertificate>& certificates, bool timings) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& c : certificates) {
     nlohmann::ordered_json entry = {{"name", c.name},
                                     {"status", status_name(c.status)},
-                                    {"objective", number_or_null(c.objective)},
-                                    {"bound", number_or_null(c.best_bound)},
-                                    {"gap", number_or_null(c.gap)},
+                                    {"objective", number_or_null<nlohmann::ordered_json>(c.objective)},
+                                    {"bound", number_or_null<nlohmann::ordered_json>(c.best_bound)},
+                                    {"gap", number_or_null<nlohmann::ordered_json>(c.gap)},
                                     {"backend", c.backend}};
     if (timings) entry["time_s"] = c.time_s;
     if (!c.message.empty()) entry["message"] = c.message;

@@ -5,6 +5,7 @@
 
 #include "cost/skip_pipeline_sim.h"
 #include "src/report/skip_paths_report.h"
+#include "src/report/xml_text.h"
 
 namespace parplan {
 namespace {
@@ -14,21 +15,6 @@ std::string colour(int mb, int count) {
   std::snprintf(buf, sizeof buf, "hsl(%d,70%%,55%%)",
                 count > 0 ? (mb * 360 / count + (mb % 2) * 180) % 360 : 0);
   return buf;
-}
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '&')
-      out += "&amp;";
-    else
-      out += c;
-  }
-  return out;
 }
 
 }  // namespace
@@ -56,7 +42,7 @@ std::string skip_paths_svg(const SkipProblem& p, const SkipSchedule& s, const st
        "patternTransform=\"rotate(45)\"><rect width=\"2\" height=\"4\" fill=\"white\" fill-opacity=\"0.6\"/>"
        "</pattern></defs>\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-    << "<text x=\"" << left << "\" y=\"20\" font-size=\"14\">" << escape(title) << "</text>\n";
+    << "<text x=\"" << left << "\" y=\"20\" font-size=\"14\">" << xml_escape(title) << "</text>\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const int y = top + static_cast<int>(i) * row_h;
     o << "<rect x=\"" << left << "\" y=\"" << y << "\" width=\"" << width - left - 20 << "\" height=\""

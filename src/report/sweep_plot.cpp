@@ -9,6 +9,7 @@
 
 #include "src/io/job_loader.h"
 #include "src/report/sweep_plot_axes.h"
+#include "src/report/xml_text.h"
 
 namespace parplan {
 
@@ -30,10 +31,6 @@ struct Panel {
   std::function<double(const SweepOutcome&)> value;
   std::function<std::string(double)> tooltip_value;
 };
-
-const ModelSpec& model_of(const SweepGrid& grid, const SweepOutcome& o) {
-  return grid.models.at(static_cast<std::size_t>(o.point.model_index));
-}
 
 std::string percent(double v) {
   char b[32];
@@ -164,11 +161,11 @@ std::string sweep_svg(const SweepGrid& grid, const std::vector<SweepOutcome>& ou
   const std::string title = "parplan sweep: " + grid.cluster.name + ", seq " + std::to_string(grid.seq) +
                             ", " + precision_name(grid.precision) + ", " + std::to_string(outcomes.size()) +
                             " points (" + std::to_string(feasible) + " with a plan)";
-  svg << "<title>" << escape(title) << "</title>\n";
+  svg << "<title>" << xml_escape(title) << "</title>\n";
   svg << "<rect x=\"0\" y=\"0\" width=\"" << num(width) << "\" height=\"" << num(height)
       << "\" fill=\"#ffffff\"/>\n";
-  svg << "<text x=\"" << num(kMargin) << "\" y=\"28\" font-size=\"16\" font-weight=\"bold\">" << escape(title)
-      << "</text>\n";
+  svg << "<text x=\"" << num(kMargin) << "\" y=\"28\" font-size=\"16\" font-weight=\"bold\">"
+      << xml_escape(title) << "</text>\n";
 
   svg << "<g>\n<text x=\"" << num(kMargin) << "\" y=\"" << num(legend_top + 12)
       << "\" font-weight=\"bold\">legend: line colour = global batch (sequences), dark (smallest) to light "
@@ -196,7 +193,7 @@ std::string sweep_svg(const SweepGrid& grid, const std::vector<SweepOutcome>& ou
     svg << "<g>\n";
     svg << "<text x=\"" << num((px0 + px1) / 2) << "\" y=\"" << num(top + 22)
         << "\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">"
-        << escape(subject + panel.title + " against " + (by_size ? "model size" : "GPU count"))
+        << xml_escape(subject + panel.title + " against " + (by_size ? "model size" : "GPU count"))
         << "</text>\n";
     svg << "<rect x=\"" << num(px0) << "\" y=\"" << num(py1) << "\" width=\"" << num(px1 - px0)
         << "\" height=\"" << num(py0 - py1) << "\" fill=\"none\" stroke=\"#444444\"/>\n";
@@ -205,21 +202,21 @@ std::string sweep_svg(const SweepGrid& grid, const std::vector<SweepOutcome>& ou
       svg << "<line x1=\"" << num(X) << "\" y1=\"" << num(py1) << "\" x2=\"" << num(X) << "\" y2=\""
           << num(py0) << "\" stroke=\"#e4e4e4\"/>\n";
       svg << "<text x=\"" << num(X) << "\" y=\"" << num(py0 + 18) << "\" text-anchor=\"middle\">"
-          << escape(x.label(t)) << "</text>\n";
+          << xml_escape(x.label(t)) << "</text>\n";
     }
     for (double t : y.ticks) {
       const double Y = sy(t);
       svg << "<line x1=\"" << num(px0) << "\" y1=\"" << num(Y) << "\" x2=\"" << num(px1) << "\" y2=\""
           << num(Y) << "\" stroke=\"#e4e4e4\"/>\n";
       svg << "<text x=\"" << num(px0 - 8) << "\" y=\"" << num(Y + 4) << "\" text-anchor=\"end\">"
-          << escape(y.label(t)) << "</text>\n";
+          << xml_escape(y.label(t)) << "</text>\n";
     }
     svg << "<text x=\"" << num((px0 + px1) / 2) << "\" y=\"" << num(py0 + 38) << "\" text-anchor=\"middle\">"
-        << escape(x_label) << "</text>\n";
+        << xml_escape(x_label) << "</text>\n";
     const double label_x = left + 18, label_y = (py0 + py1) / 2;
     svg << "<text x=\"" << num(label_x) << "\" y=\"" << num(label_y)
         << "\" text-anchor=\"middle\" transform=\"rotate(-90 " << num(label_x) << " " << num(label_y)
-        << ")\">" << escape(y_label) << "</text>\n";
+        << ")\">" << xml_escape(y_label) << "</text>\n";
     if (drawn[row].empty()) {
       svg << "<text x=\"" << num((px0 + px1) / 2) << "\" y=\"" << num((py0 + py1) / 2)
           << "\" text-anchor=\"middle\" fill=\"#999999\">no point has a feasible plan</text>\n";
@@ -237,13 +234,13 @@ std::string sweep_svg(const SweepGrid& grid, const std::vector<SweepOutcome>& ou
         const SweepOutcome& o = outcomes[index];
         const ParallelConfig& c = o.config;
         const std::string tip =
-            model_of(grid, o).name + ", gbs " + std::to_string(o.point.job.gbs) + ", " +
+            sweep_model(grid, o).name + ", gbs " + std::to_string(o.point.job.gbs) + ", " +
             std::to_string(o.point.job.gpus) + " GPUs: " + panel.tooltip_value(panel.value(o)) + " (tp " +
             std::to_string(c.tp) + " pp " + std::to_string(c.pp) + " dp " + std::to_string(c.dp) + " cp " +
             std::to_string(c.cp) + " ep " + std::to_string(c.ep) + " zero " + std::to_string(c.zero) +
             " mbs " + std::to_string(c.mbs) + ")";
         svg << "<circle cx=\"" << num(sx(x_of(o))) << "\" cy=\"" << num(sy(panel.value(o)))
-            << "\" r=\"2.5\" fill=\"" << color << "\"><title>" << escape(tip) << "</title></circle>\n";
+            << "\" r=\"2.5\" fill=\"" << color << "\"><title>" << xml_escape(tip) << "</title></circle>\n";
       }
     }
     svg << "</g>\n";
@@ -261,7 +258,7 @@ std::string sweep_svg(const SweepGrid& grid, const std::vector<SweepOutcome>& ou
     svg << "<line x1=\"" << num(kMargin) << "\" y1=\"" << num(top + 2) << "\" x2=\"" << num(width - kMargin)
         << "\" y2=\"" << num(top + 2) << "\" stroke=\"#bbbbbb\"/>\n";
     svg << "<text x=\"" << num(kMargin) << "\" y=\"" << num(top + 18) << "\" font-weight=\"bold\">"
-        << escape(caption) << "</text>\n";
+        << xml_escape(caption) << "</text>\n";
     draw_panel(mfu, mfu_axis, row, kMargin, top + kCaptionHeight);
     draw_panel(step, step_axis(drawn[row]), row, kMargin + kPanelWidth, top + kCaptionHeight);
   }

@@ -1,4 +1,4 @@
-// Axes, number labels, XML escaping and the sequential colour scale of the
+// Axes, number labels and the sequential colour scale of the
 // sweep plot (src/report/sweep_plot.cpp).
 #pragma once
 
@@ -31,8 +31,6 @@ std::string num(double value);
 std::string short_number(double value);
 /// 1.2B, 175B, 1T.
 std::string human_params(double params);
-/// Text and attribute values for XML 1.0.
-std::string escape(const std::string& text);
 
 /// Colour i of n on a sequential scale (viridis, dark purple to green, its
 /// pale-yellow end left out so thin lines stay visible on white): ordered

@@ -38,7 +38,7 @@ std::string csv_field(const std::string& text) {
   return out + "\"";
 }
 
-std::string human_params(double params) {
+std::string params_text(double params) {
   if (params >= 1e12) return format("%.2f T", params / 1e12);
   if (params >= 1e9) return format("%.1f B", params / 1e9);
   return format("%.0f M", params / 1e6);
@@ -49,10 +49,6 @@ std::string recompute_text(const ParallelConfig& c) {
   if (c.recompute == Recompute::kFull && c.recompute_layers > 0)
     text += "/" + std::to_string(c.recompute_layers);
   return text;
-}
-
-const ModelSpec& model_of(const SweepGrid& grid, const SweepOutcome& o) {
-  return grid.models.at(static_cast<std::size_t>(o.point.model_index));
 }
 
 /// "package" only where the cluster has a tier narrower than a node (two
@@ -110,7 +106,7 @@ const char* zero_variant(const ParallelConfig& c) {
 nlohmann::ordered_json sweep_row(const SweepGrid& grid, const SweepOutcome& o) {
   using Json = nlohmann::ordered_json;
   Json j;
-  j["model"] = model_of(grid, o).name;
+  j["model"] = sweep_model(grid, o).name;
   j["params"] = o.params;
   j["gpus"] = o.point.job.gpus;
   j["gbs"] = o.point.job.gbs;
@@ -230,8 +226,8 @@ std::string sweep_table(const SweepGrid& grid, const std::vector<SweepOutcome>& 
          "limiter    engine\n";
   int feasible = 0;
   for (const SweepOutcome& o : outcomes) {
-    out << format("%5d  %-*s %9s %6d %6d ", o.point.index, w, model_of(grid, o).name.c_str(),
-                  human_params(o.params).c_str(), o.point.job.gpus, o.point.job.gbs);
+    out << format("%5d  %-*s %9s %6d %6d ", o.point.index, w, sweep_model(grid, o).name.c_str(),
+                  params_text(o.params).c_str(), o.point.job.gpus, o.point.job.gbs);
     if (!o.feasible) {
       out << "  no plan: " << o.reason << "\n";
       continue;

@@ -1,0 +1,13 @@
+// Text and attribute values of the SVG pictures (sweep plots, pipeline
+// timelines), escaped for XML 1.0.
+#pragma once
+
+#include <string>
+
+namespace parplan {
+
+/// The five predefined entities escaped; control characters other than tab
+/// and newline, which XML 1.0 does not allow, left out.
+std::string xml_escape(const std::string& text);
+
+}  // namespace parplan
