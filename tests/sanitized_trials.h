@@ -7,7 +7,7 @@
 namespace parplan::test {
 
 #ifdef PARPLAN_SANITIZED
-inline constexpr int kTrialStride = 1;
+inline constexpr int kTrialStride = 3;
 #else
 inline constexpr int kTrialStride = 1;
 #endif
