@@ -37,7 +37,7 @@ void register_calibrate(CLI::App& app, Commands& c) {
   c.calibrate->add_option("--fit", f.fit,
                           "constants to fit, comma-separated (default: those the runs identify)");
   c.calibrate->add_option("--objective", f.objective, "mean | max relative step-time error (default mean)");
-  c.calibrate->add_option("--out", f.out, "write the calibrated profile to FILE.yaml");
+  add_output_path_option(*c.calibrate, "--out", f.out, "write the calibrated profile to FILE.yaml");
   c.calibrate->add_option("--name", f.name, "name of the written profile (default: the file's stem)");
   c.calibrate->add_option("--solver", f.solver, "cbc | glpk (default cbc)");
   c.calibrate->add_flag("--no-cross-validate", f.no_cross_validate, "skip the leave-one-out fits");

@@ -4,6 +4,13 @@
 
 namespace parplan {
 
+void add_timeline_flag(CLI::App& app, std::string& path) {
+  add_output_path_option(
+      app, "--timeline", path,
+      "write the step's pipeline schedule as an SVG timeline (each stage's forward and backward "
+      "passes, the bubble)");
+}
+
 void add_emit_length_flags(CLI::App& app, long long& train_iters, double& hours) {
   add_int_option(app, "--train-iters", train_iters,
                  "iterations the launch files run and #SBATCH -t is sized for (default 1000, assumed)", 1,
@@ -19,23 +26,25 @@ void register_commands(CLI::App& app, Commands& c) {
   c.estimate->footer(
       "Example:\n  parplan estimate --model gpt3-175b --cluster dgx-a100 --gpus 1024 --gbs 1536 --seq 2048 "
       "\\\n"
-      "                   --tp 8 --pp 8 --vp 2 --sp --recompute selective");
+      "                   --tp 8 --pp 8 --vp 2 --sp --recompute selective --timeline step.svg");
   add_job_flags(*c.estimate, c.estimate_flags, true);
+  add_timeline_flag(*c.estimate, c.estimate_flags.timeline);
   add_engine_flags(*c.estimate, c.estimate_flags);
 
   c.plan = app.add_subcommand("plan", "Search the best config for a job (a given size pins that dimension)");
   c.plan->footer(
       "Example:\n  parplan plan --model llama3-70b --cluster dgx-h100 --gpus 64 --gbs 512 --seq 8192 --top "
       "5\n"
-      "  parplan plan --job examples/gpt3-175b-a100.yaml --format json");
+      "  parplan plan --job examples/gpt3-175b-a100.yaml --format json --timeline plan.svg");
   add_job_flags(*c.plan, c.plan_flags.job, false);
+  add_timeline_flag(*c.plan, c.plan_flags.job.timeline);
   add_engine_flags(*c.plan, c.plan_flags.job);
   add_int_option(*c.plan, "--top", c.plan_flags.top, "runners-up to show (default 5)", 1, 1000);
   c.plan->add_option("--solver", c.plan_flags.solver, "cbc | glpk | exhaustive (default cbc)");
   c.plan->add_option(
       "--emit", c.plan_flags.emit,
       "write launch files: megatron | deepspeed | megatron-deepspeed | torchtitan (implies --engine)");
-  c.plan->add_option("--out", c.plan_flags.out, "directory for --emit");
+  add_output_path_option(*c.plan, "--out", c.plan_flags.out, "directory for --emit");
   c.plan->add_option("--launcher", c.plan_flags.launcher,
                      "torchrun | slurm (default: the cluster profile's)");
   add_emit_length_flags(*c.plan, c.plan_flags.train_iters, c.plan_flags.hours);
@@ -73,11 +82,11 @@ void register_commands(CLI::App& app, Commands& c) {
   c.sweep->add_option("--gbs", sf.gbs, "global batch sizes: list or range (512:2048:+512)")->required();
   add_int_option(*c.sweep, "--seq", sf.seq, "sequence length in tokens", 1, kMaxSeq)->required();
   c.sweep->add_option("--precision", sf.precision, "bf16 | fp16 | fp8 (default bf16)");
-  c.sweep->add_option("--csv", sf.csv, "write one CSV row per point to FILE");
-  c.sweep->add_option("--json", sf.json, "write one JSON object per point to FILE");
-  c.sweep->add_option("--plot", sf.plot, "write an SVG plot (MFU and step time) to FILE.svg");
-  c.sweep->add_option("--emit-slurm-array", sf.emit_slurm_array,
-                      "write launch files of every feasible point and a Slurm job array to DIR");
+  add_output_path_option(*c.sweep, "--csv", sf.csv, "write one CSV row per point to FILE");
+  add_output_path_option(*c.sweep, "--json", sf.json, "write one JSON object per point to FILE");
+  add_output_path_option(*c.sweep, "--plot", sf.plot, "write an SVG plot (MFU and step time) to FILE.svg");
+  add_output_path_option(*c.sweep, "--emit-slurm-array", sf.emit_slurm_array,
+                         "write launch files of every feasible point and a Slurm job array to DIR");
   add_emit_length_flags(*c.sweep, sf.train_iters, sf.hours);
   add_int_option(*c.sweep, "--array-parallel", sf.array_parallel, "array tasks running at once (default 4)",
                  1, 1000000);

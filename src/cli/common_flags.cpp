@@ -36,6 +36,13 @@ std::optional<std::chrono::steady_clock::time_point> CommonFlags::deadline() con
                      std::chrono::duration<double>(*time_limit_s));
 }
 
+CLI::Option* add_output_path_option(CLI::App& app, const std::string& flag, std::string& path,
+                                    const std::string& help) {
+  return app.add_option(flag, path, help)->check([flag](const std::string& value) {
+    return value.empty() ? flag + " is empty: give a path" : std::string();
+  });
+}
+
 void add_common_flags(CLI::App& app, CommonFlags& f) {
   app.add_option("--format", f.format, "table | json (default table)")
       ->check(CLI::IsMember({"table", "json"}));

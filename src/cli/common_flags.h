@@ -35,6 +35,11 @@ struct CommonFlags {
 /// take --format without the other common flags).
 void check_format(const std::string& format);
 
+/// add_option for a file or directory to write, refusing an empty path (which
+/// would otherwise read as the flag not given): "--plot is empty: give a path".
+CLI::Option* add_output_path_option(CLI::App& app, const std::string& flag, std::string& path,
+                                    const std::string& help);
+
 /// Adds --format, --time-limit, --solver-time-limit and --no-timings.
 void add_common_flags(CLI::App& app, CommonFlags& flags);
 

@@ -5,14 +5,20 @@
 #include "src/cli/commands.h"
 #include "src/plan/engine_plan.h"
 #include "src/report/json_report.h"
+#include "src/report/output_files.h"
+#include "src/report/pipeline_svg.h"
 #include "src/report/table_report.h"
 
 namespace parplan {
 
 int run_estimate(const JobFlags& flags) {
+  if (!flags.timeline.empty()) check_output_path(flags.timeline, "--timeline");
   const ResolvedJob r = resolve_job(flags);
   const ParallelConfig config = config_from_flags(flags, r);
   const CostReport cost = estimate_cost(r.model, r.cluster, r.job, config);
+  if (!flags.timeline.empty())
+    write_file_atomically(flags.timeline, pipeline_svg(r.model, r.cluster, r.job, config, cost),
+                          "--timeline");
   const EngineSelection selection = planner_options(flags, r.engine, "cbc").engines;
   std::string why_not;
   const std::vector<Engine> engines =

@@ -122,8 +122,8 @@ CLI::App* register_experts(CLI::App& app, ExpertsFlags& f) {
   cmd->add_option("--time-limit", f.time_limit, "seconds for the whole command (default 1)");
   cmd->add_option("--solver-time-limit", f.solver_time_limit, "seconds for one MILP (default: what is left)");
   cmd->add_option("--format", f.format, "table | json (default table)");
-  cmd->add_option("--out", f.out,
-                  "write the placement in EPLB's convention (phy2log, log2phy, logcnt) to FILE");
+  add_output_path_option(*cmd, "--out", f.out,
+                         "write the placement in EPLB's convention (phy2log, log2phy, logcnt) to FILE");
   cmd->add_flag("--no-timings", f.no_timings, "omit wall-clock times (identical input, identical output)");
   return cmd;
 }

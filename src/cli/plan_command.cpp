@@ -6,11 +6,14 @@
 #include "src/io/input_error.h"
 #include "src/plan/engine_plan.h"
 #include "src/report/json_report.h"
+#include "src/report/output_files.h"
+#include "src/report/pipeline_svg.h"
 #include "src/report/plan_report.h"
 
 namespace parplan {
 
 int run_plan(const PlanFlags& flags) {
+  if (!flags.job.timeline.empty()) check_output_path(flags.job.timeline, "--timeline");
   ResolvedJob r = resolve_job(flags.job, flags.emit);
   apply_pins(flags.job, r.job);
   const bool emitting = !flags.emit.empty();
@@ -78,6 +81,16 @@ int run_plan(const PlanFlags& flags) {
               << (planned.recommended.why.index == 0 ? "optimum (also the recommended plan)"
                                                      : "recommended plan")
               << " (run " << files.front().string() << ")\n";
+  }
+  if (!flags.job.timeline.empty()) {
+    // The plan --emit writes: the recommended one.
+    const RankedConfig& drawn = planned.recommended.plan;
+    write_file_atomically(flags.job.timeline,
+                          pipeline_svg(r.model, r.cluster, r.job, drawn.config, drawn.cost), "--timeline");
+    std::cerr << "parplan: wrote the pipeline timeline of the "
+              << (planned.recommended.why.index == 0 ? "optimum (also the recommended plan)"
+                                                     : "recommended plan")
+              << " to " << flags.job.timeline << "\n";
   }
   if (const std::string note = time_limit_note(result.search); !note.empty()) {
     result.notes.push_back(note);

@@ -51,7 +51,8 @@ CLI::App* register_scatter(CLI::App& app, ScatterFlags& f) {
   cmd->add_option("--step-time-limit-ms", f.step_time_limit_ms, "wall-clock budget per step (default 50)")
       ->check(CLI::Range(0.001, 3.6e6));
   cmd->add_option("--solver", f.solver, "cbc | glpk (default cbc)");
-  cmd->add_option("--out", f.out, "write one JSON line per step (the plan a data loader applies) to FILE");
+  add_output_path_option(*cmd, "--out", f.out,
+                         "write one JSON line per step (the plan a data loader applies) to FILE");
   add_common_flags(*cmd, f.common);
   return cmd;
 }

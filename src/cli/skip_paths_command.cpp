@@ -31,7 +31,7 @@ void register_skip_paths(CLI::App& app, Commands& c) {
           "a solve stopped early keeps its best partition and reports its gap");
   c.skip_paths->add_option("--solver", f.solver, "partition MILP backend: cbc | glpk (default cbc)")
       ->check(CLI::IsMember({"cbc", "glpk"}));
-  c.skip_paths->add_option("--svg", f.svg, "write the timeline (one row per node) to FILE");
+  add_output_path_option(*c.skip_paths, "--svg", f.svg, "write the timeline (one row per node) to FILE");
 }
 
 int run_skip_paths(const SkipPathsFlags& flags) {

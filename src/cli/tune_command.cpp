@@ -23,7 +23,7 @@ void register_tune(CLI::App& app, Commands& c) {
   c.tune->add_option("--trials", f.trials, "trial runs to write (default 6)")->check(CLI::Range(1, 100));
   c.tune->add_option("--emit", f.emit,
                      "engine: megatron | megatron-deepspeed | torchtitan (default megatron)");
-  c.tune->add_option("--out", f.out, "directory for the trials (new or empty)")->required();
+  add_output_path_option(*c.tune, "--out", f.out, "directory for the trials (new or empty)")->required();
   c.tune->add_option("--train-iters", f.train_iters, "iterations per trial (default 30)")
       ->check(CLI::Range(5, 100000));
   c.tune->add_option("--launcher", f.launcher, "torchrun | slurm (default: the cluster profile's)");

@@ -1,0 +1,198 @@
+#include "src/report/pipeline_svg.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "src/report/table_report.h"
+#include "src/report/xml_text.h"
+
+namespace parplan {
+
+namespace {
+
+// Forward passes in blues, backward passes in oranges; a rank's chunks in
+// lighter and darker shades, so interleaving shows.
+std::string pass_fill(bool backward, int chunk, int vp) {
+  const int lightness = vp > 1 ? 45 + 25 * chunk / (vp - 1) : 55;
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "hsl(%d,65%%,%d%%)", backward ? 28 : 212, lightness);
+  return buf;
+}
+
+// A round tick step (1, 2 or 5 times a power of ten) for about 10 ticks.
+double tick_step_s(double span_s) {
+  const double raw = span_s / 10;
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double f : {1.0, 2.0, 5.0})
+    if (raw <= f * power) return f * power;
+  return 10 * power;
+}
+
+// A tick's label, with the decimals its step needs.
+std::string tick_text(double t, double step_s) {
+  char buf[32];
+  if (step_s >= 1)
+    std::snprintf(buf, sizeof buf, "%.0f s", t);
+  else if (step_s >= 0.1)
+    std::snprintf(buf, sizeof buf, "%.1f s", t);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f ms", 1e3 * t);
+  return buf;
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf,
+                s >= 10    ? "%.1f s"
+                : s >= 0.1 ? "%.2f s"
+                           : "%.1f ms",
+                s >= 0.1 ? s : 1e3 * s);
+  return buf;
+}
+
+// Beyond this many passes the middle of the steady state is cut out of the
+// picture (the schedule repeats there), so the file stays a few megabytes.
+constexpr std::size_t kMaxDrawnPasses = 12000;
+
+// Time to x: [0, cut_from_s] and [cut_to_s, end] side by side, a gap of
+// kCutGapPx between them where the steady state is left out.
+struct TimeAxis {
+  static constexpr double kCutGapPx = 24;
+  double left_px = 0, scale_px_per_s = 0, cut_from_s = 0, cut_to_s = 0;
+  bool cut() const { return cut_to_s > cut_from_s; }
+  double x(double t) const {
+    if (!cut() || t <= cut_from_s) return left_px + t * scale_px_per_s;
+    return left_px + cut_from_s * scale_px_per_s + kCutGapPx +
+           (std::max(t, cut_to_s) - cut_to_s) * scale_px_per_s;
+  }
+};
+
+TimeAxis time_axis(const PipelineTimeline& timeline, double end_s, double left_px, double width_px) {
+  TimeAxis axis;
+  axis.left_px = left_px;
+  if (timeline.ops.size() > kMaxDrawnPasses) {
+    std::vector<double> starts, ends;
+    for (const PipelineOp& op : timeline.ops) starts.push_back(op.start_s), ends.push_back(op.end_s);
+    std::sort(starts.begin(), starts.end());
+    std::sort(ends.begin(), ends.end());
+    axis.cut_from_s = starts[kMaxDrawnPasses / 2];
+    axis.cut_to_s = ends[ends.size() - kMaxDrawnPasses / 2];
+  }
+  const double shown_s = end_s - (axis.cut() ? axis.cut_to_s - axis.cut_from_s : 0.0);
+  axis.scale_px_per_s = (width_px - (axis.cut() ? TimeAxis::kCutGapPx : 0.0)) / std::max(shown_s, 1e-9);
+  return axis;
+}
+
+}  // namespace
+
+std::string pipeline_svg(const PipelineTimeline& timeline, const CostReport& cost, const std::string& title) {
+  const TimeBreakdown& time = cost.time;
+  const double tail_s = time.dp_comm_s + time.optimizer_s;
+  const double end_s = std::max(timeline.span_s + tail_s, 1e-9);
+  const int left = 90, top = 58, row_h = 24, width = 1200, right = 20;
+  const TimeAxis axis = time_axis(timeline, end_s, left, width - left - right);
+  const int rows = timeline.pp;
+  const int height = top + row_h * rows + 78;
+  std::string o;
+  o.reserve(200 * std::min(timeline.ops.size(), kMaxDrawnPasses + 2 * rows) + 4096);
+  char buf[512];
+  std::snprintf(
+      buf, sizeof buf,
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
+      "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+      width, height);
+  o += buf;
+  o += "<defs><pattern id=\"hatch\" width=\"5\" height=\"5\" patternUnits=\"userSpaceOnUse\" "
+       "patternTransform=\"rotate(45)\"><rect width=\"2\" height=\"5\" fill=\"#888\"/></pattern></defs>\n";
+  std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"20\" font-size=\"14\">", left);
+  o += buf + xml_escape(title) + "</text>\n";
+  const double busy_s = time.compute_s + time.tp_comm_s + time.cp_comm_s + time.pp_comm_s + time.ep_comm_s;
+  const std::string summary = "step " + seconds_text(time.step_s) + ": pipeline " +
+                              seconds_text(timeline.span_s) + " (" + std::to_string(timeline.micro_batches) +
+                              " micro-batches; the cost model: " + seconds_text(busy_s) + " busy + " +
+                              seconds_text(time.bubble_s) +
+                              " bubble), then data-parallel exchange and optimizer " + seconds_text(tail_s);
+  std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"40\">", left);
+  o += buf + xml_escape(summary) + "</text>\n";
+  for (int r = 0; r < rows; ++r) {
+    const int y = top + r * row_h;
+    std::snprintf(buf, sizeof buf,
+                  "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#eeeeee\"/>\n"
+                  "<text x=\"6\" y=\"%d\">stage %d</text>\n",
+                  left, y, width - left - right, row_h - 4, y + 15, r);
+    o += buf;
+    if (tail_s > 0) {
+      const double x = axis.x(timeline.span_s);
+      std::snprintf(
+          buf, sizeof buf,
+          "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"url(#hatch)\">"
+          "<title>data-parallel exchange left after overlap and optimizer step: %s</title></rect>\n",
+          x, y, std::max(1.0, axis.x(end_s) - x), row_h - 4, seconds_text(tail_s).c_str());
+      o += buf;
+    }
+  }
+  for (const PipelineOp& op : timeline.ops) {
+    // A pass inside the cut is left out; one across it is drawn on both sides.
+    if (axis.cut() && op.start_s >= axis.cut_from_s && op.end_s <= axis.cut_to_s) continue;
+    const double x = axis.x(op.start_s);
+    const double w = std::max(0.5, axis.x(op.end_s) - x);
+    const int y = top + op.rank * row_h;
+    std::snprintf(buf, sizeof buf,
+                  "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" stroke=\"white\" "
+                  "stroke-width=\"%s\"><title>micro-batch %d, chunk %d, %s, %.4f - %.4f s</title></rect>\n",
+                  x, y, w, row_h - 4, pass_fill(op.backward, op.chunk, timeline.vp).c_str(),
+                  w > 3 ? "0.5" : "0", op.micro_batch, op.chunk, op.backward ? "backward" : "forward",
+                  op.start_s, op.end_s);
+    o += buf;
+    const int digits = op.micro_batch < 10 ? 1 : op.micro_batch < 100 ? 2 : op.micro_batch < 1000 ? 3 : 4;
+    if (w > 6.0 * digits + 4) {
+      std::snprintf(buf, sizeof buf, "<text x=\"%.2f\" y=\"%d\" font-size=\"9\" fill=\"white\">%d</text>\n",
+                    x + 2, y + 14, op.micro_batch);
+      o += buf;
+    }
+  }
+  const int axis_y = top + row_h * rows + 8;
+  if (axis.cut()) {
+    const double x = axis.x(axis.cut_from_s);
+    std::snprintf(buf, sizeof buf,
+                  "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"white\"/>\n"
+                  "<text x=\"%.2f\" y=\"%d\" text-anchor=\"middle\" font-size=\"9\">&#8230;</text>\n",
+                  x + 2, top - 2, TimeAxis::kCutGapPx - 4, row_h * rows + 2, x + TimeAxis::kCutGapPx / 2,
+                  top + row_h * rows / 2);
+    o += buf;
+  }
+  // Ticks on the shown time only (either side of a cut).
+  const double step = tick_step_s(end_s - (axis.cut() ? axis.cut_to_s - axis.cut_from_s : 0.0));
+  for (int k = 0; k * step <= end_s * (1 + 1e-9); ++k) {
+    const double t = k * step;
+    if (axis.cut() && t > axis.cut_from_s && t < axis.cut_to_s) continue;
+    const double x = axis.x(t);
+    std::snprintf(buf, sizeof buf,
+                  "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" stroke=\"#999\"/>\n"
+                  "<text x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
+                  x, axis_y - 6, x, axis_y, x, axis_y + 12, tick_text(t, step).c_str());
+    o += buf;
+  }
+  std::string legend =
+      "blue: forward, orange: backward (recomputation included); lighter shades: later model chunks; number: "
+      "micro-batch; grey: idle (the bubble); hatched: data-parallel exchange and optimizer step";
+  if (axis.cut())
+    legend += "; ...: " + seconds_text(axis.cut_to_s - axis.cut_from_s) + " of the steady state not drawn";
+  std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%d\">", left, axis_y + 34);
+  o += buf + xml_escape(legend) + "</text>\n";
+  o += "</svg>\n";
+  return o;
+}
+
+std::string pipeline_svg(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                         const ParallelConfig& config, const CostReport& cost) {
+  const std::string title = model.name + " on " + std::to_string(config.world()) + " x " +
+                            cluster.device.name + ", " + std::to_string(config.gbs) + " x " +
+                            std::to_string(job.seq) + " tokens: " + config_line(config);
+  return pipeline_svg(pipeline_timeline(model, cluster, job, config), cost, title);
+}
+
+}  // namespace parplan

@@ -1,0 +1,22 @@
+// SVG timeline of one training step's pipeline schedule (`plan --timeline`,
+// `estimate --timeline`): each pipeline rank's forward and backward passes,
+// the bubble, and the data-parallel exchange and optimizer step after them.
+#pragma once
+
+#include <string>
+
+#include "cost/cost_report.h"
+#include "cost/pipeline_timeline.h"
+
+namespace parplan {
+
+/// `title` names the model and config; `cost` is the step the timeline
+/// belongs to (its data-parallel and optimizer time close the step).
+std::string pipeline_svg(const PipelineTimeline& timeline, const CostReport& cost, const std::string& title);
+
+/// The timeline of `config` (cost/pipeline_timeline.h), titled with the
+/// model, cluster and config.
+std::string pipeline_svg(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                         const ParallelConfig& config, const CostReport& cost);
+
+}  // namespace parplan
