@@ -50,8 +50,9 @@ PipelineTimeline simulate_pipeline(int pp, int vp, int micro_batches, const Stag
                                    double hop_s) {
   if (pp < 1 || vp < 1 || micro_batches < 1)
     throw std::invalid_argument("simulate_pipeline: pp, vp and micro-batches must be at least 1");
-  if (static_cast<int>(times.forward_s.size()) != pp || static_cast<int>(times.backward_s.size()) != pp)
-    throw std::invalid_argument("simulate_pipeline: one forward and one backward time per rank");
+  if (static_cast<int>(times.forward_s.size()) != pp * vp ||
+      static_cast<int>(times.backward_s.size()) != pp * vp)
+    throw std::invalid_argument("simulate_pipeline: one forward and one backward time per virtual stage");
   PipelineTimeline out;
   out.pp = pp, out.vp = vp, out.micro_batches = micro_batches;
   const int stages = pp * vp;  // virtual stages: chunk c of rank r is stage c pp + r
@@ -82,7 +83,7 @@ PipelineTimeline simulate_pipeline(int pp, int vp, int micro_batches, const Stag
                                      : forward_end[at(stage, p.micro_batch)];
         if (ready == kNotYet) break;
         const double start = std::max(ready, free_at[r]);
-        const double end = start + (p.backward ? times.backward_s[r] : times.forward_s[r]);
+        const double end = start + (p.backward ? times.backward_s[stage] : times.forward_s[stage]);
         (p.backward ? backward_end : forward_end)[at(stage, p.micro_batch)] = end;
         free_at[r] = end;
         out.ops.push_back(PipelineOp{r, p.chunk, p.micro_batch, p.backward, start, end});
@@ -100,17 +101,35 @@ PipelineTimeline simulate_pipeline(int pp, int vp, int micro_batches, const Stag
 PipelineTimeline pipeline_timeline(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                    const ParallelConfig& config) {
   using namespace detail;
+  const int pp = config.pp, vp = config.vp;
   StagePassTimes times;
-  for (int stage = 0; stage < config.pp; ++stage) {
-    const PerLayerCosts costs = per_layer_costs(model, cluster, job, config, stage);
-    const StageTime t = stage_time(config, costs, stage_load(model, job, config, stage));
-    // What the cost model charges per micro-batch (communication left after
-    // overlap and the pipeline hop included), split as the compute is.
+  times.forward_s.assign(static_cast<std::size_t>(pp) * vp, 0.0);
+  times.backward_s.assign(times.forward_s.size(), 0.0);
+  for (int rank = 0; rank < pp; ++rank) {
+    const PerLayerCosts costs = per_layer_costs(model, cluster, job, config, rank);
+    const StageLoad load = stage_load(model, job, config, rank);
+    const StageTime t = stage_time(config, costs, load);
+    // What the cost model charges per micro-batch beside compute
+    // (communication left after overlap, the pipeline hop), split as the
+    // compute is.
+    const double backward_compute_s = t.compute_s - t.forward_s;
     const double forward_share = t.compute_s > 0 ? t.forward_s / t.compute_s : 1.0 / 3.0;
-    times.forward_s.push_back(t.total() * forward_share / config.vp);
-    times.backward_s.push_back(t.total() * (1.0 - forward_share) / config.vp);
+    const double comm_s = t.total() - t.compute_s;
+    const double first_s = load.first ? costs.edges.embedding_s : 0.0;
+    const double head_forward_s = load.last ? costs.edges.head_forward_s : 0.0;
+    const double head_backward_s = load.last ? costs.edges.head_backward_s : 0.0;
+    const double layers_forward_s = t.forward_s - first_s - head_forward_s + comm_s * forward_share;
+    const double layers_backward_s =
+        backward_compute_s - first_s - head_backward_s + comm_s * (1.0 - forward_share);
+    for (int chunk = 0; chunk < vp; ++chunk) {
+      const std::size_t stage = static_cast<std::size_t>(chunk) * pp + rank;
+      times.forward_s[stage] =
+          layers_forward_s / vp + (chunk == 0 ? first_s : 0.0) + (chunk == vp - 1 ? head_forward_s : 0.0);
+      times.backward_s[stage] =
+          layers_backward_s / vp + (chunk == 0 ? first_s : 0.0) + (chunk == vp - 1 ? head_backward_s : 0.0);
+    }
   }
-  return simulate_pipeline(config.pp, config.vp, config.micro_batches(), times, 0.0);
+  return simulate_pipeline(pp, vp, config.micro_batches(), times, 0.0);
 }
 
 }  // namespace parplan

@@ -40,10 +40,11 @@ struct ScheduledPass {
 /// Throws std::invalid_argument otherwise.
 std::vector<ScheduledPass> megatron_pass_order(int pp, int vp, int micro_batches, int rank);
 
-/// Durations of one pass of one micro-batch through one chunk on each rank.
+/// Durations of one pass of one micro-batch through each virtual stage
+/// (chunk c of rank r is virtual stage c pp + r).
 struct StagePassTimes {
-  std::vector<double> forward_s;   ///< per rank
-  std::vector<double> backward_s;  ///< per rank (recomputation included)
+  std::vector<double> forward_s;
+  std::vector<double> backward_s;  ///< recomputation included
 };
 
 struct PipelineTimeline {
@@ -55,14 +56,16 @@ struct PipelineTimeline {
 /// Plays the passes out: a pass starts when its rank is free and its input
 /// is there (the previous virtual stage's forward, or the next one's
 /// backward, `hop_s` after it ended). Throws std::invalid_argument on sizes
-/// that do not fit (times per rank, non-positive counts).
+/// that do not fit (one time per virtual stage, non-positive counts, an
+/// interleaved schedule Megatron-LM would refuse).
 PipelineTimeline simulate_pipeline(int pp, int vp, int micro_batches, const StagePassTimes& times,
                                    double hop_s);
 
 /// The timeline of one step of `config` as the cost model prices it: each
 /// rank's forward and backward of one micro-batch (communication left after
-/// overlap included, split between the two in proportion to their compute),
-/// divided evenly among its vp chunks.
+/// overlap included, split between the two in proportion to their compute);
+/// its layers' share divided evenly among its vp chunks, the embedding on
+/// the first virtual stage and the output layer and loss on the last.
 PipelineTimeline pipeline_timeline(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                    const ParallelConfig& config);
 

@@ -16,8 +16,8 @@
 namespace parplan::test {
 namespace {
 
-StagePassTimes uniform(int pp, double forward_s, double backward_s) {
-  return {std::vector<double>(pp, forward_s), std::vector<double>(pp, backward_s)};
+StagePassTimes uniform(int stages, double forward_s, double backward_s) {
+  return {std::vector<double>(stages, forward_s), std::vector<double>(stages, backward_s)};
 }
 
 int forwards_before_first_backward(const std::vector<ScheduledPass>& order) {
@@ -77,7 +77,7 @@ TEST(PipelineTimeline, InterleavedSpanIsTheClosedForm) {
     for (int vp : {2, 3, 4})
       for (int groups : {1, 2, 5}) {
         const int m = groups * pp;
-        const PipelineTimeline t = simulate_pipeline(pp, vp, m, uniform(pp, 1.0 / vp, 2.0 / vp), 0.0);
+        const PipelineTimeline t = simulate_pipeline(pp, vp, m, uniform(pp * vp, 1.0 / vp, 2.0 / vp), 0.0);
         EXPECT_NEAR(t.span_s, m * 3.0 + (pp - 1) * 3.0 / vp, 1e-9) << pp << " " << vp << " " << m;
       }
 }
@@ -88,8 +88,8 @@ TEST(PipelineTimeline, EveryPassRunsOnceInDependencyOrder) {
       for (int m : {1, 2, 5, 7, 12, 24}) {
         if (vp > 1 && (pp < 2 || m % pp != 0)) continue;  // not a schedule Megatron-LM runs
         StagePassTimes times;
-        for (int r = 0; r < pp; ++r)
-          times.forward_s.push_back(0.5 + 0.3 * r), times.backward_s.push_back(1.0 + 0.1 * (pp - r));
+        for (int v = 0; v < pp * vp; ++v)
+          times.forward_s.push_back(0.5 + 0.3 * v), times.backward_s.push_back(1.0 + 0.1 * (pp * vp - v));
         const double hop_s = 0.05;
         const PipelineTimeline t = simulate_pipeline(pp, vp, m, times, hop_s);
         std::set<std::tuple<int, int, int, bool>> seen;
@@ -121,9 +121,9 @@ TEST(PipelineTimeline, EveryPassRunsOnceInDependencyOrder) {
 
 TEST(PipelineTimeline, LongerPassesNeverShortenTheStep) {
   // The span is a max-plus function of the durations: monotone in each.
-  StagePassTimes base = uniform(4, 1.0, 2.0);
+  StagePassTimes base = uniform(8, 1.0, 2.0);
   const double before = simulate_pipeline(4, 2, 8, base, 0.01).span_s;
-  for (int r = 0; r < 4; ++r) {
+  for (int r = 0; r < 8; ++r) {
     StagePassTimes slower = base;
     slower.backward_s[r] *= 1.3;
     EXPECT_GE(simulate_pipeline(4, 2, 8, slower, 0.01).span_s, before);
@@ -136,6 +136,7 @@ TEST(PipelineTimeline, LongerPassesNeverShortenTheStep) {
 
 TEST(PipelineTimeline, RejectsSizesThatDoNotFit) {
   EXPECT_THROW(simulate_pipeline(4, 1, 8, uniform(3, 1, 2), 0), std::invalid_argument);
+  EXPECT_THROW(simulate_pipeline(4, 2, 8, uniform(4, 1, 2), 0), std::invalid_argument);  // per virtual stage
   EXPECT_THROW(simulate_pipeline(0, 1, 8, uniform(0, 1, 2), 0), std::invalid_argument);
   EXPECT_THROW(megatron_pass_order(4, 1, 8, 4), std::invalid_argument);
   EXPECT_THROW(megatron_pass_order(4, 2, 6, 0), std::invalid_argument);  // m not a multiple of pp
@@ -156,18 +157,17 @@ TEST(PipelineTimeline, CostModelTimelineSitsBetweenTheBusiestRankAndTheUniformBo
   ASSERT_EQ(t.micro_batches, 32);
   double busiest_s = 0, forward_max_s = 0, backward_max_s = 0;
   for (int r = 0; r < c.config.pp; ++r) {
-    double busy = 0, forward = 0, backward = 0;
-    for (const PipelineOp& op : t.ops)
-      if (op.rank == r) {
-        busy += op.end_s - op.start_s;
-        (op.backward ? backward : forward) = op.end_s - op.start_s;
-      }
+    double busy = 0;
+    for (const PipelineOp& op : t.ops) {
+      const double d = op.end_s - op.start_s;
+      if (op.rank == r) busy += d;
+      (op.backward ? backward_max_s : forward_max_s) =
+          std::max(op.backward ? backward_max_s : forward_max_s, d);
+    }
     busiest_s = std::max(busiest_s, busy);
-    forward_max_s = std::max(forward_max_s, forward);
-    backward_max_s = std::max(backward_max_s, backward);
   }
-  // No schedule beats its busiest rank; none of this one's passes is longer
-  // than the slowest rank's, so it is within the uniform closed form.
+  // No schedule beats its busiest rank; every pass is at most the longest
+  // forward or backward, so the span is within their uniform closed form.
   EXPECT_GE(t.span_s, busiest_s - 1e-9);
   const int pp = c.config.pp, vp = c.config.vp, m = t.micro_batches;
   EXPECT_LE(t.span_s, (m * vp + (pp - 1.0)) * (forward_max_s + backward_max_s) + 1e-9);
@@ -194,7 +194,7 @@ TEST(PipelineTimeline, SvgDrawsEveryStageAndPass) {
 
 TEST(PipelineTimeline, SvgOfAVeryLongStepLeavesOutTheSteadyStateMiddle) {
   // 8 ranks x 4 chunks x 400 micro-batches x 2 = 25 600 passes.
-  const PipelineTimeline t = simulate_pipeline(8, 4, 400, uniform(8, 0.25, 0.5), 0.0);
+  const PipelineTimeline t = simulate_pipeline(8, 4, 400, uniform(32, 0.25, 0.5), 0.0);
   CostReport cost;
   cost.time.step_s = t.span_s;
   const std::string svg = pipeline_svg(t, cost, "long");
