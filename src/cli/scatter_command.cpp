@@ -8,19 +8,20 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <iostream>
 
 #include "cost/scatter_coefficients.h"
 #include "solvers/sequence_scatter.h"
 #include "src/cli/common_flags.h"
 #include "src/cli/job_options.h"
+#include "src/cli/progress_line.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"
 #include "src/io/input_limits.h"
 #include "src/io/job_loader.h"
 #include "src/io/model_loader.h"
 #include "src/io/scatter_input.h"
+#include "src/report/output_files.h"
 #include "src/report/scatter_report.h"
 
 namespace parplan {
@@ -124,6 +125,7 @@ int run_scatter(const ScatterFlags& f) {
   check_format(f.common.format);
   if (f.solver != "cbc" && f.solver != "glpk")
     throw InputError("--solver: '" + f.solver + "' is not cbc or glpk");
+  if (!f.out.empty()) check_output_path(f.out, "--out");
   std::string source;
   const ScatterCoefficients c = resolve_coefficients(f, source);
   if (c.token_capacity_per_gpu < 1) {
@@ -159,7 +161,8 @@ int run_scatter(const ScatterFlags& f) {
   const double step_budget_s = std::min(f.step_time_limit_ms / 1000.0, f.common.solver_time_limit_s);
   const int n = static_cast<int>(report.steps.size());
   report.results.resize(n);
-  if (n > 16) std::cerr << "parplan scatter: solving " << n << " steps...\n";
+  ProgressLine progress("scatter", "steps", "solved");
+  std::atomic<int> solved{0};
   std::atomic<bool> limited{false};
   tbb::parallel_for(0, n, [&](int s) {
     ScatterOptions step = options;
@@ -168,15 +171,13 @@ int run_scatter(const ScatterFlags& f) {
     // Past the command's limit a step still gets the fast path (its gap is stated).
     step.step_time_limit_s = std::max(1e-6, std::min(step_budget_s, total_budget_s - used_s));
     report.results[s] = solve_scatter_step(report.steps[s], report.gpus, c, step);
+    if (n > 16) progress.update(++solved, n);
   });
+  progress.finish();
   report.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
-  if (!f.out.empty()) {
-    std::ofstream out(f.out, std::ios::binary);
-    if (!out) throw InputError("--out: cannot write '" + f.out + "': check the directory");
-    out << scatter_out_lines(report);
-  }
+  if (!f.out.empty()) write_file_atomically(f.out, scatter_out_lines(report), "--out");
   const std::string note =
       limited ? "--time-limit reached: later steps got less than their budget; each step's plan is the best "
                 "found in time, its gap to the bound stated"

@@ -1,16 +1,14 @@
 // parplan sweep: the best plan of every (model, GPU count, global batch) point
 // of a grid, as a table, CSV, JSON, an SVG plot and a Slurm job array.
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <iostream>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 
 #include "solvers/solve.h"
 #include "src/cli/commands.h"
+#include "src/cli/progress_line.h"
 #include "src/emit/emit.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"
@@ -99,33 +97,14 @@ int run_sweep(const SweepFlags& flags) {
   options.allow_lossy_comm = flags.allow_lossy_comm;
   options.allow_unreleased = flags.allow_unreleased;
 
-  // Progress on stderr: a counter redrawn in place on a terminal; otherwise
-  // (a log, CI) one line every kProgressEveryS seconds of a long sweep.
-  constexpr double kProgressEveryS = 30;
-  const bool tty = ::isatty(::fileno(stderr)) != 0;
-  std::mutex progress_mutex;
-  int shown = 0;
+  ProgressLine progress_line("sweep", "points", "planned");
   const auto start = std::chrono::steady_clock::now();
-  auto last_line = start;
-  const SweepProgress progress = [&](int done, int total) {
-    std::lock_guard<std::mutex> lock(progress_mutex);
-    if (done <= shown) return;
-    shown = done;
-    if (tty) {
-      std::fprintf(stderr, "\r[%d/%d] points", done, total);
-    } else {
-      const auto now = std::chrono::steady_clock::now();
-      if (std::chrono::duration<double>(now - last_line).count() < kProgressEveryS || done == total) return;
-      last_line = now;
-      std::fprintf(stderr, "parplan: sweep: %d of %d points planned\n", done, total);
-    }
-    std::fflush(stderr);
-  };
+  const SweepProgress progress = [&](int done, int total) { progress_line.update(done, total); };
   const std::vector<SweepOutcome> outcomes = evaluate_sweep(grid, points, options, progress);
   std::optional<double> time_s;
   if (flags.common.timings())
     time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (tty) std::fprintf(stderr, "\r%*s\r", 40, "");
+  progress_line.finish();
   if (options.deadline && std::chrono::steady_clock::now() >= *options.deadline)
     std::cerr
         << "parplan: --time-limit reached: points not started in time say so in their row; points being "
