@@ -92,7 +92,16 @@ std::string pipeline_svg(const PipelineTimeline& timeline, const CostReport& cos
   const TimeBreakdown& time = cost.time;
   const double tail_s = time.dp_comm_s + time.optimizer_s;
   const double end_s = std::max(timeline.span_s + tail_s, 1e-9);
-  const int left = 90, top = 58, row_h = 24, width = 1200, right = 20;
+  // The title's lines (split at '\n'), then the summary line, then the rows.
+  std::vector<std::string> title_lines;
+  for (std::size_t from = 0;;) {
+    const std::size_t to = title.find('\n', from);
+    title_lines.push_back(title.substr(from, to == std::string::npos ? std::string::npos : to - from));
+    if (to == std::string::npos) break;
+    from = to + 1;
+  }
+  const int lines = static_cast<int>(title_lines.size());
+  const int left = 90, top = 38 + 18 * lines, row_h = 24, width = 1200, right = 20;
   const TimeAxis axis = time_axis(timeline, end_s, left, width - left - right);
   const int rows = timeline.pp;
   const int height = top + row_h * rows + 78;
@@ -107,15 +116,18 @@ std::string pipeline_svg(const PipelineTimeline& timeline, const CostReport& cos
   o += buf;
   o += "<defs><pattern id=\"hatch\" width=\"5\" height=\"5\" patternUnits=\"userSpaceOnUse\" "
        "patternTransform=\"rotate(45)\"><rect width=\"2\" height=\"5\" fill=\"#888\"/></pattern></defs>\n";
-  std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"20\" font-size=\"14\">", left);
-  o += buf + xml_escape(title) + "</text>\n";
+  for (int i = 0; i < lines; ++i) {
+    std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%d\" font-size=\"%d\">", left, 20 + 18 * i,
+                  i ? 12 : 14);
+    o += buf + xml_escape(title_lines[i]) + "</text>\n";
+  }
   const double busy_s = time.compute_s + time.tp_comm_s + time.cp_comm_s + time.pp_comm_s + time.ep_comm_s;
   const std::string summary = "step " + seconds_text(time.step_s) + ": pipeline " +
                               seconds_text(timeline.span_s) + " (" + std::to_string(timeline.micro_batches) +
                               " micro-batches; the cost model: " + seconds_text(busy_s) + " busy + " +
                               seconds_text(time.bubble_s) +
                               " bubble), then data-parallel exchange and optimizer " + seconds_text(tail_s);
-  std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"40\">", left);
+  std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%d\">", left, 20 + 18 * lines);
   o += buf + xml_escape(summary) + "</text>\n";
   for (int r = 0; r < rows; ++r) {
     const int y = top + r * row_h;
@@ -191,7 +203,7 @@ std::string pipeline_svg(const ModelSpec& model, const ClusterSpec& cluster, con
                          const ParallelConfig& config, const CostReport& cost) {
   const std::string title = model.name + " on " + std::to_string(config.world()) + " x " +
                             cluster.device.name + ", " + std::to_string(config.gbs) + " x " +
-                            std::to_string(job.seq) + " tokens: " + config_line(config);
+                            std::to_string(job.seq) + " tokens\n" + config_line(config);
   return pipeline_svg(pipeline_timeline(model, cluster, job, config), cost, title);
 }
 

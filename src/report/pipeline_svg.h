@@ -10,7 +10,7 @@
 
 namespace parplan {
 
-/// `title` names the model and config; `cost` is the step the timeline
+/// `title` names the model and config (a line per '\n'); `cost` is the step the timeline
 /// belongs to (its data-parallel and optimizer time close the step).
 std::string pipeline_svg(const PipelineTimeline& timeline, const CostReport& cost, const std::string& title);
 
