@@ -1,6 +1,7 @@
 // parplan skip-paths through the binary: output fields, identical output with
 // --no-timings, the SVG, and bad input (one line, exit 2) or no schedule (exit 1).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -80,12 +81,15 @@ TEST(SkipPathsCli, BadInputIsOneLineAndExitTwo) {
 }
 
 TEST(SkipPathsCli, NoScheduleWithinTheRulesIsExitOneNamingTheRule) {
-  const CliRun run =
-      run_cli("skip-paths --problem " +
-              write_problem("capacity", std::string(kSmall) + "stage_capacity: [null, 1, 0]\n"));
+  // With --svg too: no schedule, no file (not even an empty one).
+  const std::string svg = ::testing::TempDir() + "skip_none_" + std::to_string(::getpid()) + ".svg";
+  const CliRun run = run_cli(
+      "skip-paths --problem " +
+      write_problem("capacity", std::string(kSmall) + "stage_capacity: [null, 1, 0]\n") + " --svg " + svg);
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_EQ(line_count(run.err), 1);
   EXPECT_NE(run.err.find("stage_capacity"), std::string::npos) << run.err;
+  EXPECT_NE(::access(svg.c_str(), F_OK), 0) << svg << " was left behind";
 }
 
 TEST(SkipPathsCli, LatencyBandwidthFormGivesTheSameTransfers) {

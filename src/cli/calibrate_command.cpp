@@ -16,6 +16,7 @@
 #include "src/io/profile_writer.h"
 #include "src/io/run_sources.h"
 #include "src/report/calibrate_report.h"
+#include "src/report/output_files.h"
 #include "src/tune/calibrate.h"
 
 namespace parplan {
@@ -64,6 +65,7 @@ int run_calibrate(const CalibrateFlags& flags) {
   check_format(flags.common.format);
   if (flags.objective != "mean" && flags.objective != "max")
     throw InputError("--objective must be mean or max (got '" + flags.objective + "')");
+  if (!flags.out.empty()) check_output_path(flags.out, "--out");
   const ClusterSpec cluster = load_cluster(flags.cluster);
   const std::vector<FitRun> runs = load_runs(flags.runs, cluster);
   // The fit moves one profile's constants: a run on other hardware would be
@@ -119,9 +121,7 @@ int run_calibrate(const CalibrateFlags& flags) {
     block.cv_max_error = outcome.cv_max_abs;
     const std::string name =
         flags.name.empty() ? std::filesystem::path(flags.out).stem().string() : flags.name;
-    std::ofstream out(flags.out);
-    if (!out) throw InputError("--out " + flags.out + ": cannot write the profile there");
-    out << calibrated_profile_text(original.str(), values, block, name);
+    write_file_atomically(flags.out, calibrated_profile_text(original.str(), values, block, name), "--out");
   }
   if (flags.common.json()) {
     auto j = calibrate_json(runs, outcome, flags.objective, flags.out);

@@ -1,12 +1,12 @@
 // parplan skip-paths: SkipPipe partition and micro-batch paths for a problem file.
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <iostream>
 
 #include "src/cli/commands.h"
 #include "src/io/input_error.h"
 #include "src/io/skip_problem_loader.h"
+#include "src/report/output_files.h"
 #include "src/report/skip_paths_report.h"
 
 namespace parplan {
@@ -37,11 +37,7 @@ void register_skip_paths(CLI::App& app, Commands& c) {
 int run_skip_paths(const SkipPathsFlags& flags) {
   const auto start = flags.common.start;
   const SkipProblemInput input = load_skip_problem(flags.problem);
-  if (!flags.svg.empty()) {
-    std::ofstream probe(flags.svg, std::ios::app);
-    if (!probe)
-      throw InputError("--svg " + flags.svg + ": cannot be written; give a path in a writable directory");
-  }
+  if (!flags.svg.empty()) check_output_path(flags.svg, "--svg");
   SkipSolveOptions options;
   // The partition MILP gets --solver-time-limit (0.25 s by default); the
   // whole command gets --time-limit, 60 s without it. Time
@@ -62,12 +58,12 @@ int run_skip_paths(const SkipPathsFlags& flags) {
   std::optional<double> solve_s;
   if (flags.common.timings())
     solve_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!flags.svg.empty()) {
-    std::ofstream out(flags.svg);
-    out << skip_paths_svg(
-        input.problem, result.schedule,
-        "skip-paths: " + flags.problem + ", makespan " + std::to_string(result.schedule.makespan_s) + " s");
-  }
+  if (!flags.svg.empty())
+    write_file_atomically(flags.svg,
+                          skip_paths_svg(input.problem, result.schedule,
+                                         "skip-paths: " + flags.problem + ", makespan " +
+                                             std::to_string(result.schedule.makespan_s) + " s"),
+                          "--svg");
   if (flags.common.json())
     std::cout << skip_paths_json(input.problem, result, solve_s).dump(2) << "\n";
   else
