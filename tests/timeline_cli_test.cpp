@@ -51,6 +51,17 @@ TEST(TimelineCli, AnUnwritablePathIsRefusedBeforeAnyWork) {
       "--timeline");
 }
 
+TEST(TimelineCli, AStepTooLongToReplayIsRefusedWithoutWritingIt) {
+  // 200 000 micro-batches through 8 stages of 2 chunks: 6.4 million passes.
+  const std::string svg = ::testing::TempDir() + "too_long_" + std::to_string(::getpid()) + ".svg";
+  expect_cli_refusal(
+      "estimate --model gpt3-175b --cluster dgx-a100 --gpus 64 --gbs 200000 --seq 2048 --tp 8 --pp 8 "
+      "--vp 2 --timeline " +
+          svg,
+      "--timeline: this step runs 6400000 passes");
+  EXPECT_NE(::access(svg.c_str(), F_OK), 0);
+}
+
 TEST(TimelineCli, EmptyOutputPathsAreRefused) {
   const std::string sweep = "sweep --models gpt3-175b --cluster dgx-a100 --gpus 512 --gbs 1536 --seq 2048 ";
   const std::string scatter = std::string("scatter --lengths ") + PARPLAN_SOURCE_DIR +

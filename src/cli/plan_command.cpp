@@ -68,6 +68,13 @@ int run_plan(const PlanFlags& flags) {
       std::cerr << "parplan: no feasible plan: " << result.search.infeasible_reason << "\n";
     return 1;
   }
+  // The timeline shows the plan --emit writes: the recommended one. Drawn
+  // before any launch file is written, so a step too long to draw leaves none.
+  std::string timeline_svg;
+  if (!flags.job.timeline.empty()) {
+    const RankedConfig& drawn = planned.recommended.plan;
+    timeline_svg = pipeline_svg(r.model, r.cluster, r.job, drawn.config, drawn.cost);
+  }
   if (emitting) {
     // The files run the recommended plan (the optimum unless a plan within
     // the profile's error band is safer; the notes say why).
@@ -83,10 +90,7 @@ int run_plan(const PlanFlags& flags) {
               << " (run " << files.front().string() << ")\n";
   }
   if (!flags.job.timeline.empty()) {
-    // The plan --emit writes: the recommended one.
-    const RankedConfig& drawn = planned.recommended.plan;
-    write_file_atomically(flags.job.timeline,
-                          pipeline_svg(r.model, r.cluster, r.job, drawn.config, drawn.cost), "--timeline");
+    write_file_atomically(flags.job.timeline, timeline_svg, "--timeline");
     std::cerr << "parplan: wrote the pipeline timeline of the "
               << (planned.recommended.why.index == 0 ? "optimum (also the recommended plan)"
                                                      : "recommended plan")

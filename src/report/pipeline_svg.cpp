@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "src/io/input_error.h"
 #include "src/report/table_report.h"
 #include "src/report/xml_text.h"
 
@@ -201,6 +202,12 @@ std::string pipeline_svg(const PipelineTimeline& timeline, const CostReport& cos
 
 std::string pipeline_svg(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                          const ParallelConfig& config, const CostReport& cost) {
+  const double passes = 2.0 * config.micro_batches() * config.vp * config.pp;
+  if (passes > kMaxTimelinePasses)
+    throw InputError("--timeline: this step runs " + std::to_string(static_cast<long long>(passes)) +
+                     " passes (2 x " + std::to_string(config.micro_batches()) + " micro-batches x vp " +
+                     std::to_string(config.vp) + " x pp " + std::to_string(config.pp) +
+                     "), more than the 4000000 a timeline replays; draw a smaller --gbs or drop --timeline");
   const std::string title = model.name + " on " + std::to_string(config.world()) + " x " +
                             cluster.device.name + ", " + std::to_string(config.gbs) + " x " +
                             std::to_string(job.seq) + " tokens\n" + config_line(config);

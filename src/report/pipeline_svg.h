@@ -14,8 +14,14 @@ namespace parplan {
 /// belongs to (its data-parallel and optimizer time close the step).
 std::string pipeline_svg(const PipelineTimeline& timeline, const CostReport& cost, const std::string& title);
 
+/// The most passes (2 x micro-batches x vp x pp) a timeline simulates: far
+/// above real steps (4096 micro-batches through 32 stages of 8 chunks is 2.1
+/// million), low enough that the replay's memory stays under a gigabyte.
+constexpr double kMaxTimelinePasses = 4e6;
+
 /// The timeline of `config` (cost/pipeline_timeline.h), titled with the
-/// model, cluster and config.
+/// model, cluster and config. Throws InputError naming --timeline when the
+/// step has more than kMaxTimelinePasses passes.
 std::string pipeline_svg(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                          const ParallelConfig& config, const CostReport& cost);
 
