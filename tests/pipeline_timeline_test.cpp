@@ -182,7 +182,7 @@ TEST(PipelineTimeline, CostModelTimelineSitsBetweenTheBusiestRankAndTheUniformBo
 TEST(PipelineTimeline, SvgDrawsEveryStageAndPass) {
   Llama3_8bPipeline c;
   const CostReport cost = estimate_cost(c.model, c.cluster, c.job, c.config);
-  const std::string svg = pipeline_svg(c.model, c.cluster, c.job, c.config, cost);
+  const std::string svg = pipeline_timeline_text("step.svg", c.model, c.cluster, c.job, c.config, cost);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_NE(svg.find("stage 3"), std::string::npos);
   std::size_t passes = 0;

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
 #include "tests/cli_support.h"
 
 namespace parplan::test {
@@ -31,6 +34,31 @@ TEST(TimelineCli, EstimateDrawsEveryPassAndPrintsTheSameTable) {
   // through 2 chunks on each of 8 stages.
   EXPECT_EQ(count(picture, "<title>micro-batch"), 16 * 2 * 2 * 8);
   std::remove(svg.c_str());
+}
+
+TEST(TimelineCli, AJsonPathGetsAChromeTraceOfTheSamePasses) {
+  const std::string path = ::testing::TempDir() + "timeline_" + std::to_string(::getpid()) + ".json";
+  const CliRun run = run_cli("estimate " + kGpt3 + " --format json --timeline " + path);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto trace = nlohmann::json::parse(slurp(path));
+  const auto estimate = nlohmann::json::parse(run.out);
+  int passes = 0, names = 0;
+  double end_us = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M") ++names;
+    if (e["ph"] != "X") continue;
+    EXPECT_GE(e["dur"].get<double>(), 0.0);
+    end_us = std::max(end_us, e["ts"].get<double>() + e["dur"].get<double>());
+    if (e["cat"] == "forward" || e["cat"] == "backward") ++passes;
+  }
+  EXPECT_EQ(names, 8);  // a thread per stage
+  EXPECT_EQ(passes, 16 * 2 * 2 * 8);
+  // The trace ends with the step the estimate prints.
+  EXPECT_NEAR(end_us / 1e6,
+              trace["otherData"]["pipeline_span_s"].get<double>() +
+                  estimate["time"]["dp_comm_s"].get<double>() + estimate["time"]["optimizer_s"].get<double>(),
+              1e-6);
+  std::remove(path.c_str());
 }
 
 TEST(TimelineCli, PlanDrawsTheRecommendedPlanAndSaysSo) {

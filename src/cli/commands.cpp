@@ -7,8 +7,8 @@ namespace parplan {
 void add_timeline_flag(CLI::App& app, std::string& path) {
   add_output_path_option(
       app, "--timeline", path,
-      "write the step's pipeline schedule as an SVG timeline (each stage's forward and backward "
-      "passes, the bubble)");
+      "write the step's pipeline schedule: an SVG timeline (each stage's forward and backward "
+      "passes, the bubble), or with FILE.json Chrome's trace format for Perfetto");
 }
 
 void add_emit_length_flags(CLI::App& app, long long& train_iters, double& hours) {

@@ -17,7 +17,8 @@ int run_estimate(const JobFlags& flags) {
   const ParallelConfig config = config_from_flags(flags, r);
   const CostReport cost = estimate_cost(r.model, r.cluster, r.job, config);
   if (!flags.timeline.empty())
-    write_file_atomically(flags.timeline, pipeline_svg(r.model, r.cluster, r.job, config, cost),
+    write_file_atomically(flags.timeline,
+                          pipeline_timeline_text(flags.timeline, r.model, r.cluster, r.job, config, cost),
                           "--timeline");
   const EngineSelection selection = planner_options(flags, r.engine, "cbc").engines;
   std::string why_not;

@@ -73,7 +73,8 @@ int run_plan(const PlanFlags& flags) {
   std::string timeline_svg;
   if (!flags.job.timeline.empty()) {
     const RankedConfig& drawn = planned.recommended.plan;
-    timeline_svg = pipeline_svg(r.model, r.cluster, r.job, drawn.config, drawn.cost);
+    timeline_svg =
+        pipeline_timeline_text(flags.job.timeline, r.model, r.cluster, r.job, drawn.config, drawn.cost);
   }
   if (emitting) {
     // The files run the recommended plan (the optimum unless a plan within

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "src/io/input_error.h"
+#include "src/report/pipeline_trace.h"
 #include "src/report/table_report.h"
 #include "src/report/xml_text.h"
 
@@ -200,8 +201,9 @@ std::string pipeline_svg(const PipelineTimeline& timeline, const CostReport& cos
   return o;
 }
 
-std::string pipeline_svg(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                         const ParallelConfig& config, const CostReport& cost) {
+std::string pipeline_timeline_text(const std::string& path, const ModelSpec& model,
+                                   const ClusterSpec& cluster, const JobSpec& job,
+                                   const ParallelConfig& config, const CostReport& cost) {
   const double passes = 2.0 * config.micro_batches() * config.vp * config.pp;
   if (passes > kMaxTimelinePasses)
     throw InputError("--timeline: this step runs " + std::to_string(static_cast<long long>(passes)) +
@@ -211,7 +213,9 @@ std::string pipeline_svg(const ModelSpec& model, const ClusterSpec& cluster, con
   const std::string title = model.name + " on " + std::to_string(config.world()) + " x " +
                             cluster.device.name + ", " + std::to_string(config.gbs) + " x " +
                             std::to_string(job.seq) + " tokens\n" + config_line(config);
-  return pipeline_svg(pipeline_timeline(model, cluster, job, config), cost, title);
+  const PipelineTimeline timeline = pipeline_timeline(model, cluster, job, config);
+  const bool trace = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  return trace ? pipeline_trace_json(timeline, cost, title) : pipeline_svg(timeline, cost, title);
 }
 
 }  // namespace parplan

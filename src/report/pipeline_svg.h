@@ -20,9 +20,12 @@ std::string pipeline_svg(const PipelineTimeline& timeline, const CostReport& cos
 constexpr double kMaxTimelinePasses = 4e6;
 
 /// The timeline of `config` (cost/pipeline_timeline.h), titled with the
-/// model, cluster and config. Throws InputError naming --timeline when the
-/// step has more than kMaxTimelinePasses passes.
-std::string pipeline_svg(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                         const ParallelConfig& config, const CostReport& cost);
+/// model, cluster and config, as the text of the file `path`: Chrome trace
+/// JSON (src/report/pipeline_trace.h) when it ends in ".json", else SVG.
+/// Throws InputError naming --timeline when the step has more than
+/// kMaxTimelinePasses passes.
+std::string pipeline_timeline_text(const std::string& path, const ModelSpec& model,
+                                   const ClusterSpec& cluster, const JobSpec& job,
+                                   const ParallelConfig& config, const CostReport& cost);
 
 }  // namespace parplan
