@@ -1,4 +1,4 @@
-// `--timeline` through the binary (estimate and plan), and the output-path
+// `--timeline` through the binary (estimate, plan and check), and the output-path
 // flags of every command refusing an empty path instead of reading it as
 // "not given".
 #include <gtest/gtest.h>
@@ -69,6 +69,16 @@ TEST(TimelineCli, PlanDrawsTheRecommendedPlanAndSaysSo) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.err.find("pipeline timeline of the"), std::string::npos) << run.err;
   EXPECT_NE(slurp(svg).find("</svg>"), std::string::npos);
+  std::remove(svg.c_str());
+}
+
+TEST(TimelineCli, CheckDrawsTheConfigItChecks) {
+  const std::string svg = ::testing::TempDir() + "check_timeline_" + std::to_string(::getpid()) + ".svg";
+  const CliRun run = run_cli("check " + kGpt3 + " --recompute selective --timeline " + svg);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string picture = slurp(svg);
+  EXPECT_NE(picture.find("tp 8  pp 8  vp 2"), std::string::npos);
+  EXPECT_EQ(count(picture, "<title>micro-batch"), 16 * 2 * 2 * 8);
   std::remove(svg.c_str());
 }
 

@@ -8,14 +8,22 @@
 #include "src/cli/commands.h"
 #include "src/plan/engine_plan.h"
 #include "src/report/json_report.h"
+#include "src/report/output_files.h"
+#include "src/report/pipeline_svg.h"
 #include "src/report/table_report.h"
 
 namespace parplan {
 
 int run_check(const CheckFlags& flags) {
+  if (!flags.job.timeline.empty()) check_output_path(flags.job.timeline, "--timeline");
   const ResolvedJob r = resolve_job(flags.job);
   const ParallelConfig config = config_from_flags(flags.job, r);
   const CostReport cost = estimate_cost(r.model, r.cluster, r.job, config);
+  // The timeline is of the config checked (the one in use), not the optimum.
+  if (!flags.job.timeline.empty())
+    write_file_atomically(flags.job.timeline,
+                          pipeline_timeline_text(flags.job.timeline, r.model, r.cluster, r.job, config, cost),
+                          "--timeline");
   JobSpec free_job = r.job;
   free_job.pins = SearchPins{};
   const PlannerOptions options = planner_options(flags.job, r.engine, flags.solver);

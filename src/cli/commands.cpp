@@ -56,6 +56,7 @@ void register_commands(CLI::App& app, Commands& c) {
       "Example:\n  parplan check --model gpt3-175b --cluster dgx-a100 --gpus 1024 --gbs 1536 --seq 2048 \\\n"
       "                --tp 8 --pp 8 --max-gap 5\n  parplan check --job job.yaml --max-gap 3 --format json");
   add_job_flags(*c.check, c.check_flags.job, true);
+  add_timeline_flag(*c.check, c.check_flags.job.timeline);
   add_engine_flags(*c.check, c.check_flags.job);
   add_number_option(
       *c.check, "--max-gap", c.check_flags.max_gap_percent,

@@ -94,7 +94,7 @@ struct Commands {
 void register_commands(CLI::App& app, Commands& commands);
 /// --train-iters and --hours of the launch-file writers (plan --emit, sweep --emit-slurm-array).
 void add_emit_length_flags(CLI::App& app, long long& train_iters, double& hours);
-/// estimate and plan: --timeline FILE.svg.
+/// estimate, plan and check: --timeline FILE.svg or FILE.json.
 void add_timeline_flag(CLI::App& app, std::string& path);
 /// Runs the parsed subcommand; returns the exit code.
 int run_selected(CLI::App& app, Commands& commands);

@@ -53,7 +53,8 @@ struct JobFlags {
   std::string fp8_recipe;
   /// --torch-compile on | off (torchtitan only; default on).
   std::string torch_compile;
-  /// estimate and plan: --timeline FILE.svg, the step's pipeline schedule.
+  /// estimate, plan and check: --timeline FILE.svg|FILE.json, the step's
+  /// pipeline schedule.
   std::string timeline;
   /// --document-tokens N: tokens per document of the packed data
   /// (torchtitan main's per-document attention mask).
