@@ -76,7 +76,7 @@ struct ModelSpec {
   /// every layer is windowed.
   int full_attention_layers = 0;
 
-  // Mixture of experts (experts == 0 means dense). Parsed now, modelled later.
+  // Mixture of experts (experts == 0 means dense).
   /// Routed experts per MoE layer.
   int experts = 0;
   /// Experts each token is routed to.

@@ -67,8 +67,8 @@ int run_check(const CheckFlags& flags) {
     std::cout << j.dump(2) << "\n";
   } else {
     std::ostringstream out;
-    out << "config   " << config_line(config) << "\n";
-    out << "optimum  " << config_line(optimum_config) << "\n\n";
+    out << "config   " << config_line(config, r.model.is_moe()) << "\n";
+    out << "optimum  " << config_line(optimum_config, r.model.is_moe()) << "\n\n";
     char line[200];
     char gap_text[40] = "n/a (does not fit)";
     if (fits) std::snprintf(gap_text, sizeof gap_text, "%.1f %%", gap_percent);

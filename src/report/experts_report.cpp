@@ -185,7 +185,7 @@ std::string experts_table(const ExpertsReportContext& c, const ExpertPlacementRu
     o << "predicted MoE step time: " << c.step_time_note << "\n";
   if (c.step_times.available) {
     const PlacementStepTimes& st = c.step_times;
-    o << "\npredicted training step (" << c.step_time_note << ": " << config_line(st.config) << ")\n";
+    o << "\npredicted training step (" << c.step_time_note << ": " << config_line(st.config, true) << ")\n";
     for (const PlacementStepTime& p : st.placements) {
       std::snprintf(line, sizeof line, "  %-8s imbalance %.4f  step %.3f s  (%+.2f%% vs static)%s\n",
                     p.name.c_str(), p.imbalance, p.step_s,

@@ -49,7 +49,7 @@ std::string plan_table(const ModelSpec& model, const ClusterSpec& cluster, const
   out << "top " << result.ranked.size() << " of " << result.search.stats.feasible << " feasible configs ("
       << result.search.stats.candidates << " candidates";
   if (timings) out << ", searched in " << human_duration(result.search.stats.time_s);
-  out << ")\n" << alternatives_table(result.ranked);
+  out << ")\n" << alternatives_table(result.ranked, model.is_moe());
   if (!result.certificates.empty()) out << "\n" << certificates_table(result.certificates, timings);
   if (!result.notes.empty()) {
     out << "\nwhy this plan\n";

@@ -23,7 +23,7 @@ double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
 double gb(double bytes) { return bytes / 1e9; }
 }  // namespace
 
-std::string config_line(const ParallelConfig& c) {
+std::string config_line(const ParallelConfig& c, bool moe) {
   std::ostringstream out;
   out << "tp " << c.tp << "  pp " << c.pp << "  vp " << c.vp << "  dp " << c.dp << "  cp " << c.cp << "  sp "
       << (c.sp ? "on" : "off") << "  zero " << c.zero << "  mbs " << c.mbs << "  recompute "
@@ -44,7 +44,7 @@ std::string config_line(const ParallelConfig& c) {
         << partition_level_name(c.partition.params_secondary) << ", gradients "
         << partition_level_name(c.partition.grads) << ", optimizer "
         << partition_level_name(c.partition.optimizer) << ")";
-  if (c.ep > 1 || c.etp > 1)
+  if (moe || c.ep > 1 || c.etp > 1)
     out << "  ep " << c.ep << "  etp " << c.etp << "  a2a " << (c.a2a_hierarchical ? "hierarchical" : "flat")
         << (c.ep_overlap ? " (overlapped)" : "");
   out << "  attention " << (c.flash_attention ? "flash" : "unfused");
@@ -64,7 +64,7 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
     out << format(", %.0f W limit: compute at %.3f of the datasheet peak", cluster.device.power_limit_w,
                   cluster.device.power_clock_ratio);
   out << ")\n";
-  out << "config   " << config_line(c) << "\n";
+  out << "config   " << config_line(c, model.is_moe()) << "\n";
   // The attention work assumed of the data (JobSpec::document_tokens).
   if (job != nullptr && job->document_tokens > 0)
     out << "data     documents of " << format("%.0f", job->document_tokens)
@@ -125,10 +125,10 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
   return out.str();
 }
 
-std::string alternatives_table(const std::vector<RankedConfig>& ranked) {
+std::string alternatives_table(const std::vector<RankedConfig>& ranked, bool moe) {
   std::ostringstream out;
-  out << "rank  tp  pp  vp    dp  cp  sp  zero  mbs  recompute       step_s    MFU   memory_GiB limiter   "
-         "engine\n";
+  out << "rank  tp  pp  vp    dp  cp" << (moe ? "  ep etp" : "")
+      << "  sp  zero  mbs  recompute       step_s    MFU   memory_GiB limiter   engine\n";
   int rank = 1;
   for (const auto& r : ranked) {
     const ParallelConfig& c = r.config;
@@ -137,11 +137,15 @@ std::string alternatives_table(const std::vector<RankedConfig>& ranked) {
     if (c.recompute == Recompute::kFull && c.recompute_layers > 0)
       recompute += "/" + std::to_string(c.recompute_layers);
     const char* engine = r.engine >= 0 ? engine_capabilities(static_cast<Engine>(r.engine)).name : "-";
-    std::snprintf(line, sizeof line,
-                  "%4d %3d %3d %3d %5d %3d %3s %5d %4d  %-12s %9.3f %5.1f%% %10.1f  %-9s %s\n", rank++, c.tp,
-                  c.pp, c.vp, c.dp, c.cp, c.sp ? "on" : "off", c.zero, c.mbs, recompute.c_str(),
-                  r.cost.time.step_s, 100 * r.cost.throughput.mfu, gib(r.cost.memory.peak_bytes),
-                  limiter_name(r.cost.limiter), engine);
+    std::snprintf(line, sizeof line, "%4d %3d %3d %3d %5d %3d", rank++, c.tp, c.pp, c.vp, c.dp, c.cp);
+    out << line;
+    if (moe) {
+      std::snprintf(line, sizeof line, " %3d %3d", c.ep, c.etp);
+      out << line;
+    }
+    std::snprintf(line, sizeof line, " %3s %5d %4d  %-12s %9.3f %5.1f%% %10.1f  %-9s %s\n", c.sp ? "on" : "off",
+                  c.zero, c.mbs, recompute.c_str(), r.cost.time.step_s, 100 * r.cost.throughput.mfu,
+                  gib(r.cost.memory.peak_bytes), limiter_name(r.cost.limiter), engine);
     out << line;
   }
   return out.str();

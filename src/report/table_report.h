@@ -13,15 +13,17 @@
 
 namespace parplan {
 
-/// One line: tp 8 pp 8 vp 2 dp 16 cp 1 sp zero 1 mbs 1 recompute selective.
-std::string config_line(const ParallelConfig& config);
+/// One line: tp 8 pp 8 vp 2 dp 16 cp 1 sp zero 1 mbs 1 recompute selective;
+/// ep, etp and the all-to-all where ep > 1 or the model is MoE (`moe`), so an
+/// MoE plan with no expert parallelism says so.
+std::string config_line(const ParallelConfig& config, bool moe = false);
 /// The cost of one config: time, throughput, memory and what limits it.
 /// With the job, also how far off parplan was on held-out published runs
 /// like it (src/calibration/heldout_alike.h).
 std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& config,
                        const CostReport& cost, const JobSpec* job = nullptr);
-/// Runners-up, one line each.
-std::string alternatives_table(const std::vector<RankedConfig>& ranked);
+/// Runners-up, one line each; ep and etp columns for an MoE model.
+std::string alternatives_table(const std::vector<RankedConfig>& ranked, bool moe = false);
 
 }  // namespace parplan
 
