@@ -30,7 +30,8 @@ std::string line_starting(const std::string& text, const std::string& prefix) {
 }
 
 TEST(MoePlanTable, EveryRowNamesEpAndEtp) {
-  const auto run = run_cli("plan --model mixtral-8x7b --cluster dgx-h100 --gpus 16 --gbs 64 --seq 4096 --top 4");
+  const auto run =
+      run_cli("plan --model mixtral-8x7b --cluster dgx-h100 --gpus 16 --gbs 64 --seq 4096 --top 4");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const std::vector<std::string> header = words(line_starting(run.out, "rank "));
   ASSERT_GE(header.size(), 8u) << run.out;
