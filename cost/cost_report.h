@@ -83,5 +83,8 @@ struct CostReport {
 };
 
 const char* limiter_name(Limiter limiter);
+/// The limiter as a short key for table columns and CSV (limiter_name's
+/// sentence form is for prose): compute, bubble, tp_comm, ..., memory.
+const char* limiter_key(Limiter limiter);
 
 }  // namespace parplan

@@ -36,6 +36,28 @@ const char* limiter_name(Limiter limiter) {
   return "compute";
 }
 
+const char* limiter_key(Limiter limiter) {
+  switch (limiter) {
+    case Limiter::kCompute:
+      return "compute";
+    case Limiter::kBubble:
+      return "bubble";
+    case Limiter::kTpComm:
+      return "tp_comm";
+    case Limiter::kCpComm:
+      return "cp_comm";
+    case Limiter::kPpComm:
+      return "pp_comm";
+    case Limiter::kDpComm:
+      return "dp_comm";
+    case Limiter::kEpComm:
+      return "ep_comm";
+    case Limiter::kMemory:
+      return "memory";
+  }
+  return "compute";
+}
+
 StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                      const ParallelConfig& config, int stage) {
   StageCoefficients k;

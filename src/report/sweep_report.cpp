@@ -73,29 +73,6 @@ std::string zero_text(const ParallelConfig& c) {
   return text;
 }
 
-/// The limiter as a short key (limiter_name's sentence form is for prose).
-const char* limiter_key(Limiter limiter) {
-  switch (limiter) {
-    case Limiter::kCompute:
-      return "compute";
-    case Limiter::kBubble:
-      return "bubble";
-    case Limiter::kTpComm:
-      return "tp_comm";
-    case Limiter::kCpComm:
-      return "cp_comm";
-    case Limiter::kPpComm:
-      return "pp_comm";
-    case Limiter::kDpComm:
-      return "dp_comm";
-    case Limiter::kEpComm:
-      return "ep_comm";
-    case Limiter::kMemory:
-      return "memory";
-  }
-  return "compute";
-}
-
 const char* zero_variant(const ParallelConfig& c) {
   if (c.zero == 0) return "none";
   if (c.hierarchical_partition) return "hierarchical";

@@ -145,7 +145,7 @@ std::string alternatives_table(const std::vector<RankedConfig>& ranked, bool moe
     }
     std::snprintf(line, sizeof line, " %3s %5d %4d  %-12s %9.3f %5.1f%% %10.1f  %-9s %s\n",
                   c.sp ? "on" : "off", c.zero, c.mbs, recompute.c_str(), r.cost.time.step_s,
-                  100 * r.cost.throughput.mfu, gib(r.cost.memory.peak_bytes), limiter_name(r.cost.limiter),
+                  100 * r.cost.throughput.mfu, gib(r.cost.memory.peak_bytes), limiter_key(r.cost.limiter),
                   engine);
     out << line;
   }
