@@ -23,6 +23,7 @@
 #include "src/io/scatter_input.h"
 #include "src/report/output_files.h"
 #include "src/report/scatter_report.h"
+#include "src/report/scatter_svg.h"
 
 namespace parplan {
 
@@ -37,7 +38,9 @@ CLI::App* register_scatter(CLI::App& app, ScatterFlags& f) {
       "  parplan scatter --lengths examples/scatter/long-tail-steps.txt --gpus 64 \\\n"
       "                  --coefficients examples/scatter/flexsp-gpt-7b-64xa100.json\n"
       "  parplan scatter --lengths examples/scatter/long-tail-steps.txt --gpus 64 --model llama3-8b \\\n"
-      "                  --cluster dgx-a100 --format json --out plan.jsonl");
+      "                  --cluster dgx-a100 --format json --out plan.jsonl\n"
+      "  parplan scatter --lengths examples/scatter/long-tail-steps.txt --gpus 64 \\\n"
+      "                  --coefficients examples/scatter/flexsp-gpt-7b-64xa100.json --svg step0.svg");
   cmd->add_option("--lengths", f.lengths, "file of sequence lengths, one step per line (or JSON)")
       ->required();
   cmd->add_option("--gpus", f.gpus, "GPUs G of the job")->required()->check(CLI::Range(1, 1 << 20));
@@ -54,6 +57,12 @@ CLI::App* register_scatter(CLI::App& app, ScatterFlags& f) {
   cmd->add_option("--solver", f.solver, "cbc | glpk (default cbc)");
   add_output_path_option(*cmd, "--out", f.out,
                          "write one JSON line per step (the plan a data loader applies) to FILE");
+  CLI::Option* svg = add_output_path_option(
+      *cmd, "--svg", f.svg,
+      "draw one step's plan (GPU ranks down, time across: every group and sequence) to FILE");
+  cmd->add_option("--svg-step", f.svg_step, "the step --svg draws, 0-based (default 0)")
+      ->check(CLI::Range(0, 1 << 30))
+      ->needs(svg);
   add_common_flags(*cmd, f.common);
   return cmd;
 }
@@ -126,6 +135,7 @@ int run_scatter(const ScatterFlags& f) {
   if (f.solver != "cbc" && f.solver != "glpk")
     throw InputError("--solver: '" + f.solver + "' is not cbc or glpk");
   if (!f.out.empty()) check_output_path(f.out, "--out");
+  if (!f.svg.empty()) check_output_path(f.svg, "--svg");
   std::string source;
   const ScatterCoefficients c = resolve_coefficients(f, source);
   if (c.token_capacity_per_gpu < 1) {
@@ -139,6 +149,9 @@ int run_scatter(const ScatterFlags& f) {
   report.coefficients_source = source;
   report.steps = load_scatter_lengths(f.lengths);
   report.timings = f.common.timings();
+  if (!f.svg.empty() && f.svg_step >= static_cast<int>(report.steps.size()))
+    throw InputError("--svg-step: step " + std::to_string(f.svg_step) + " does not exist; " + f.lengths +
+                     " has " + std::to_string(report.steps.size()) + " step(s), numbered from 0");
   for (size_t s = 0; s < report.steps.size(); ++s) {
     const int i = first_unplaceable_sequence(report.steps[s], c);
     if (i >= 0) {
@@ -178,6 +191,7 @@ int run_scatter(const ScatterFlags& f) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
   if (!f.out.empty()) write_file_atomically(f.out, scatter_out_lines(report), "--out");
+  if (!f.svg.empty()) write_file_atomically(f.svg, scatter_step_svg(report, f.svg_step), "--svg");
   const std::string note =
       limited ? "--time-limit reached: later steps got less than their budget; each step's plan is the best "
                 "found in time, its gap to the bound stated"

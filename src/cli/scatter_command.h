@@ -12,8 +12,10 @@ namespace parplan {
 
 struct ScatterFlags {
   std::string lengths, model, cluster, precision = "bf16", recompute = "none", coefficients, group_sizes;
-  std::string solver = "cbc", out;
+  std::string solver = "cbc", out, svg;
   std::optional<int> gpus, zero;
+  /// The step --svg draws (0-based).
+  int svg_step = 0;
   double step_time_limit_ms = 50;
   /// --format, --time-limit (the whole command), --solver-time-limit (each
   /// step's MILP, on top of --step-time-limit-ms), --no-timings.
