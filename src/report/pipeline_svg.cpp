@@ -110,12 +110,7 @@ std::string pipeline_svg(const PipelineTimeline& timeline, const CostReport& cos
   std::string o;
   o.reserve(200 * std::min(timeline.ops.size(), kMaxDrawnPasses + 2 * rows) + 4096);
   char buf[512];
-  std::snprintf(
-      buf, sizeof buf,
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
-      "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-      width, height);
-  o += buf;
+  o += svg_open(width, height);
   o += "<defs><pattern id=\"hatch\" width=\"5\" height=\"5\" patternUnits=\"userSpaceOnUse\" "
        "patternTransform=\"rotate(45)\"><rect width=\"2\" height=\"5\" fill=\"#888\"/></pattern></defs>\n";
   for (int i = 0; i < lines; ++i) {

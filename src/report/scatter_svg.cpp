@@ -60,12 +60,7 @@ std::string scatter_step_svg(const ScatterReport& report, int step) {
   std::string o;
   o.reserve(256 * (lengths.size() + 8 * plan.micro_batches.size()) + 4096);
   char buf[640];
-  std::snprintf(
-      buf, sizeof buf,
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
-      "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-      width, height);
-  o += buf;
+  o += svg_open(width, height);
   o += "<defs><pattern id=\"fixed\" width=\"5\" height=\"5\" patternUnits=\"userSpaceOnUse\" "
        "patternTransform=\"rotate(45)\"><rect width=\"5\" height=\"5\" fill=\"#d9d9d9\"/>"
        "<rect width=\"2\" height=\"5\" fill=\"#888\"/></pattern></defs>\n";

@@ -36,12 +36,10 @@ std::string skip_paths_svg(const SkipProblem& p, const SkipSchedule& s, const st
   const int height = top + row_h * static_cast<int>(rows.size()) + 60;
   const int n_mb = static_cast<int>(s.micro_batches.size());
   std::ostringstream o;
-  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-    << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
+  o << svg_open(width, height)
     << "<defs><pattern id=\"hatch\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\" "
        "patternTransform=\"rotate(45)\"><rect width=\"2\" height=\"4\" fill=\"white\" fill-opacity=\"0.6\"/>"
        "</pattern></defs>\n"
-    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     << "<text x=\"" << left << "\" y=\"20\" font-size=\"14\">" << xml_escape(title) << "</text>\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const int y = top + static_cast<int>(i) * row_h;

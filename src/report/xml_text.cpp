@@ -1,5 +1,7 @@
 #include "src/report/xml_text.h"
 
+#include <string>
+
 namespace parplan {
 
 std::string xml_escape(const std::string& text) {
@@ -27,6 +29,13 @@ std::string xml_escape(const std::string& text) {
     }
   }
   return out;
+}
+
+std::string svg_open(int width, int height) {
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) + "\" height=\"" +
+         std::to_string(height) +
+         "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" "
+         "fill=\"white\"/>\n";
 }
 
 }  // namespace parplan

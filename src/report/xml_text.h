@@ -10,4 +10,8 @@ namespace parplan {
 /// and newline, which XML 1.0 does not allow, left out.
 std::string xml_escape(const std::string& text);
 
+/// The opening <svg> tag of a picture `width` x `height` pixels (sans-serif,
+/// 11 px text) and its white background.
+std::string svg_open(int width, int height);
+
 }  // namespace parplan
