@@ -16,6 +16,7 @@
 #include "src/io/profile_writer.h"
 #include "src/io/run_sources.h"
 #include "src/report/calibrate_report.h"
+#include "src/report/calibrate_svg.h"
 #include "src/report/output_files.h"
 #include "src/tune/calibrate.h"
 
@@ -27,7 +28,7 @@ void register_calibrate(CLI::App& app, Commands& c) {
       "Runs: YAML/CSV run files, Megatron-LM logs, torchtitan logs (with their .toml or .py config beside\n"
       "them), as files or directories. See docs/calibrate.md.\n"
       "Example:\n  parplan calibrate --cluster dgx-h100 --runs calibration/h100-megatron-lm.yaml \\\n"
-      "                    --out my-h100.yaml");
+      "                    --out my-h100.yaml --svg my-h100-errors.svg");
   CalibrateFlags& f = c.calibrate_flags;
   c.calibrate->add_option("--cluster", f.cluster, "hardware profile to start from (name or YAML path)")
       ->required();
@@ -39,6 +40,8 @@ void register_calibrate(CLI::App& app, Commands& c) {
                           "constants to fit, comma-separated (default: those the runs identify)");
   c.calibrate->add_option("--objective", f.objective, "mean | max relative step-time error (default mean)");
   add_output_path_option(*c.calibrate, "--out", f.out, "write the calibrated profile to FILE.yaml");
+  add_output_path_option(*c.calibrate, "--svg", f.svg,
+                         "draw every run's step-time error before, after and left out of the fit to FILE");
   c.calibrate->add_option("--name", f.name, "name of the written profile (default: the file's stem)");
   c.calibrate->add_option("--solver", f.solver, "cbc | glpk (default cbc)");
   c.calibrate->add_flag("--no-cross-validate", f.no_cross_validate, "skip the leave-one-out fits");
@@ -66,6 +69,7 @@ int run_calibrate(const CalibrateFlags& flags) {
   if (flags.objective != "mean" && flags.objective != "max")
     throw InputError("--objective must be mean or max (got '" + flags.objective + "')");
   if (!flags.out.empty()) check_output_path(flags.out, "--out");
+  if (!flags.svg.empty()) check_output_path(flags.svg, "--svg");
   const ClusterSpec cluster = load_cluster(flags.cluster);
   const std::vector<FitRun> runs = load_runs(flags.runs, cluster);
   // The fit moves one profile's constants: a run on other hardware would be
@@ -97,6 +101,8 @@ int run_calibrate(const CalibrateFlags& flags) {
     std::cerr << "parplan: " << note << "\n";
   }
 
+  // --out and --svg as a set: both complete before either replaces its target.
+  OutputFiles files;
   if (!flags.out.empty()) {
     const std::string profile_path =
         resolve_catalog_file("hardware-profiles", flags.cluster, "--cluster").string();
@@ -121,8 +127,10 @@ int run_calibrate(const CalibrateFlags& flags) {
     block.cv_max_error = outcome.cv_max_abs;
     const std::string name =
         flags.name.empty() ? std::filesystem::path(flags.out).stem().string() : flags.name;
-    write_file_atomically(flags.out, calibrated_profile_text(original.str(), values, block, name), "--out");
+    files.stage(flags.out, calibrated_profile_text(original.str(), values, block, name), "--out");
   }
+  if (!flags.svg.empty()) files.stage(flags.svg, calibrate_svg(runs, outcome, cluster.name), "--svg");
+  files.commit();
   if (flags.common.json()) {
     auto j = calibrate_json(runs, outcome, flags.objective, flags.out);
     j["stopped_at_time_limit"] = outcome.stopped_at_deadline;

@@ -48,7 +48,7 @@ struct SkipPathsFlags {
 
 struct CalibrateFlags {
   CommonFlags common;
-  std::string cluster, fit, objective = "mean", out, name, solver = "cbc";
+  std::string cluster, fit, objective = "mean", out, svg, name, solver = "cbc";
   std::vector<std::string> runs;
   bool no_cross_validate = false;
 };

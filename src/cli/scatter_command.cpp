@@ -190,8 +190,11 @@ int run_scatter(const ScatterFlags& f) {
   report.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
-  if (!f.out.empty()) write_file_atomically(f.out, scatter_out_lines(report), "--out");
-  if (!f.svg.empty()) write_file_atomically(f.svg, scatter_step_svg(report, f.svg_step), "--svg");
+  // --out and --svg as a set: both complete before either replaces its target.
+  OutputFiles files;
+  if (!f.out.empty()) files.stage(f.out, scatter_out_lines(report), "--out");
+  if (!f.svg.empty()) files.stage(f.svg, scatter_step_svg(report, f.svg_step), "--svg");
+  files.commit();
   const std::string note =
       limited ? "--time-limit reached: later steps got less than their budget; each step's plan is the best "
                 "found in time, its gap to the bound stated"
