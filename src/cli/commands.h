@@ -63,7 +63,7 @@ struct TuneFlags {
 /// experts_command.cpp).
 struct ExpertsFlags {
   std::string loads, gpus, nodes, groups, redundant, job_file, model, cluster, solver = "cbc";
-  std::string time_limit, solver_time_limit, format = "table", out;
+  std::string time_limit, solver_time_limit, format = "table", out, svg;
   /// With --model/--cluster: the batch of the predicted step (the job is the
   /// --gpus GPUs of one expert-parallel group).
   std::string gbs, seq;

@@ -16,6 +16,7 @@
 #include "src/report/eplb_placement.h"
 #include "src/report/error_band.h"
 #include "src/report/experts_report.h"
+#include "src/report/experts_svg.h"
 #include "src/report/sweep_report.h"
 
 namespace parplan {
@@ -107,7 +108,10 @@ CLI::App* register_experts(CLI::App& app, ExpertsFlags& f) {
       "  parplan experts --loads examples/experts/mixtral-like.json --gpus 8 --redundant 8 --solver glpk \\\n"
       "                  --time-limit 5 --format json --out placement.json\n"
       "  parplan experts --loads examples/experts/mixtral-like.json --gpus 8 --redundant 8 \\\n"
-      "                  --job examples/mixtral-8x7b-h100.yaml");
+      "                  --job examples/mixtral-8x7b-h100.yaml\n"
+      "  parplan experts --loads examples/experts/deepseek-v3-like.csv --gpus 64 --nodes 8 --redundant 64 "
+      "\\\n"
+      "                  --svg loads.svg");
   cmd->add_option("--loads", f.loads, "routing statistics: JSON or CSV file")->required();
   cmd->add_option("--gpus", f.gpus, "GPUs of the expert-parallel group")->required();
   cmd->add_option("--nodes", f.nodes, "nodes the GPUs span (default 1); balances nodes second");
@@ -124,6 +128,8 @@ CLI::App* register_experts(CLI::App& app, ExpertsFlags& f) {
   cmd->add_option("--format", f.format, "table | json (default table)");
   add_output_path_option(*cmd, "--out", f.out,
                          "write the placement in EPLB's convention (phy2log, log2phy, logcnt) to FILE");
+  add_output_path_option(*cmd, "--svg", f.svg,
+                         "draw every layer's per-GPU load, static placement beside parplan's, to FILE");
   cmd->add_flag("--no-timings", f.no_timings, "omit wall-clock times (identical input, identical output)");
   return cmd;
 }
@@ -151,6 +157,7 @@ int run_experts(const ExpertsFlags& f) {
   if ((!f.model.empty()) != (!f.cluster.empty()))
     throw InputError("--model and --cluster go together (or give --job)");
   if (!f.out.empty()) check_output_path(f.out, "--out");
+  if (!f.svg.empty()) check_output_path(f.svg, "--svg");
 
   const ExpertLoads loads = read_expert_loads(f.loads);
   request.shape.experts = loads.experts();
@@ -170,11 +177,15 @@ int run_experts(const ExpertsFlags& f) {
     context.step_times = predict_step_times(f, loads, request.shape, run);
     context.step_time_note = context.step_times.note;
   }
+  // --out and --svg as a set: both complete before either replaces its target.
+  OutputFiles files;
   if (!f.out.empty()) {
     std::vector<LayerPlacement> placements;
     for (const LayerResult& r : run.layers) placements.push_back(r.placement);
-    write_file_atomically(f.out, eplb_json(request.shape, placements).dump() + "\n", "--out");
+    files.stage(f.out, eplb_json(request.shape, placements).dump() + "\n", "--out");
   }
+  if (!f.svg.empty()) files.stage(f.svg, experts_svg(loads.loads, request.shape, run), "--svg");
+  files.commit();
   if (f.format == "json") {
     std::cout << experts_json(context, run).dump(2) << "\n";
   } else {
