@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "solvers/expert_placement.h"
+#include "solvers/expert_placement_count_bound.h"
 #include "solvers/expert_placement_heuristic.h"
 #include "solvers/expert_placement_milp.h"
 
@@ -126,6 +127,8 @@ double layer_lower_bound(const std::vector<double>& loads, const ExpertPlacement
   const std::vector<int> count = replicate(loads, shape.redundant, cap);
   double bound = total / shape.gpus;
   for (size_t e = 0; e < loads.size(); ++e) bound = std::max(bound, loads[e] / count[e]);
+  // Whole count vectors dealt S replicas to a GPU (small layers only).
+  bound = std::max(bound, replica_count_bound(loads, shape.gpus, shape.redundant, cap));
   if (shape.groups > 0) {
     const int group_size = shape.experts / shape.groups;
     for (int g = 0; g < shape.groups; ++g) {

@@ -40,12 +40,6 @@ struct Bucket {
   double longest = 0;
 };
 
-int crowd_level(double tokens, double capacity) {
-  int level = 0;  // number of t in {2, 3, 4} with tokens > capacity / t
-  for (int t = 4; t >= 2; --t) level += tokens > capacity / t ? 1 : 0;
-  return tokens > capacity ? -1 : level;
-}
-
 }  // namespace
 
 /// The LP, built once and solved again as the pinned sequence's size and the

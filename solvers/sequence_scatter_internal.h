@@ -187,4 +187,13 @@ std::optional<SolveResult> solve_until(const MilpModel& model, SolverBackend bac
 /// The same for an LpSession's next solve (warm-started on CBC).
 std::optional<SolveResult> solve_until(LpSession& session, double relative_gap, Clock::time_point deadline);
 
+/// How crowded a sequence of `tokens` makes a group holding `capacity`
+/// tokens: the number of t in {2, 3, 4} with tokens > capacity / t (at most
+/// t - 1 such sequences share a group), -1 where it does not fit.
+inline int crowd_level(double tokens, double capacity) {
+  int level = 0;
+  for (int t = 4; t >= 2; --t) level += tokens > capacity / t ? 1 : 0;
+  return tokens > capacity ? -1 : level;
+}
+
 }  // namespace parplan::scatter_detail

@@ -40,12 +40,6 @@ namespace parplan::scatter_detail {
 
 namespace {
 
-int crowd_level(double tokens, double capacity) {
-  int level = 0;  // number of t in {2, 3, 4} with tokens > capacity / t
-  for (int t = 4; t >= 2; --t) level += tokens > capacity / t ? 1 : 0;
-  return tokens > capacity ? -1 : level;
-}
-
 struct Item {
   std::vector<int> signature;  // crowd level per size, -1 where it does not fit
   double count = 0;

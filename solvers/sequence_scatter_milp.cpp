@@ -21,16 +21,16 @@ namespace {
 // simplex), so 10 us with a margin.
 constexpr double kMsPerInteger = 0.01;
 
-struct Bucket {
+struct LengthBucket {
   double tokens = 0;
   std::vector<int> sequences;
 };
 
-std::vector<Bucket> buckets_of(const Instance& in) {
+std::vector<LengthBucket> buckets_of(const Instance& in) {
   std::map<double, std::vector<int>, std::greater<>> by_length;
   for (int i = 0; i < in.num_sequences(); ++i) by_length[in.tokens[i]].push_back(i);
-  std::vector<Bucket> buckets;
-  for (auto& [tokens, sequences] : by_length) buckets.push_back(Bucket{tokens, sequences});
+  std::vector<LengthBucket> buckets;
+  for (auto& [tokens, sequences] : by_length) buckets.push_back(LengthBucket{tokens, sequences});
   return buckets;
 }
 
@@ -44,11 +44,11 @@ int slots(const Instance& in, int j) {
 }  // namespace
 
 long long milp_integer_count(const Instance& in, int micro_batches) {
-  const std::vector<Bucket> buckets = buckets_of(in);
+  const std::vector<LengthBucket> buckets = buckets_of(in);
   long long per_micro_batch = 0;
   for (int j = 0; j < in.num_sizes; ++j) {
     long long usable = 0;
-    for (const Bucket& b : buckets) usable += b.tokens <= in.capacity_tokens[j] ? 1 : 0;
+    for (const LengthBucket& b : buckets) usable += b.tokens <= in.capacity_tokens[j] ? 1 : 0;
     per_micro_batch += static_cast<long long>(slots(in, j)) * (1 + usable);
   }
   return per_micro_batch * micro_batches;
@@ -68,7 +68,7 @@ MilpOutcome milp_path(const Instance& in, const std::vector<std::int64_t>& lengt
     return out;
   }
   const ScatterCoefficients& c = *in.coefficients;
-  const std::vector<Bucket> buckets = buckets_of(in);
+  const std::vector<LengthBucket> buckets = buckets_of(in);
   const int nb = static_cast<int>(buckets.size());
 
   MilpModel model("sequence_scatter");

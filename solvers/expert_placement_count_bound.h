@@ -1,0 +1,33 @@
+// A lower bound on the busiest GPU of an expert placement that looks at
+// whole replica count vectors: every slot of every GPU holds one replica, so
+// for a given count vector the replicas' loads must be dealt S to a GPU,
+// and how evenly that can be done bounds the busiest GPU; the least over the
+// count vectors bounds every placement.
+#pragma once
+
+#include <vector>
+
+namespace parplan {
+
+/// For every count vector r (1 <= r_e <= cap, sum_e r_e = experts +
+/// redundant = gpus x S), the replica loads x_1 >= ... >= x_P (loads[e] /
+/// r_e, r_e times each), and any placement with those counts has a GPU of
+/// load at least:
+///  - total / gpus;
+///  - pigeonhole: among the (k - 1) gpus + 1 largest replicas one GPU holds
+///    k (k = 1..S); with them it holds S - k others, at least the S - k
+///    smallest of the rest;
+///  - S = 2: x_i + x_{P+1-i} for i <= gpus (if every pair summed to less,
+///    no two of the i largest could share a GPU, and each would need a
+///    partner among the i - 1 replicas after position P + 1 - i);
+///  - S >= 3, i <= gpus: two of the i largest share a GPU (x_{i-1} + x_i
+///    and the S - 2 smallest others), or they sit on i GPUs whose i (S - 1)
+///    other replicas are at least the smallest i (S - 1) after position i,
+///    one GPU at least x_i plus their mean.
+/// The bound ignores that replicas of one expert go to distinct GPUs (a
+/// relaxation, so it stays valid). Returns 0 (no bound) when there are more
+/// than `max_vectors` count vectors.
+double replica_count_bound(const std::vector<double>& loads, int gpus, int redundant, int cap,
+                           long max_vectors = 20000);
+
+}  // namespace parplan

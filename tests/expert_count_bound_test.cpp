@@ -1,0 +1,60 @@
+// The replica-count bound of expert placement: never above the optimum (by
+// enumeration of every placement) on random small layers, never below the
+// plain bound (mean GPU load, largest per-replica load), and on two slots
+// per GPU the value the pairing argument gives by hand.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "solvers/expert_placement.h"
+#include "solvers/expert_placement_count_bound.h"
+#include "tests/experts_brute_force.h"
+
+namespace parplan {
+namespace {
+
+TEST(ExpertCountBound, NeverAboveTheOptimum) {
+  std::mt19937 rng(20261128);
+  std::lognormal_distribution<double> load(0.0, 0.6);
+  int raised = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const int experts = 3 + trial % 4;  // 3..6
+    const int gpus = 2 + trial % 3;     // 2..4
+    int redundant = (gpus - experts % gpus) % gpus + gpus * (trial % 2);
+    const int slots = (experts + redundant) / gpus;
+    if (slots > 4 || slots < 1) continue;
+    std::vector<double> loads(experts);
+    for (double& l : loads) l = std::round(1000 * load(rng));
+    const double optimum = test::brute_force(loads, gpus, slots);
+    const double bound = replica_count_bound(loads, gpus, redundant, gpus);
+    EXPECT_LE(bound, optimum * (1 + 1e-12)) << "trial " << trial;
+    ExpertPlacementShape shape;
+    shape.experts = experts;
+    shape.gpus = gpus;
+    shape.redundant = redundant;
+    const double plain = std::accumulate(loads.begin(), loads.end(), 0.0) / gpus;
+    EXPECT_GE(bound, plain * (1 - 1e-12)) << "trial " << trial;
+    raised += bound > plain * (1 + 1e-9) ? 1 : 0;
+  }
+  EXPECT_GT(raised, 0);  // it does raise the mean-load bound somewhere
+}
+
+TEST(ExpertCountBound, TwoSlotsPerGpuPairTheLargestWithTheSmallest) {
+  // Six experts on three GPUs, no redundancy: one count vector, replicas
+  // 10, 9, 5, 4, 3, 0; pairing the i-th largest with the i-th smallest is
+  // the best dealing: 10 + 0, 9 + 3, 5 + 4, so the busiest GPU carries 12
+  // (the mean is 31 / 3 and the largest replica 10).
+  const std::vector<double> loads = {5, 10, 0, 4, 9, 3};
+  EXPECT_DOUBLE_EQ(replica_count_bound(loads, 3, 0, 3), 12.0);
+  EXPECT_DOUBLE_EQ(test::brute_force(loads, 3, 2), 12.0);
+}
+
+TEST(ExpertCountBound, GivesUpOnTooManyCountVectors) {
+  const std::vector<double> loads(64, 1.0);
+  EXPECT_EQ(replica_count_bound(loads, 16, 16, 16, 1000), 0.0);
+}
+
+}  // namespace
+}  // namespace parplan
