@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 namespace parplan {
 
@@ -66,34 +67,26 @@ double dealt_bound(const std::vector<double>& x, int gpus, int slots, double mea
   return bound;
 }
 
-}  // namespace
-
-double replica_count_bound(const std::vector<double>& loads, int gpus, int redundant, int cap,
-                           long max_vectors) {
-  const int experts = static_cast<int>(loads.size());
+// Calls `visit(count)` for every count vector (1 <= count[e] <= cap, the
+// sum experts + redundant); false when there are more than max_vectors (then
+// none is visited) or the slots do not divide among the GPUs.
+bool for_each_count_vector(int experts, int gpus, int redundant, int cap, long max_vectors,
+                           const std::function<void(const std::vector<int>&)>& visit) {
   const int physical = experts + redundant;
-  if (experts == 0 || gpus <= 0 || physical % gpus != 0 || cap < 1) return 0;
+  if (experts == 0 || gpus <= 0 || physical % gpus != 0 || cap < 1) return false;
   // At least C(experts, redundant) vectors give single extra replicas
   // (cap >= 2): a cheap refusal of the large layers before counting.
   if (cap >= 2 && redundant <= experts &&
       std::lgamma(experts + 1.0) - std::lgamma(redundant + 1.0) - std::lgamma(experts - redundant + 1.0) >
           std::log(static_cast<double>(max_vectors)))
-    return 0;
-  if (count_vectors(experts, redundant, cap, max_vectors) > max_vectors) return 0;
-  const int slots = physical / gpus;
-  const double mean = std::accumulate(loads.begin(), loads.end(), 0.0) / gpus;
+    return false;
+  if (count_vectors(experts, redundant, cap, max_vectors) > max_vectors) return false;
   std::vector<int> count(experts, 1);
-  std::vector<double> x;
-  x.reserve(physical);
-  double best = std::numeric_limits<double>::infinity();
   const std::function<void(int, int)> assign = [&](int e, int left) {
     if (e == experts - 1) {
       if (left > cap - 1) return;
       count[e] = 1 + left;
-      x.clear();
-      for (int i = 0; i < experts; ++i) x.insert(x.end(), count[i], loads[i] / count[i]);
-      std::sort(x.begin(), x.end(), std::greater<>());
-      best = std::min(best, dealt_bound(x, gpus, slots, mean));
+      visit(count);
       return;
     }
     for (int k = 0; k <= std::min(cap - 1, left); ++k) {
@@ -102,7 +95,88 @@ double replica_count_bound(const std::vector<double>& loads, int gpus, int redun
     }
   };
   assign(0, redundant);
-  return std::isfinite(best) ? best : 0;
+  return true;
+}
+
+// A replica: its load and its expert.
+struct DealtReplica {
+  double load = 0;
+  int expert = 0;
+};
+
+// The replicas of `count`, largest first (ties by expert id).
+void sorted_replicas(const std::vector<double>& loads, const std::vector<int>& count,
+                     std::vector<DealtReplica>& out) {
+  out.clear();
+  for (std::size_t e = 0; e < loads.size(); ++e)
+    for (int r = 0; r < count[e]; ++r) out.push_back({loads[e] / count[e], static_cast<int>(e)});
+  std::sort(out.begin(), out.end(), [](const DealtReplica& a, const DealtReplica& b) {
+    return a.load != b.load ? a.load > b.load : a.expert < b.expert;
+  });
+}
+
+}  // namespace
+
+double replica_count_bound(const std::vector<double>& loads, int gpus, int redundant, int cap,
+                           long max_vectors) {
+  const int experts = static_cast<int>(loads.size());
+  const int slots = gpus > 0 ? (experts + redundant) / gpus : 0;
+  const double mean = std::accumulate(loads.begin(), loads.end(), 0.0) / std::max(1, gpus);
+  std::vector<DealtReplica> replicas;
+  std::vector<double> x;
+  double best = std::numeric_limits<double>::infinity();
+  const bool visited =
+      for_each_count_vector(experts, gpus, redundant, cap, max_vectors, [&](const auto& count) {
+        sorted_replicas(loads, count, replicas);
+        x.clear();
+        for (const DealtReplica& r : replicas) x.push_back(r.load);
+        best = std::min(best, dealt_bound(x, gpus, slots, mean));
+      });
+  return visited && std::isfinite(best) ? best : 0;
+}
+
+std::vector<std::vector<int>> paired_placement(const std::vector<double>& loads, int gpus, int redundant,
+                                               int cap, long max_vectors) {
+  const int experts = static_cast<int>(loads.size());
+  if (gpus <= 0 || experts + redundant != 2 * gpus) return {};
+  std::vector<DealtReplica> replicas;
+  std::vector<std::pair<DealtReplica, DealtReplica>> pairs(gpus), best_pairs;
+  double best = std::numeric_limits<double>::infinity();
+  const auto worst_of = [](const std::vector<std::pair<DealtReplica, DealtReplica>>& dealt) {
+    double worst = 0;
+    for (const auto& [a, b] : dealt) worst = std::max(worst, a.load + b.load);
+    return worst;
+  };
+  const auto distinct = [](const std::pair<DealtReplica, DealtReplica>& pair) {
+    return pair.first.expert != pair.second.expert;
+  };
+  for_each_count_vector(experts, gpus, redundant, cap, max_vectors, [&](const auto& count) {
+    sorted_replicas(loads, count, replicas);
+    const int p = static_cast<int>(replicas.size());
+    for (int i = 0; i < gpus; ++i) pairs[i] = {replicas[i], replicas[p - 1 - i]};
+    // A GPU given two replicas of one expert swaps its smaller one with the
+    // smaller one of the pair that keeps the busiest GPU lowest.
+    for (int i = 0; i < gpus; ++i) {
+      if (distinct(pairs[i])) continue;
+      int swap_with = -1;
+      double swap_worst = std::numeric_limits<double>::infinity();
+      for (int j = 0; j < gpus; ++j) {
+        if (j == i) continue;
+        std::pair<DealtReplica, DealtReplica> a = {pairs[i].first, pairs[j].second},
+                                              b = {pairs[j].first, pairs[i].second};
+        if (!distinct(a) || !distinct(b)) continue;
+        const double worst = std::max(a.first.load + a.second.load, b.first.load + b.second.load);
+        if (worst < swap_worst) swap_worst = worst, swap_with = j;
+      }
+      if (swap_with < 0) return;
+      std::swap(pairs[i].second, pairs[swap_with].second);
+    }
+    const double worst = worst_of(pairs);
+    if (worst < best) best = worst, best_pairs = pairs;
+  });
+  std::vector<std::vector<int>> gpu_experts;
+  for (const auto& [a, b] : best_pairs) gpu_experts.push_back({a.expert, b.expert});
+  return gpu_experts;
 }
 
 }  // namespace parplan

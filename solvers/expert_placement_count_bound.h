@@ -30,4 +30,14 @@ namespace parplan {
 double replica_count_bound(const std::vector<double>& loads, int gpus, int redundant, int cap,
                            long max_vectors = 20000);
 
+/// With two slots per GPU (experts + redundant = 2 gpus), a placement from
+/// the same count vectors: each vector's replicas dealt largest beside
+/// smallest (the best dealing when replicas of one expert may share a GPU),
+/// a GPU given two replicas of one expert swapping its smaller one with
+/// another GPU's (the swap that keeps the busier of the two lowest); the
+/// best over the vectors. gpu_experts[g] holds GPU g's two experts; empty
+/// when the slots are not two per GPU or there are too many vectors.
+std::vector<std::vector<int>> paired_placement(const std::vector<double>& loads, int gpus, int redundant,
+                                               int cap, long max_vectors = 20000);
+
 }  // namespace parplan

@@ -268,6 +268,25 @@ void improve_from_restarts(const FlatProblem& p, FlatPlacement& flat, Deadline d
   }
 }
 
+/// With two slots per GPU and few count vectors: the best largest-beside-
+/// smallest dealing over every count vector (solvers/
+/// expert_placement_count_bound.h) when it beats the search's placement.
+void adopt_paired_placement(const FlatProblem& p, FlatPlacement& flat, Deadline deadline) {
+  const int n = static_cast<int>(p.loads.size());
+  if (p.slots != 2 || Clock::now() >= deadline) return;
+  const std::vector<std::vector<int>> paired = paired_placement(p.loads, p.gpus, 2 * p.gpus - n, p.gpus);
+  if (paired.empty()) return;
+  FlatPlacement candidate;
+  candidate.gpu_experts = paired;
+  candidate.replicas.assign(n, 0);
+  for (const auto& experts : paired)
+    for (int e : experts) ++candidate.replicas[e];
+  if (flat_max_load(p, candidate) < flat_max_load(p, flat) * (1 - kImprovement)) {
+    improve_placement(p, candidate, deadline);
+    flat = std::move(candidate);
+  }
+}
+
 }  // namespace
 
 LayerResult place_layer_heuristic(const std::vector<double>& loads, const ExpertPlacementShape& shape,
@@ -280,7 +299,10 @@ LayerResult place_layer_heuristic(const std::vector<double>& loads, const Expert
     const FlatProblem p = flat_of(loads, block, shape.slots_per_gpu());
     FlatPlacement flat = pack_replicas(p, greedy_replicas(p));
     write_block(block, flat, greedy);
-    if (options.improve) improve_from_restarts(p, flat, options.deadline);
+    if (options.improve) {
+      improve_from_restarts(p, flat, options.deadline);
+      adopt_paired_placement(p, flat, options.deadline);
+    }
     write_block(block, flat, improved);
   }
   if (shape.groups == 0) {

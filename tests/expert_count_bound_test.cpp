@@ -51,6 +51,32 @@ TEST(ExpertCountBound, TwoSlotsPerGpuPairTheLargestWithTheSmallest) {
   EXPECT_DOUBLE_EQ(test::brute_force(loads, 3, 2), 12.0);
 }
 
+TEST(ExpertCountBound, PairedPlacementsAreValidAndBetweenBoundAndOptimum) {
+  std::mt19937 rng(7);
+  std::lognormal_distribution<double> load(0.0, 0.5);
+  int optimal = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int gpus = 2 + trial % 3;               // 2..4
+    const int experts = gpus + 1 + trial % gpus;  // gpus + 1 .. 2 gpus
+    const int redundant = 2 * gpus - experts;
+    std::vector<double> loads(experts);
+    for (double& l : loads) l = std::round(1000 * load(rng));
+    const std::vector<std::vector<int>> paired = paired_placement(loads, gpus, redundant, gpus);
+    ASSERT_EQ(paired.size(), static_cast<std::size_t>(gpus)) << "trial " << trial;
+    ExpertPlacementShape shape;
+    shape.experts = experts;
+    shape.gpus = gpus;
+    shape.redundant = redundant;
+    const LayerPlacement placement = make_placement(loads, paired);
+    EXPECT_EQ(check_placement(loads, shape, placement), "") << "trial " << trial;
+    const double optimum = test::brute_force(loads, gpus, 2);
+    EXPECT_GE(placement.max_load, optimum * (1 - 1e-12)) << "trial " << trial;
+    EXPECT_GE(placement.max_load, replica_count_bound(loads, gpus, redundant, gpus) * (1 - 1e-12));
+    optimal += placement.max_load <= optimum * (1 + 1e-12) ? 1 : 0;
+  }
+  EXPECT_GE(optimal, 30);  // the dealing is the optimum on most small layers
+}
+
 TEST(ExpertCountBound, GivesUpOnTooManyCountVectors) {
   const std::vector<double> loads(64, 1.0);
   EXPECT_EQ(replica_count_bound(loads, 16, 16, 16, 1000), 0.0);

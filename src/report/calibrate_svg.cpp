@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "src/report/sweep_plot_axes.h"
 #include "src/report/xml_text.h"
