@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "cost/compute_time.h"
 #include "cost/flops.h"
@@ -14,49 +15,35 @@ namespace parplan {
 
 using namespace detail;
 
-const char* limiter_name(Limiter limiter) {
-  switch (limiter) {
-    case Limiter::kCompute:
-      return "compute";
-    case Limiter::kBubble:
-      return "pipeline bubble";
-    case Limiter::kTpComm:
-      return "tensor-parallel communication";
-    case Limiter::kCpComm:
-      return "context-parallel communication";
-    case Limiter::kPpComm:
-      return "pipeline point-to-point communication";
-    case Limiter::kDpComm:
-      return "data-parallel communication";
-    case Limiter::kEpComm:
-      return "expert-parallel communication";
-    case Limiter::kMemory:
-      return "memory";
-  }
-  return "compute";
-}
+namespace {
+// Per Limiter, in its declaration order: the sentence form for prose and the
+// one-word key for table columns and CSV.
+struct LimiterNames {
+  const char* name;
+  const char* key;
+};
+constexpr LimiterNames kLimiterNames[] = {
+    {"compute", "compute"},
+    {"pipeline bubble", "bubble"},
+    {"tensor-parallel communication", "tp_comm"},
+    {"context-parallel communication", "cp_comm"},
+    {"pipeline point-to-point communication", "pp_comm"},
+    {"data-parallel communication", "dp_comm"},
+    {"expert-parallel communication", "ep_comm"},
+    {"memory", "memory"},
+};
+static_assert(std::size(kLimiterNames) == static_cast<std::size_t>(Limiter::kMemory) + 1,
+              "one entry per Limiter");
 
-const char* limiter_key(Limiter limiter) {
-  switch (limiter) {
-    case Limiter::kCompute:
-      return "compute";
-    case Limiter::kBubble:
-      return "bubble";
-    case Limiter::kTpComm:
-      return "tp_comm";
-    case Limiter::kCpComm:
-      return "cp_comm";
-    case Limiter::kPpComm:
-      return "pp_comm";
-    case Limiter::kDpComm:
-      return "dp_comm";
-    case Limiter::kEpComm:
-      return "ep_comm";
-    case Limiter::kMemory:
-      return "memory";
-  }
-  return "compute";
+const LimiterNames& limiter_names(Limiter limiter) {
+  const auto index = static_cast<std::size_t>(limiter);
+  return kLimiterNames[index < std::size(kLimiterNames) ? index : 0];
 }
+}  // namespace
+
+const char* limiter_name(Limiter limiter) { return limiter_names(limiter).name; }
+
+const char* limiter_key(Limiter limiter) { return limiter_names(limiter).key; }
 
 StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                      const ParallelConfig& config, int stage) {
