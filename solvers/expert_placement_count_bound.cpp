@@ -179,4 +179,111 @@ std::vector<std::vector<int>> paired_placement(const std::vector<double>& loads,
   return gpu_experts;
 }
 
+namespace {
+
+/// One count vector's replicas dealt by depth-first search (ExactDealing).
+class Dealer {
+ public:
+  Dealer(int gpus, int slots, long& nodes_left) : gpus_(gpus), slots_(slots), nodes_left_(nodes_left) {}
+
+  /// Searches below `best`; updates best and `out` on each better dealing.
+  /// False when the node budget ran out.
+  bool run(const std::vector<DealtReplica>& replicas, double& best, std::vector<std::vector<int>>& out) {
+    replicas_ = &replicas;
+    best_ = &best;
+    out_ = &out;
+    const int p = static_cast<int>(replicas.size());
+    smallest_.assign(slots_ + 1, 0.0);
+    for (int k = 1; k <= slots_ && k <= p; ++k) smallest_[k] = smallest_[k - 1] + replicas[p - k].load;
+    load_.assign(gpus_, 0.0);
+    free_.assign(gpus_, slots_);
+    held_.assign(gpus_, {});
+    return deal(0);
+  }
+
+ private:
+  bool deal(int t) {
+    if (--nodes_left_ < 0) return false;
+    const std::vector<DealtReplica>& r = *replicas_;
+    if (t == static_cast<int>(r.size())) {
+      *best_ = *std::max_element(load_.begin(), load_.end());
+      *out_ = held_;
+      return true;
+    }
+    const DealtReplica& x = r[t];
+    // Lightest GPUs first: good dealings early cut more.
+    std::vector<int> order(gpus_);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return load_[a] < load_[b]; });
+    bool tried_empty = false;
+    for (int g : order) {
+      if (free_[g] == 0) continue;
+      if (std::find(held_[g].begin(), held_[g].end(), x.expert) != held_[g].end()) continue;
+      if (free_[g] == slots_) {
+        if (tried_empty) continue;
+        tried_empty = true;
+      }
+      // This GPU ends at least at its load, this replica and the smallest
+      // replicas its other free slots must take.
+      if (load_[g] + x.load + smallest_[free_[g] - 1] >= *best_ * (1 - 1e-12)) continue;
+      load_[g] += x.load;
+      --free_[g];
+      held_[g].push_back(x.expert);
+      const bool finished = deal(t + 1);
+      held_[g].pop_back();
+      ++free_[g];
+      load_[g] -= x.load;
+      if (!finished) return false;
+    }
+    return true;
+  }
+
+  int gpus_, slots_;
+  long& nodes_left_;
+  const std::vector<DealtReplica>* replicas_ = nullptr;
+  double* best_ = nullptr;
+  std::vector<std::vector<int>>* out_ = nullptr;
+  std::vector<double> smallest_, load_;
+  std::vector<int> free_;
+  std::vector<std::vector<int>> held_;
+};
+
+}  // namespace
+
+ExactDealing exact_dealing(const std::vector<double>& loads, int gpus, int redundant, int cap,
+                           double incumbent, long max_vectors, long max_nodes) {
+  ExactDealing result;
+  const int experts = static_cast<int>(loads.size());
+  const int slots = gpus > 0 ? (experts + redundant) / gpus : 0;
+  const double mean = std::accumulate(loads.begin(), loads.end(), 0.0) / std::max(1, gpus);
+  std::vector<std::pair<double, std::vector<int>>> vectors;
+  std::vector<DealtReplica> replicas;
+  std::vector<double> x;
+  const bool visited =
+      for_each_count_vector(experts, gpus, redundant, cap, max_vectors, [&](const std::vector<int>& count) {
+        sorted_replicas(loads, count, replicas);
+        x.clear();
+        for (const DealtReplica& r : replicas) x.push_back(r.load);
+        vectors.emplace_back(dealt_bound(x, gpus, slots, mean), count);
+      });
+  if (!visited || slots < 1) return result;
+  // Most promising first: the best dealing found early cuts the rest.
+  std::stable_sort(vectors.begin(), vectors.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  double best = incumbent;
+  long nodes_left = max_nodes;
+  Dealer dealer(gpus, slots, nodes_left);
+  result.proven = true;
+  for (const auto& [bound, count] : vectors) {
+    if (bound >= best * (1 - 1e-12)) break;
+    sorted_replicas(loads, count, replicas);
+    if (!dealer.run(replicas, best, result.gpu_experts)) {
+      result.proven = false;
+      break;
+    }
+  }
+  result.max_load = result.gpu_experts.empty() ? incumbent : best;
+  return result;
+}
+
 }  // namespace parplan

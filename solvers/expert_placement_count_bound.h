@@ -40,4 +40,23 @@ double replica_count_bound(const std::vector<double>& loads, int gpus, int redun
 std::vector<std::vector<int>> paired_placement(const std::vector<double>& loads, int gpus, int redundant,
                                                int cap, long max_vectors = 20000);
 
+/// Branch and bound over the same count vectors, for layers small enough:
+/// each vector whose bound (as replica_count_bound) is below the best so far
+/// has its replicas dealt largest first onto GPUs with a free slot and no
+/// replica of that expert yet, a branch cut where a GPU's load plus the
+/// smallest replicas its free slots must still take reaches the best. Empty
+/// GPUs are interchangeable (one is tried). `incumbent`: the busiest
+/// GPU of a placement already in hand (the search looks below it).
+struct ExactDealing {
+  /// gpu_experts[g]: GPU g's experts; empty when nothing below the
+  /// incumbent was found.
+  std::vector<std::vector<int>> gpu_experts;
+  double max_load = 0;
+  /// Every vector was searched to the end or bounded out: no placement is
+  /// below min(max_load, incumbent).
+  bool proven = false;
+};
+ExactDealing exact_dealing(const std::vector<double>& loads, int gpus, int redundant, int cap,
+                           double incumbent, long max_vectors = 20000, long max_nodes = 200000);
+
 }  // namespace parplan

@@ -268,6 +268,16 @@ void improve_from_restarts(const FlatProblem& p, FlatPlacement& flat, Deadline d
   }
 }
 
+/// The placement with these experts per GPU (and the replica counts they give).
+FlatPlacement flat_placement_of(const std::vector<std::vector<int>>& gpu_experts, int experts) {
+  FlatPlacement out;
+  out.gpu_experts = gpu_experts;
+  out.replicas.assign(experts, 0);
+  for (const auto& on_gpu : gpu_experts)
+    for (int e : on_gpu) ++out.replicas[e];
+  return out;
+}
+
 /// With two slots per GPU and few count vectors: the best largest-beside-
 /// smallest dealing over every count vector (solvers/
 /// expert_placement_count_bound.h) when it beats the search's placement.
@@ -276,15 +286,26 @@ void adopt_paired_placement(const FlatProblem& p, FlatPlacement& flat, Deadline 
   if (p.slots != 2 || Clock::now() >= deadline) return;
   const std::vector<std::vector<int>> paired = paired_placement(p.loads, p.gpus, 2 * p.gpus - n, p.gpus);
   if (paired.empty()) return;
-  FlatPlacement candidate;
-  candidate.gpu_experts = paired;
-  candidate.replicas.assign(n, 0);
-  for (const auto& experts : paired)
-    for (int e : experts) ++candidate.replicas[e];
+  FlatPlacement candidate = flat_placement_of(paired, n);
   if (flat_max_load(p, candidate) < flat_max_load(p, flat) * (1 - kImprovement)) {
     improve_placement(p, candidate, deadline);
     flat = std::move(candidate);
   }
+}
+
+/// Few count vectors: branch and bound over them (solvers/
+/// expert_placement_count_bound.h) below the search's placement, adopted when
+/// it finds one lower. Returns the block's proven optimum, or -1 when the
+/// search was refused or ran out of nodes.
+double adopt_exact_dealing(const FlatProblem& p, FlatPlacement& flat, Deadline deadline) {
+  const int n = static_cast<int>(p.loads.size());
+  if (Clock::now() >= deadline) return -1;
+  const double current = flat_max_load(p, flat);
+  const ExactDealing exact = exact_dealing(p.loads, p.gpus, p.gpus * p.slots - n, p.gpus, current);
+  if (!exact.gpu_experts.empty() && exact.max_load < current * (1 - kImprovement)) {
+    flat = flat_placement_of(exact.gpu_experts, n);
+  }
+  return exact.proven ? flat_max_load(p, flat) : -1;
 }
 
 }  // namespace
@@ -295,14 +316,19 @@ LayerResult place_layer_heuristic(const std::vector<double>& loads, const Expert
   LayerResult r;
   std::vector<std::vector<int>> greedy(shape.gpus);
   std::vector<std::vector<int>> improved(shape.gpus);
+  // The largest proven block optimum; -1 once a block is not proven.
+  double proven = 0;
   for (const Block& block : blocks_of(loads, shape)) {
     const FlatProblem p = flat_of(loads, block, shape.slots_per_gpu());
     FlatPlacement flat = pack_replicas(p, greedy_replicas(p));
     write_block(block, flat, greedy);
+    double optimum = -1;
     if (options.improve) {
       improve_from_restarts(p, flat, options.deadline);
       adopt_paired_placement(p, flat, options.deadline);
+      optimum = adopt_exact_dealing(p, flat, options.deadline);
     }
+    proven = optimum < 0 || proven < 0 ? -1 : std::max(proven, optimum);
     write_block(block, flat, improved);
   }
   if (shape.groups == 0) {
@@ -313,6 +339,11 @@ LayerResult place_layer_heuristic(const std::vector<double>& loads, const Expert
   r.placement = make_placement(loads, improved);
   r.heuristic_max_load = r.placement.max_load;
   r.lower_bound_load = layer_lower_bound(loads, shape);
+  // Blocks solved to optimality bound the layer when no other assignment of
+  // groups to nodes could do better: one block, or one group per node (every
+  // assignment the same up to renaming nodes).
+  if (proven > 0 && (shape.groups == 0 || shape.groups == shape.nodes))
+    r.lower_bound_load = std::max(r.lower_bound_load, proven);
   r.node_imbalance = node_imbalance(r.placement.gpu_load, shape.nodes);
   certify(r);
   r.certificate.backend = "heuristic";

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <random>
 
@@ -75,6 +76,54 @@ TEST(ExpertCountBound, PairedPlacementsAreValidAndBetweenBoundAndOptimum) {
     optimal += placement.max_load <= optimum * (1 + 1e-12) ? 1 : 0;
   }
   EXPECT_GE(optimal, 30);  // the dealing is the optimum on most small layers
+}
+
+TEST(ExpertExactDealing, EqualsBruteForceAndIsAValidPlacement) {
+  std::mt19937 rng(20261128);
+  std::lognormal_distribution<double> load(0.0, 0.6);
+  int tried = 0;
+  for (int trial = 0; trial < 80; ++trial) {
+    const int experts = 3 + trial % 5;  // 3..7
+    const int gpus = 2 + trial % 3;     // 2..4
+    const int redundant = (gpus - experts % gpus) % gpus + gpus * (trial % 2);
+    const int slots = (experts + redundant) / gpus;
+    if (slots > 4 || slots < 1) continue;
+    ++tried;
+    std::vector<double> loads(experts);
+    for (double& l : loads) l = std::round(1000 * load(rng));
+    const double optimum = test::brute_force(loads, gpus, slots);
+    // From no placement in hand: it finds the optimum and proves it.
+    const ExactDealing exact =
+        exact_dealing(loads, gpus, redundant, gpus, std::numeric_limits<double>::infinity());
+    ASSERT_TRUE(exact.proven) << "trial " << trial;
+    ASSERT_EQ(exact.gpu_experts.size(), static_cast<std::size_t>(gpus)) << "trial " << trial;
+    EXPECT_NEAR(exact.max_load, optimum, 1e-9 * optimum) << "trial " << trial;
+    ExpertPlacementShape shape;
+    shape.experts = experts;
+    shape.gpus = gpus;
+    shape.redundant = redundant;
+    const LayerPlacement placement = make_placement(loads, exact.gpu_experts);
+    EXPECT_EQ(check_placement(loads, shape, placement), "") << "trial " << trial;
+    EXPECT_NEAR(placement.max_load, exact.max_load, 1e-9 * optimum) << "trial " << trial;
+    // From an incumbent at the optimum: nothing lower exists, and it says so.
+    const ExactDealing at = exact_dealing(loads, gpus, redundant, gpus, optimum);
+    EXPECT_TRUE(at.proven) << "trial " << trial;
+    EXPECT_TRUE(at.gpu_experts.empty()) << "trial " << trial;
+    // The layer's certificate never claims a bound above the optimum.
+    PlacementOptions options;
+    options.use_milp = false;
+    const LayerResult r = place_layer_heuristic(loads, shape, options);
+    EXPECT_LE(r.certificate.best_bound, optimum * (1 + 1e-9)) << "trial " << trial;
+    EXPECT_NEAR(r.placement.max_load, optimum, 1e-9 * optimum) << "trial " << trial;
+  }
+  EXPECT_GE(tried, 40);
+}
+
+TEST(ExpertExactDealing, StopsUnprovenWhenItsNodesRunOut) {
+  std::vector<double> loads(8);
+  for (int e = 0; e < 8; ++e) loads[e] = 1000 + 37 * e;
+  const ExactDealing exact = exact_dealing(loads, 4, 4, 4, std::numeric_limits<double>::infinity(), 20000, 3);
+  EXPECT_FALSE(exact.proven);
 }
 
 TEST(ExpertCountBound, GivesUpOnTooManyCountVectors) {
