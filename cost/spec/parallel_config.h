@@ -16,6 +16,19 @@ enum class Schedule { kOneF1B, kInterleaved };
 /// or the whole data-parallel group (the job).
 enum class PartitionLevel : std::uint8_t { kPackage, kNode, kJob };
 
+/// The level's name in job files, reports and launch-file comments.
+constexpr const char* partition_level_name(PartitionLevel level) {
+  switch (level) {
+    case PartitionLevel::kPackage:
+      return "package";
+    case PartitionLevel::kNode:
+      return "node";
+    case PartitionLevel::kJob:
+      break;
+  }
+  return "job";
+}
+
 /// Where hierarchical partitioning (Xu et al. 2025, "Scaling Large Language
 /// Model Training on Frontier with Low-Bandwidth Partitioning") keeps each
 /// partition of the model states. A partition at a level is sharded over the

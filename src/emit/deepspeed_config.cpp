@@ -10,20 +10,6 @@
 
 namespace parplan::emit_detail {
 
-namespace {
-const char* level_name(PartitionLevel level) {
-  switch (level) {
-    case PartitionLevel::kPackage:
-      return "package";
-    case PartitionLevel::kNode:
-      return "node";
-    case PartitionLevel::kJob:
-      break;
-  }
-  return "job";
-}
-}  // namespace
-
 int deepspeed_hpz_ranks(const Plan& plan) {
   const ParallelConfig& c = plan.config;
   if (c.hpz_ranks > 1 || !c.hierarchical_partition) return c.hpz_ranks;
@@ -41,24 +27,24 @@ std::vector<std::string> hierarchical_extension_notes(const Plan& plan) {
   const PartitionPlacement& p = c.partition;
   const int hpz = deepspeed_hpz_ranks(plan);
   notes.push_back("DeepSpeed runs the backward weight gather inside zero_hpz_partition_size " + str(hpz) +
-                  " ranks (the " + level_name(p.params_secondary) + " partition of the plan).");
+                  " ranks (the " + partition_level_name(p.params_secondary) + " partition of the plan).");
   if (p.params != PartitionLevel::kJob) {
     notes.push_back("Needs the paper's extension: the forward all-gather inside the " +
-                    std::string(level_name(p.params)) + " (a primary weight partition of " +
+                    std::string(partition_level_name(p.params)) + " (a primary weight partition of " +
                     str(partition_ranks(plan.cluster, c, p.params)) +
                     " ranks); stock ZeRO-3 gathers the forward weights over all " + str(c.dp * c.cp) +
                     " data-parallel ranks.");
   }
   if (p.grads != p.optimizer) {
     notes.push_back("Needs the paper's extension: gradients reduce-scattered inside the " +
-                    std::string(level_name(p.grads)) + " every micro-batch and across " +
-                    level_name(p.grads) +
+                    std::string(partition_level_name(p.grads)) + " every micro-batch and across " +
+                    partition_level_name(p.grads) +
                     "s once per step; stock ZeRO-3 (qgZ included) reduces over all data-parallel ranks every "
                     "micro-batch.");
   }
   if (p.optimizer != PartitionLevel::kJob) {
     notes.push_back("Needs the paper's extension: optimizer states partitioned inside the " +
-                    std::string(level_name(p.optimizer)) +
+                    std::string(partition_level_name(p.optimizer)) +
                     " and replicated across them (MiCS's mics_shard_size shards every state alike).");
   }
   return notes;

@@ -12,18 +12,6 @@
 
 namespace parplan {
 
-const char* partition_level_name(PartitionLevel level) {
-  switch (level) {
-    case PartitionLevel::kPackage:
-      return "package";
-    case PartitionLevel::kNode:
-      return "node";
-    case PartitionLevel::kJob:
-      break;
-  }
-  return "job";
-}
-
 nlohmann::ordered_json config_json(const ParallelConfig& c) {
   nlohmann::ordered_json j;
   j["tp"] = c.tp;

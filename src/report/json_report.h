@@ -9,9 +9,6 @@
 
 namespace parplan {
 
-/// "package" | "node" | "job".
-const char* partition_level_name(PartitionLevel level);
-
 nlohmann::ordered_json config_json(const ParallelConfig& config);
 /// { config, model, time, throughput, memory, limiter }
 nlohmann::ordered_json cost_json(const ModelSpec& model, const ParallelConfig& config, const CostReport& cost,
