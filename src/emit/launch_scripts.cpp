@@ -35,17 +35,12 @@ std::vector<std::string> megatron_training_block(long long train_iters) {
           defaulted("CHECKPOINT_DIR", "")};
 }
 
-Program megatron_program(const Plan& plan, long long train_iters) {
-  Program p;
-  p.user_block = {
-      required("MEGATRON_LM", "your Megatron-LM checkout (the folder holding pretrain_gpt.py)"),
-      required("DATA_PATH",
-               "the preprocessed dataset prefix(es) (tools/preprocess_data.py output, no .bin/.idx)"),
-      required("TOKENIZER_MODEL", "the tokenizer (a Hugging Face name or folder for HuggingFaceTokenizer)"),
-      defaulted("TOKENIZER_TYPE", "HuggingFaceTokenizer")};
+// The training block and the PROGRAM array of the Megatron flavours:
+// `head` (the script and its parallelism flags) and the flags both share.
+void add_megatron_training(Program& p, const std::string& head, long long train_iters) {
   for (const std::string& line : megatron_training_block(train_iters)) p.user_block.push_back(line);
   std::ostringstream prog;
-  prog << "PROGRAM=(\"$MEGATRON_LM/pretrain_gpt.py\"" << join_args(megatron_args(plan), "  ") << "\n"
+  prog << "PROGRAM=(" << head << "\n"
        << "  --train-iters \"$TRAIN_ITERS\"\n"
        << "  --lr \"$LR\" --min-lr \"$MIN_LR\" --lr-decay-style cosine --lr-warmup-iters "
           "\"$LR_WARMUP_ITERS\"\n"
@@ -57,6 +52,18 @@ Program megatron_program(const Plan& plan, long long train_iters) {
       "if [ -n \"$CHECKPOINT_DIR\" ]; then\n"
       "  PROGRAM+=(--save \"$CHECKPOINT_DIR\" --load \"$CHECKPOINT_DIR\" --save-interval 500)\n"
       "fi"};
+}
+
+Program megatron_program(const Plan& plan, long long train_iters) {
+  Program p;
+  p.user_block = {
+      required("MEGATRON_LM", "your Megatron-LM checkout (the folder holding pretrain_gpt.py)"),
+      required("DATA_PATH",
+               "the preprocessed dataset prefix(es) (tools/preprocess_data.py output, no .bin/.idx)"),
+      required("TOKENIZER_MODEL", "the tokenizer (a Hugging Face name or folder for HuggingFaceTokenizer)"),
+      defaulted("TOKENIZER_TYPE", "HuggingFaceTokenizer")};
+  add_megatron_training(p, "\"$MEGATRON_LM/pretrain_gpt.py\"" + join_args(megatron_args(plan), "  "),
+                        train_iters);
   return p;
 }
 
@@ -68,22 +75,11 @@ Program megatron_deepspeed_program(const Plan& plan, long long train_iters) {
                "the preprocessed dataset prefix(es) (tools/preprocess_data.py output, no .bin/.idx)"),
       required("TOKENIZER_MODEL", "the tokenizer (a Hugging Face name or folder for HFTokenizer)"),
       defaulted("TOKENIZER_TYPE", "HFTokenizer")};
-  for (const std::string& line : megatron_training_block(train_iters)) p.user_block.push_back(line);
-  std::ostringstream prog;
-  prog << "PROGRAM=(\"$MEGATRON_DEEPSPEED/pretrain_gpt.py\"" << join_args(megatron_deepspeed_args(plan), "  ")
-       << "\n"
-       << "  --deepspeed_config \"$DIR/ds_config.json\"\n"
-       << "  --train-iters \"$TRAIN_ITERS\"\n"
-       << "  --lr \"$LR\" --min-lr \"$MIN_LR\" --lr-decay-style cosine --lr-warmup-iters "
-          "\"$LR_WARMUP_ITERS\"\n"
-       << "  --tokenizer-type \"$TOKENIZER_TYPE\" --tokenizer-model \"$TOKENIZER_MODEL\"\n"
-       << "  --data-path \"${DATA_PATH_ARGS[@]}\" --split \"$DATA_SPLIT\"\n"
-       << "  --log-interval 10 --eval-interval 1000 --eval-iters 10)";
-  p.program_lines = {
-      "read -r -a DATA_PATH_ARGS <<< \"$DATA_PATH\"", prog.str(),
-      "if [ -n \"$CHECKPOINT_DIR\" ]; then\n"
-      "  PROGRAM+=(--save \"$CHECKPOINT_DIR\" --load \"$CHECKPOINT_DIR\" --save-interval 500)\n"
-      "fi"};
+  add_megatron_training(p,
+                        "\"$MEGATRON_DEEPSPEED/pretrain_gpt.py\"" +
+                            join_args(megatron_deepspeed_args(plan), "  ") +
+                            "\n  --deepspeed_config \"$DIR/ds_config.json\"",
+                        train_iters);
   return p;
 }
 
