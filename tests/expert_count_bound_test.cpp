@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "solvers/expert_placement.h"
@@ -16,25 +17,40 @@
 namespace parplan {
 namespace {
 
+/// Trial t's small layer: 3 + t % expert_kinds experts on 2 + t % 3 GPUs,
+/// redundant slots up to whole slots per GPU (a round more on odd trials),
+/// lognormal loads; none (and no draw) above four slots per GPU.
+struct SmallLayer {
+  ExpertPlacementShape shape;
+  int slots = 0;
+  std::vector<double> loads;
+};
+std::optional<SmallLayer> small_layer(int trial, int expert_kinds, std::mt19937& rng,
+                                      std::lognormal_distribution<double>& load) {
+  SmallLayer layer;
+  layer.shape.experts = 3 + trial % expert_kinds;
+  layer.shape.gpus = 2 + trial % 3;
+  const int gpus = layer.shape.gpus;
+  layer.shape.redundant = (gpus - layer.shape.experts % gpus) % gpus + gpus * (trial % 2);
+  layer.slots = layer.shape.slots_per_gpu();
+  if (layer.slots > 4 || layer.slots < 1) return std::nullopt;
+  layer.loads.resize(layer.shape.experts);
+  for (double& l : layer.loads) l = std::round(1000 * load(rng));
+  return layer;
+}
+
 TEST(ExpertCountBound, NeverAboveTheOptimum) {
   std::mt19937 rng(20261128);
   std::lognormal_distribution<double> load(0.0, 0.6);
   int raised = 0;
   for (int trial = 0; trial < 60; ++trial) {
-    const int experts = 3 + trial % 4;  // 3..6
-    const int gpus = 2 + trial % 3;     // 2..4
-    int redundant = (gpus - experts % gpus) % gpus + gpus * (trial % 2);
-    const int slots = (experts + redundant) / gpus;
-    if (slots > 4 || slots < 1) continue;
-    std::vector<double> loads(experts);
-    for (double& l : loads) l = std::round(1000 * load(rng));
-    const double optimum = test::brute_force(loads, gpus, slots);
-    const double bound = replica_count_bound(loads, gpus, redundant, gpus);
+    const std::optional<SmallLayer> layer = small_layer(trial, 4, rng, load);  // 3..6 experts
+    if (!layer) continue;
+    const std::vector<double>& loads = layer->loads;
+    const int gpus = layer->shape.gpus;
+    const double optimum = test::brute_force(loads, gpus, layer->slots);
+    const double bound = replica_count_bound(loads, gpus, layer->shape.redundant, gpus);
     EXPECT_LE(bound, optimum * (1 + 1e-12)) << "trial " << trial;
-    ExpertPlacementShape shape;
-    shape.experts = experts;
-    shape.gpus = gpus;
-    shape.redundant = redundant;
     const double plain = std::accumulate(loads.begin(), loads.end(), 0.0) / gpus;
     EXPECT_GE(bound, plain * (1 - 1e-12)) << "trial " << trial;
     raised += bound > plain * (1 + 1e-9) ? 1 : 0;
@@ -83,25 +99,19 @@ TEST(ExpertExactDealing, EqualsBruteForceAndIsAValidPlacement) {
   std::lognormal_distribution<double> load(0.0, 0.6);
   int tried = 0;
   for (int trial = 0; trial < 80; ++trial) {
-    const int experts = 3 + trial % 5;  // 3..7
-    const int gpus = 2 + trial % 3;     // 2..4
-    const int redundant = (gpus - experts % gpus) % gpus + gpus * (trial % 2);
-    const int slots = (experts + redundant) / gpus;
-    if (slots > 4 || slots < 1) continue;
+    const std::optional<SmallLayer> layer = small_layer(trial, 5, rng, load);  // 3..7 experts
+    if (!layer) continue;
     ++tried;
-    std::vector<double> loads(experts);
-    for (double& l : loads) l = std::round(1000 * load(rng));
-    const double optimum = test::brute_force(loads, gpus, slots);
+    const std::vector<double>& loads = layer->loads;
+    const ExpertPlacementShape& shape = layer->shape;
+    const int gpus = shape.gpus, redundant = shape.redundant;
+    const double optimum = test::brute_force(loads, gpus, layer->slots);
     // From no placement in hand: it finds the optimum and proves it.
     const ExactDealing exact =
         exact_dealing(loads, gpus, redundant, gpus, std::numeric_limits<double>::infinity());
     ASSERT_TRUE(exact.proven) << "trial " << trial;
     ASSERT_EQ(exact.gpu_experts.size(), static_cast<std::size_t>(gpus)) << "trial " << trial;
     EXPECT_NEAR(exact.max_load, optimum, 1e-9 * optimum) << "trial " << trial;
-    ExpertPlacementShape shape;
-    shape.experts = experts;
-    shape.gpus = gpus;
-    shape.redundant = redundant;
     const LayerPlacement placement = make_placement(loads, exact.gpu_experts);
     EXPECT_EQ(check_placement(loads, shape, placement), "") << "trial " << trial;
     EXPECT_NEAR(placement.max_load, exact.max_load, 1e-9 * optimum) << "trial " << trial;

@@ -35,6 +35,19 @@ std::vector<std::string> megatron_training_block(long long train_iters) {
           defaulted("CHECKPOINT_DIR", "")};
 }
 
+// What a user of a Megatron flavour sets: the checkout (variable
+// `checkout_var`, project `project`), the data and the tokenizer (its type
+// as that flavour's --tokenizer-type names it).
+std::vector<std::string> megatron_user_block(const std::string& checkout_var, const std::string& project,
+                                             const std::string& tokenizer_type) {
+  return {
+      required(checkout_var, "your " + project + " checkout (the folder holding pretrain_gpt.py)"),
+      required("DATA_PATH",
+               "the preprocessed dataset prefix(es) (tools/preprocess_data.py output, no .bin/.idx)"),
+      required("TOKENIZER_MODEL", "the tokenizer (a Hugging Face name or folder for " + tokenizer_type + ")"),
+      defaulted("TOKENIZER_TYPE", tokenizer_type)};
+}
+
 // The training block and the PROGRAM array of the Megatron flavours:
 // `head` (the script and its parallelism flags) and the flags both share.
 void add_megatron_training(Program& p, const std::string& head, long long train_iters) {
@@ -56,12 +69,7 @@ void add_megatron_training(Program& p, const std::string& head, long long train_
 
 Program megatron_program(const Plan& plan, long long train_iters) {
   Program p;
-  p.user_block = {
-      required("MEGATRON_LM", "your Megatron-LM checkout (the folder holding pretrain_gpt.py)"),
-      required("DATA_PATH",
-               "the preprocessed dataset prefix(es) (tools/preprocess_data.py output, no .bin/.idx)"),
-      required("TOKENIZER_MODEL", "the tokenizer (a Hugging Face name or folder for HuggingFaceTokenizer)"),
-      defaulted("TOKENIZER_TYPE", "HuggingFaceTokenizer")};
+  p.user_block = megatron_user_block("MEGATRON_LM", "Megatron-LM", "HuggingFaceTokenizer");
   add_megatron_training(p, "\"$MEGATRON_LM/pretrain_gpt.py\"" + join_args(megatron_args(plan), "  "),
                         train_iters);
   return p;
@@ -69,12 +77,7 @@ Program megatron_program(const Plan& plan, long long train_iters) {
 
 Program megatron_deepspeed_program(const Plan& plan, long long train_iters) {
   Program p;
-  p.user_block = {
-      required("MEGATRON_DEEPSPEED", "your Megatron-DeepSpeed checkout (the folder holding pretrain_gpt.py)"),
-      required("DATA_PATH",
-               "the preprocessed dataset prefix(es) (tools/preprocess_data.py output, no .bin/.idx)"),
-      required("TOKENIZER_MODEL", "the tokenizer (a Hugging Face name or folder for HFTokenizer)"),
-      defaulted("TOKENIZER_TYPE", "HFTokenizer")};
+  p.user_block = megatron_user_block("MEGATRON_DEEPSPEED", "Megatron-DeepSpeed", "HFTokenizer");
   add_megatron_training(p,
                         "\"$MEGATRON_DEEPSPEED/pretrain_gpt.py\"" +
                             join_args(megatron_deepspeed_args(plan), "  ") +
