@@ -298,7 +298,7 @@ int main(int argc, char** argv) {
   const int first = static_cast<int>(arg(argc, argv, "--step", 0));
   const int count = static_cast<int>(arg(argc, argv, "--steps", 1));
   const double pricing_s = arg(argc, argv, "--pricing-s", 2);
-  const int rounds = static_cast<int>(arg(argc, argv, "--rounds", 40));
+  const int rounds = static_cast<int>(arg(argc, argv, "--rounds", 300));
   const double alpha_center = arg(argc, argv, "--alpha", 0.5);
   const double whole_above = arg(argc, argv, "--whole-above", 0);
   const double column_s = arg(argc, argv, "--column-s", 1);
