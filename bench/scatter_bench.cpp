@@ -21,44 +21,13 @@
 #include <random>
 #include <vector>
 
+#include "bench/scatter_bench_steps.h"
 #include "solvers/sequence_scatter.h"
 #include "solvers/sequence_scatter_internal.h"
 #include "src/io/input_error.h"
 #include "src/io/scatter_input.h"
 
 namespace {
-
-// FlexSP's cost model for GPT-7B on 64 A100s (Hetu-Galvatron, FlexSP solver
-// `optimizer_param_dict['gpt-7b']`: alpha1 5.128e-6 ms/token^2, alpha2
-// 183.9576e-3 ms/token, beta1 629.3563 ms, 4.480441895 MB of activations per
-// token, 7.1174e9 parameters at 192K, 28 GB memory limit; all-to-all bandwidth
-// {2: 119.54, 4: 104.07, 8: 96.5, 16: 10.33, 32: 5.94, 64: 4.87} GB/s over
-// 2 MiB per token (4 x 2 x 32 layers x 4096 x 2 bytes) split over p ranks).
-parplan::ScatterCoefficients flexsp_gpt7b() {
-  parplan::ScatterCoefficients c;
-  c.quadratic_ms = 5.128e-6;
-  c.linear_ms = 183.9576e-3;
-  c.fixed_ms = 629.3563;
-  c.group_sizes = {1, 2, 4, 8, 16, 32, 64};
-  const double bandwidth_gb_per_s[] = {0, 119.54, 104.07, 96.5, 10.33, 5.94, 4.87};
-  for (size_t j = 0; j < c.group_sizes.size(); ++j) {
-    const int p = c.group_sizes[j];
-    c.alltoall_ms_per_token.push_back(p == 1 ? 0.0 : 2.0 / (p * bandwidth_gb_per_s[j]));
-  }
-  // (28 GiB - 7.1174e9 x 16 B / 64 of ZeRO-3 model states) / 4.48 MiB per token.
-  c.token_capacity_per_gpu = std::floor((28 * 1024 - 7.1174 * 16 / 64 * 1024) / 4.480441895);
-  return c;
-}
-
-std::vector<std::int64_t> long_tail_step(std::mt19937_64& rng) {
-  constexpr std::int64_t kMaxTokens = 192 * 1024;
-  std::lognormal_distribution<double> length(std::log(3000.0), 1.4);
-  std::vector<std::int64_t> lengths(512);
-  for (auto& s : lengths)
-    s = std::clamp<std::int64_t>(static_cast<std::int64_t>(length(rng)), 128, kMaxTokens);
-  lengths[rng() % lengths.size()] = kMaxTokens;
-  return lengths;
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -69,11 +38,9 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   using namespace parplan;
-  ScatterCoefficients c = flexsp_gpt7b();
+  ScatterCoefficients c = bench::flexsp_gpt7b();
   constexpr int kGpus = 64;
-  std::mt19937_64 rng(2025);
-  std::vector<std::vector<std::int64_t>> steps;
-  for (int s = 0; s < 24; ++s) steps.push_back(long_tail_step(rng));
+  std::vector<std::vector<std::int64_t>> steps = bench::long_tail_steps(24);
   const char* steps_source = "long tail, max 192K";
   const char* coefficients_source = "FlexSP GPT-7B coefficients";
   try {

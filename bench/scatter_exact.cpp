@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/scatter_bench_steps.h"
 #include "bench/scatter_level_patterns.h"
 #include "solvers/milp_model.h"
 #include "solvers/sequence_scatter.h"
@@ -41,41 +42,8 @@
 
 namespace {
 
-// FlexSP's GPT-7B coefficients on A100s, as in bench/scatter_bench.cpp
-// (Hetu-Galvatron, FlexSP solver, `optimizer_param_dict['gpt-7b']`), with
-// the group sizes cut at `gpus`.
-parplan::ScatterCoefficients flexsp_gpt7b(int gpus, int min_size) {
-  parplan::ScatterCoefficients c;
-  c.quadratic_ms = 5.128e-6;
-  c.linear_ms = 183.9576e-3;
-  c.fixed_ms = 629.3563;
-  const int sizes[] = {1, 2, 4, 8, 16, 32, 64};
-  const double bandwidth_gb_per_s[] = {0, 119.54, 104.07, 96.5, 10.33, 5.94, 4.87};
-  for (size_t j = 0; j < 7; ++j) {
-    if (sizes[j] > gpus) break;
-    if (sizes[j] < min_size) continue;
-    c.group_sizes.push_back(sizes[j]);
-    c.alltoall_ms_per_token.push_back(sizes[j] == 1 ? 0.0 : 2.0 / (sizes[j] * bandwidth_gb_per_s[j]));
-  }
-  c.token_capacity_per_gpu = std::floor((28 * 1024 - 7.1174 * 16 / 64 * 1024) / 4.480441895);
-  return c;
-}
-
-// The bench's steps (bench/scatter_bench.cpp: same distribution and seed).
-std::vector<std::vector<std::int64_t>> bench_steps(int count) {
-  constexpr std::int64_t kMaxTokens = 192 * 1024;
-  std::mt19937_64 rng(2025);
-  std::vector<std::vector<std::int64_t>> steps;
-  for (int k = 0; k < count; ++k) {
-    std::lognormal_distribution<double> length(std::log(3000.0), 1.4);
-    std::vector<std::int64_t> lengths(512);
-    for (auto& s : lengths)
-      s = std::clamp<std::int64_t>(static_cast<std::int64_t>(length(rng)), 128, kMaxTokens);
-    lengths[rng() % lengths.size()] = kMaxTokens;
-    steps.push_back(std::move(lengths));
-  }
-  return steps;
-}
+using parplan::bench::flexsp_gpt7b;
+using parplan::bench::long_tail_steps;
 
 double arg(int argc, char** argv, const char* name, double fallback) {
   for (int a = 1; a + 1 < argc; ++a) {
@@ -94,7 +62,7 @@ int plan_subset(int step, const char* list) {
   using namespace parplan;
   constexpr int kGpus = 64;
   const ScatterCoefficients c = flexsp_gpt7b(kGpus, 1);
-  const std::vector<std::int64_t> lengths = bench_steps(step + 1)[step];
+  const std::vector<std::int64_t> lengths = long_tail_steps(step + 1)[step];
   // The budget lifted: the same plan whatever the machine's load.
   ScatterOptions options;
   options.step_time_limit_s = 60;
@@ -174,7 +142,7 @@ int main(int argc, char** argv) {
   // The bench's 192K sequence is 3072 tokens per GPU of 64: just over half
   // of G K, so only the whole machine holds it.
   const double half = 3072.0 * gpus;
-  const std::vector<std::vector<std::int64_t>> steps = bench_steps(std::max(instances, 1));
+  const std::vector<std::vector<std::int64_t>> steps = long_tail_steps(std::max(instances, 1));
 
   if (top > 0) {
     std::printf("%d GPUs (groups of %d to %d), %d sequences: each step's %d longest and %d others\n", gpus,

@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/scatter_bench_steps.h"
 #include "solvers/milp_model.h"
 #include "solvers/sequence_scatter.h"
 #include "solvers/solve.h"
@@ -49,36 +50,6 @@
 namespace {
 
 using namespace parplan;
-
-ScatterCoefficients gpt7b(int gpus, int min_size) {
-  ScatterCoefficients c;
-  c.quadratic_ms = 5.128e-6;
-  c.linear_ms = 183.9576e-3;
-  c.fixed_ms = 629.3563;
-  const int sizes[] = {1, 2, 4, 8, 16, 32, 64};
-  const double bandwidth_gb_per_s[] = {0, 119.54, 104.07, 96.5, 10.33, 5.94, 4.87};
-  for (size_t j = 0; j < 7 && sizes[j] <= gpus; ++j) {
-    if (sizes[j] < min_size) continue;
-    c.group_sizes.push_back(sizes[j]);
-    c.alltoall_ms_per_token.push_back(sizes[j] == 1 ? 0.0 : 2.0 / (sizes[j] * bandwidth_gb_per_s[j]));
-  }
-  c.token_capacity_per_gpu = std::floor((28 * 1024 - 7.1174 * 16 / 64 * 1024) / 4.480441895);
-  return c;
-}
-
-std::vector<std::vector<std::int64_t>> bench_steps(int count) {
-  constexpr std::int64_t kMaxTokens = 192 * 1024;
-  std::mt19937_64 rng(2025);
-  std::vector<std::vector<std::int64_t>> steps;
-  for (int k = 0; k < count; ++k) {
-    std::lognormal_distribution<double> length(std::log(3000.0), 1.4);
-    std::vector<std::int64_t> lengths(512);
-    for (auto& s : lengths) s = std::clamp<std::int64_t>(static_cast<std::int64_t>(length(rng)), 128, kMaxTokens);
-    lengths[rng() % lengths.size()] = kMaxTokens;
-    steps.push_back(std::move(lengths));
-  }
-  return steps;
-}
 
 double arg(int argc, char** argv, const char* name, double fallback) {
   for (int a = 1; a + 1 < argc; ++a)
@@ -114,8 +85,9 @@ Pooled make_pooled(const std::vector<std::int64_t>& lengths, int gpus, const Sca
     const double s = q.s[i];
     for (int j = 0; j < q.J; ++j) {
       const double cap = q.p[j] * q.K;
-      q.w.push_back(s > cap ? kInfinity
-                            : c.quadratic_ms * s * s + c.linear_ms * s + q.p[j] * c.alltoall_ms_per_token[j] * s);
+      q.w.push_back(s > cap
+                        ? kInfinity
+                        : c.quadratic_ms * s * s + c.linear_ms * s + q.p[j] * c.alltoall_ms_per_token[j] * s);
     }
   }
   return q;
@@ -144,7 +116,8 @@ double pooled_duration(const Pooled& q, const std::vector<std::pair<int, int>>& 
       if (tokens[j] == 0) continue;
       double groups = std::ceil(tokens[j] / (q.p[j] * q.K) - 1e-9);
       groups = std::max(groups, std::ceil(work[j] / (q.p[j] * (tau - q.d)) - 1e-9));
-      for (int t = 2; t <= 4; ++t) groups = std::max(groups, std::ceil(crowd[j][t - 2] / double(t - 1) - 1e-9));
+      for (int t = 2; t <= 4; ++t)
+        groups = std::max(groups, std::ceil(crowd[j][t - 2] / double(t - 1) - 1e-9));
       width += groups * q.p[j];
     }
     return width;
@@ -173,7 +146,8 @@ struct Priced {
   std::vector<std::pair<int, int>> items;
 };
 
-Priced price(const Pooled& q, const std::vector<double>& pi, double tau_max, double seconds, double whole_above) {
+Priced price(const Pooled& q, const std::vector<double>& pi, double tau_max, double seconds,
+             double whole_above) {
   Priced out;
   MilpModel model("pooled_pricing");
   const int tau = model.add_continuous("tau", q.d, tau_max, 1.0);
@@ -207,7 +181,8 @@ Priced price(const Pooled& q, const std::vector<double>& pi, double tau_max, dou
       // Sequences up to `whole_above` tokens may be taken in part: a relaxation
       // (the column collects at most what it could), which keeps the MILP's
       // integers to the sequences whose wholeness the bound needs.
-      const int x = q.s[i] > whole_above ? model.add_binary("x", -pi[i]) : model.add_continuous("x", 0, 1, -pi[i]);
+      const int x =
+          q.s[i] > whole_above ? model.add_binary("x", -pi[i]) : model.add_continuous("x", 0, 1, -pi[i]);
       var_item.push_back({i, j});
       var_index.push_back(x);
       one.push_back({x, 1});
@@ -302,8 +277,8 @@ int main(int argc, char** argv) {
   const double alpha_center = arg(argc, argv, "--alpha", 0.5);
   const double whole_above = arg(argc, argv, "--whole-above", 0);
   const double column_s = arg(argc, argv, "--column-s", 1);
-  const ScatterCoefficients c = gpt7b(gpus, static_cast<int>(arg(argc, argv, "--min-size", 1)));
-  const auto steps = bench_steps(first + count);
+  const ScatterCoefficients c = bench::flexsp_gpt7b(gpus, static_cast<int>(arg(argc, argv, "--min-size", 1)));
+  const auto steps = bench::long_tail_steps(first + count);
   for (int k = first; k < first + count; ++k) {
     std::vector<std::int64_t> lengths;
     const int top = static_cast<int>(arg(argc, argv, "--top", 0));
@@ -435,7 +410,8 @@ int main(int argc, char** argv) {
           }
           if (added || alpha == 0.0) break;
         }
-        std::fprintf(stderr, "  m %d round %d: master %.1f, Lagrangian %.1f (here %.1f), pricing %.1f/%.1f%s\n", m,
+        std::fprintf(stderr,
+                     "  m %d round %d: master %.1f, Lagrangian %.1f (here %.1f), pricing %.1f/%.1f%s\n", m,
                      round, master.value, lb, here, pr.found, pr.lower, added ? "" : " (mispriced)");
         if (value - lb <= 2e-4 * value || !added) break;
       }
@@ -447,10 +423,11 @@ int main(int argc, char** argv) {
     // Plans with more micro-batches than tried pay at least that many d plus
     // the cheapest GPU-ms: the stated bound covers them only if that is higher.
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("step %d: plan %.1f ms (%d mb), stated bound %.1f (gap %.2f %%), pooled config bound %.1f "
-                "(gap %.2f %%), %d MILPs, %.0f s",
-                k, solved.plan.time_ms, plan_m, solved.certificate.best_bound, 100 * solved.certificate.gap,
-                best_bound, 100 * (solved.plan.time_ms - best_bound) / solved.plan.time_ms, milps, seconds);
+    std::printf(
+        "step %d: plan %.1f ms (%d mb), stated bound %.1f (gap %.2f %%), pooled config bound %.1f "
+        "(gap %.2f %%), %d MILPs, %.0f s",
+        k, solved.plan.time_ms, plan_m, solved.certificate.best_bound, 100 * solved.certificate.gap,
+        best_bound, 100 * (solved.plan.time_ms - best_bound) / solved.plan.time_ms, milps, seconds);
     if (reduced && lengths.size() <= 18)
       std::printf(", optimum %.1f", test::subset_dp_step_ms(lengths, gpus, c));
     std::printf("\n");
