@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -53,6 +54,55 @@ inline std::vector<std::vector<std::int64_t>> long_tail_steps(int count) {
     steps.push_back(std::move(lengths));
   }
   return steps;
+}
+
+/// How a reduced step is cut from a bench step (docs/scatter-exact.md).
+struct ReducedStep {
+  int sequences = 16;
+  /// > 0: the step's `top` longest as they are and `sequences - top` others.
+  int top = 0;
+  /// Otherwise: one sequence of 3072 G tokens (the place the bench's 192K
+  /// sequence has on 64 GPUs) and the others times `scale`, clipped to
+  /// [64, 3072 G], or to one GPU's K when `short_only` (and no long one).
+  double scale = 2;
+  bool short_only = false;
+  /// > 1: every length rounded up to the next power of it (whole tokens).
+  double round_ratio = 0;
+};
+
+/// Reduced step `k` (its own draw, seed 7000 + k) from bench step `step`.
+inline std::vector<std::int64_t> reduced_step(const std::vector<std::int64_t>& step, int k, int gpus,
+                                              const ScatterCoefficients& c, const ReducedStep& how) {
+  std::mt19937_64 rng(7000 + k);
+  std::vector<std::int64_t> lengths;
+  if (how.top > 0) {
+    std::vector<std::int64_t> sorted = step;
+    std::sort(sorted.begin(), sorted.end(), std::greater<>());
+    lengths.assign(sorted.begin(), sorted.begin() + how.top);
+    std::vector<std::int64_t> pool(sorted.begin() + how.top, sorted.end());
+    std::shuffle(pool.begin(), pool.end(), rng);
+    for (int i = 0; i + how.top < how.sequences; ++i) lengths.push_back(pool[i]);
+    return lengths;
+  }
+  // The bench's 192K sequence is 3072 tokens per GPU of 64: just over half
+  // of G K, so only the whole machine holds it.
+  const double half = 3072.0 * gpus;
+  std::vector<std::int64_t> pool;
+  for (std::int64_t s : step) {
+    if (s < 192 * 1024) pool.push_back(s);
+  }
+  std::shuffle(pool.begin(), pool.end(), rng);
+  const double longest = how.short_only ? c.token_capacity_per_gpu : half;
+  if (!how.short_only) lengths.push_back(static_cast<std::int64_t>(half));
+  for (int i = 0; static_cast<int>(lengths.size()) < how.sequences && i < static_cast<int>(pool.size());
+       ++i) {
+    double s = std::clamp(std::floor(pool[i] * how.scale), 64.0, longest);
+    if (how.round_ratio > 1)
+      s = std::min(half,
+                   std::ceil(std::pow(how.round_ratio, std::ceil(std::log(s) / std::log(how.round_ratio)))));
+    lengths.push_back(static_cast<std::int64_t>(s));
+  }
+  return lengths;
 }
 
 }  // namespace parplan::bench

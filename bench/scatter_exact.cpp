@@ -139,9 +139,6 @@ int main(int argc, char** argv) {
     config_lp |= std::strcmp(argv[a], "--config-lp") == 0;
   }
   const ScatterCoefficients c = flexsp_gpt7b(gpus, min_size);
-  // The bench's 192K sequence is 3072 tokens per GPU of 64: just over half
-  // of G K, so only the whole machine holds it.
-  const double half = 3072.0 * gpus;
   const std::vector<std::vector<std::int64_t>> steps = long_tail_steps(std::max(instances, 1));
 
   if (top > 0) {
@@ -157,33 +154,13 @@ int main(int argc, char** argv) {
               "bound%", "solve");
   std::vector<double> primal_pct, bound_pct, gap_pct, config_below_pct, pattern_below_pct;
   for (int k = 0; k < instances; ++k) {
-    std::mt19937_64 rng(7000 + k);
-    std::vector<std::int64_t> lengths;
-    if (top > 0) {
-      // The step's `top` longest sequences as they are, and n - top others.
-      std::vector<std::int64_t> sorted = steps[k];
-      std::sort(sorted.begin(), sorted.end(), std::greater<>());
-      lengths.assign(sorted.begin(), sorted.begin() + top);
-      std::vector<std::int64_t> pool(sorted.begin() + top, sorted.end());
-      std::shuffle(pool.begin(), pool.end(), rng);
-      for (int i = 0; i + top < n; ++i) lengths.push_back(pool[i]);
-    } else {
-      std::vector<std::int64_t> pool;
-      for (std::int64_t s : steps[k]) {
-        if (s < 192 * 1024) pool.push_back(s);
-      }
-      std::shuffle(pool.begin(), pool.end(), rng);
-      // --short: no long sequence, every length clipped to one GPU's K.
-      const double longest = short_only ? c.token_capacity_per_gpu : half;
-      if (!short_only) lengths.push_back(static_cast<std::int64_t>(half));
-      for (int i = 0; static_cast<int>(lengths.size()) < n && i < static_cast<int>(pool.size()); ++i) {
-        double s = std::clamp(std::floor(pool[i] * scale), 64.0, longest);
-        if (round_ratio > 1)
-          s = std::min(half,
-                       std::ceil(std::pow(round_ratio, std::ceil(std::log(s) / std::log(round_ratio)))));
-        lengths.push_back(static_cast<std::int64_t>(s));
-      }
-    }
+    parplan::bench::ReducedStep cut;
+    cut.sequences = n;
+    cut.top = top;
+    cut.scale = scale;
+    cut.short_only = short_only;
+    cut.round_ratio = round_ratio;
+    const std::vector<std::int64_t> lengths = parplan::bench::reduced_step(steps[k], k, gpus, c, cut);
     const Instance in = make_instance(lengths, gpus, c);
     double tokens = 0;
     std::vector<std::int64_t> distinct = lengths;

@@ -281,29 +281,12 @@ int main(int argc, char** argv) {
   const auto steps = bench::long_tail_steps(first + count);
   for (int k = first; k < first + count; ++k) {
     std::vector<std::int64_t> lengths;
-    const int top = static_cast<int>(arg(argc, argv, "--top", 0));
-    if (reduced && top > 0) {
-      // As scatter_exact --top: the step's `top` longest and n - top others.
-      const int n = static_cast<int>(arg(argc, argv, "--sequences", 16));
-      std::mt19937_64 rng(7000 + k);
-      std::vector<std::int64_t> sorted = steps[k];
-      std::sort(sorted.begin(), sorted.end(), std::greater<>());
-      lengths.assign(sorted.begin(), sorted.begin() + top);
-      std::vector<std::int64_t> pool(sorted.begin() + top, sorted.end());
-      std::shuffle(pool.begin(), pool.end(), rng);
-      for (int i = 0; i + top < n; ++i) lengths.push_back(pool[i]);
-    } else if (reduced) {
-      const int n = static_cast<int>(arg(argc, argv, "--sequences", 16));
-      const double scale = arg(argc, argv, "--scale", 2);
-      std::mt19937_64 rng(7000 + k);
-      std::vector<std::int64_t> pool;
-      for (std::int64_t s : steps[k])
-        if (s < 192 * 1024) pool.push_back(s);
-      std::shuffle(pool.begin(), pool.end(), rng);
-      const double half = 3072.0 * gpus;
-      lengths.push_back(static_cast<std::int64_t>(half));
-      for (int i = 0; static_cast<int>(lengths.size()) < n; ++i)
-        lengths.push_back(static_cast<std::int64_t>(std::clamp(std::floor(pool[i] * scale), 64.0, half)));
+    if (reduced) {
+      bench::ReducedStep how;
+      how.sequences = static_cast<int>(arg(argc, argv, "--sequences", 16));
+      how.top = static_cast<int>(arg(argc, argv, "--top", 0));
+      how.scale = arg(argc, argv, "--scale", 2);
+      lengths = bench::reduced_step(steps[k], k, gpus, c, how);
     } else {
       lengths = steps[k];
     }
