@@ -59,6 +59,10 @@ struct ScatterOptions {
   /// micro-batches fixed at the whole numbers beside its relaxed optimum
   /// (two or three more LPs of about 1 ms on the bench).
   bool whole_micro_batch_bound = true;
+  /// Wall-clock seconds beyond step_time_limit_s for the iterated ruin and
+  /// recreate after the plan search and MILP (0: none): an anytime search,
+  /// the plan it returns depends on the time it gets.
+  double improve_time_s = 0;
 };
 
 struct ScatterStepResult {

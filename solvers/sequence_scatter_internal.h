@@ -105,6 +105,13 @@ ScatterPlan repack_search(const Instance& instance, const std::vector<std::int64
 ScatterPlan eject_search(const Instance& instance, const std::vector<std::int64_t>& lengths,
                          const ScatterPlan& plan, int searches, Clock::time_point deadline);
 
+/// Iterated ruin and recreate until `deadline`: random micro-batches packed
+/// again, then the local search and re-batching; kept while the step time
+/// falls (sequence_scatter_perturb.cpp). Returns the better of `plan` and
+/// the result; the draws follow `seed`.
+ScatterPlan perturb_search(const Instance& instance, const std::vector<std::int64_t>& lengths,
+                           const ScatterPlan& plan, std::uint64_t seed, Clock::time_point deadline);
+
 /// The plan's groups, unchanged, laid into micro-batches slowest first,
 /// first-fit by width (sequence_scatter_rebatch.cpp). Returns the better of
 /// `plan` and the result.

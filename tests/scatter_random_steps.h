@@ -15,6 +15,20 @@
 
 namespace parplan::test {
 
+/// Hand-checkable coefficients: 1 ms per token on one GPU, 10 ms per
+/// micro-batch, groups of 1, 2 and 4 GPUs paying 0.5 ms per token of
+/// all-to-all, 1000 tokens per GPU.
+inline ScatterCoefficients unit_scatter_coefficients() {
+  ScatterCoefficients c;
+  c.quadratic_ms = 0;
+  c.linear_ms = 1;
+  c.fixed_ms = 10;
+  c.group_sizes = {1, 2, 4};
+  c.alltoall_ms_per_token = {0, 0.5, 0.5};
+  c.token_capacity_per_gpu = 1000;
+  return c;
+}
+
 /// GPT-7B-like linear and quadratic terms, sizes 1, 2, 4, ... up to `gpus`,
 /// an all-to-all ten times dearer per token past 8 GPUs (another node),
 /// fixed cost 0, 100 or 200 ms by `trial`, K drawn in [min_k, min_k + 4000).

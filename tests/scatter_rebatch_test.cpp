@@ -24,13 +24,7 @@ TEST(ScatterRebatch, GroupsOfLikeLoadsShareAMicroBatch) {
   // is its tokens. Micro-batch 0 runs a 100-token group beside three 1-token
   // ones, micro-batch 1 three 100-token groups beside a 1-token one: 110 +
   // 110 ms. Sorted runs of four: (10 + 100) + (10 + 1) = 121 ms.
-  ScatterCoefficients c;
-  c.quadratic_ms = 0;
-  c.linear_ms = 1;
-  c.fixed_ms = 10;
-  c.group_sizes = {1, 2, 4};
-  c.alltoall_ms_per_token = {0, 0.5, 0.5};
-  c.token_capacity_per_gpu = 1000;
+  const ScatterCoefficients c = test::unit_scatter_coefficients();
   const std::vector<std::int64_t> lengths = {100, 1, 1, 1, 100, 100, 100, 1};
   ScatterPlan plan;
   plan.micro_batches.resize(2);

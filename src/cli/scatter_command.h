@@ -17,6 +17,8 @@ struct ScatterFlags {
   /// The step --svg draws (0-based).
   int svg_step = 0;
   double step_time_limit_ms = 50;
+  /// Per step, after the plan search: milliseconds of ruin and recreate.
+  double improve_ms = 0;
   /// --format, --time-limit (the whole command), --solver-time-limit (each
   /// step's MILP, on top of --step-time-limit-ms), --no-timings.
   CommonFlags common;
