@@ -90,6 +90,46 @@ TEST(Hardening, LeadingZerosAreDecimal) {
   test::expect_cli_refusal("estimate " + kM + " --tp 0x8 --pp 8", "--tp must be an integer");
 }
 
+// The same for the flags added since: CLI11's own conversion read 0x40 as 64
+// and 010 as 8, and its range check let nan through (a nan step budget made
+// a nan deadline).
+TEST(Hardening, NumericFlagsOfEveryCommandAreDecimal) {
+  const std::string examples = std::string(PARPLAN_SOURCE_DIR) + "/examples/";
+  const std::string scatter = "scatter --lengths " + examples +
+                              "scatter/small-steps.json --model llama3-8b "
+                              "--cluster dgx-a100";
+  test::expect_cli_refusal(scatter + " --gpus 0x8", "--gpus must be an integer");
+  test::expect_cli_refusal(scatter + " --gpus 8 --improve-ms nan", "--improve-ms must be a number");
+  test::expect_cli_refusal(scatter + " --gpus 8 --step-time-limit-ms nan",
+                           "--step-time-limit-ms must be a number");
+  test::expect_cli_refusal(scatter + " --gpus 8 --zero 0x1", "--zero must be an integer");
+  test::expect_cli_refusal(
+      "plan --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --gbs 256 --seq 4096 "
+      "--moe-imbalance nan",
+      "--moe-imbalance must be a number");
+  test::expect_cli_refusal(
+      "plan --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 64 --seq 4096 "
+      "--power-limit 0x190",
+      "--power-limit must be a number");
+  test::expect_cli_refusal(
+      "sweep --models llama3-8b --cluster dgx-h100 --gpus 8 --gbs 64 --seq 4096 "
+      "--power-limit nan",
+      "--power-limit must be a number");
+  const std::string out = ::testing::TempDir() + "parplan_decimal_" + std::to_string(::getpid());
+  test::expect_cli_refusal("tune --job " + examples + "calibrate/tune-job.yaml --trials 0x3 --out " + out,
+                           "--trials must be an integer");
+  // A leading zero is a decimal digit: --gpus 08 is --gpus 8, --train-iters 010 is 10.
+  const std::string budget = " --format json --no-timings --step-time-limit-ms 60000";
+  const CliRun eight = run_cli(scatter + " --gpus 8" + budget);
+  ASSERT_EQ(eight.exit_code, 0) << eight.err;
+  EXPECT_EQ(run_cli(scatter + " --gpus 08" + budget).out, eight.out);
+  const CliRun tune =
+      run_cli("tune --job " + examples + "calibrate/tune-job.yaml --trials 3 --train-iters 010 --out " + out);
+  ASSERT_EQ(tune.exit_code, 0) << tune.err;
+  EXPECT_NE(test::slurp(out + "/run_trials.sh").find("TRAIN_ITERS:-10}"), std::string::npos);
+  std::filesystem::remove_all(out);
+}
+
 // Item 6: contradicting flags are refused, not one silently winning.
 TEST(Hardening, ConflictingFlagsExitTwo) {
   test::expect_cli_refusal("plan " + kM + " --sp --no-sp", "--no-sp");

@@ -39,9 +39,12 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   app.add_option("--job", f.job_file, "job.yaml with model, cluster, gpus, gbs, seq (flags override it)");
   app.add_option("--model", f.model, "catalog name (see models/), model YAML or Hugging Face config.json");
   app.add_option("--cluster", f.cluster, "hardware profile name (see hardware-profiles/) or YAML path");
-  app.add_option("--power-limit", f.power_limit_w,
-                 "board power limit in W (200-700) for a profile with a measured power curve (dgx-h100, "
-                 "dgx-h800, grand-teton-h100): compute at the clock it allows");
+  // Read as a plain decimal number here; the profile's power curve checks
+  // its range (apply_power_limit).
+  add_number_option(app, "--power-limit", f.power_limit_w,
+                    "board power limit in W (200-700) for a profile with a measured power curve (dgx-h100, "
+                    "dgx-h800, grand-teton-h100): compute at the clock it allows",
+                    1.0, 1e5);
   add_int_option(app, "--gpus", f.gpus, "number of GPUs (ranks)", 1, kMaxGpus);
   add_int_option(app, "--nodes", f.nodes, "number of nodes (instead of --gpus)", 1, kMaxNodes);
   add_int_option(app, "--gbs", f.gbs, "global batch size in sequences", 1, kMaxGbs);
@@ -70,11 +73,10 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                   "(MoE; Megatron's --overlap-moe-expert-parallel-comm: ep > 1, pp 1 or vp > 1, no "
                   "full recomputation); default: on where allowed") +
           what);
-  app.add_option(
-         "--moe-imbalance", f.moe_imbalance,
-         "MoE: load of the busiest expert-parallel rank over the mean (>= 1; default from the model's "
-         "balancing scheme, see docs/cost-model-moe.md)")
-      ->check(CLI::Range(1.0, 1000.0));
+  add_number_option(app, "--moe-imbalance", f.moe_imbalance,
+                    "MoE: load of the busiest expert-parallel rank over the mean (>= 1; default from the "
+                    "model's balancing scheme, see docs/cost-model-moe.md)",
+                    1.0, 1000.0);
   app.add_option("--routing-stats", f.routing_stats,
                  "MoE: measured tokens per expert per layer (JSON or CSV, as `parplan experts --loads`); "
                  "sets the imbalance of each ep from the loads (see docs/cost-model-moe.md)");

@@ -43,29 +43,27 @@ CLI::App* register_scatter(CLI::App& app, ScatterFlags& f) {
       "                  --coefficients examples/scatter/flexsp-gpt-7b-64xa100.json --svg step0.svg");
   cmd->add_option("--lengths", f.lengths, "file of sequence lengths, one step per line (or JSON)")
       ->required();
-  cmd->add_option("--gpus", f.gpus, "GPUs G of the job")->required()->check(CLI::Range(1, 1 << 20));
+  add_int_option(*cmd, "--gpus", f.gpus, "GPUs G of the job", 1, 1 << 20)->required();
   cmd->add_option("--model", f.model, "model: catalog name, YAML path or Hugging Face config.json");
   cmd->add_option("--cluster", f.cluster, "hardware profile name or YAML path");
   cmd->add_option("--precision", f.precision, "bf16 | fp16 | fp8 (default bf16)");
-  cmd->add_option("--zero", f.zero, "ZeRO stage over all GPUs (default 3, FlexSP's setting)")
-      ->check(CLI::Range(0, 3));
+  add_int_option(*cmd, "--zero", f.zero, "ZeRO stage over all GPUs (default 3, FlexSP's setting)", 0, 3);
   cmd->add_option("--recompute", f.recompute, "none | selective | full (default none)");
   cmd->add_option("--coefficients", f.coefficients, "coefficients JSON (instead of --model/--cluster)");
   cmd->add_option("--group-sizes", f.group_sizes, "allowed group sizes, e.g. 1,2,4,8,16,32,64");
-  cmd->add_option("--step-time-limit-ms", f.step_time_limit_ms, "wall-clock budget per step (default 50)")
-      ->check(CLI::Range(0.001, 3.6e6));
-  cmd->add_option("--improve-ms", f.improve_ms,
-                  "per step, after the plan search: this many more milliseconds of ruin and recreate "
-                  "(default 0; 100 finds about 0.5 % of a long-tail step, 1000 about 1 %)")
-      ->check(CLI::Range(0.0, 3.6e6));
+  add_number_option(*cmd, "--step-time-limit-ms", f.step_time_limit_ms,
+                    "wall-clock budget per step (default 50)", 0.001, 3.6e6);
+  add_number_option(*cmd, "--improve-ms", f.improve_ms,
+                    "per step, after the plan search: this many more milliseconds of ruin and recreate "
+                    "(default 0; 100 finds about 0.5 % of a long-tail step, 1000 about 1 %)",
+                    0.0, 3.6e6);
   cmd->add_option("--solver", f.solver, "cbc | glpk (default cbc)");
   add_output_path_option(*cmd, "--out", f.out,
                          "write one JSON line per step (the plan a data loader applies) to FILE");
   CLI::Option* svg = add_output_path_option(
       *cmd, "--svg", f.svg,
       "draw one step's plan (GPU ranks down, time across: every group and sequence) to FILE");
-  cmd->add_option("--svg-step", f.svg_step, "the step --svg draws, 0-based (default 0)")
-      ->check(CLI::Range(0, 1 << 30))
+  add_int_option(*cmd, "--svg-step", f.svg_step, "the step --svg draws, 0-based (default 0)", 0, 1 << 30)
       ->needs(svg);
   add_common_flags(*cmd, f.common);
   return cmd;

@@ -20,12 +20,11 @@ void register_tune(CLI::App& app, Commands& c) {
       "               --simulate examples/calibrate/true-h100.yaml");
   TuneFlags& f = c.tune_flags;
   c.tune->add_option("--job", f.job_file, "job.yaml (model, cluster, GPUs, batch, sequence)")->required();
-  c.tune->add_option("--trials", f.trials, "trial runs to write (default 6)")->check(CLI::Range(1, 100));
+  add_int_option(*c.tune, "--trials", f.trials, "trial runs to write (default 6)", 1, 100);
   c.tune->add_option("--emit", f.emit,
                      "engine: megatron | megatron-deepspeed | torchtitan (default megatron)");
   add_output_path_option(*c.tune, "--out", f.out, "directory for the trials (new or empty)")->required();
-  c.tune->add_option("--train-iters", f.train_iters, "iterations per trial (default 30)")
-      ->check(CLI::Range(5, 100000));
+  add_int_option(*c.tune, "--train-iters", f.train_iters, "iterations per trial (default 30)", 5, 100000);
   c.tune->add_option("--launcher", f.launcher, "torchrun | slurm (default: the cluster profile's)");
   c.tune->add_option("--simulate", f.simulate, "write the logs a cluster with this profile would produce");
   add_common_flags(*c.tune, f.common);
