@@ -115,6 +115,14 @@ TEST(Hardening, NumericFlagsOfEveryCommandAreDecimal) {
       "sweep --models llama3-8b --cluster dgx-h100 --gpus 8 --gbs 64 --seq 4096 "
       "--power-limit nan",
       "--power-limit must be a number");
+  test::expect_cli_refusal(
+      "plan --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 64 --seq 4096 "
+      "--memory-headroom 0x4",
+      "--memory-headroom must be GiB");
+  test::expect_cli_refusal(
+      "plan --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --gbs 256 --seq 4096 "
+      "--allow-lossy-comm --a2a-compression 0x1p-1",
+      "--a2a-compression must be a number");
   const std::string out = ::testing::TempDir() + "parplan_decimal_" + std::to_string(::getpid());
   test::expect_cli_refusal("tune --job " + examples + "calibrate/tune-job.yaml --trials 0x3 --out " + out,
                            "--trials must be an integer");

@@ -2,6 +2,7 @@
 // space is searched, and whether lossy or unreleased schemes may be.
 #include <iostream>
 
+#include "src/cli/common_flags.h"
 #include "src/cli/job_options.h"
 #include "src/io/input_error.h"
 
@@ -69,15 +70,14 @@ void apply_memory_headroom(const std::optional<std::string>& given, JobSpec& job
   } else if (text.size() > 3 && text.compare(text.size() - 3, 3, "GiB") == 0) {
     text.resize(text.size() - 3);
   }
+  // Plain decimal only: std::stod alone would also take hexadecimal.
   double value = -1;
-  std::size_t used = 0;
   try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
+    value = parse_decimal_number(text, field, 0.0, percent ? 100.0 : 1e6);
+  } catch (const CLI::ValidationError&) {
+    value = -1;
   }
-  if (used == 0 || used != text.size() || !(value >= 0) || (percent && value >= 100) ||
-      (!percent && value > 1e6))
+  if (!(value >= 0) || (percent && value >= 100))
     throw InputError(field + " must be GiB (e.g. 4) or a percent of usable HBM below 100 (e.g. 10%); got '" +
                      original + "'");
   job.memory_headroom_fraction = percent ? value / 100.0 : 0.0;

@@ -80,10 +80,12 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   app.add_option("--routing-stats", f.routing_stats,
                  "MoE: measured tokens per expert per layer (JSON or CSV, as `parplan experts --loads`); "
                  "sets the imbalance of each ep from the loads (see docs/cost-model-moe.md)");
-  app.add_option(
-      "--a2a-compression", f.a2a_compression,
-      "MoE: bytes of the expert all-to-all over the uncompressed volume, 0 < R <= 1 (LSH-MoE style "
-      "token compression; lossy, needs --allow-lossy-comm)");
+  // Read as a plain decimal number here; its range (0, 1] is checked with the
+  // job (resolve_job) in the words of the ratio.
+  add_number_option(app, "--a2a-compression", f.a2a_compression,
+                    "MoE: bytes of the expert all-to-all over the uncompressed volume, 0 < R <= 1 (LSH-MoE "
+                    "style token compression; lossy, needs --allow-lossy-comm)",
+                    -1e6, 1e6);
   add_number_option(app, "--moe-capacity-factor", f.moe_capacity_factor,
                     "MoE token dropping: tokens an expert takes over its fair share before it drops the rest "
                     "(Megatron --moe-expert-capacity-factor; default: dropless)",
