@@ -138,6 +138,21 @@ TEST(Hardening, NumericFlagsOfEveryCommandAreDecimal) {
   std::filesystem::remove_all(out);
 }
 
+// calibrate --fit: an empty list or item was read as the default selection
+// (fitting five constants where the user meant to name some), and a constant
+// named twice was fitted as two free columns of one value.
+TEST(Hardening, CalibrateFitKeysAreNamedOnceAndNotEmpty) {
+  const std::string calibrate = "calibrate --cluster dgx-h100 --no-cross-validate --runs " +
+                                std::string(PARPLAN_SOURCE_DIR) + "/calibration/h100-megatron-lm.yaml --fit ";
+  for (const char* keys : {"''", "','", "gemm_efficiency_max,", "gemm_efficiency_max,,layer_overhead_s"})
+    test::expect_cli_refusal(calibrate + keys, "--fit: empty constant name");
+  test::expect_cli_refusal(calibrate + "gemm_efficiency_max,layer_overhead_s,gemm_efficiency_max",
+                           "'gemm_efficiency_max' is named twice");
+  const CliRun one = run_cli(calibrate + "gemm_efficiency_max --format json --no-timings");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(nlohmann::json::parse(one.out)["constants"].size(), 1u) << one.out;
+}
+
 // Item 6: contradicting flags are refused, not one silently winning.
 TEST(Hardening, ConflictingFlagsExitTwo) {
   test::expect_cli_refusal("plan " + kM + " --sp --no-sp", "--no-sp");

@@ -49,11 +49,19 @@ void register_calibrate(CLI::App& app, Commands& c) {
 }
 
 namespace {
+/// --fit's comma-separated keys; an empty list or item is a mistake (an
+/// unset shell variable, a doubled comma), not the default selection.
 std::vector<std::string> split_keys(const std::string& text) {
   std::vector<std::string> keys;
   std::stringstream in(text);
-  for (std::string k; std::getline(in, k, ',');)
-    if (!k.empty()) keys.push_back(k);
+  for (std::string k; std::getline(in, k, ',');) keys.push_back(k);
+  if (!text.empty() && text.back() == ',') keys.emplace_back();
+  const bool blank =
+      keys.empty() || std::any_of(keys.begin(), keys.end(), [](const std::string& k) { return k.empty(); });
+  if (blank)
+    throw InputError("--fit: empty constant name in '" + text +
+                     "'; name constants comma-separated (e.g. gemm_efficiency_max,layer_overhead_s) or "
+                     "leave --fit out to fit those the runs identify");
   return keys;
 }
 std::string today() {
@@ -80,7 +88,7 @@ int run_calibrate(const CalibrateFlags& flags) {
                        ", not --cluster " + cluster.name +
                        "; calibrate the runs of one hardware profile at a time");
   CalibrateOptions options;
-  options.fit_keys = split_keys(flags.fit);
+  if (flags.fit) options.fit_keys = split_keys(*flags.fit);
   options.fit.objective = flags.objective == "max" ? FitObjective::kMax : FitObjective::kMean;
   if (flags.solver != "cbc" && flags.solver != "glpk") throw InputError("--solver must be cbc or glpk");
   options.fit.backend = parse_backend(flags.solver);

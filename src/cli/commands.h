@@ -48,7 +48,9 @@ struct SkipPathsFlags {
 
 struct CalibrateFlags {
   CommonFlags common;
-  std::string cluster, fit, objective = "mean", out, svg, name, solver = "cbc";
+  std::string cluster, objective = "mean", out, svg, name, solver = "cbc";
+  /// Given but empty is refused, not read as "the default selection".
+  std::optional<std::string> fit;
   std::vector<std::string> runs;
   bool no_cross_validate = false;
 };

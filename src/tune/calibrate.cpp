@@ -25,6 +25,10 @@ CalibrateOutcome calibrate(const ClusterSpec& cluster, const std::vector<FitRun>
       const auto c = find_fitted_constant(cluster, key);
       if (!c)
         throw InputError("--fit: unknown constant '" + key + "'; choose from " + fittable_keys(cluster));
+      // A constant named twice would be two free columns of one value.
+      if (std::any_of(outcome.fitted.begin(), outcome.fitted.end(),
+                      [&](const FittedConstant& f) { return f.key == c->key; }))
+        throw InputError("--fit: '" + key + "' is named twice; name each constant once");
       outcome.fitted.push_back(*c);
     }
     if (static_cast<int>(outcome.fitted.size()) > figures)
