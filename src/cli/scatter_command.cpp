@@ -73,7 +73,7 @@ namespace {
 
 ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& source) {
   const std::vector<int> sizes =
-      f.group_sizes.empty() ? std::vector<int>{} : parse_group_sizes(f.group_sizes, "--group-sizes");
+      f.group_sizes ? parse_group_sizes(*f.group_sizes, "--group-sizes") : std::vector<int>{};
   const bool from_model = !f.model.empty() || !f.cluster.empty();
   if (from_model == !f.coefficients.empty()) {
     throw InputError("give either --model and --cluster, or --coefficients FILE (not both)");
@@ -124,7 +124,7 @@ ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& sou
   }
   if (const std::string problem = check_scatter_coefficients(c, gpus); !problem.empty()) {
     const std::string where =
-        f.coefficients.empty() ? (f.group_sizes.empty() ? "coefficients" : "--group-sizes") : f.coefficients;
+        f.coefficients.empty() ? (f.group_sizes ? "--group-sizes" : "coefficients") : f.coefficients;
     throw InputError(where + ": " + problem);
   }
   return c;

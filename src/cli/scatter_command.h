@@ -11,7 +11,9 @@
 namespace parplan {
 
 struct ScatterFlags {
-  std::string lengths, model, cluster, precision = "bf16", recompute = "none", coefficients, group_sizes;
+  std::string lengths, model, cluster, precision = "bf16", recompute = "none", coefficients;
+  /// Given but empty is refused, not read as "the coefficients' sizes".
+  std::optional<std::string> group_sizes;
   std::string solver = "cbc", out, svg;
   std::optional<int> gpus, zero;
   /// The step --svg draws (0-based).
