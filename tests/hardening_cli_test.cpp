@@ -138,13 +138,36 @@ TEST(Hardening, NumericFlagsOfEveryCommandAreDecimal) {
   std::filesystem::remove_all(out);
 }
 
+// An option given an empty value was read as not given on most commands
+// ("--precision ''" planned bf16, "--engine ''" every engine): refused on all.
+TEST(Hardening, EmptyOptionValuesAreRefusedOnEveryCommand) {
+  const std::string job = " --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 64 --seq 4096";
+  const std::string examples = std::string(PARPLAN_SOURCE_DIR) + "/examples/";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"plan" + job + " --precision ''", "--precision is empty"},
+      {"plan" + job + " --engine ''", "--engine is empty"},
+      {"estimate" + job + " --tp 1 --pp 1 --optimizer ''", "--optimizer is empty"},
+      {"check" + job + " --tp 1 --pp 1 --engine ''", "--engine is empty"},
+      {"sweep --models llama3-8b --cluster dgx-h100 --gpus 8 --gbs 64 --seq 4096 --precision ''",
+       "--precision is empty"},
+      {"scatter --lengths " + examples +
+           "scatter/small-steps.json --gpus 8 --model llama3-8b --cluster dgx-a100 "
+           "--recompute ''",
+       "--recompute is empty"},
+      {"tune --job " + examples + "calibrate/tune-job.yaml --out x --emit ''", "--emit is empty"},
+      {"experts --loads " + examples + "experts/mixtral-like.json --gpus 8 --solver ''", "--solver is empty"},
+  };
+  for (const auto& [args, says] : cases) test::expect_cli_refusal(args, says);
+}
+
 // calibrate --fit: an empty list or item was read as the default selection
 // (fitting five constants where the user meant to name some), and a constant
 // named twice was fitted as two free columns of one value.
 TEST(Hardening, CalibrateFitKeysAreNamedOnceAndNotEmpty) {
   const std::string calibrate = "calibrate --cluster dgx-h100 --no-cross-validate --runs " +
                                 std::string(PARPLAN_SOURCE_DIR) + "/calibration/h100-megatron-lm.yaml --fit ";
-  for (const char* keys : {"''", "','", "gemm_efficiency_max,", "gemm_efficiency_max,,layer_overhead_s"})
+  test::expect_cli_refusal(calibrate + "''", "--fit is empty");
+  for (const char* keys : {"','", "gemm_efficiency_max,", "gemm_efficiency_max,,layer_overhead_s"})
     test::expect_cli_refusal(calibrate + keys, "--fit: empty constant name");
   test::expect_cli_refusal(calibrate + "gemm_efficiency_max,layer_overhead_s,gemm_efficiency_max",
                            "'gemm_efficiency_max' is named twice");

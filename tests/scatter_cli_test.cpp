@@ -82,7 +82,7 @@ TEST(ScatterCli, BadInputIsOneLineAndExitTwo) {
       {"1024\n", " --model no-such-model --cluster dgx-a100", "no-such-model"},
       {"1024\n", kCoefficients + " --solver gurobi", "gurobi"},
       {"1024\n", kCoefficients + " --improve-ms -5", "--improve-ms"},
-      {"1024\n", kCoefficients + " --group-sizes ''", "give at least one group size"},
+      {"1024\n", kCoefficients + " --group-sizes ''", "--group-sizes is empty"},
   };
   int k = 0;
   for (const Case& c : cases) {

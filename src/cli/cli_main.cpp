@@ -34,6 +34,24 @@ std::string unknown_command(const CLI::App& app, int argc, const char* const* ar
   return first;
 }
 
+// An option given an empty value ("--precision ''", an unset shell
+// variable) is a mistake, not the option left out: most commands read an
+// empty string as "not given" and would use their default silently.
+std::string empty_value_error(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) {
+    for (const CLI::Option* option : sub->get_options()) {
+      if (option->count() == 0 || option->get_expected_min() == 0) continue;
+      for (const std::string& value : option->results()) {
+        if (!value.empty()) continue;
+        const std::string where = "parplan " + sub->get_name();
+        return where + ": " + option->get_name() + " is empty: give a value or leave the option out (run '" +
+               where + " --help')";
+      }
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 int cli_main(int argc, const char* const* argv) {
@@ -65,6 +83,10 @@ int cli_main(int argc, const char* const* argv) {
       return 2;
     }
     std::cerr << where << ": " << without_repeated_name(e.what()) << " (run '" << where << " --help')\n";
+    return 2;
+  }
+  if (const std::string empty = empty_value_error(app); !empty.empty()) {
+    std::cerr << empty << "\n";
     return 2;
   }
   try {
