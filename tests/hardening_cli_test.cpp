@@ -158,6 +158,8 @@ TEST(Hardening, EmptyOptionValuesAreRefusedOnEveryCommand) {
       {"experts --loads " + examples + "experts/mixtral-like.json --gpus 8 --solver ''", "--solver is empty"},
   };
   for (const auto& [args, says] : cases) test::expect_cli_refusal(args, says);
+  // An unknown --emit engine is named as --emit, not as the --engine it implies.
+  test::expect_cli_refusal("plan" + job + " --emit bogus --out x", "--emit: unknown engine 'bogus'");
 }
 
 // calibrate --fit: an empty list or item was read as the default selection

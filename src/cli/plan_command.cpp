@@ -14,6 +14,9 @@ namespace parplan {
 
 int run_plan(const PlanFlags& flags) {
   if (!flags.job.timeline.empty()) check_output_path(flags.job.timeline, "--timeline");
+  // --emit's engine read first: resolve_job reads it as the engine to plan
+  // for and would name an unknown one as --engine.
+  if (!flags.emit.empty()) (void)parse_engine(flags.emit);
   ResolvedJob r = resolve_job(flags.job, flags.emit);
   apply_pins(flags.job, r.job);
   const bool emitting = !flags.emit.empty();
