@@ -18,6 +18,8 @@ constexpr double kEps = 1e-9;
 constexpr int kMaxPasses = 20;
 // A pass that shortens the step by less than this fraction ends the search.
 constexpr double kMinPassGain = 1e-5;
+// Groups per block of the move scan's room test.
+constexpr size_t kBlock = 16;
 
 struct Group {
   int micro_batch = 0;
@@ -41,7 +43,10 @@ struct MicroBatch {
 class Search {
  public:
   Search(const Instance& in, const ScatterPlan& plan)
-      : in_(in), group_of_(in.num_sequences(), -1), lighter_than_(in.num_sizes) {
+      : in_(in),
+        group_of_(in.num_sequences(), -1),
+        lighter_than_(in.num_sizes),
+        smallest_size_(*std::min_element(in.size.begin(), in.size.end())) {
     for (const ScatterMicroBatch& mb : plan.micro_batches) {
       MicroBatch m;
       m.free_gpus = in_.gpus;
@@ -117,9 +122,19 @@ class Search {
     room_cap_.push_back(-kInfinity);
     load_of_.push_back(0);
     size_of_.push_back(j);
+    if ((groups_.size() - 1) % kBlock == 0) block_room_.push_back(-kInfinity);
     m.groups.push_back(static_cast<int>(groups_.size()) - 1);
     m.free_gpus -= in_.size[j];
     return static_cast<int>(groups_.size()) - 1;
+  }
+
+  /// The most room (capacity less tokens) of a group in g's block.
+  void refresh_block(int g) {
+    const size_t first = static_cast<size_t>(g) / kBlock * kBlock;
+    const size_t end = std::min(groups_.size(), first + kBlock);
+    double room = -kInfinity;
+    for (size_t h = first; h < end; ++h) room = std::max(room, room_cap_[h] - tokens_of_[h]);
+    block_room_[first / kBlock] = room;
   }
 
   void add(int i, int g) {
@@ -130,6 +145,7 @@ class Search {
     tokens_of_[g] = groups_[g].tokens;
     load_of_[g] = groups_[g].load_ms;
     room_cap_[g] = in_.capacity_tokens[groups_[g].size_index];
+    refresh_block(g);
   }
 
   void remove(int i, int g) {
@@ -142,6 +158,7 @@ class Search {
     }
     tokens_of_[g] = groups_[g].tokens;
     load_of_[g] = groups_[g].load_ms;
+    refresh_block(g);
   }
 
   void refresh(int m) {
@@ -229,7 +246,14 @@ class Search {
                          : std::isfinite(w) ? lighter + 1e-6 * (1 + std::abs(lighter))
                                             : -kInfinity;
     }
+    // A block of groups none of which has room is skipped (the margin
+    // keeps rounding on the side of testing: the same groups are tested).
+    const double least_room = tokens_i - 1e-6 * (1 + tokens_i);
     for (size_t h = 0; h < groups_.size(); ++h) {
+      if (h % kBlock == 0 && block_room_[h / kBlock] < least_room) {
+        h += kBlock - 1;
+        continue;
+      }
       // Most groups have no room: their tokens and capacity (-inf when
       // empty) lie in arrays of their own, and this test comes first.
       if (tokens_of_[h] + tokens_i > room_cap_[h] || static_cast<int>(h) == g) continue;
@@ -251,7 +275,8 @@ class Search {
       consider(delta, square, static_cast<int>(h), -1, -1);
     }
     for (size_t m2 = 0; m2 < mbs_.size(); ++m2) {
-      if (mbs_[m2].sequences == 0) continue;
+      // Most micro-batches have no GPU free.
+      if (mbs_[m2].sequences == 0 || mbs_[m2].free_gpus < smallest_size_) continue;
       for (int j = 0; j < in_.num_sizes; ++j) {
         const double w = in_.work(i, j);
         if (in_.size[j] > mbs_[m2].free_gpus || !std::isfinite(w)) continue;
@@ -298,12 +323,17 @@ class Search {
     const double w_ig = in_.work(i, a.size_index);
     int best_k = -1;
     double best_delta = -kEps;
+    const double tokens_i = in_.tokens[i];
     for (int k = 0; k < in_.num_sequences(); ++k) {
+      // Only a shorter sequence can shorten the top group. A sequence's
+      // time on a size never falls as its length grows (non-negative
+      // coefficients, each rounding monotone), so the lengths, in an array
+      // of their own, rule out the rest before their times are read.
+      if (!(in_.tokens[k] < tokens_i)) continue;
       const int h = group_of_[k];
       if (h == g) continue;
       const Group& b = groups_[h];
       const double w_kg = in_.work(k, a.size_index);
-      // Only a shorter sequence can shorten the top group.
       if (!(w_kg < w_ig)) continue;
       const double w_ih = in_.work(i, b.size_index);
       if (!std::isfinite(w_ih)) continue;
@@ -345,7 +375,9 @@ class Search {
   std::vector<double> room_cap_;      ///< each group's token capacity; -inf when it is empty
   std::vector<double> load_of_;       ///< each group's load (as groups_)
   std::vector<int> size_of_;          ///< each group's size index
+  std::vector<double> block_room_;    ///< most room of a group in each kBlock groups
   std::vector<double> lighter_than_;  ///< per size: heavier targets cannot even the loads
+  int smallest_size_;                 ///< fewest GPUs of a group
 };
 
 }  // namespace
