@@ -328,7 +328,7 @@ ScatterPlan pack_items(const Instance& in, const std::vector<std::int64_t>& leng
 }
 
 ScatterPlan fast_path(const Instance& in, const std::vector<std::int64_t>& lengths,
-                      Clock::time_point deadline) {
+                      Clock::time_point deadline, bool tighten_each) {
   const int n = in.num_sequences();
   std::vector<int> items(n);
   std::iota(items.begin(), items.end(), 0);
@@ -357,7 +357,7 @@ ScatterPlan fast_path(const Instance& in, const std::vector<std::int64_t>& lengt
           bisect(packer, items, items_lower_ms(in, items, m), m, existing_first, cap_ms, &cap_ms);
       if (plan.empty()) continue;
       finalize_scatter_plan(plan, lengths, *in.coefficients);
-      tighten(in, packer, lengths, plan, existing_first);
+      if (tighten_each) tighten(in, packer, lengths, plan, existing_first);
       if (plan.time_ms < best.time_ms) best = std::move(plan);
       if (Clock::now() >= deadline) break;
     }

@@ -66,11 +66,11 @@ double pinned_micro_batch_bound_ms(const Instance& instance);
 double pinned_pair_bound_ms(const Instance& instance, double* suggested_cap_ms = nullptr);
 
 /// The constructive path: for a few micro-batch counts, packs sequences into
-/// groups under a common time cap found by bisection, then tightens each
-/// micro-batch alone. Returns a finalized plan (time_ms = +inf when nothing
-/// fits). Stops early at `deadline`.
+/// groups under a common time cap found by bisection, then (`tighten_each`)
+/// packs each micro-batch again alone under its own cap. Returns a finalized
+/// plan (time_ms = +inf when nothing fits). Stops early at `deadline`.
 ScatterPlan fast_path(const Instance& instance, const std::vector<std::int64_t>& lengths,
-                      Clock::time_point deadline);
+                      Clock::time_point deadline, bool tighten_each = true);
 
 /// The constructive path on `items` alone with at most `micro_batches`
 /// micro-batches (finalized; time_ms = +inf when nothing fits). `orders`:
