@@ -44,11 +44,14 @@ int slots(const Instance& in, int j) {
 }  // namespace
 
 long long milp_integer_count(const Instance& in, int micro_batches) {
-  const std::vector<LengthBucket> buckets = buckets_of(in);
+  // The buckets' lengths alone (the model's buckets, without their map).
+  std::vector<double> lengths = in.tokens;
+  std::sort(lengths.begin(), lengths.end());
+  lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
   long long per_micro_batch = 0;
   for (int j = 0; j < in.num_sizes; ++j) {
-    long long usable = 0;
-    for (const LengthBucket& b : buckets) usable += b.tokens <= in.capacity_tokens[j] ? 1 : 0;
+    const long long usable =
+        std::upper_bound(lengths.begin(), lengths.end(), in.capacity_tokens[j]) - lengths.begin();
     per_micro_batch += static_cast<long long>(slots(in, j)) * (1 + usable);
   }
   return per_micro_batch * micro_batches;
