@@ -17,6 +17,12 @@ namespace {
 constexpr double kCapPrecision = 1e-3;
 constexpr double kCapGrowth = 1.3;
 constexpr int kMaxCapSteps = 80;
+// one_micro_batch_caps_ms gives up on a subset whose cap grew this many
+// times (1.3^8 = 8.2x its lower bound) without packing: such a subset
+// mostly cannot pack at any cap (its sequences' sizes do not fit the GPUs
+// together in this packing order), and growing 80 times was most of that
+// pricing's work.
+constexpr int kMaxPartCapSteps = 5;
 // Micro-batch counts tried above the memory minimum.
 constexpr int kExtraMicroBatches = 3;
 // Open groups of a size per block of the packer's least-load search.
@@ -227,15 +233,18 @@ class Packer {
   int widest_free_ = 0;  ///< largest free width of a micro-batch
 };
 
-/// Smallest cap (to kCapPrecision) at which pack succeeds, starting from
-/// `lower_ms`; returns the plan packed at that cap (empty when none fits).
+/// Smallest cap (to `precision`, relative) at which pack succeeds, starting
+/// from `lower_ms`; false when none fits. The packer holds the packing at
+/// the cap returned unless `keep_packing` is false (the last try may have
+/// failed below it).
 /// `hint_ms` > lower_ms: a cap that likely packs and lies near the least one
 /// (a micro-batch's own cap when it is packed again alone): tried first, then
 /// caps below it, 1/64 lower and twice as far each time, until one fails,
 /// which brackets the least cap in a few packings instead of growing from
 /// `lower_ms` (the growth steps were a third of the packings).
-ScatterPlan bisect(Packer& packer, const std::vector<int>& items, double lower_ms, int max_micro_batches,
-                   bool existing_first, double hint_ms = 0, double* cap_ms = nullptr) {
+bool least_cap(Packer& packer, const std::vector<int>& items, double lower_ms, int max_micro_batches,
+               bool existing_first, double hint_ms, double precision, bool keep_packing, double& cap_ms,
+               int max_cap_steps = kMaxCapSteps) {
   double lo = lower_ms;
   double hi = std::max(lower_ms, 1e-9);
   bool ok = false;
@@ -255,24 +264,36 @@ ScatterPlan bisect(Packer& packer, const std::vector<int>& items, double lower_m
   } else {
     if (hint_ms > hi) lo = hi = hint_ms;  // the hint failed: grow from it
     ok = packer.pack(items, hi, max_micro_batches, existing_first);
-    for (int step = 0; !ok && step < kMaxCapSteps; ++step) {
+    for (int step = 0; !ok && step < max_cap_steps; ++step) {
       lo = hi;
       hi *= kCapGrowth;
       ok = packer.pack(items, hi, max_micro_batches, existing_first);
     }
   }
-  if (!ok) return {};
+  if (!ok) return false;
   if (hi > lo) {
     // The packer holds the packing at hi unless the last try failed.
     bool holds_hi = true;
-    while (hi - lo > kCapPrecision * hi) {
+    while (hi - lo > precision * hi) {
       const double mid = 0.5 * (lo + hi);
       holds_hi = packer.pack(items, mid, max_micro_batches, existing_first);
       (holds_hi ? hi : lo) = mid;
     }
-    if (!holds_hi) packer.pack(items, hi, max_micro_batches, existing_first);
+    if (!holds_hi && keep_packing) packer.pack(items, hi, max_micro_batches, existing_first);
   }
-  if (cap_ms) *cap_ms = hi;
+  cap_ms = hi;
+  return true;
+}
+
+/// The plan packed at the least cap (to kCapPrecision; empty when none
+/// fits), and that cap in `cap_ms` when given.
+ScatterPlan bisect(Packer& packer, const std::vector<int>& items, double lower_ms, int max_micro_batches,
+                   bool existing_first, double hint_ms = 0, double* cap_ms = nullptr) {
+  double cap = 0;
+  if (!least_cap(packer, items, lower_ms, max_micro_batches, existing_first, hint_ms, kCapPrecision, true,
+                 cap))
+    return {};
+  if (cap_ms) *cap_ms = cap;
   return packer.plan(items);
 }
 
@@ -325,6 +346,37 @@ ScatterPlan pack_items(const Instance& in, const std::vector<std::int64_t>& leng
     if (plan.time_ms < best.time_ms) best = std::move(plan);
   }
   return best;
+}
+
+std::vector<double> one_micro_batch_caps_ms(const Instance& in, const std::vector<int>& sequences,
+                                            const std::vector<std::uint32_t>& subsets, double precision) {
+  Packer packer(in);
+  std::vector<double> caps(subsets.size(), kInfinity);
+  std::vector<int> items;
+  for (size_t s = 0; s < subsets.size(); ++s) {
+    items.clear();
+    for (size_t k = 0; k < sequences.size(); ++k) {
+      if (subsets[s] >> k & 1) items.push_back(sequences[k]);
+    }
+    // pack_items's order: most GPU-ms first.
+    std::sort(items.begin(), items.end(), [&](int x, int y) {
+      return in.cheapest_gpu_ms[x] > in.cheapest_gpu_ms[y] ||
+             (in.cheapest_gpu_ms[x] == in.cheapest_gpu_ms[y] && x < y);
+    });
+    // A subset needs at least the cap of the subset without its lowest
+    // sequence (listed before it when `subsets` ascend): the search starts
+    // there.
+    double lower_ms = items_lower_ms(in, items, 1);
+    const std::uint32_t smaller = subsets[s] & (subsets[s] - 1);
+    const auto at = std::lower_bound(subsets.begin(), subsets.begin() + s, smaller);
+    if (smaller != 0 && at != subsets.begin() + s && *at == smaller)
+      lower_ms = std::max(lower_ms, caps[at - subsets.begin()]);
+    if (!std::isfinite(lower_ms)) continue;
+    double cap = 0;
+    if (least_cap(packer, items, lower_ms, 1, true, 0, precision, false, cap, kMaxPartCapSteps))
+      caps[s] = cap;
+  }
+  return caps;
 }
 
 ScatterPlan fast_path(const Instance& in, const std::vector<std::int64_t>& lengths,

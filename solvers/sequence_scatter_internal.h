@@ -81,6 +81,21 @@ ScatterPlan fast_path(const Instance& instance, const std::vector<std::int64_t>&
 ScatterPlan pack_items(const Instance& instance, const std::vector<std::int64_t>& lengths,
                        std::vector<int> items, int micro_batches, int orders = 3, double cap_hint_ms = 0);
 
+/// For each subset (bit k: sequences[k]; at most 32 sequences), the least
+/// group load (fixed_ms excluded, to `precision`, relative) at which the
+/// subset packs alone into one micro-batch by the constructive path (open
+/// groups first); +inf where it does not fit. No plan is built.
+std::vector<double> one_micro_batch_caps_ms(const Instance& instance, const std::vector<int>& sequences,
+                                            const std::vector<std::uint32_t>& subsets, double precision);
+
+/// The partition of `count` elements (count <= 20) into parts with the
+/// least sum of part_ms (indexed by the part's bit mask; +inf: not a part),
+/// by a dynamic program over the subsets (3^count steps). Its parts, and
+/// the sum in `sum_ms` when given; empty when every partition has an
+/// infinite part.
+std::vector<std::uint32_t> least_sum_partition(const std::vector<double>& part_ms, int count,
+                                               double* sum_ms = nullptr);
+
 /// The longest sequence and its longest peers in one micro-batch, the rest
 /// packed into the others (sequence_scatter_split.cpp). Finalized.
 ScatterPlan split_path(const Instance& instance, const std::vector<std::int64_t>& lengths,

@@ -1,0 +1,105 @@
+// The long-split path's least-sum partition of the slowest sequences: the
+// dynamic program over subsets equals brute force over every set partition,
+// and the path's plans keep every constraint of the formulation.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "solvers/sequence_scatter.h"
+#include "solvers/sequence_scatter_internal.h"
+#include "tests/scatter_random_steps.h"
+
+namespace parplan {
+namespace {
+
+/// The least sum over every partition of `count` elements (restricted
+/// growth strings: element k joins one of the parts so far or opens one).
+double brute_force_least_sum(const std::vector<double>& part_ms, int count) {
+  double best = INFINITY;
+  std::vector<std::uint32_t> parts;
+  std::function<void(int)> place = [&](int k) {
+    if (k == count) {
+      double sum = 0;
+      for (std::uint32_t p : parts) sum += part_ms[p];
+      best = std::min(best, sum);
+      return;
+    }
+    // By index: the recursion below pushes onto `parts`.
+    for (size_t p = 0; p < parts.size(); ++p) {
+      parts[p] |= std::uint32_t{1} << k;
+      place(k + 1);
+      parts[p] &= ~(std::uint32_t{1} << k);
+    }
+    parts.push_back(std::uint32_t{1} << k);
+    place(k + 1);
+    parts.pop_back();
+  };
+  place(0);
+  return best;
+}
+
+TEST(ScatterPartition, LeastSumEqualsBruteForce) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> price(1.0, 100.0);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int count = 1 + trial % 8;
+    const std::uint32_t all = (std::uint32_t{1} << count) - 1;
+    // Prices with an economy of scale (a part costs less than its elements
+    // apart, sometimes), a fifth of the larger parts not allowed.
+    std::vector<double> part_ms(all + 1, INFINITY);
+    for (std::uint32_t mask = 1; mask <= all; ++mask) {
+      const int size = std::popcount(mask);
+      part_ms[mask] = size > 1 && rng() % 5 == 0 ? INFINITY : price(rng) * std::sqrt(size);
+    }
+    double sum_ms = 0;
+    const std::vector<std::uint32_t> parts = scatter_detail::least_sum_partition(part_ms, count, &sum_ms);
+    const double expected = brute_force_least_sum(part_ms, count);
+    EXPECT_NEAR(sum_ms, expected, 1e-9 * expected) << "trial " << trial;
+    // The parts cover every element once, and their prices sum to it.
+    std::uint32_t covered = 0;
+    double sum = 0;
+    for (std::uint32_t p : parts) {
+      EXPECT_EQ(covered & p, 0u) << "trial " << trial;
+      covered |= p;
+      sum += part_ms[p];
+    }
+    EXPECT_EQ(covered, all) << "trial " << trial;
+    EXPECT_NEAR(sum, expected, 1e-9 * expected) << "trial " << trial;
+  }
+}
+
+TEST(ScatterPartition, NoPartitionWhenAnElementHasNoPart) {
+  // Element 1 belongs to no finite part: no partition.
+  const std::vector<double> part_ms = {INFINITY, 1.0, INFINITY, INFINITY};
+  double sum_ms = 0;
+  EXPECT_TRUE(scatter_detail::least_sum_partition(part_ms, 2, &sum_ms).empty());
+  EXPECT_TRUE(std::isinf(sum_ms));
+}
+
+TEST(ScatterPartition, LongSplitPlansKeepEveryConstraint) {
+  std::mt19937 rng(17);
+  int plans = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    const auto [gpus, c, lengths] = test::random_scatter_step(rng, trial);
+    const scatter_detail::Instance in = scatter_detail::make_instance(lengths, gpus, c);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    const ScatterPlan plan = scatter_detail::long_split_path(in, lengths, deadline);
+    if (plan.empty()) continue;
+    ++plans;
+    EXPECT_EQ(check_scatter_plan(plan, lengths, gpus, c), "") << "trial " << trial;
+    // Its stated time is the formula's.
+    ScatterPlan again = plan;
+    finalize_scatter_plan(again, lengths, c);
+    EXPECT_NEAR(again.time_ms, plan.time_ms, 1e-9 * plan.time_ms) << "trial " << trial;
+  }
+  EXPECT_GE(plans, 20);
+}
+
+}  // namespace
+}  // namespace parplan
