@@ -349,11 +349,13 @@ ScatterPlan pack_items(const Instance& in, const std::vector<std::int64_t>& leng
 }
 
 std::vector<double> one_micro_batch_caps_ms(const Instance& in, const std::vector<int>& sequences,
-                                            const std::vector<std::uint32_t>& subsets, double precision) {
+                                            const std::vector<std::uint32_t>& subsets, double precision,
+                                            Clock::time_point deadline) {
   Packer packer(in);
   std::vector<double> caps(subsets.size(), kInfinity);
   std::vector<int> items;
   for (size_t s = 0; s < subsets.size(); ++s) {
+    if ((s & 63) == 0 && Clock::now() >= deadline) return {};
     items.clear();
     for (size_t k = 0; k < sequences.size(); ++k) {
       if (subsets[s] >> k & 1) items.push_back(sequences[k]);

@@ -84,9 +84,11 @@ ScatterPlan pack_items(const Instance& instance, const std::vector<std::int64_t>
 /// For each subset (bit k: sequences[k]; at most 32 sequences), the least
 /// group load (fixed_ms excluded, to `precision`, relative) at which the
 /// subset packs alone into one micro-batch by the constructive path (open
-/// groups first); +inf where it does not fit. No plan is built.
+/// groups first); +inf where it does not fit. No plan is built. Empty when
+/// the deadline passes first.
 std::vector<double> one_micro_batch_caps_ms(const Instance& instance, const std::vector<int>& sequences,
-                                            const std::vector<std::uint32_t>& subsets, double precision);
+                                            const std::vector<std::uint32_t>& subsets, double precision,
+                                            Clock::time_point deadline);
 
 /// The partition of `count` elements (count <= 20) into parts with the
 /// least sum of part_ms (indexed by the part's bit mask; +inf: not a part),

@@ -75,11 +75,10 @@ ScatterPlan partition_apart(const Instance& in, const std::vector<std::int64_t>&
     tokens[mask] = tokens[mask & (mask - 1)] + in.tokens[slow[low]];
     if (tokens[mask] <= memory_tokens) fitting.push_back(mask);
   }
-  if (Clock::now() >= deadline) return {};
-  const std::vector<double> caps = one_micro_batch_caps_ms(in, slow, fitting, kPartCapPrecision);
+  const std::vector<double> caps = one_micro_batch_caps_ms(in, slow, fitting, kPartCapPrecision, deadline);
+  if (caps.size() != fitting.size()) return {};
   std::vector<double> part_ms(all + 1, kInfinity);
   for (size_t k = 0; k < fitting.size(); ++k) part_ms[fitting[k]] = c.fixed_ms + caps[k];
-  if (Clock::now() >= deadline) return {};
   const std::vector<std::uint32_t> parts = least_sum_partition(part_ms, count);
   if (parts.empty()) return {};
   ScatterPlan plan;
