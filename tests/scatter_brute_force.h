@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cost/scatter_coefficients.h"
+#include "solvers/sequence_scatter_internal.h"
 
 namespace parplan::test {
 
@@ -124,24 +125,16 @@ inline std::vector<double> subset_micro_batch_ms(const std::vector<std::int64_t>
 
 /// The optimal step time (ms) by dynamic programming over subsets, for up
 /// to about 18 sequences (3^n work): the least sum, over the partitions of
-/// all sequences into micro-batches, of subset_micro_batch_ms. +inf when no
+/// all sequences into micro-batches, of subset_micro_batch_ms (the
+/// solver's least_sum_partition, itself checked against brute force over
+/// every set partition in tests/scatter_partition_test.cpp). +inf when no
 /// plan exists.
 inline double subset_dp_step_ms(const std::vector<std::int64_t>& lengths, int gpus,
                                 const ScatterCoefficients& c) {
   const std::vector<double> micro_batch = subset_micro_batch_ms(lengths, gpus, c);
-  const std::uint32_t all = static_cast<std::uint32_t>(micro_batch.size() - 1);
-  std::vector<double> step(micro_batch.size(), std::numeric_limits<double>::infinity());
-  step[0] = 0;
-  for (std::uint32_t s = 1; s <= all; ++s) {
-    const std::uint32_t first = s & (~s + 1);
-    const std::uint32_t others = s ^ first;
-    for (std::uint32_t sub = others;; sub = (sub - 1) & others) {
-      const std::uint32_t t = sub | first;
-      step[s] = std::min(step[s], micro_batch[t] + step[s ^ t]);
-      if (sub == 0) break;
-    }
-  }
-  return step[all];
+  double step_ms = std::numeric_limits<double>::infinity();
+  scatter_detail::least_sum_partition(micro_batch, static_cast<int>(lengths.size()), &step_ms);
+  return step_ms;
 }
 
 }  // namespace parplan::test
