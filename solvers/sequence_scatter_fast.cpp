@@ -28,6 +28,14 @@ constexpr int kExtraMicroBatches = 3;
 // Open groups of a size per block of the packer's least-load search.
 constexpr size_t kBlock = 16;
 
+/// The packer's insertion order: most GPU-ms first (index on ties).
+void sort_by_gpu_ms(const Instance& in, std::vector<int>& items) {
+  std::sort(items.begin(), items.end(), [&](int x, int y) {
+    return in.cheapest_gpu_ms[x] > in.cheapest_gpu_ms[y] ||
+           (in.cheapest_gpu_ms[x] == in.cheapest_gpu_ms[y] && x < y);
+  });
+}
+
 struct Bin {
   int micro_batch = 0;
   int size_index = 0;
@@ -82,6 +90,20 @@ class Packer {
       if (!placed) return false;
     }
     return true;
+  }
+
+  /// The step time of the last successful pack: each micro-batch its
+  /// slowest group's load plus fixed_ms (no plan built).
+  double time_ms() const {
+    std::vector<double>& slowest = slowest_;
+    slowest.assign(free_width_.size(), 0);
+    for (const Bin& bin : bins_) {
+      double& s = slowest[bin.micro_batch];
+      s = std::max(s, class_load_[bin.size_index][bin.slot]);
+    }
+    double sum = 0;
+    for (double s : slowest) sum += s + in_.coefficients->fixed_ms;
+    return sum;
   }
 
   /// The groups of the last successful pack.
@@ -230,7 +252,8 @@ class Packer {
   std::vector<double> least_load_;                 ///< least load of an open group of each size
   std::vector<double> least_tokens_;               ///< least tokens of an open group of each size
   std::vector<int> free_width_;
-  int widest_free_ = 0;  ///< largest free width of a micro-batch
+  int widest_free_ = 0;                  ///< largest free width of a micro-batch
+  mutable std::vector<double> slowest_;  ///< time_ms's scratch
 };
 
 /// Smallest cap (to `precision`, relative) at which pack succeeds, starting
@@ -313,10 +336,7 @@ void tighten(const Instance& in, Packer& packer, const std::vector<std::int64_t>
   for (ScatterMicroBatch& mb : plan.micro_batches) {
     std::vector<int> items;
     for (const ScatterGroup& g : mb.groups) items.insert(items.end(), g.sequences.begin(), g.sequences.end());
-    std::sort(items.begin(), items.end(), [&](int x, int y) {
-      return in.cheapest_gpu_ms[x] > in.cheapest_gpu_ms[y] ||
-             (in.cheapest_gpu_ms[x] == in.cheapest_gpu_ms[y] && x < y);
-    });
+    sort_by_gpu_ms(in, items);
     ScatterPlan alone = bisect(packer, items, items_lower_ms(in, items, 1), 1, existing_first,
                                mb.time_ms - in.coefficients->fixed_ms);
     if (alone.empty()) continue;
@@ -330,10 +350,7 @@ void tighten(const Instance& in, Packer& packer, const std::vector<std::int64_t>
 
 ScatterPlan pack_items(const Instance& in, const std::vector<std::int64_t>& lengths, std::vector<int> items,
                        int micro_batches, int orders, double cap_hint_ms) {
-  std::sort(items.begin(), items.end(), [&](int x, int y) {
-    return in.cheapest_gpu_ms[x] > in.cheapest_gpu_ms[y] ||
-           (in.cheapest_gpu_ms[x] == in.cheapest_gpu_ms[y] && x < y);
-  });
+  sort_by_gpu_ms(in, items);
   Packer packer(in);
   ScatterPlan best;
   for (bool existing_first : {false, true}) {
@@ -361,10 +378,7 @@ std::vector<double> one_micro_batch_caps_ms(const Instance& in, const std::vecto
       if (subsets[s] >> k & 1) items.push_back(sequences[k]);
     }
     // pack_items's order: most GPU-ms first.
-    std::sort(items.begin(), items.end(), [&](int x, int y) {
-      return in.cheapest_gpu_ms[x] > in.cheapest_gpu_ms[y] ||
-             (in.cheapest_gpu_ms[x] == in.cheapest_gpu_ms[y] && x < y);
-    });
+    sort_by_gpu_ms(in, items);
     // A subset needs at least the cap of the subset without its lowest
     // sequence (listed before it when `subsets` ascend): the search starts
     // there.
@@ -381,15 +395,39 @@ std::vector<double> one_micro_batch_caps_ms(const Instance& in, const std::vecto
   return caps;
 }
 
+double packed_time_ms(const Instance& in, std::vector<int> items, int micro_batches, double precision) {
+  sort_by_gpu_ms(in, items);
+  // least_cap's search, the time taken from each packing that holds (no
+  // packing again at the cap found, no plan built).
+  Packer packer(in);
+  double lo = items_lower_ms(in, items, micro_batches);
+  double hi = std::max(lo, 1e-9);
+  bool ok = packer.pack(items, hi, micro_batches, true);
+  for (int step = 0; !ok && step < kMaxCapSteps; ++step) {
+    lo = hi;
+    hi *= kCapGrowth;
+    ok = packer.pack(items, hi, micro_batches, true);
+  }
+  if (!ok) return kInfinity;
+  double time_ms = packer.time_ms();
+  while (hi - lo > precision * hi) {
+    const double mid = 0.5 * (lo + hi);
+    if (packer.pack(items, mid, micro_batches, true)) {
+      hi = mid;
+      time_ms = packer.time_ms();
+    } else {
+      lo = mid;
+    }
+  }
+  return time_ms;
+}
+
 ScatterPlan fast_path(const Instance& in, const std::vector<std::int64_t>& lengths,
                       Clock::time_point deadline, bool tighten_each) {
   const int n = in.num_sequences();
   std::vector<int> items(n);
   std::iota(items.begin(), items.end(), 0);
-  std::sort(items.begin(), items.end(), [&](int x, int y) {
-    return in.cheapest_gpu_ms[x] > in.cheapest_gpu_ms[y] ||
-           (in.cheapest_gpu_ms[x] == in.cheapest_gpu_ms[y] && x < y);
-  });
+  sort_by_gpu_ms(in, items);
   double total_tokens = 0;
   double gpu_ms = 0;
   for (int i = 0; i < n; ++i) {

@@ -81,6 +81,13 @@ ScatterPlan fast_path(const Instance& instance, const std::vector<std::int64_t>&
 ScatterPlan pack_items(const Instance& instance, const std::vector<std::int64_t>& lengths,
                        std::vector<int> items, int micro_batches, int orders = 3, double cap_hint_ms = 0);
 
+/// The time of `items` packed by pack_items's open-groups-first order into
+/// at most `micro_batches` micro-batches at their least common cap (to
+/// `precision`, relative), each micro-batch not packed again alone: a
+/// cheaper estimate of pack_items's plan, no plan built. +inf when they do
+/// not fit.
+double packed_time_ms(const Instance& instance, std::vector<int> items, int micro_batches, double precision);
+
 /// For each subset (bit k: sequences[k]; at most 32 sequences), the least
 /// group load (fixed_ms excluded, to `precision`, relative) at which the
 /// subset packs alone into one micro-batch by the constructive path (open
@@ -97,6 +104,17 @@ std::vector<double> one_micro_batch_caps_ms(const Instance& instance, const std:
 /// infinite part.
 std::vector<std::uint32_t> least_sum_partition(const std::vector<double>& part_ms, int count,
                                                double* sum_ms = nullptr);
+
+/// The dynamic program of least_sum_partition kept for every subset: the
+/// least sum over the partitions of each mask (+inf where none is finite)
+/// and the part holding the mask's lowest element in it.
+struct SubsetPartitions {
+  std::vector<double> least_ms;
+  std::vector<std::uint32_t> first_part;
+  /// The parts of `mask`'s least-sum partition (empty when none is finite).
+  std::vector<std::uint32_t> parts_of(std::uint32_t mask) const;
+};
+SubsetPartitions least_sum_partitions(const std::vector<double>& part_ms, int count);
 
 /// The longest sequence and its longest peers in one micro-batch, the rest
 /// packed into the others (sequence_scatter_split.cpp). Finalized.

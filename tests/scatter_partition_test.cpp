@@ -74,6 +74,47 @@ TEST(ScatterPartition, LeastSumEqualsBruteForce) {
   }
 }
 
+TEST(ScatterPartition, EverySubsetsLeastSumEqualsBruteForce) {
+  // The long-split path reads the partition of each count's slowest
+  // sequences from one table: every subset's entry is that subset's least
+  // sum (its elements renumbered), and its parts cover it.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> price(1.0, 100.0);
+  for (int trial = 0; trial < 10; ++trial) {
+    const int count = 3 + trial % 5;
+    const std::uint32_t all = (std::uint32_t{1} << count) - 1;
+    std::vector<double> part_ms(all + 1, INFINITY);
+    for (std::uint32_t mask = 1; mask <= all; ++mask)
+      part_ms[mask] =
+          std::popcount(mask) > 1 && rng() % 4 == 0 ? INFINITY : price(rng) * std::sqrt(std::popcount(mask));
+    const scatter_detail::SubsetPartitions table = scatter_detail::least_sum_partitions(part_ms, count);
+    for (std::uint32_t mask = 1; mask <= all; ++mask) {
+      // The subset's own price table over its elements in order.
+      std::vector<int> elements;
+      for (int k = 0; k < count; ++k) {
+        if (mask >> k & 1) elements.push_back(k);
+      }
+      const int size = static_cast<int>(elements.size());
+      std::vector<double> sub_ms(std::size_t{1} << size, INFINITY);
+      for (std::uint32_t sub = 1; sub < (std::uint32_t{1} << size); ++sub) {
+        std::uint32_t original = 0;
+        for (int k = 0; k < size; ++k) {
+          if (sub >> k & 1) original |= std::uint32_t{1} << elements[k];
+        }
+        sub_ms[sub] = part_ms[original];
+      }
+      const double expected = brute_force_least_sum(sub_ms, size);
+      EXPECT_NEAR(table.least_ms[mask], expected, 1e-9 * expected) << "trial " << trial << " mask " << mask;
+      std::uint32_t covered = 0;
+      for (std::uint32_t p : table.parts_of(mask)) {
+        EXPECT_EQ(covered & p, 0u);
+        covered |= p;
+      }
+      EXPECT_EQ(covered, mask) << "trial " << trial << " mask " << mask;
+    }
+  }
+}
+
 TEST(ScatterPartition, NoPartitionWhenAnElementHasNoPart) {
   // Element 1 belongs to no finite part: no partition.
   const std::vector<double> part_ms = {INFINITY, 1.0, INFINITY, INFINITY};
@@ -99,6 +140,31 @@ TEST(ScatterPartition, LongSplitPlansKeepEveryConstraint) {
     EXPECT_NEAR(again.time_ms, plan.time_ms, 1e-9 * plan.time_ms) << "trial " << trial;
   }
   EXPECT_GE(plans, 20);
+}
+
+TEST(ScatterPartition, ScreenedRestIsTheUntightenedPacking) {
+  // The long-split path screens each count by packed_time_ms: pack_items's
+  // open-groups-first packing before each micro-batch is packed again
+  // alone, so at pack_items's precision (1e-3) it is never below
+  // pack_items's plan, and it is the time of a packing, never below the bound.
+  std::mt19937 rng(23);
+  int compared = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    const auto [gpus, c, lengths] = test::random_scatter_step(rng, trial);
+    const scatter_detail::Instance in = scatter_detail::make_instance(lengths, gpus, c);
+    std::vector<int> items(lengths.size());
+    for (size_t i = 0; i < items.size(); ++i) items[i] = static_cast<int>(i);
+    for (int m : {1, 2, 3}) {
+      const ScatterPlan plan = scatter_detail::pack_items(in, lengths, items, m, 2);
+      const double screened = scatter_detail::packed_time_ms(in, items, m, 1e-3);
+      EXPECT_EQ(plan.empty(), std::isinf(screened)) << "trial " << trial << " m " << m;
+      if (plan.empty()) continue;
+      ++compared;
+      EXPECT_GE(screened, plan.time_ms * (1 - 1e-12)) << "trial " << trial << " m " << m;
+      EXPECT_GE(screened, scatter_detail::lower_bound_ms(in) * (1 - 1e-12)) << "trial " << trial;
+    }
+  }
+  EXPECT_GE(compared, 20);
 }
 
 }  // namespace
