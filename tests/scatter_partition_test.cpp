@@ -44,32 +44,44 @@ double brute_force_least_sum(const std::vector<double>& part_ms, int count) {
   return best;
 }
 
+/// Random part prices over `count` elements, indexed by the part's mask,
+/// with an economy of scale (a part costs less than its elements apart,
+/// sometimes); one in `not_allowed_one_in` of the larger parts has no price.
+std::vector<double> random_part_prices(std::mt19937& rng, int count, unsigned not_allowed_one_in) {
+  std::uniform_real_distribution<double> price(1.0, 100.0);
+  const std::uint32_t all = (std::uint32_t{1} << count) - 1;
+  std::vector<double> part_ms(all + 1, INFINITY);
+  for (std::uint32_t mask = 1; mask <= all; ++mask) {
+    const int size = std::popcount(mask);
+    part_ms[mask] = size > 1 && rng() % not_allowed_one_in == 0 ? INFINITY : price(rng) * std::sqrt(size);
+  }
+  return part_ms;
+}
+
+/// The parts are disjoint and cover `mask` exactly.
+void expect_parts_cover(const std::vector<std::uint32_t>& parts, std::uint32_t mask, int trial) {
+  std::uint32_t covered = 0;
+  for (std::uint32_t p : parts) {
+    EXPECT_EQ(covered & p, 0u) << "trial " << trial;
+    covered |= p;
+  }
+  EXPECT_EQ(covered, mask) << "trial " << trial << " mask " << mask;
+}
+
 TEST(ScatterPartition, LeastSumEqualsBruteForce) {
   std::mt19937 rng(5);
-  std::uniform_real_distribution<double> price(1.0, 100.0);
   for (int trial = 0; trial < 60; ++trial) {
     const int count = 1 + trial % 8;
     const std::uint32_t all = (std::uint32_t{1} << count) - 1;
-    // Prices with an economy of scale (a part costs less than its elements
-    // apart, sometimes), a fifth of the larger parts not allowed.
-    std::vector<double> part_ms(all + 1, INFINITY);
-    for (std::uint32_t mask = 1; mask <= all; ++mask) {
-      const int size = std::popcount(mask);
-      part_ms[mask] = size > 1 && rng() % 5 == 0 ? INFINITY : price(rng) * std::sqrt(size);
-    }
+    const std::vector<double> part_ms = random_part_prices(rng, count, 5);
     double sum_ms = 0;
     const std::vector<std::uint32_t> parts = scatter_detail::least_sum_partition(part_ms, count, &sum_ms);
     const double expected = brute_force_least_sum(part_ms, count);
     EXPECT_NEAR(sum_ms, expected, 1e-9 * expected) << "trial " << trial;
     // The parts cover every element once, and their prices sum to it.
-    std::uint32_t covered = 0;
+    expect_parts_cover(parts, all, trial);
     double sum = 0;
-    for (std::uint32_t p : parts) {
-      EXPECT_EQ(covered & p, 0u) << "trial " << trial;
-      covered |= p;
-      sum += part_ms[p];
-    }
-    EXPECT_EQ(covered, all) << "trial " << trial;
+    for (std::uint32_t p : parts) sum += part_ms[p];
     EXPECT_NEAR(sum, expected, 1e-9 * expected) << "trial " << trial;
   }
 }
@@ -79,14 +91,10 @@ TEST(ScatterPartition, EverySubsetsLeastSumEqualsBruteForce) {
   // sequences from one table: every subset's entry is that subset's least
   // sum (its elements renumbered), and its parts cover it.
   std::mt19937 rng(11);
-  std::uniform_real_distribution<double> price(1.0, 100.0);
   for (int trial = 0; trial < 10; ++trial) {
     const int count = 3 + trial % 5;
     const std::uint32_t all = (std::uint32_t{1} << count) - 1;
-    std::vector<double> part_ms(all + 1, INFINITY);
-    for (std::uint32_t mask = 1; mask <= all; ++mask)
-      part_ms[mask] =
-          std::popcount(mask) > 1 && rng() % 4 == 0 ? INFINITY : price(rng) * std::sqrt(std::popcount(mask));
+    const std::vector<double> part_ms = random_part_prices(rng, count, 4);
     const scatter_detail::SubsetPartitions table = scatter_detail::least_sum_partitions(part_ms, count);
     for (std::uint32_t mask = 1; mask <= all; ++mask) {
       // The subset's own price table over its elements in order.
@@ -105,12 +113,7 @@ TEST(ScatterPartition, EverySubsetsLeastSumEqualsBruteForce) {
       }
       const double expected = brute_force_least_sum(sub_ms, size);
       EXPECT_NEAR(table.least_ms[mask], expected, 1e-9 * expected) << "trial " << trial << " mask " << mask;
-      std::uint32_t covered = 0;
-      for (std::uint32_t p : table.parts_of(mask)) {
-        EXPECT_EQ(covered & p, 0u);
-        covered |= p;
-      }
-      EXPECT_EQ(covered, mask) << "trial " << trial << " mask " << mask;
+      expect_parts_cover(table.parts_of(mask), mask, trial);
     }
   }
 }
