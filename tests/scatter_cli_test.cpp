@@ -71,6 +71,9 @@ TEST(ScatterCli, BadInputIsOneLineAndExitTwo) {
   const std::vector<Case> cases = {
       {"1024 2048\n , \n", kCoefficients, "empty step"},
       {"{\"steps\": [[1024], []]}", kCoefficients, "empty step"},
+      {"1024,2048,,4096\n", kCoefficients, "field 3 is empty"},
+      {"1024, 2048,\n", kCoefficients, "field 3 is empty"},
+      {",1024 2048\n", kCoefficients, "field 1 is empty"},
       {"1024 0 2048\n", kCoefficients, "between 1 and"},
       {"1024 -5\n", kCoefficients, "-5"},
       {"1024 20.5\n", kCoefficients, "20.5"},

@@ -108,19 +108,37 @@ std::vector<std::vector<std::int64_t>> parse_scatter_lengths(const std::string& 
     const std::string where = origin + ":" + std::to_string(line_number);
     std::vector<std::int64_t> lengths;
     std::string token;
+    // A comma separates two lengths, as in a CSV row: one with no length on
+    // a side ("1,,2", a leading or trailing comma) is an empty field, a
+    // length left out, not a separator to skip.
+    bool comma_open = false;
+    int empty_field = 0;  // 1-based field number of the first empty one
+    int fields = 0;
     auto flush = [&]() {
-      if (!token.empty()) lengths.push_back(parse_length(token, where));
+      if (!token.empty()) {
+        lengths.push_back(parse_length(token, where));
+        comma_open = false;
+      }
       token.clear();
     };
     for (char ch : line) {
-      if (ch == ' ' || ch == '\t' || ch == ',') {
+      if (ch == ' ' || ch == '\t') {
         flush();
+      } else if (ch == ',') {
+        flush();
+        ++fields;
+        if ((lengths.empty() || comma_open) && empty_field == 0) empty_field = fields;
+        comma_open = true;
       } else {
         token += ch;
       }
     }
     flush();
+    if (comma_open && empty_field == 0) empty_field = fields + 1;
     if (lengths.empty()) throw InputError(where + ": empty step: give at least one sequence length");
+    if (empty_field > 0)
+      throw InputError(where + ": comma-separated field " + std::to_string(empty_field) +
+                       " is empty: write its sequence length or remove the extra comma");
     steps.push_back(std::move(lengths));
   }
   if (steps.empty()) throw InputError(origin + ": no steps: write one line of sequence lengths per step");

@@ -17,8 +17,9 @@ inline constexpr std::int64_t kMaxSequenceTokens = 1'000'000'000;
 /// One step per line, lengths separated by spaces, tabs or commas (blank
 /// lines and lines starting with '#' are skipped); or, when the text starts
 /// with '{', JSON {"steps": [[len, ...], ...]}. Throws InputError naming the
-/// line/step and the field on an empty step or a length that is not a
-/// positive decimal integer <= kMaxSequenceTokens.
+/// line/step and the field on an empty step, an empty comma-separated field
+/// ("1,,2", a leading or trailing comma) or a length that is not a positive
+/// decimal integer <= kMaxSequenceTokens.
 std::vector<std::vector<std::int64_t>> parse_scatter_lengths(const std::string& text,
                                                              const std::string& origin);
 std::vector<std::vector<std::int64_t>> load_scatter_lengths(const std::string& path);
