@@ -193,6 +193,11 @@ struct LevelLpOptions {
   /// Whole numbers of micro-batches per level (a MILP on the Y_k; the bound
   /// is then the solver's proven bound, whatever it stopped at).
   bool whole_counts = false;
+  /// Groups held for their level's floor: per level and size, the groups'
+  /// GPU-ms held H is at least their work and at least p theta_k per group,
+  /// and the sizes' H sum to at most G D_k (a diagnosis: on bench step 17
+  /// it raises the LP by 0.6 % of the step, in 20 s).
+  bool memory_held = false;
 };
 
 /// The duration-level LP bound (proof in sequence_scatter_level_lp.cpp);

@@ -16,6 +16,12 @@
 //    w_j(s_i) >= theta_{k+1}; and for one sequence i, a level holding it
 //    has at least one micro-batch: sum_j x_ijk <= Y_k, whose tau is at least
 //    its work there: D_k >= sum_j w_j(s_i) x_ijk.
+//  - (LevelLpOptions::memory_held) a group of size p_j in micro-batch m
+//    holds its p_j GPUs for tau_m, at least its work and at least
+//    p_j theta_k; those holds sum to at most G tau_m. Summed over the level:
+//    H_jk >= the groups' work, H_jk >= p_j theta_k N_jk, sum_j H_jk <= G D_k.
+//    A group full to memory whose sequences are short cannot fill a long
+//    micro-batch: its GPUs idle, and the LP now pays for it.
 // The step time is d sum_k Y_k + sum_k D_k. Every plan gives a point of the
 // LP below (with real instead of whole numbers), so its optimum is a lower
 // bound. Sequences other than the slowest ones are aggregated in buckets
@@ -206,6 +212,7 @@ double level_lp_bound_ms(const Instance& in, SolverBackend backend, Clock::time_
   for (int k = 0; k < levels; ++k) {
     const std::string lk = std::to_string(k);
     std::vector<MilpTerm> width{{y_level[k], -g}};
+    std::vector<MilpTerm> held_sum{{d_level[k], -g}};
     bool any = false;
     for (int j = 0; j < in.num_sizes; ++j) {
       if (memory[k][j].empty()) continue;
@@ -215,6 +222,14 @@ double level_lp_bound_ms(const Instance& in, SolverBackend backend, Clock::time_
       width.push_back({groups, static_cast<double>(in.size[j])});
       memory[k][j].push_back({groups, -in.capacity_tokens[j] * kKt});
       model.add_less_equal("memory" + tag, memory[k][j], 0);
+      if (options.memory_held) {
+        const int held = model.add_continuous("H" + tag, 0, kInfinity);
+        held_sum.push_back({held, 1});
+        std::vector<MilpTerm> w = group_work[k][j];
+        w.push_back({held, -1});
+        model.add_less_equal("hwork" + tag, w, 0);
+        model.add_less_equal("hmin" + tag, {{groups, in.size[j] * theta[k] * kS}, {held, -1}}, 0);
+      }
       if (std::isfinite(upper(k))) {
         group_work[k][j].push_back({groups, -in.size[j] * upper(k) * kS});
         model.add_less_equal("gwork" + tag, group_work[k][j], 0);
@@ -227,6 +242,7 @@ double level_lp_bound_ms(const Instance& in, SolverBackend backend, Clock::time_
     }
     if (!any) continue;
     model.add_less_equal("width" + lk, width, 0);
+    if (options.memory_held) model.add_less_equal("held" + lk, held_sum, 0);
     level_work[k].push_back({d_level[k], -g});
     model.add_less_equal("work" + lk, level_work[k], 0);
   }

@@ -1,6 +1,7 @@
 // The duration-level LP bound of sequence scattering (both backends, with
-// and without sequences of their own, buckets of several lengths) never
-// exceeds the brute-force optimum on random tiny steps.
+// and without sequences of their own, buckets of several lengths, with and
+// without the groups held for their level's floor) never exceeds the
+// brute-force optimum on random tiny steps.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -46,6 +47,7 @@ TEST(ScatterLevelLp, BoundNeverExceedsTheBruteForceOptimum) {
     options.single_sequences = static_cast<int>(seed % 3);  // 0, 1 or 2 on their own
     options.bucket_ratio = 1.5 + seed % 2;                  // buckets of several lengths
     options.grid_ratio = 1.3;
+    options.memory_held = seed % 2 == 1;  // groups held for their level's floor
     for (SolverBackend backend : {SolverBackend::kCbc, SolverBackend::kGlpk}) {
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
       const double lp = scatter_detail::level_lp_bound_ms(in, backend, deadline, options);
