@@ -127,21 +127,14 @@ TEST(ScatterPartition, NoPartitionWhenAnElementHasNoPart) {
 }
 
 TEST(ScatterPartition, LongSplitPlansKeepEveryConstraint) {
-  std::mt19937 rng(17);
   int plans = 0;
-  for (int trial = 0; trial < 24; ++trial) {
-    const auto [gpus, c, lengths] = test::random_scatter_step(rng, trial);
-    const scatter_detail::Instance in = scatter_detail::make_instance(lengths, gpus, c);
+  test::for_random_scatter_steps(17, 24, [&](int trial, const auto& step, const auto& in, auto&) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    const ScatterPlan plan = scatter_detail::long_split_path(in, lengths, deadline);
-    if (plan.empty()) continue;
+    const ScatterPlan plan = scatter_detail::long_split_path(in, step.lengths, deadline);
+    if (plan.empty()) return;
     ++plans;
-    EXPECT_EQ(check_scatter_plan(plan, lengths, gpus, c), "") << "trial " << trial;
-    // Its stated time is the formula's.
-    ScatterPlan again = plan;
-    finalize_scatter_plan(again, lengths, c);
-    EXPECT_NEAR(again.time_ms, plan.time_ms, 1e-9 * plan.time_ms) << "trial " << trial;
-  }
+    test::expect_valid_plan(plan, step.lengths, step.gpus, step.coefficients, trial);
+  });
   EXPECT_GE(plans, 20);
 }
 
@@ -150,15 +143,12 @@ TEST(ScatterPartition, ScreenedRestIsTheUntightenedPacking) {
   // open-groups-first packing before each micro-batch is packed again
   // alone, so at pack_items's precision (1e-3) it is never below
   // pack_items's plan, and it is the time of a packing, never below the bound.
-  std::mt19937 rng(23);
   int compared = 0;
-  for (int trial = 0; trial < 24; ++trial) {
-    const auto [gpus, c, lengths] = test::random_scatter_step(rng, trial);
-    const scatter_detail::Instance in = scatter_detail::make_instance(lengths, gpus, c);
-    std::vector<int> items(lengths.size());
+  test::for_random_scatter_steps(23, 24, [&](int trial, const auto& step, const auto& in, auto&) {
+    std::vector<int> items(step.lengths.size());
     for (size_t i = 0; i < items.size(); ++i) items[i] = static_cast<int>(i);
     for (int m : {1, 2, 3}) {
-      const ScatterPlan plan = scatter_detail::pack_items(in, lengths, items, m, 2);
+      const ScatterPlan plan = scatter_detail::pack_items(in, step.lengths, items, m, 2);
       const double screened = scatter_detail::packed_time_ms(in, items, m, 1e-3);
       EXPECT_EQ(plan.empty(), std::isinf(screened)) << "trial " << trial << " m " << m;
       if (plan.empty()) continue;
@@ -166,7 +156,7 @@ TEST(ScatterPartition, ScreenedRestIsTheUntightenedPacking) {
       EXPECT_GE(screened, plan.time_ms * (1 - 1e-12)) << "trial " << trial << " m " << m;
       EXPECT_GE(screened, scatter_detail::lower_bound_ms(in) * (1 - 1e-12)) << "trial " << trial;
     }
-  }
+  });
   EXPECT_GE(compared, 20);
 }
 

@@ -17,16 +17,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 TEST(ScatterPerturb, NeverSlowerAndKeepsEveryConstraint) {
-  std::mt19937 rng(31);
-  for (int trial = 0; trial < 16; ++trial) {
-    const auto [gpus, c, lengths] = test::random_scatter_step(rng, trial);
-    const scatter_detail::Instance in = scatter_detail::make_instance(lengths, gpus, c);
+  test::for_random_scatter_steps(31, 16, [](int trial, const auto& step, const auto& in, auto&) {
+    const auto& [gpus, c, lengths] = step;
     const ScatterPlan start = scatter_detail::fast_path(in, lengths, Clock::now() + std::chrono::seconds(30));
     ASSERT_EQ(check_scatter_plan(start, lengths, gpus, c), "") << "trial " << trial;
     const ScatterPlan out = scatter_detail::perturb_search(in, lengths, start, trial,
                                                            Clock::now() + std::chrono::milliseconds(20));
     test::expect_valid_and_not_slower(out, start, lengths, gpus, c, trial);
-  }
+  });
 }
 
 TEST(ScatterPerturb, MergesMicroBatchesThatEachHoldOneSequence) {

@@ -12,6 +12,7 @@
 
 #include "cost/scatter_coefficients.h"
 #include "solvers/sequence_scatter.h"
+#include "solvers/sequence_scatter_internal.h"
 
 namespace parplan::test {
 
@@ -73,16 +74,35 @@ inline RandomScatterStep random_scatter_step(std::mt19937& rng, int trial) {
   return step;
 }
 
+/// Calls body(trial, step, instance, rng) on `count` random steps drawn from
+/// `seed` (the rng passed on, for bodies that draw more).
+template <class Body>
+void for_random_scatter_steps(unsigned seed, int count, Body body) {
+  std::mt19937 rng(seed);
+  for (int trial = 0; trial < count; ++trial) {
+    const RandomScatterStep step = random_scatter_step(rng, trial);
+    const scatter_detail::Instance in =
+        scatter_detail::make_instance(step.lengths, step.gpus, step.coefficients);
+    body(trial, step, in, rng);
+  }
+}
+
+/// `plan` keeps every constraint and its stated times are the formula's.
+inline void expect_valid_plan(const ScatterPlan& plan, const std::vector<std::int64_t>& lengths, int gpus,
+                              const ScatterCoefficients& c, int trial) {
+  EXPECT_EQ(check_scatter_plan(plan, lengths, gpus, c), "") << "trial " << trial;
+  ScatterPlan again = plan;
+  finalize_scatter_plan(again, lengths, c);
+  EXPECT_NEAR(again.time_ms, plan.time_ms, 1e-9 * plan.time_ms) << "trial " << trial;
+}
+
 /// What every improvement step promises: `out` is a valid plan, never slower
 /// than `start`, its stated times the formula's. True when it is faster.
 inline bool expect_valid_and_not_slower(const ScatterPlan& out, const ScatterPlan& start,
                                         const std::vector<std::int64_t>& lengths, int gpus,
                                         const ScatterCoefficients& c, int trial) {
   EXPECT_LE(out.time_ms, start.time_ms) << "trial " << trial;
-  EXPECT_EQ(check_scatter_plan(out, lengths, gpus, c), "") << "trial " << trial;
-  ScatterPlan again = out;
-  finalize_scatter_plan(again, lengths, c);
-  EXPECT_NEAR(again.time_ms, out.time_ms, 1e-9 * out.time_ms) << "trial " << trial;
+  expect_valid_plan(out, lengths, gpus, c, trial);
   return out.time_ms < start.time_ms;
 }
 

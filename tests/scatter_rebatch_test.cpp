@@ -39,11 +39,9 @@ TEST(ScatterRebatch, GroupsOfLikeLoadsShareAMicroBatch) {
 }
 
 TEST(ScatterRebatch, NeverSlowerAndKeepsEveryConstraint) {
-  std::mt19937 rng(23);
   int faster = 0;
-  for (int trial = 0; trial < 24; ++trial) {
-    const auto [gpus, c, lengths] = test::random_scatter_step(rng, trial);
-    const scatter_detail::Instance in = scatter_detail::make_instance(lengths, gpus, c);
+  test::for_random_scatter_steps(23, 24, [&](int trial, const auto& step, const auto& in, auto& rng) {
+    const auto& [gpus, c, lengths] = step;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     const ScatterPlan fast = scatter_detail::fast_path(in, lengths, deadline);
     // The same groups dealt into micro-batches in a shuffled order: a poor
@@ -70,7 +68,7 @@ TEST(ScatterRebatch, NeverSlowerAndKeepsEveryConstraint) {
       const ScatterPlan out = scatter_detail::rebatch_by_load(in, lengths, start);
       faster += test::expect_valid_and_not_slower(out, start, lengths, gpus, c, trial) ? 1 : 0;
     }
-  }
+  });
   // The shuffled batchings leave room: the test saw re-batchings gain.
   EXPECT_GE(faster, 12);
 }

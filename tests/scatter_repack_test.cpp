@@ -33,11 +33,9 @@ ScatterPlan one_per_micro_batch(const scatter_detail::Instance& in,
 }
 
 TEST(ScatterRepack, NeverSlowerAndKeepsEveryConstraint) {
-  std::mt19937 rng(11);
   int faster = 0;
-  for (int trial = 0; trial < 24; ++trial) {
-    const auto [gpus, c, lengths] = test::random_scatter_step(rng, trial);
-    const scatter_detail::Instance in = scatter_detail::make_instance(lengths, gpus, c);
+  test::for_random_scatter_steps(11, 24, [&](int trial, const auto& step, const auto& in, auto&) {
+    const auto& [gpus, c, lengths] = step;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     const ScatterPlan starts[] = {scatter_detail::fast_path(in, lengths, deadline),
                                   one_per_micro_batch(in, lengths)};
@@ -50,7 +48,7 @@ TEST(ScatterRepack, NeverSlowerAndKeepsEveryConstraint) {
       EXPECT_LE(ejected.time_ms, start.time_ms) << "trial " << trial;
       EXPECT_EQ(check_scatter_plan(ejected, lengths, gpus, c), "") << "trial " << trial;
     }
-  }
+  });
   // The poor starts leave room on every trial: the test saw replacements.
   EXPECT_GE(faster, 24);
 }
