@@ -76,6 +76,13 @@ double layer_activation_bytes(const ModelSpec& model, const ActivationShape& sha
   if (megatron_recomputes(shape, &RecomputeModules::mlp))
     per_token -= gemm_input * h / (shape.sp ? t : 1.0) +
                  ((model.gated_ffn ? 4.0 : 2.0) * f + gemm_input * f + eager_activation_output) / t;
+  // Megatron's --recompute-modules mla_up_proj discards the up projections'
+  // outputs, the attention kernel's 16-bit query, key and value, once the
+  // kernel has run (CheckpointWithoutOutput.discard_output_and_register_
+  // recompute, multi_latent_attention.py), and rebuilds them before its
+  // backward: the query and key heads of head_dim and the value heads.
+  if (model.uses_mla() && megatron_recomputes(shape, &RecomputeModules::mla_up_proj))
+    per_token -= 2.0 * (2.0 * q_width + static_cast<double>(model.heads) * model.v_head_dim) / t;
   // Softmax output (2), dropout mask (1) and dropout output (2) of the
   // unfused kernel: 5 a s bytes per token; the softmax output alone without
   // dropout (Korthikanti et al. 2022, sec. 4.1).

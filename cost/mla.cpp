@@ -23,6 +23,13 @@ double mla_projection_s(const ModelSpec& m, const DeviceSpec& device, double pea
   return time_s + gemm_time_s(device, peak, tokens, h, heads * m.v_head_dim);
 }
 
+double mla_up_projection_s(const ModelSpec& m, const DeviceSpec& device, double peak, double tokens, int tp) {
+  const double heads = static_cast<double>(m.heads) / tp;
+  double time_s = gemm_time_s(device, peak, tokens, heads * (nope_dim(m) + m.v_head_dim), m.kv_lora_rank);
+  if (m.q_lora_rank > 0) time_s += gemm_time_s(device, peak, tokens, heads * m.head_dim, m.q_lora_rank);
+  return time_s;
+}
+
 double mla_projection_flops(const ModelSpec& m, double tokens) {
   const double h = m.hidden;
   const double a = m.heads;

@@ -16,6 +16,11 @@ namespace parplan {
 double mla_projection_s(const ModelSpec& model, const DeviceSpec& device, double peak_flops_per_s,
                         double tokens, int tp);
 
+/// Forward time of the query and key/value up projections alone (what
+/// Megatron's mla_up_proj recomputation runs again), on one of `tp` ranks.
+double mla_up_projection_s(const ModelSpec& model, const DeviceSpec& device, double peak_flops_per_s,
+                           double tokens, int tp);
+
 /// Forward FLOPs of those projections for `tokens` tokens (all ranks).
 double mla_projection_flops(const ModelSpec& model, double tokens);
 

@@ -8,6 +8,7 @@
 #include "cost/cp_merge_passes.h"
 #include "cost/memory.h"
 #include "cost/micro_pipeline_tp.h"
+#include "cost/mla.h"
 #include "cost/moe.h"
 #include "cost/moe_dispatch.h"
 #include "cost/moe_host_sync.h"
@@ -236,6 +237,14 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
     }
   }
   costs.selective_dense_s = selective_recompute_s(model, job, costs.dense, false);
+  // Megatron's --recompute-modules mla_up_proj: every layer's query and
+  // key/value up projections forward again before the attention backward
+  // (their rope is fused into the attention input's copy; not timed).
+  const double mla_up_s = job.selective_checkpoint == SelectiveCheckpoint::kAttentionCore &&
+                                  job.recompute_modules.mla_up_proj && model.uses_mla()
+                              ? mla_up_projection_s(model, device, peak, tokens, c.tp)
+                              : 0.0;
+  costs.selective_dense_s += mla_up_s;
   // Megatron's --recompute-modules mlp: a dense layer's MLP forward again,
   // with its sequence-parallel gather and reduce-scatter.
   if (job.selective_checkpoint == SelectiveCheckpoint::kAttentionCore && job.recompute_modules.mlp) {
@@ -249,7 +258,7 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
   if (job.selective_checkpoint == SelectiveCheckpoint::kTorchtitanOps && c.tp > 1 && c.sp)
     costs.selective_tp_s = costs.comm.tp_forward_gathers_s;
   if (model.is_moe()) {
-    costs.selective_moe_s = selective_recompute_s(model, job, costs.moe, true);
+    costs.selective_moe_s = selective_recompute_s(model, job, costs.moe, true) + mla_up_s;
     if (job.selective_checkpoint == SelectiveCheckpoint::kAttentionCore) {
       // Megatron's output-discarding recomputations, memory-bound: the
       // pre-MLP norm reads and writes its sequence-parallel shard of the

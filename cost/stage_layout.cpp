@@ -32,6 +32,20 @@ int stage_layers(int layers, const ParallelConfig& config, int stage) {
   return base + (remainder >= 2 ? 1 : 0);
 }
 
+bool apply_pipeline_layout(const PipelineLayout& layout, ParallelConfig& config) {
+  const int pp = config.pp;
+  if (!layout.given() || pp < 1 || pp > ParallelConfig::kMaxSplitStages || layout.stages % pp != 0)
+    return false;
+  config.vp = layout.stages / pp;
+  config.stage_split = {};
+  for (int stage = 0; stage < layout.stages; ++stage)
+    config.stage_split[stage % pp] =
+        static_cast<std::uint16_t>(config.stage_split[stage % pp] + layout.decoder_layers[stage]);
+  config.first_stage_layers = config.last_stage_layers = 0;
+  config.pipeline_layout = true;
+  return true;
+}
+
 bool layout_is_valid(int layers, const ParallelConfig& config) {
   if (config.custom_split() && config.pp > ParallelConfig::kMaxSplitStages) return false;
   const bool uneven = config.first_stage_layers > 0 || config.last_stage_layers > 0;
@@ -45,7 +59,7 @@ bool layout_is_valid(int layers, const ParallelConfig& config) {
   int total = 0;
   for (int s = 0; s < config.pp; ++s) {
     const int n = stage_layers(layers, config, s);
-    if (n <= 0 || n % config.vp != 0) return false;
+    if (n <= 0 || (!config.pipeline_layout && n % config.vp != 0)) return false;
     total += n;
   }
   return total == layers;

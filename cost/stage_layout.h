@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cost/spec/parallel_config.h"
+#include "cost/spec/pipeline_layout.h"
 
 namespace parplan {
 
@@ -13,8 +14,16 @@ namespace parplan {
 /// to the middle stages first (which carry neither embedding nor head).
 int stage_layers(int layers, const ParallelConfig& config, int stage);
 
+/// Lays `config` out as the custom pipeline layout: vp from the layout's
+/// virtual stages over config.pp, each rank's layers (the sum of its
+/// chunks') in stage_split, config.pipeline_layout set. False, config
+/// unchanged, when the stages are not a multiple of pp or pp exceeds
+/// ParallelConfig::kMaxSplitStages.
+bool apply_pipeline_layout(const PipelineLayout& layout, ParallelConfig& config);
+
 /// Whether Megatron accepts this layout: every stage and virtual chunk gets
-/// whole, non-zero layers.
+/// whole, non-zero layers (under a custom pipeline layout: every rank at
+/// least one layer, its chunks as the layout gives them).
 bool layout_is_valid(int layers, const ParallelConfig& config);
 
 /// Micro-batch-chunks of `stage` whose activations are alive at its peak,

@@ -167,7 +167,25 @@ TEST(RecomputeModules, NamesParseAsMegatronSpellsThemAndOthersAreRefused) {
   EXPECT_EQ(parse_recompute_modules("none", "x"), (RecomputeModules{false, false, false}));
   EXPECT_EQ(parse_recompute_modules("core_attn", "x"), RecomputeModules{});
   EXPECT_EQ(parse_recompute_modules("mlp moe", "x"), (RecomputeModules{false, false, false, true, true}));
-  for (const char* bad : {"mla_up_proj", "attention"}) {
+  EXPECT_EQ(parse_recompute_modules("mla_up_proj,mlp", "x"),
+            (RecomputeModules{false, false, false, true, false, true}));
+  EXPECT_EQ(recompute_modules_text(parse_recompute_modules("mla_up_proj mlp", "x")), "mlp mla_up_proj");
+  // An empty item, a repeated name and "none" beside a module are refused,
+  // naming what to fix (the old reader glued "none,mlp" into "nonemlp").
+  for (const auto& [bad, said] :
+       std::vector<std::pair<const char*, const char*>>{{"none,mlp", "'none' excludes"},
+                                                        {",mlp", "empty item"},
+                                                        {"mlp,,moe", "empty item"},
+                                                        {"core_attn,core_attn", "twice"},
+                                                        {"mlp moe mlp", "twice"}}) {
+    try {
+      parse_recompute_modules(bad, "--recompute-modules");
+      ADD_FAILURE() << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(said), std::string::npos) << bad << ": " << e.what();
+    }
+  }
+  for (const char* bad : {"attention", "mla_up"}) {
     try {
       parse_recompute_modules(bad, "--recompute-modules");
       ADD_FAILURE() << bad;

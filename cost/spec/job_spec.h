@@ -8,6 +8,7 @@
 
 #include "cost/spec/cluster_spec.h"
 #include "cost/spec/parallel_config.h"
+#include "cost/spec/pipeline_layout.h"
 
 namespace parplan {
 
@@ -87,6 +88,11 @@ struct RecomputeModules {
   /// An MoE layer's whole MoE block, router, dispatch, experts and combine,
   /// checkpointed at its input (moe/moe_layer.py).
   bool moe = false;
+  /// Multi-latent attention's query/key/value up projections and their
+  /// rope, output discarded once the attention kernel has read it and
+  /// recomputed before its backward (multi_latent_attention.py,
+  /// recompute_up_proj: CheckpointWithoutOutput).
+  bool mla_up_proj = false;
   bool operator==(const RecomputeModules&) const = default;
 };
 
@@ -219,6 +225,10 @@ struct JobSpec {
   Precision precision = Precision::kBf16;
   Optimizer optimizer = Optimizer::kAdam;
   SearchPins pins;
+  /// The layers of every virtual pipeline stage, when the job gives
+  /// Megatron's custom layout (ParallelConfig::pipeline_layout marks the
+  /// configs laid out by it).
+  PipelineLayout pipeline_layout;
   /// Recipe inputs an engine fixes or the user sets (docs/cost-model-engines.md).
   GradReduceDtype grad_reduce = GradReduceDtype::kEngineDefault;
   GradSyncSchedule grad_sync = GradSyncSchedule::kEngineDefault;

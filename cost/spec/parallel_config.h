@@ -125,6 +125,10 @@ struct ParallelConfig {
   /// when stage_split[0] > 0. Fixed size: the cost model stays allocation-free.
   static constexpr int kMaxSplitStages = 32;
   std::array<std::uint16_t, kMaxSplitStages> stage_split{};
+  /// stage_split holds each rank's layers under the job's custom pipeline
+  /// layout (JobSpec::pipeline_layout): a rank's virtual chunks may then
+  /// hold different layer counts (apply_pipeline_layout, cost/stage_layout.h).
+  bool pipeline_layout = false;
 
   int world() const { return tp * cp * pp * dp; }
   /// Micro-batches per pipeline per step.

@@ -15,6 +15,7 @@
 #include "src/io/job_loader.h"
 #include "src/io/model_loader.h"
 #include "src/io/moe_fp8_recipe.h"
+#include "src/io/pipeline_layout_text.h"
 #include "src/io/routing_stats.h"
 #include "src/search/search.h"
 
@@ -369,6 +370,12 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   out.file_sp_given = request.config_sp_given;
   out.file_attention_given = request.config_attention_given;
   out.file_dp = request.config_dp;
+  out.file_pipeline_layout_where = request.config_pipeline_layout_where;
+  if (!request.config_pipeline_layout.empty())
+    out.job.pipeline_layout =
+        parse_pipeline_layout(request.config_pipeline_layout, f.pp.value_or(request.config->pp), out.model,
+                              out.file_pipeline_layout_where);
+  out.file_vp_given = request.config_vp_given;
   // After every input check, so a bad flag stays one line on stderr.
   warn_unmodelled(out.model);
   return out;
@@ -487,6 +494,8 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
   if (f.first_stage_layers) c.first_stage_layers = *f.first_stage_layers;
   if (f.last_stage_layers) c.last_stage_layers = *f.last_stage_layers;
   c.gbs = r.job.gbs;
+  if (r.job.pipeline_layout.given())
+    lay_out_config(r.job.pipeline_layout, r.file_pipeline_layout_where, r.file_vp_given || f.vp, c);
   check_config_flags(f, r, c);
   // The same per-dimension rules, in the same order, as plan's pins.
   JobSpec as_pins = r.job;

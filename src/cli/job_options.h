@@ -127,6 +127,10 @@ struct ResolvedJob {
   bool file_sp_given = false, file_attention_given = false;
   /// `config: dp` from the job file, when given.
   std::optional<int> file_dp;
+  /// Where the config's pipeline_layout was read (job.pipeline_layout holds
+  /// it), and whether the config named vp beside it.
+  std::string file_pipeline_layout_where;
+  bool file_vp_given = false;
   /// The engine the job is planned for: --engine, else the engine of
   /// --emit, else the job file's `engine:`, else "any".
   std::string engine = "any";

@@ -37,8 +37,10 @@ constexpr CapabilitySource kMegatronSources[] = {
      "fp8); full uniform/block with a layer count",
      "megatron/training/arguments.py:1733-1770; "
      "megatron/core/transformer/transformer_config.py:289-301,813-846"},
-    {"uneven first/last stages", "yes",
-     "megatron/core/transformer/transformer_config.py:53-59; megatron/training/arguments.py:2258-2265"},
+    {"uneven stages",
+     "first/last stage counts; --pipeline-model-parallel-layout per virtual stage, no MTP in it",
+     "megatron/core/transformer/transformer_config.py:53-59,873-925; megatron/training/arguments.py:497-518,"
+     "2258-2266; megatron/core/transformer/pipeline_parallel_layer_layout.py:81-111"},
     {"overlap", "--overlap-grad-reduce, --overlap-param-gather, --tp-comm-overlap",
      "megatron/training/arguments.py:2295,2319,1811"},
     {"fp8", "--fp8-format, --fp8-recipe delayed, tensorwise, mxfp8 or blockwise (Transformer Engine)",
@@ -221,7 +223,8 @@ constexpr EngineCapabilities kMegatron{Engine::kMegatron,
                                        /*etp_one_with_ep*/ false,
                                        /*precision_aware_optimizer*/ true,
                                        /*moe_drop_unpadded*/ true,
-                                       /*moe_drop_padded*/ true};
+                                       /*moe_drop_padded*/ true,
+                                       /*pipeline_layout*/ true};
 
 constexpr EngineCapabilities kDeepSpeed{Engine::kDeepSpeed,
                                         "deepspeed",
@@ -393,7 +396,9 @@ const char* capability_problem(const EngineCapabilities& e, const ModelSpec& mod
     if (others > 0 && ((first > 0 && first > middle) || (last > 0 && last > middle)))
       return "first/last stages may only hold fewer layers than the middle ones";
   }
-  if (c.custom_split() && !e.custom_split) {
+  if (c.pipeline_layout && !e.pipeline_layout) return "no custom pipeline layout";
+  if (c.pipeline_layout && model.mtp_layers > 0) return "no MTP layer in a custom pipeline layout";
+  if (c.custom_split() && !c.pipeline_layout && !e.custom_split) {
     // An arbitrary split with equal middle stages is a first/last split.
     bool first_last = e.uneven_first_last && c.pp <= ParallelConfig::kMaxSplitStages;
     for (int s = 2; first_last && s + 1 < c.pp; ++s) first_last = c.stage_split[s] == c.stage_split[1];
@@ -573,24 +578,6 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
     recipe.attention_kernel = engine_attention_kernel(selection.engines[0]);
   }
   return recipe;
-}
-
-ParallelConfig released_part(const ParallelConfig& config) {
-  ParallelConfig out = config;
-  if (out.hierarchical_partition) {
-    out.hierarchical_partition = false;
-    out.partition = PartitionPlacement{};
-    out.hpz_ranks = 1;
-  }
-  return out;
-}
-
-int first_engine_running(const EngineSelection& selection, const ModelSpec& model, const JobSpec& job,
-                         const ParallelConfig& config) {
-  for (int i = 0; i < selection.count; ++i)
-    if (capability_problem(engine_capabilities(selection.engines[i]), model, job, config) == nullptr)
-      return static_cast<int>(selection.engines[i]);
-  return -1;
 }
 
 }  // namespace parplan

@@ -75,6 +75,8 @@ struct EngineCapabilities {
   /// padded to its capacity (JobSpec::pad_to_capacity).
   bool moe_drop_unpadded = false;
   bool moe_drop_padded = false;
+  /// Megatron's custom pipeline layout (JobSpec::pipeline_layout).
+  bool pipeline_layout = false;
 };
 
 const EngineCapabilities& engine_capabilities(Engine engine);

@@ -68,6 +68,13 @@ void architecture_rules(const Plan& p, Engine engine, Rules& r) {
 // stages (TransformerConfig num_layers_in_first/last_pipeline_stage); the
 // validator checks that the split itself is whole.
 void megatron_layer_rules(const Plan& p, Rules& r) {
+  if (p.config.pipeline_layout) {
+    // pipeline_parallel_layer_layout.py:110-111 (core_r0.13.0).
+    r.check(p.model.mtp_layers > 0,
+            "Megatron-LM core_r0.13.0 places no MTP layer in a custom pipeline layout "
+            "(NotImplementedError); later releases read its m, or drop the layout.");
+    return;
+  }
   ParallelConfig split = p.config;
   if (emit_detail::megatron_split(p.config, split)) return;
   std::string layers;
@@ -106,6 +113,10 @@ void megatron_rules(const Plan& p, Rules& r) {
               (p.job.recompute_modules.moe_act || p.job.recompute_modules.layernorm),
           "moe_act and layernorm recompute cannot work with fp8 (Megatron TransformerConfig); drop them from "
           "--recompute-modules or train in bf16.");
+  // transformer_config.py:830-833 (core_r0.13.0).
+  r.check(c.recompute == Recompute::kSelective && p.job.recompute_modules.mla_up_proj && !m.uses_mla(),
+          "mla_up_proj recompute needs multi-latent attention (Megatron TransformerConfig); drop it from "
+          "--recompute-modules for this model.");
   // validate_args: without overlap_p2p_comm the interleaved schedule needs pp > 2.
   r.check(c.vp > 1 && !c.overlap_p2p && c.pp <= 2,
           "interleaving without --overlap-p2p-communication needs pipeline-model-parallel-size > 2 "

@@ -9,6 +9,7 @@
 #include "src/emit/emit_internal.h"
 #include "src/emit/engine_capabilities.h"
 #include "src/io/job_loader.h"
+#include "src/io/pipeline_layout_text.h"
 
 namespace parplan::emit_detail {
 namespace {
@@ -190,9 +191,16 @@ std::vector<std::string> megatron_args(const Plan& plan) {
   a.opt("--pipeline-model-parallel-size", c.pp);
   a.opt("--context-parallel-size", c.cp);
   ParallelConfig split = c;
-  megatron_split(c, split);
+  if (c.pipeline_layout) {
+    // The layout gives vp (its stages over pp) and every stage's layers:
+    // arguments.py refuses the vp and first/last-stage flags beside it.
+    a.opt("--pipeline-model-parallel-layout", pipeline_layout_text(plan.job.pipeline_layout, m.mtp_layers));
+    split = ParallelConfig{};
+  } else {
+    megatron_split(c, split);
+  }
   const bool uneven = split.first_stage_layers > 0 || split.last_stage_layers > 0;
-  if (c.vp > 1) {
+  if (c.vp > 1 && !c.pipeline_layout) {
     // validate_args: uneven splits must give the virtual degree instead of the
     // layers per virtual stage.
     if (uneven) {

@@ -24,7 +24,8 @@ inline const std::vector<std::string>& run_config_keys() {
                                                 "overlap_grad_reduce",
                                                 "overlap_p2p",
                                                 "ep_overlap",
-                                                "a2a_hierarchical"};
+                                                "a2a_hierarchical",
+                                                "pipeline_layout"};
   return keys;
 }
 

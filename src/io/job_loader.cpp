@@ -5,7 +5,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/io/config_keys.h"
@@ -36,37 +38,52 @@ const char* recompute_name(Recompute recompute) {
 }
 
 RecomputeModules parse_recompute_modules(const std::string& text, const std::string& where) {
-  RecomputeModules modules;
-  modules.core_attn = false;
-  std::string name;
-  const auto take = [&] {
-    if (name.empty() || name == "none") return;
-    if (name == "core_attn")
-      modules.core_attn = true;
-    else if (name == "layernorm")
-      modules.layernorm = true;
-    else if (name == "moe_act")
-      modules.moe_act = true;
-    else if (name == "mlp")
-      modules.mlp = true;
-    else if (name == "moe")
-      modules.moe = true;
-    else if (name == "mla_up_proj")
-      throw InputError(where +
-                       ": 'mla_up_proj' is a Megatron-LM module parplan does not cost yet; use "
-                       "core_attn, layernorm, moe_act, mlp and moe, or full recomputation");
-    else
-      throw InputError(where + ": unknown module '" + name +
-                       "'; choose from core_attn, layernorm, moe_act, mlp, moe");
-    name.clear();
+  // Items separated by commas, names within an item by spaces (Megatron's
+  // flag takes a space-separated list): an empty item, a repeated name or
+  // "none" beside a module is refused rather than read one way or another.
+  std::vector<std::string> names;
+  std::string item;
+  const auto close_item = [&](bool comma_follows) {
+    std::istringstream words(item);
+    std::string word;
+    int count = 0;
+    while (words >> word) names.push_back(word), ++count;
+    if (count == 0 && (comma_follows || text.find(',') != std::string::npos))
+      throw InputError(where + ": has an empty item between commas; remove the extra comma");
+    item.clear();
   };
   for (const char ch : text) {
-    if (ch == ',' || ch == ' ')
-      take();
+    if (ch == ',')
+      close_item(true);
     else
-      name += ch;
+      item += ch;
   }
-  take();
+  close_item(false);
+  RecomputeModules modules;
+  modules.core_attn = false;
+  const std::pair<const char*, bool RecomputeModules::*> known[] = {
+      {"core_attn", &RecomputeModules::core_attn},
+      {"layernorm", &RecomputeModules::layernorm},
+      {"moe_act", &RecomputeModules::moe_act},
+      {"mlp", &RecomputeModules::mlp},
+      {"moe", &RecomputeModules::moe},
+      {"mla_up_proj", &RecomputeModules::mla_up_proj}};
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
+    for (std::size_t j = 0; j < i; ++j)
+      if (names[j] == name) throw InputError(where + ": lists '" + name + "' twice; name each module once");
+    if (name == "none") {
+      if (names.size() > 1)
+        throw InputError(where + ": 'none' excludes every module; give none or the modules");
+      continue;
+    }
+    bool found = false;
+    for (const auto& [known_name, member] : known)
+      if (name == known_name) modules.*member = found = true;
+    if (!found)
+      throw InputError(where + ": unknown module '" + name +
+                       "'; choose from core_attn, layernorm, moe_act, mlp, moe, mla_up_proj");
+  }
   return modules;
 }
 
@@ -80,6 +97,7 @@ std::string recompute_modules_text(const RecomputeModules& modules) {
   add(modules.moe_act, "moe_act");
   add(modules.mlp, "mlp");
   add(modules.moe, "moe");
+  add(modules.mla_up_proj, "mla_up_proj");
   return out;
 }
 
@@ -131,6 +149,11 @@ ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
   c.tp = f.positive_int("tp", 1);
   c.pp = f.positive_int("pp", 1);
   c.vp = f.positive_int("vp", 1);
+  request.config_vp_given = f.has("vp");
+  if (f.has("pipeline_layout")) {
+    request.config_pipeline_layout = f.text("pipeline_layout");
+    request.config_pipeline_layout_where = f.where() + ": field '" + f.full("pipeline_layout") + "'";
+  }
   c.cp = f.positive_int("cp", 1);
   c.ep = f.positive_int("ep", 1);
   c.etp = f.positive_int("etp", 1);

@@ -23,6 +23,10 @@ struct JobRequest {
   bool config_attention_given = false;
   /// `config: dp`, when given (it must equal gpus / (tp * pp * cp)).
   std::optional<int> config_dp;
+  /// `config: pipeline_layout` (Megatron's layout text) and where it was
+  /// read; laid out once the model is known (apply_pipeline_layout_text).
+  std::string config_pipeline_layout, config_pipeline_layout_where;
+  bool config_vp_given = false;
   /// Engine and recipe keys, as their flags spell them (flags override them;
   /// empty when the file does not give them).
   std::string engine, grad_reduce_dtype, cross_entropy, grad_sync, recompute_modules;

@@ -14,6 +14,7 @@
 #include "src/io/measured_figure.h"
 #include "src/io/model_loader.h"
 #include "src/io/moe_fp8_recipe.h"
+#include "src/io/pipeline_layout_text.h"
 #include "src/io/yaml_fields.h"
 
 namespace parplan {
@@ -57,6 +58,12 @@ ParallelConfig read_run_config(const YamlFields& f, FitRun& run) {
   // and HybridEP's dispatch (Megatron's --moe-token-dispatcher-type flex);
   // only where the run's recipe names such a backend.
   c.a2a_hierarchical = f.boolean("a2a_hierarchical", false);
+  // Megatron's custom pipeline layout (--pipeline-model-parallel-layout).
+  if (f.has("pipeline_layout") && run.best_vp) f.fail("pipeline_layout", "fixes vp; drop `vp: best`");
+  if (f.has("pipeline_layout"))
+    apply_pipeline_layout_text(f.text("pipeline_layout"),
+                               f.where() + ": field '" + f.full("pipeline_layout") + "'", f.has("vp"),
+                               run.model, run.job, c);
   return c;
 }
 

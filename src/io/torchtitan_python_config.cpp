@@ -15,7 +15,7 @@ using Config = std::map<std::string, std::string>;
 // A config's statements are short lines; std::regex recurses once per
 // character matched, so every pattern runs on one line at a time and a
 // longer line is refused (a long enough one would overflow the stack).
-constexpr std::size_t kMaxMatchedLine = 4096;
+constexpr std::size_t kMaxConfigLine = 4096;
 
 // The first match of `pattern` on any line of `lines` (with the line's
 // offset into the code); false when none.
@@ -34,7 +34,7 @@ bool search_lines(const std::vector<std::pair<std::size_t, std::string>>& lines,
   return false;
 }
 
-std::string trim(const std::string& s) {
+std::string trim_line(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r\n");
   if (b == std::string::npos) return "";
   return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
@@ -111,17 +111,17 @@ std::vector<std::pair<std::string, std::string>> keyword_arguments(const std::st
   parts.push_back(part);
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& p : parts) {
-    const std::string t = trim(p);
+    const std::string t = trim_line(p);
     if (t.empty()) continue;
     const auto eq = t.find('=');
     if (eq == std::string::npos)
       throw InputError(origin + ": '" + t + "': a config class takes keyword arguments (name=value)");
-    out.emplace_back(trim(t.substr(0, eq)), trim(t.substr(eq + 1)));
+    out.emplace_back(trim_line(t.substr(0, eq)), trim_line(t.substr(eq + 1)));
   }
   return out;
 }
 
-std::string unquote(const std::string& v) {
+std::string strip_quotes(const std::string& v) {
   if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
     return v.substr(1, v.size() - 2);
   return v;
@@ -129,12 +129,12 @@ std::string unquote(const std::string& v) {
 
 // A value as the TOML reader takes it.
 std::string value_text(std::string v) {
-  v = trim(v);
+  v = trim_line(v);
   static const std::regex kEnvInt(
       R"(^int\(\s*os\.environ\.get\(\s*["'][^"']*["']\s*,\s*["']?([^"')]*)["']?\s*\)\s*\)$)");
   static const std::regex kEnv(R"(^os\.environ\.get\(\s*["'][^"']*["']\s*,\s*["']([^"']*)["']\s*\)$)");
   std::smatch m;
-  if (v.size() <= kMaxMatchedLine && (std::regex_match(v, m, kEnvInt) || std::regex_match(v, m, kEnv)))
+  if (v.size() <= kMaxConfigLine && (std::regex_match(v, m, kEnvInt) || std::regex_match(v, m, kEnv)))
     return m[1].str();
   if (v == "True") return "true";
   if (v == "False") return "false";
@@ -142,10 +142,10 @@ std::string value_text(std::string v) {
     std::string items;
     std::istringstream in(v.substr(1, v.size() - 2));
     for (std::string item; std::getline(in, item, ',');)
-      if (!trim(item).empty()) items += (items.empty() ? "" : ",") + unquote(trim(item));
+      if (!trim_line(item).empty()) items += (items.empty() ? "" : ",") + strip_quotes(trim_line(item));
     return items;
   }
-  return unquote(v);
+  return strip_quotes(v);
 }
 
 // llama3_8b -> 8B, qwen3_0_6b -> 0.6B, qwen3_30b_a3b -> 30B-A3B.
@@ -223,9 +223,9 @@ std::map<std::string, std::string> parse_torchtitan_python_config(const std::str
   std::vector<std::pair<std::size_t, std::string>> lines;
   for (std::size_t at = 0, number = 1; at < code.size(); ++number) {
     const std::size_t end = std::min(code.find('\n', at), code.size());
-    if (end - at > kMaxMatchedLine)
+    if (end - at > kMaxConfigLine)
       throw InputError(origin + ":" + std::to_string(number) + ": a line of over " +
-                       std::to_string(kMaxMatchedLine) + " characters: not a torchtitan Python config");
+                       std::to_string(kMaxConfigLine) + " characters: not a torchtitan Python config");
     lines.emplace_back(at, code.substr(at, end - at));
     at = end + 1;
   }

@@ -32,6 +32,7 @@ nlohmann::ordered_json config_json(const ParallelConfig& c) {
   j["attention"] = c.flash_attention ? "flash" : "unfused";
   j["first_stage_layers"] = c.first_stage_layers;
   j["last_stage_layers"] = c.last_stage_layers;
+  j["pipeline_layout"] = c.pipeline_layout;
   j["zeropp"] = c.zeropp();
   j["hierarchical_partition"] = c.hierarchical_partition;
   j["hpz_ranks"] = c.hpz_ranks;

@@ -33,7 +33,7 @@ std::string config_line(const ParallelConfig& c, bool moe) {
   if (c.first_stage_layers > 0 || c.last_stage_layers > 0)
     out << "  stages first/last " << c.first_stage_layers << "/" << c.last_stage_layers << " layers";
   if (c.custom_split()) {
-    out << "  stage layers";
+    out << (c.pipeline_layout ? "  pipeline layout, rank layers" : "  stage layers");
     for (int i = 0; i < c.pp && i < ParallelConfig::kMaxSplitStages; ++i)
       out << (i ? "/" : " ") << c.stage_split[i];
   }

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <algorithm>
+#include <regex>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "emit_test_util.h"
 
@@ -32,14 +35,14 @@ inline const std::set<std::string>& megatron_known_flags() {
       "--qk-pos-emb-head-dim", "--v-head-dim", "--tensor-model-parallel-size",
       "--pipeline-model-parallel-size", "--context-parallel-size", "--num-layers-per-virtual-pipeline-stage",
       "--num-virtual-stages-per-pipeline-rank", "--decoder-first-pipeline-num-layers",
-      "--decoder-last-pipeline-num-layers", "--sequence-parallel", "--expert-model-parallel-size",
-      "--expert-tensor-parallel-size", "--use-distributed-optimizer", "--use-custom-fsdp",
-      "--data-parallel-sharding-strategy", "--no-gradient-accumulation-fusion", "--ckpt-format",
-      "--overlap-grad-reduce", "--micro-batch-size", "--global-batch-size", "--recompute-granularity",
-      "--recompute-method", "--recompute-num-layers", "--bf16", "--fp16", "--fp8-format",
-      "--attention-backend", "--optimizer", "--train-iters", "--lr", "--min-lr", "--lr-decay-style",
-      "--lr-warmup-iters", "--tokenizer-type", "--tokenizer-model", "--data-path", "--split",
-      "--log-interval", "--eval-interval", "--eval-iters", "--save", "--load", "--save-interval",
+      "--pipeline-model-parallel-layout", "--decoder-last-pipeline-num-layers", "--sequence-parallel",
+      "--expert-model-parallel-size", "--expert-tensor-parallel-size", "--use-distributed-optimizer",
+      "--use-custom-fsdp", "--data-parallel-sharding-strategy", "--no-gradient-accumulation-fusion",
+      "--ckpt-format", "--overlap-grad-reduce", "--micro-batch-size", "--global-batch-size",
+      "--recompute-granularity", "--recompute-method", "--recompute-num-layers", "--bf16", "--fp16",
+      "--fp8-format", "--attention-backend", "--optimizer", "--train-iters", "--lr", "--min-lr",
+      "--lr-decay-style", "--lr-warmup-iters", "--tokenizer-type", "--tokenizer-model", "--data-path",
+      "--split", "--log-interval", "--eval-interval", "--eval-iters", "--save", "--load", "--save-interval",
       // Architecture, overlap and Adam (arguments.py at core_r0.13.0: :1400-1410,
       // :1433, :1442, :1665-1686, :1909, :2319, :2690).
       "--rotary-base", "--rotary-percent", "--use-rope-scaling", "--rope-scaling-factor", "--norm-epsilon",
@@ -59,6 +62,31 @@ inline const std::set<std::string>& megatron_known_flags() {
 /// this world size and environment: validate_args, TransformerConfig and
 /// ModelParallelConfig __post_init__, the micro-batch calculator and the
 /// interleaved schedule, restated.
+// Megatron's PipelineParallelLayerLayout.parse_str_to_list (core_r0.13.0,
+// pipeline_parallel_layer_layout.py:228-262): commas dropped, "(...)*n" then
+// "x*n" unrolled by regular expression, stages split at '|'.
+inline std::vector<std::string> megatron_layout_stages(std::string text) {
+  text.erase(std::remove(text.begin(), text.end(), ','), text.end());
+  for (const char* pattern : {R"(\(([^)]+)\)\*(\d+))", R"((.)\*(\d+))"}) {
+    const std::regex re(pattern);
+    std::string out;
+    auto begin = text.cbegin();
+    for (std::smatch m; std::regex_search(begin, text.cend(), m, re); begin = m.suffix().first) {
+      out += m.prefix().str();
+      for (long long i = 0; i < std::stoll(m[2].str()); ++i) out += m[1].str();
+    }
+    text = out + std::string(begin, text.cend());
+  }
+  std::vector<std::string> stages(1);
+  for (const char ch : text) {
+    if (ch == '|')
+      stages.emplace_back();
+    else
+      stages.back() += ch;
+  }
+  return stages;
+}
+
 inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
                                                const std::map<std::string, std::string>& env) {
   std::vector<std::string> errors;
@@ -90,7 +118,34 @@ inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
   const bool uneven =
       a.has("--decoder-first-pipeline-num-layers") || a.has("--decoder-last-pipeline-num-layers");
   long long vp = 1;
-  if (a.has("--num-layers-per-virtual-pipeline-stage")) {
+  const bool layout = a.has("--pipeline-model-parallel-layout");
+  if (layout) {
+    // arguments.py:497-518; transformer_config.py:873-925 (the layout and
+    // the other split arguments exclude each other; vp = stages / pp);
+    // validate_layer_layout, pipeline_parallel_layer_layout.py:81-111.
+    fail(uneven || a.has("--num-layers-per-virtual-pipeline-stage") ||
+             a.has("--num-virtual-stages-per-pipeline-rank") ||
+             a.has("--account-for-embedding-in-pipeline-split") ||
+             a.has("--account-for-loss-in-pipeline-split"),
+         "pipeline_model_parallel_layout cannot be set with other pipeline layout arguments");
+    const std::vector<std::string> stages =
+        megatron_layout_stages(a.value("--pipeline-model-parallel-layout"));
+    fail(static_cast<long long>(stages.size()) % pp != 0,
+         "The length of pipeline_model_parallel_layout must be divisible by pipeline_model_parallel_size");
+    std::string flat;
+    for (const auto& s : stages) flat += s;
+    for (const char ch : flat)
+      fail(std::string("ELtm").find(ch) == std::string::npos, "Invalid layer character");
+    fail(flat.empty() || flat.front() != 'E', "The first layer must be embedding");
+    fail(flat.empty() || flat.back() != 'L', "The last layer must be loss");
+    fail(std::count(flat.begin(), flat.end(), 'E') != 1, "Embedding must be specified exactly once");
+    fail(std::count(flat.begin(), flat.end(), 'L') != 1, "Loss must be specified exactly once");
+    fail(std::count(flat.begin(), flat.end(), 't') != layers,
+         "Number of decoder layers must match num_layers");
+    fail(std::count(flat.begin(), flat.end(), 'm') > 0,
+         "MTP layer is not supported for flexible pipeline layout");
+    vp = static_cast<long long>(stages.size()) / pp;
+  } else if (a.has("--num-layers-per-virtual-pipeline-stage")) {
     fail(a.has("--num-virtual-stages-per-pipeline-rank"), "only one virtual-pipeline argument may be set");
     fail(uneven, "use --num-virtual-stages-per-pipeline-rank with uneven pipeline parallelism");
     fail(layers % pp != 0, "number of layers must be divisible by pipeline model parallel size");
@@ -102,7 +157,7 @@ inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
   } else if (!uneven) {
     fail(layers % pp != 0, "Number of layers should be divisible by the pipeline-model-parallel size");
   }
-  if (uneven) {
+  if (uneven && !layout) {
     long long rest = layers, stages = pp;
     for (const char* f : {"--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"}) {
       if (!a.has(f)) continue;
