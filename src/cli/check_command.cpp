@@ -16,6 +16,7 @@ namespace parplan {
 
 int run_check(const CheckFlags& flags) {
   if (!flags.job.timeline.empty()) check_output_path(flags.job.timeline, "--timeline");
+  check_distinct_paths({{"--timeline", flags.job.timeline}}, job_input_paths(flags.job));
   const ResolvedJob r = resolve_job(flags.job);
   const ParallelConfig config = config_from_flags(flags.job, r);
   const CostReport cost = estimate_cost(r.model, r.cluster, r.job, config);
@@ -36,6 +37,9 @@ int run_check(const CheckFlags& flags) {
            .empty();
 
   const bool fits = cost.memory.fits;
+  // Nothing fits, the given config included: there is no optimum to report
+  // (the search says which constraint binds).
+  const bool no_optimum = best.ranked.empty() && !(fits && engine_runs);
   // The given config may beat what the search visits (e.g. a layout it does
   // not generate); then it is the optimum.
   const bool given_is_best =
@@ -50,10 +54,11 @@ int run_check(const CheckFlags& flags) {
     std::cerr << "parplan: " << note << "; the gap is measured against it, so the true gap may be larger\n";
   for (const std::string& warning : certificate_warnings(best.certificates))
     std::cerr << "parplan: " << warning << "\n";
+  if (no_optimum) std::cerr << "parplan: no feasible plan: " << best.search.infeasible_reason << "\n";
   if (flags.job.common.json()) {
     nlohmann::ordered_json j;
     j["step_s"] = cost.time.step_s;
-    j["optimum_step_s"] = optimum_s;
+    j["optimum_step_s"] = no_optimum ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(optimum_s);
     j["gap_percent"] = fits ? nlohmann::ordered_json(gap_percent) : nlohmann::ordered_json(nullptr);
     j["fits"] = fits;
     j["max_gap_percent"] = flags.max_gap_percent ? nlohmann::ordered_json(*flags.max_gap_percent) : nullptr;
@@ -61,19 +66,26 @@ int run_check(const CheckFlags& flags) {
     j["engine"] = r.engine;
     if (!engine_runs) j["engine_problem"] = engine_problem;
     j["config"] = config_json(config);
-    j["optimum"] = {{"config", config_json(optimum_config)}, {"step_s", optimum_s}};
+    j["optimum"] =
+        no_optimum ? nlohmann::ordered_json(nullptr)
+                   : nlohmann::ordered_json{{"config", config_json(optimum_config)}, {"step_s", optimum_s}};
     j["solver"] = certificates_json(best.certificates, flags.job.common.timings());
     j["stopped_at_time_limit"] = best.search.stopped_at_deadline;
     std::cout << j.dump(2) << "\n";
   } else {
     std::ostringstream out;
     out << "config   " << config_line(config, r.model.is_moe()) << "\n";
-    out << "optimum  " << config_line(optimum_config, r.model.is_moe()) << "\n\n";
+    out << "optimum  "
+        << (no_optimum ? "none: no config fits" : config_line(optimum_config, r.model.is_moe())) << "\n\n";
     char line[200];
     char gap_text[40] = "n/a (does not fit)";
     if (fits) std::snprintf(gap_text, sizeof gap_text, "%.1f %%", gap_percent);
-    std::snprintf(line, sizeof line, "step time %.3f s   optimum %.3f s   gap %s\n", cost.time.step_s,
-                  optimum_s, gap_text);
+    if (no_optimum)
+      std::snprintf(line, sizeof line, "step time %.3f s   optimum n/a   gap %s\n", cost.time.step_s,
+                    gap_text);
+    else
+      std::snprintf(line, sizeof line, "step time %.3f s   optimum %.3f s   gap %s\n", cost.time.step_s,
+                    optimum_s, gap_text);
     out << line;
     if (flags.max_gap_percent) {
       std::snprintf(line, sizeof line, "%s: %s (max gap %g %%)\n", pass ? "PASS" : "FAIL",

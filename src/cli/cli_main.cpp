@@ -1,6 +1,9 @@
 #include "src/cli/cli_main.h"
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -90,7 +93,19 @@ int cli_main(int argc, const char* const* argv) {
     return 2;
   }
   try {
-    return run_selected(app, commands);
+    const int rc = run_selected(app, commands);
+    // A full disk behind a redirection would otherwise lose the report
+    // without a word and exit 0.
+    errno = 0;
+    std::cout.flush();
+    // A reader that stopped early (`| head`) is not an error.
+    if ((!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) && errno != EPIPE) {
+      const std::string why = errno != 0 ? std::string(": ") + std::strerror(errno) : "";
+      std::cerr << "parplan: cannot write the report to standard output" << why
+                << "; check the disk or pipe it goes to\n";
+      return 2;
+    }
+    return rc;
   } catch (const InputError& e) {
     std::cerr << "parplan: " << e.what() << "\n";
     return 2;

@@ -1,7 +1,11 @@
 // The engine and policy flags of plan, check and estimate: which engine's
 // space is searched, and whether lossy or unreleased schemes may be.
+#include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <sstream>
 
+#include "cost/power_cap.h"
 #include "src/cli/common_flags.h"
 #include "src/cli/job_options.h"
 #include "src/io/input_error.h"
@@ -60,7 +64,8 @@ PlannerOptions planner_options(const JobFlags& f, const std::string& engine, con
 
 namespace parplan {
 
-void apply_memory_headroom(const std::optional<std::string>& given, JobSpec& job, const std::string& field) {
+void apply_memory_headroom(const std::optional<std::string>& given, JobSpec& job, const std::string& field,
+                           const DeviceSpec* device) {
   std::string text = given.value_or(kDefaultMemoryHeadroom);
   const std::string original = text;
   bool percent = false;
@@ -82,6 +87,39 @@ void apply_memory_headroom(const std::optional<std::string>& given, JobSpec& job
                      original + "'");
   job.memory_headroom_fraction = percent ? value / 100.0 : 0.0;
   job.memory_headroom_bytes = percent ? 0.0 : value * 1073741824.0;
+  // A headroom of all the HBM or more would leave a negative budget that
+  // no plan fits and the stage-split solver cannot take.
+  if (device && !(job.memory_budget_bytes(device->usable_hbm_bytes()) > 0)) {
+    char usable[32];
+    std::snprintf(usable, sizeof usable, "%.1f", device->usable_hbm_bytes() / 1073741824.0);
+    throw InputError(field + " '" + original + "' leaves none of the " + device->name + "'s " + usable +
+                     " GiB usable HBM; give less headroom");
+  }
+}
+
+std::vector<NamedPath> job_input_paths(const JobFlags& f) {
+  std::vector<NamedPath> inputs;
+  if (f.job_file) inputs.push_back({"--job", *f.job_file});
+  // A catalog name is no file; a path is.
+  for (const auto& [flag, value] :
+       {std::pair<const char*, std::string>{"--model", f.model}, {"--cluster", f.cluster}})
+    if (value.find('/') != std::string::npos || std::filesystem::exists(value))
+      inputs.push_back({flag, value});
+  return inputs;
+}
+
+// A what-if on the board power limit: the measured curve gives the clock.
+void apply_power_limit(double limit_w, ClusterSpec& cluster) {
+  const PowerCurve& curve = kH100Sxm5PowerCurve;
+  if (!cluster.device.h100_power_curve)
+    throw InputError(
+        "--power-limit needs a profile with a measured power curve (power_curve: h100-sxm5, as "
+        "dgx-h100, dgx-h800 and grand-teton-h100 have); " +
+        cluster.name + " has none");
+  if (!(limit_w >= curve.min_limit_w && limit_w <= curve.reference_limit_w))
+    throw InputError("--power-limit must be between 200 and 700 W (an H100 SXM5's settable range); got " +
+                     (std::ostringstream() << limit_w).str());
+  cluster.device = with_power_limit(cluster.device, curve, limit_w);
 }
 
 }  // namespace parplan

@@ -13,6 +13,7 @@ namespace parplan {
 
 int run_estimate(const JobFlags& flags) {
   if (!flags.timeline.empty()) check_output_path(flags.timeline, "--timeline");
+  check_distinct_paths({{"--timeline", flags.timeline}}, job_input_paths(flags));
   const ResolvedJob r = resolve_job(flags);
   const ParallelConfig config = config_from_flags(flags, r);
   const CostReport cost = estimate_cost(r.model, r.cluster, r.job, config);

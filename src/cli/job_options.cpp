@@ -21,20 +21,6 @@
 
 namespace parplan {
 
-// A what-if on the board power limit: the measured curve gives the clock.
-void apply_power_limit(double limit_w, ClusterSpec& cluster) {
-  const PowerCurve& curve = kH100Sxm5PowerCurve;
-  if (!cluster.device.h100_power_curve)
-    throw InputError(
-        "--power-limit needs a profile with a measured power curve (power_curve: h100-sxm5, as "
-        "dgx-h100, dgx-h800 and grand-teton-h100 have); " +
-        cluster.name + " has none");
-  if (!(limit_w >= curve.min_limit_w && limit_w <= curve.reference_limit_w))
-    throw InputError("--power-limit must be between 200 and 700 W (an H100 SXM5's settable range); got " +
-                     (std::ostringstream() << limit_w).str());
-  cluster.device = with_power_limit(cluster.device, curve, limit_w);
-}
-
 void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   add_common_flags(app, f.common);
   app.add_option("--job", f.job_file, "job.yaml with model, cluster, gpus, gbs, seq (flags override it)");
@@ -343,9 +329,10 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
                      std::to_string(out.model.max_positions) + "); use a shorter sequence");
   check_input_limits(out.model, out.cluster, out.job);
   if (f.memory_headroom || !request.memory_headroom)
-    apply_memory_headroom(f.memory_headroom, out.job);
+    apply_memory_headroom(f.memory_headroom, out.job, "--memory-headroom", &out.cluster.device);
   else
-    apply_memory_headroom(request.memory_headroom, out.job, *f.job_file + ": field 'memory_headroom'");
+    apply_memory_headroom(request.memory_headroom, out.job, *f.job_file + ": field 'memory_headroom'",
+                          &out.cluster.device);
   RecipeChoice recipe;
   recipe.engine = f.engine != "any"        ? f.engine
                   : !emit.empty()          ? emit
@@ -400,7 +387,7 @@ bool parse_attention(const std::string& text) {
 
 // Sizes from the job file's `config:` have no flag bound; and flags that
 // contradict each other are refused rather than one silently winning.
-void check_config_flags(const JobFlags& f, const ResolvedJob& r, const ParallelConfig& c) {
+void check_config_flags(const ResolvedJob& r, const ParallelConfig& c) {
   const auto bounded = [](int value, std::int64_t min, std::int64_t max, const char* name) {
     if (value < min || value > max)
       throw InputError(std::string(name) + " must be an integer from " + std::to_string(min) + " to " +
@@ -411,10 +398,16 @@ void check_config_flags(const JobFlags& f, const ResolvedJob& r, const ParallelC
   bounded(c.cp, 1, kMaxGpus, "cp");
   bounded(c.vp, 1, kMaxLayers, "vp");
   bounded(c.mbs, 1, kMaxGbs, "mbs");
-  if (f.recompute_layers && *f.recompute_layers > 0 && c.recompute != Recompute::kFull)
-    throw InputError("--recompute-layers " + std::to_string(*f.recompute_layers) +
+  // The flag or the job file's config: either way the count means nothing
+  // without full recomputation, and modules nothing without selective.
+  if (c.recompute_layers > 0 && c.recompute != Recompute::kFull)
+    throw InputError("--recompute-layers " + std::to_string(c.recompute_layers) +
                      " applies only with --recompute full (the config recomputes " +
                      recompute_name(c.recompute) + ")");
+  if (r.job.recompute_modules != RecomputeModules{} && c.recompute != Recompute::kSelective)
+    throw InputError("--recompute-modules applies only with --recompute selective (the config recomputes " +
+                     std::string(recompute_name(c.recompute)) +
+                     "); drop the modules or recompute selectively");
   if (c.recompute == Recompute::kFull) {
     const std::int64_t chunk_layers = r.model.layers / (static_cast<std::int64_t>(c.pp) * c.vp);
     if (c.recompute_layers > chunk_layers)
@@ -496,7 +489,7 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
   c.gbs = r.job.gbs;
   if (r.job.pipeline_layout.given())
     lay_out_config(r.job.pipeline_layout, r.file_pipeline_layout_where, r.file_vp_given || f.vp, c);
-  check_config_flags(f, r, c);
+  check_config_flags(r, c);
   // The same per-dimension rules, in the same order, as plan's pins.
   JobSpec as_pins = r.job;
   as_pins.pins.tp = c.tp, as_pins.pins.pp = c.pp, as_pins.pins.cp = c.cp, as_pins.pins.mbs = c.mbs;

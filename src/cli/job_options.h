@@ -12,6 +12,7 @@
 #include "cost/spec/parallel_config.h"
 #include "src/cli/common_flags.h"
 #include "src/plan/planner.h"
+#include "src/report/output_files.h"
 
 namespace parplan {
 
@@ -83,9 +84,15 @@ void add_engine_flags(CLI::App& app, JobFlags& flags);
 inline constexpr const char* kDefaultMemoryHeadroom = "2%";
 /// Sets job.memory_headroom_* from --memory-headroom ("10%", "4", "4GiB");
 /// the default when absent. Throws InputError naming `field` (the flag, or
-/// the job file's field).
+/// the job file's field), also when `device` is given and the headroom
+/// leaves none of its usable HBM.
+/// The files a job's flags read (--job, and --model / --cluster where they
+/// are paths), for check_distinct_paths.
+std::vector<NamedPath> job_input_paths(const JobFlags& f);
+
 void apply_memory_headroom(const std::optional<std::string>& text, JobSpec& job,
-                           const std::string& field = "--memory-headroom");
+                           const std::string& field = "--memory-headroom",
+                           const DeviceSpec* device = nullptr);
 /// The recipe inputs as given: flags over the job file's keys.
 struct RecipeChoice {
   /// megatron | deepspeed | megatron-deepspeed | torchtitan | any.

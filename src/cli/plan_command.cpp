@@ -1,4 +1,5 @@
 // parplan plan: the best config for a job, and the runners-up.
+#include <filesystem>
 #include <iostream>
 
 #include "src/cli/commands.h"
@@ -14,6 +15,18 @@ namespace parplan {
 
 int run_plan(const PlanFlags& flags) {
   if (!flags.job.timeline.empty()) check_output_path(flags.job.timeline, "--timeline");
+  check_distinct_paths({{"--timeline", flags.job.timeline}}, job_input_paths(flags.job));
+  // --out is a new or empty directory the launch files fill: a timeline in
+  // it would replace one of them or be replaced.
+  if (!flags.job.timeline.empty() && !flags.out.empty()) {
+    std::error_code ec;
+    const auto out_dir = std::filesystem::weakly_canonical(std::filesystem::absolute(flags.out), ec);
+    const auto timeline =
+        std::filesystem::weakly_canonical(std::filesystem::absolute(flags.job.timeline), ec);
+    if (timeline.parent_path() == out_dir)
+      throw InputError("--timeline " + flags.job.timeline + " is inside --out " + flags.out +
+                       ", which the launch files fill; write the timeline elsewhere");
+  }
   // --emit's engine read first: resolve_job reads it as the engine to plan
   // for and would name an unknown one as --engine.
   if (!flags.emit.empty()) (void)parse_engine(flags.emit);

@@ -38,6 +38,7 @@ int run_skip_paths(const SkipPathsFlags& flags) {
   const auto start = flags.common.start;
   const SkipProblemInput input = load_skip_problem(flags.problem);
   if (!flags.svg.empty()) check_output_path(flags.svg, "--svg");
+  check_distinct_paths({{"--svg", flags.svg}}, {{"--problem", flags.problem}});
   SkipSolveOptions options;
   // The partition MILP gets --solver-time-limit (0.25 s by default); the
   // whole command gets --time-limit, 60 s without it. Time

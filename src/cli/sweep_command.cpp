@@ -47,13 +47,14 @@ int run_sweep(const SweepFlags& flags) {
   grid.precision = parse_precision(flags.precision, "--precision");
   {
     JobSpec headroom;
-    apply_memory_headroom(flags.memory_headroom, headroom);
+    apply_memory_headroom(flags.memory_headroom, headroom, "--memory-headroom", &grid.cluster.device);
     grid.memory_headroom_fraction = headroom.memory_headroom_fraction;
     grid.memory_headroom_bytes = headroom.memory_headroom_bytes;
   }
   if (!flags.csv.empty()) check_output_path(flags.csv, "--csv");
   if (!flags.json.empty()) check_output_path(flags.json, "--json");
   if (!flags.plot.empty()) check_output_path(flags.plot, "--plot");
+  check_distinct_paths({{"--csv", flags.csv}, {"--json", flags.json}, {"--plot", flags.plot}});
   try {
     (void)parse_backend(flags.solver);
   } catch (const std::invalid_argument&) {

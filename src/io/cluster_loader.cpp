@@ -213,6 +213,7 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
     c.ranks_per_node = static_cast<int>(*f.integer("ranks_per_node", 1, 1024));
     c.nodes = static_cast<int>(f.integer("nodes", 0, 1 << 20).value_or(0));
     const YAML::Node tiers = f.node("tiers");
+    if (!tiers.IsDefined()) f.fail("tiers", "is missing; add the network tiers, innermost first");
     if (!tiers.IsSequence() || tiers.size() == 0)
       f.fail("tiers", "must be a non-empty list, innermost first");
     if (tiers.size() > 6) f.fail("tiers", "may hold at most 6 tiers");

@@ -36,6 +36,9 @@ inline constexpr std::int64_t kMaxSweepPoints = 100000;
 /// Bytes of one input file (job, model, cluster): 1 MiB, hundreds of times
 /// the largest real one.
 inline constexpr std::int64_t kMaxInputFileBytes = 1 << 20;
+/// Bytes of any other YAML input (run files, problems): 16 MiB, tens of
+/// thousands of runs; parsing that much takes a few seconds.
+inline constexpr std::int64_t kMaxYamlFileBytes = 16 << 20;
 /// --time-limit and --solver-time-limit, in seconds (a week).
 inline constexpr double kMinTimeLimitS = 0.001;
 inline constexpr double kMaxTimeLimitS = 7 * 24 * 3600.0;

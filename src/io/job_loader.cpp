@@ -189,6 +189,32 @@ ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
 }
 }  // namespace
 
+namespace {
+// A size both `constraints:` and `config:` give must be the same: otherwise
+// plan would take one and estimate the other without a word.
+void check_constraints_agree(const YamlFields& f, const JobRequest& r) {
+  if (!f.has("constraints")) return;
+  const YamlFields constraints = f.child("constraints");
+  const YamlFields config = f.child("config");
+  const SearchPins& p = r.job.pins;
+  const ParallelConfig& c = *r.config;
+  const std::pair<const char*, std::pair<std::optional<int>, int>> sizes[] = {
+      {"tp", {p.tp, c.tp}}, {"pp", {p.pp, c.pp}},    {"vp", {p.vp, c.vp}},
+      {"cp", {p.cp, c.cp}}, {"mbs", {p.mbs, c.mbs}}, {"zero", {p.zero, c.zero}},
+      {"ep", {p.ep, c.ep}}, {"etp", {p.etp, c.etp}}, {"dp", {p.dp, r.config_dp.value_or(0)}}};
+  for (const auto& [key, values] : sizes) {
+    if (!constraints.has(key) || !config.has(key) || values.first == values.second) continue;
+    throw InputError(f.where() + ": constraints." + key + " " + std::to_string(values.first.value_or(0)) +
+                     " and config." + key + " " + std::to_string(values.second) +
+                     " disagree; keep one of them");
+  }
+  if (constraints.has("recompute") && config.has("recompute") && p.recompute != c.recompute)
+    throw InputError(f.where() + ": constraints.recompute " +
+                     recompute_name(p.recompute.value_or(c.recompute)) + " and config.recompute " +
+                     recompute_name(c.recompute) + " disagree; keep one of them");
+}
+}  // namespace
+
 JobRequest load_job_file(const std::string& path) {
   // Only a regular file: a FIFO would block the read forever and a directory
   // fails deep inside the stream library.
@@ -294,6 +320,7 @@ JobRequest load_job_file(const std::string& path) {
             parse_recompute(c.text("recompute"), c.where() + ": field '" + c.full("recompute") + "'");
     }
     if (f.has("config")) r.config = read_config(f.child("config"), r);
+    if (r.config) check_constraints_agree(f, r);
     return r;
   } catch (const YAML::Exception& e) {
     throw InputError(path + ": malformed job at line " + std::to_string(e.mark.line + 1) + ": " + e.msg);

@@ -10,6 +10,7 @@
 
 #include "src/io/data_paths.h"
 #include "src/io/input_error.h"
+#include "src/io/input_limits.h"
 #include "src/io/model_checks.h"
 
 namespace parplan {
@@ -19,6 +20,11 @@ std::string read_file(const std::filesystem::path& path, const std::string& orig
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     model_fail(origin, 0, "is not a regular file (a directory, FIFO or device): give a model file");
+  if (const auto bytes = std::filesystem::file_size(path, ec);
+      !ec && bytes > static_cast<std::uintmax_t>(kMaxInputFileBytes))
+    model_fail(origin, 0,
+               "is " + std::to_string(bytes) + " bytes; a model file has at most " +
+                   std::to_string(kMaxInputFileBytes));
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   if (in) text << in.rdbuf();

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "src/io/input_error.h"
+#include "src/io/input_limits.h"
 #include "src/io/suggest.h"
 
 namespace parplan {
@@ -207,7 +208,13 @@ std::optional<YamlFields> YamlFields::block(const char* key) const {
   return YamlFields(node_[key], where_, full(key) + ".");
 }
 
-YAML::Node YamlFields::node(const char* key) const { return node_[key]; }
+YAML::Node YamlFields::node(const char* key) const {
+  // A missing key is a valid undefined node: yaml-cpp's own lookup returns
+  // an invalid one, whose IsSequence() throws "invalid node" instead of
+  // letting the caller say that the field is missing.
+  const YAML::Node value = node_[key];
+  return value.IsDefined() ? value : YAML::Node(YAML::NodeType::Undefined);
+}
 
 namespace {
 // Documents after the first: a "---" line once content has been seen, or
@@ -260,6 +267,10 @@ YAML::Node load_yaml_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
     throw InputError(path + ": is not a regular file (a directory, FIFO or device); give a YAML file");
+  const auto bytes = std::filesystem::file_size(path, ec);
+  if (!ec && bytes > static_cast<std::uintmax_t>(kMaxYamlFileBytes))
+    throw InputError(path + ": is " + std::to_string(bytes) + " bytes; a YAML input has at most " +
+                     std::to_string(kMaxYamlFileBytes));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot be read; check that it exists and is readable");
   std::ostringstream text;

@@ -99,6 +99,32 @@ void check_output_path(const fs::path& requested, const std::string& flag) {
   ::unlink(probe.c_str());
 }
 
+namespace {
+// The file a path names, for comparison (symlinks and ".." resolved; a file
+// yet to be written through its existing directory); empty for a stream.
+fs::path file_identity(const fs::path& path) {
+  if (path.empty() || kind_of(path) == Kind::kStream) return {};
+  std::error_code ec;
+  const fs::path id = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  return ec ? fs::absolute(path) : id;
+}
+}  // namespace
+
+void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const fs::path id = file_identity(outputs[i].path);
+    if (id.empty()) continue;
+    for (std::size_t j = 0; j < i; ++j)
+      if (file_identity(outputs[j].path) == id)
+        throw InputError(outputs[j].flag + " and " + outputs[i].flag + " both name " +
+                         outputs[i].path.string() + "; give each output its own file");
+    for (const NamedPath& input : inputs)
+      if (file_identity(input.path) == id)
+        throw InputError(outputs[i].flag + " " + outputs[i].path.string() + " is the " + input.flag +
+                         " input; write the output elsewhere");
+  }
+}
+
 OutputFiles::~OutputFiles() {
   for (const Entry& e : entries_)
     if (!e.temp.empty()) ::unlink(e.temp.c_str());

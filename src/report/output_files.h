@@ -17,6 +17,18 @@ namespace parplan {
 /// read-only file system and works as root).
 void check_output_path(const std::filesystem::path& path, const std::string& flag);
 
+/// A path a command reads or writes, and the flag (or field) that named it.
+struct NamedPath {
+  std::string flag;
+  std::filesystem::path path;
+};
+
+/// Throws InputError naming both flags when two outputs are the same file,
+/// or an output is one of the inputs: the later write would replace the
+/// earlier, or the output the input, without a word. Empty paths, and pipes
+/// and devices (/dev/stdout, /dev/null), are not compared.
+void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs = {});
+
 /// Files written as a set: stage() writes each to a temporary beside its
 /// target; commit() renames them all into place. Destroyed uncommitted, it
 /// removes its temporaries and leaves every target untouched. Pipes and

@@ -1,0 +1,136 @@
+// Bad input found by probing the planning commands: each a CLI run that now
+// gets one line on stderr and exit 2 (or exit 1 naming the binding
+// constraint), where it used to crash, overwrite a file or lose its output.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/cli_support.h"
+
+namespace parplan {
+namespace {
+
+using test::expect_cli_refusal;
+using test::run_cli;
+using test::write_temp;
+
+const std::string kExampleJob = std::string(PARPLAN_SOURCE_DIR) + "/examples/gpt3-175b-a100.yaml";
+
+// A headroom of the whole HBM or more left a negative budget: an internal
+// error (exit 3) in plan, check and sweep, "of -920.0 GiB" in estimate.
+TEST(HardeningOutputs, HeadroomBeyondTheHbmIsRefused) {
+  for (const std::string& cmd : std::vector<std::string>{
+           "plan --job " + kExampleJob + " --memory-headroom 100",
+           "plan --job " + kExampleJob + " --memory-headroom 80.5",
+           "estimate --job " + kExampleJob + " --tp 8 --pp 8 --memory-headroom 1000",
+           "check --job " + kExampleJob + " --tp 8 --pp 8 --memory-headroom 1000",
+           "sweep --models gpt3-175b --cluster dgx-a100 --gpus 1024 --gbs 1536 --seq 2048 "
+           "--memory-headroom 1000"})
+    expect_cli_refusal(cmd, "--memory-headroom");
+  const std::string job = write_temp("headroom.yaml", test::slurp(kExampleJob) + "memory_headroom: 1000\n");
+  expect_cli_refusal("plan --job " + job, "field 'memory_headroom'");
+  // Below the HBM it is a budget as before.
+  const auto below = run_cli("estimate --job " + kExampleJob + " --tp 8 --pp 8 --memory-headroom 70");
+  EXPECT_EQ(below.exit_code, 0) << below.err;
+  EXPECT_NE(below.out.find("of 10.0 GiB"), std::string::npos) << below.out;
+}
+
+// check reported the given config as the "optimum" when nothing fits.
+TEST(HardeningOutputs, CheckWithNothingFeasibleHasNoOptimum) {
+  const auto run =
+      run_cli("check --model gpt-1t --cluster dgx-a100 --gpus 8 --gbs 8 --seq 2048 --tp 8 --pp 1");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("no feasible plan: memory"), std::string::npos) << run.err;
+  EXPECT_NE(run.out.find("optimum  none"), std::string::npos) << run.out;
+  const auto json = run_cli(
+      "check --model gpt-1t --cluster dgx-a100 --gpus 8 --gbs 8 --seq 2048 --tp 8 --pp 1 --format json");
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_TRUE(j["optimum"].is_null());
+  EXPECT_TRUE(j["optimum_step_s"].is_null());
+  EXPECT_FALSE(j["pass"].get<bool>());
+}
+
+// Two outputs on one file, or an output on an input, lost one of them.
+TEST(HardeningOutputs, OutputsNeverShareAFileOrReplaceAnInput) {
+  const std::string dir = ::testing::TempDir() + "parplan_outputs_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string sweep = "sweep --models gpt3-175b --cluster dgx-a100 --gpus 1024 --gbs 1536 --seq 2048";
+  expect_cli_refusal(sweep + " --csv " + dir + "/s.csv --json " + dir + "/./s.csv", "both name");
+  expect_cli_refusal(sweep + " --csv " + dir + "/s.csv --plot " + dir + "/../" +
+                         std::filesystem::path(dir).filename().string() + "/s.csv",
+                     "both name");
+  const std::string victim = dir + "/victim.yaml";
+  std::filesystem::copy_file(kExampleJob, victim, std::filesystem::copy_options::overwrite_existing);
+  expect_cli_refusal("plan --job " + victim + " --timeline " + victim, "is the --job input");
+  expect_cli_refusal("estimate --job " + victim + " --tp 8 --pp 8 --timeline " + victim,
+                     "is the --job input");
+  EXPECT_EQ(test::slurp(victim), test::slurp(kExampleJob));
+  std::filesystem::create_directories(dir + "/run");
+  expect_cli_refusal("plan --job " + kExampleJob + " --emit megatron --out " + dir + "/run --timeline " +
+                         dir + "/run/launch.sh",
+                     "inside --out");
+  // Devices are not files: both outputs may go to /dev/null.
+  EXPECT_EQ(run_cli(sweep + " --csv /dev/null --json /dev/null").exit_code, 0);
+  std::filesystem::remove_all(dir);
+}
+
+// A full disk behind stdout lost the report and exited 0.
+TEST(HardeningOutputs, AFailedReportWriteIsAnError) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  const std::string cmd = std::string(PARPLAN_BINARY) + " plan --job " + kExampleJob + " >/dev/full 2>" +
+                          ::testing::TempDir() + "full.err";
+  const int status = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  const std::string err = test::slurp(::testing::TempDir() + "full.err");
+  EXPECT_NE(err.find("cannot write the report to standard output"), std::string::npos) << err;
+  EXPECT_EQ(test::line_count(err), 1) << err;
+}
+
+// A profile without tiers leaked yaml-cpp's "invalid node" text; a model
+// file of hundreds of megabytes ran past any time limit.
+TEST(HardeningOutputs, MissingTiersAndOversizedModelsAreNamed) {
+  std::ifstream in(std::string(PARPLAN_SOURCE_DIR) + "/hardware-profiles/dgx-a100.yaml");
+  std::string text, line;
+  bool in_tiers = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("tiers:", 0) == 0)
+      in_tiers = true;
+    else if (in_tiers && !line.empty() && line[0] != ' ' && line[0] != '#')
+      in_tiers = false;
+    if (!in_tiers) text += line + "\n";
+  }
+  const std::string profile = write_temp("notiers.yaml", text);
+  expect_cli_refusal(
+      "estimate --cluster " + profile + " --model gpt3-175b --gpus 1024 --gbs 1536 --seq 2048 --tp 8 --pp 8",
+      "field 'tiers' is missing");
+  const std::string model =
+      write_temp("huge-model.yaml", test::slurp(std::string(PARPLAN_SOURCE_DIR) + "/models/gpt3-175b.yaml") +
+                                        std::string(2 << 20, '#') + "\n");
+  expect_cli_refusal(
+      "estimate --model " + model + " --cluster dgx-a100 --gpus 1024 --gbs 1536 --seq 2048 --tp 8 --pp 8",
+      "a model file has at most");
+}
+
+// A job file's config is held to the flags' rules, and constraints and
+// config may not disagree.
+TEST(HardeningOutputs, JobConfigContradictionsAreRefused) {
+  const std::string base = test::slurp(kExampleJob);
+  expect_cli_refusal(
+      "estimate --job " +
+          write_temp("sel-layers.yaml",
+                     base + "config: {tp: 8, pp: 8, recompute: selective, recompute_layers: 3}\n"),
+      "applies only with --recompute full");
+  expect_cli_refusal("estimate --job " + kExampleJob +
+                         " --tp 8 --pp 8 --engine megatron --recompute full --recompute-modules mlp",
+                     "applies only with --recompute selective");
+  expect_cli_refusal(
+      "plan --job " + write_temp("disagree.yaml", base + "constraints: {tp: 4}\nconfig: {tp: 8, pp: 8}\n"),
+      "constraints.tp 4 and config.tp 8 disagree");
+}
+
+}  // namespace
+}  // namespace parplan
