@@ -130,6 +130,13 @@ TEST(HardeningOutputs, JobConfigContradictionsAreRefused) {
   expect_cli_refusal(
       "plan --job " + write_temp("disagree.yaml", base + "constraints: {tp: 4}\nconfig: {tp: 8, pp: 8}\n"),
       "constraints.tp 4 and config.tp 8 disagree");
+  // TP communication overlap without tp > 1 and sp has nothing to overlap.
+  const std::string llama = "--model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 64 --seq 8192";
+  expect_cli_refusal("estimate " + llama + " --engine megatron --tp 1 --pp 1 --tp-comm-overlap",
+                     "needs tp > 1");
+  expect_cli_refusal("estimate " + llama + " --engine megatron --tp 2 --pp 1 --tp-comm-overlap",
+                     "needs tp > 1");
+  expect_cli_refusal("plan " + llama + " --tp-comm-overlap --no-sp", "needs tp > 1");
 }
 
 }  // namespace

@@ -404,6 +404,9 @@ void check_config_flags(const ResolvedJob& r, const ParallelConfig& c) {
     throw InputError("--recompute-layers " + std::to_string(c.recompute_layers) +
                      " applies only with --recompute full (the config recomputes " +
                      recompute_name(c.recompute) + ")");
+  if (r.job.tp_comm_overlap && !(c.tp > 1 && c.sp))
+    throw InputError("--tp-comm-overlap needs tp > 1 and --sp (the config has tp " + std::to_string(c.tp) +
+                     ", sp " + (c.sp ? "on" : "off") + "); drop it or give both");
   if (r.job.recompute_modules != RecomputeModules{} && c.recompute != Recompute::kSelective)
     throw InputError("--recompute-modules applies only with --recompute selective (the config recomputes " +
                      std::string(recompute_name(c.recompute)) +
@@ -547,6 +550,9 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
 
 void apply_pins(const JobFlags& f, JobSpec& job) {
   SearchPins& p = job.pins;
+  if (job.tp_comm_overlap && (f.no_sp || (f.tp && *f.tp == 1)))
+    throw InputError(std::string("--tp-comm-overlap needs tp > 1 and sequence parallelism; drop it or ") +
+                     (f.no_sp ? "--no-sp" : "--tp 1"));
   if (const auto a2a = parse_a2a_flag(f.a2a)) p.a2a_hierarchical = a2a;
   if (const auto overlap = parse_ep_overlap_flag(f.ep_overlap)) p.ep_overlap = overlap;
   if (f.tp) p.tp = *f.tp;
