@@ -10,7 +10,10 @@
 #include "src/io/data_paths.h"
 #include "src/io/input_error.h"
 #include "src/io/megatron_log_reader.h"
+#include "src/io/profile_writer.h"
 #include "src/io/run_sources.h"
+#include "src/io/yaml_fields.h"
+#include "tests/cli_support.h"
 
 namespace parplan {
 namespace {
@@ -206,6 +209,62 @@ TEST(CalibrateIo, MeasuredFiguresOutsideTheirRangeAreRefused) {
   const std::string slow =
       run_refusal("slow.yaml", run + "measured: {unit: tflops_per_gpu, value: 1e-9, formula: megatron}}\n");
   EXPECT_NE(slow.find("gives a step of"), std::string::npos) << slow;
+}
+
+TEST(CalibrateIo, RunFileGivenTwiceIsRefused) {
+  const std::string path = write_temp("twice.yaml", R"(runs:
+  - {name: a, model: gpt-1.7b, gpus: 8, gbs: 64, seq: 2048, step_s: 2}
+)");
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  EXPECT_EQ(load_runs({path}, cluster).size(), 1u);
+  for (const std::string& again : {path, std::filesystem::path(path).parent_path().string() + "/./" +
+                                             std::filesystem::path(path).filename().string()}) {
+    try {
+      load_runs({path, again}, cluster);
+      ADD_FAILURE() << "fitted twice: " << again;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("give each run file once"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// The written name is a double-quoted scalar: names that are YAML syntax
+// when plain read back as written.
+TEST(CalibrateIo, ProfileNameRoundTrips) {
+  const std::string original = "name: dgx-h100\nsource: x\n";
+  for (const std::string name :
+       {"a: b", "#x", "[a", "- a", "say \"hi\" \\ bye", "{a}", "  lead", "*ref", "'q"}) {
+    const std::string text = calibrated_profile_text(original, {}, CalibrationBlock{}, name);
+    EXPECT_EQ(load_yaml_text(text, "written")["name"].as<std::string>(), name) << text;
+  }
+  CalibrationBlock block;
+  block.sources = {"runs \"x\".yaml", "a: b"};
+  const std::string text = calibrated_profile_text(original, {}, block, "n");
+  EXPECT_EQ(load_yaml_text(text, "written")["calibration"]["sources"][0].as<std::string>(),
+            "runs \"x\".yaml");
+  EXPECT_EQ(load_yaml_text(text, "written")["calibration"]["sources"][1].as<std::string>(), "a: b");
+}
+
+const std::string kCalibrate = "calibrate --cluster dgx-h100 --no-cross-validate --no-timings --runs " +
+                               std::string(PARPLAN_SOURCE_DIR) +
+                               "/calibration/h100-megatron-lm.yaml --fit gemm_efficiency_max";
+
+TEST(CalibrateIo, NameNeedsOutAndIsPrintable) {
+  test::expect_cli_refusal(kCalibrate + " --name foo", "--name names the profile --out writes; give --out");
+  const std::string out = ::testing::TempDir() + "parplan_named_" + std::to_string(::getpid()) + ".yaml";
+  test::expect_cli_refusal(kCalibrate + " --out " + out + " --name \"$(printf 'a\\nb')\"",
+                           "--name holds a control character");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const test::CliRun run = test::run_cli(kCalibrate + " --out " + out + " --name 'a: b #c'");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(load_cluster(out).name, "a: b #c");
+  std::filesystem::remove(out);
+}
+
+TEST(CalibrateIo, RunsGivenTwiceAreRefusedByTheCli) {
+  const std::string runs = std::string(PARPLAN_SOURCE_DIR) + "/calibration/h100-megatron-lm.yaml";
+  test::expect_cli_refusal("calibrate --cluster dgx-h100 --runs " + runs + " " + runs,
+                           "give each run file once");
 }
 
 }  // namespace
