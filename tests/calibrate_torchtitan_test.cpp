@@ -145,5 +145,41 @@ TEST(CalibrateTorchtitan, BadInputIsOneClearError) {
   std::filesystem::remove_all(dir);
 }
 
+// torchtitan prints tps as an int with thousands commas: the whole token is
+// read ("1e4" was read as 1), and the refusal names the log and the line.
+TEST(CalibrateTorchtitan, MetricsAreReadWhole) {
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  const std::string log = slurp(kLog);
+  const std::string toml = slurp(kToml);
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = log;
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+  };
+  const auto refusal = [&](const std::string& text) {
+    try {
+      parse_torchtitan_log(text, toml, "", "t.log", cluster);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("taken");
+  };
+  for (const char* bad : {"tps: 1e4", "tps: 3,10", "tps: 3105.5", "tps: 3105abc", "tps: 0"}) {
+    const std::string what = refusal(with("tps: 3,105", bad));
+    EXPECT_NE(what.find("t.log: line 8: tps '"), std::string::npos) << bad << ": " << what;
+  }
+  const std::string fast = refusal(with("tps: 3,105", "tps: 9,000,000,000"));
+  EXPECT_NE(fast.find("above 1e+09 tokens/s"), std::string::npos) << fast;
+  const std::string memory =
+      refusal(with("memory: 52.63GiB(66.49%)  \x1b[34mtps: 3,105", "memory: 5.2.6GiB  tps: 3,105"));
+  EXPECT_NE(memory.find("t.log: line 8: memory '5.2.6GiB'"), std::string::npos) << memory;
+  const std::string step = refusal(with("step: 15", "step: 99999999999999999999999"));
+  EXPECT_EQ(step, "taken");  // a huge step number is past the warm-up, not a crash
+  EXPECT_NEAR(
+      parse_torchtitan_log(with("tps: 3,105", "tps: 3105"), toml, "", "t.log", cluster).measured_step_s,
+      16.0 * 8192 / (16.0 * 3105), 1e-9);
+}
+
 }  // namespace
 }  // namespace parplan

@@ -15,6 +15,7 @@
 #include "src/io/model_loader.h"
 #include "src/io/run_sources.h"
 #include "src/tune/tune_loop.h"
+#include "tests/cli_support.h"
 #include "tests/synthetic_runs.h"
 
 namespace parplan {
@@ -132,6 +133,49 @@ TEST(Tune, ExampleTrueProfileIsTheShippedOneWithSixConstantsMoved) {
     EXPECT_DOUBLE_EQ(estimate_cost(s.model, truth, t.job, t.config).time.step_s,
                      estimate_cost(s.model, s.cluster, t.job, t.config).time.step_s)
         << t.name;
+}
+
+// A job no plan of which fits is infeasible (exit 1, naming what binds, as
+// `plan` says it); one no config even divides is bad input (exit 2, as
+// `plan` says it); neither writes anything.
+TEST(Tune, InfeasibleJobExitsOneNamingTheBindingConstraint) {
+  const std::string out = ::testing::TempDir() + "parplan_tune_infeasible_" + std::to_string(::getpid());
+  const std::string job = "model: llama3-8b\ncluster: dgx-h100\ngbs: 256\nseq: 4096\nprecision: bf16\n";
+  const std::string one_gpu = test::write_temp("tune_one_gpu.yaml", job + "gpus: 1\n");
+  const test::CliRun tune = test::run_cli("tune --job " + one_gpu + " --out " + out);
+  const test::CliRun plan = test::run_cli("plan --job " + one_gpu);
+  EXPECT_EQ(plan.exit_code, 1) << plan.err;
+  EXPECT_EQ(tune.exit_code, 1) << tune.err;
+  EXPECT_EQ(test::line_count(tune.err), 1) << tune.err;
+  EXPECT_NE(tune.err.find("memory: even the leanest config"), std::string::npos) << tune.err;
+  EXPECT_NE(tune.err.find("GiB usable"), std::string::npos) << tune.err;
+  EXPECT_TRUE(tune.out.empty()) << tune.out;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const std::string tp3 = test::write_temp("tune_tp3.yaml", job + "gpus: 32\nconstraints: {tp: 3}\n");
+  const std::string says = "config rejected: tp 3 must divide the model's 32 attention heads";
+  test::expect_cli_refusal("tune --job " + tp3 + " --out " + out, says);
+  test::expect_cli_refusal("plan --job " + tp3, says);
+  // Pins each of which holds, but no split of the GPUs takes them all.
+  const std::string split = test::write_temp("tune_split.yaml",
+                                             "model: llama3-8b\ncluster: dgx-h100\ngbs: 3\nseq: 4096\ngpus: "
+                                             "32\nconstraints: {tp: 8, pp: 1, cp: 1}\n");
+  test::expect_cli_refusal("tune --job " + split + " --out " + out, "no split of 32 GPUs divides the job");
+  test::expect_cli_refusal("plan --job " + split, "no split of 32 GPUs divides the job");
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+// The job file's engine is the trials' engine: one tune cannot read back is
+// refused as --emit deepspeed is, not replaced by Megatron.
+TEST(Tune, JobFileEngineIsTheTrialsEngine) {
+  const std::string out = ::testing::TempDir() + "parplan_tune_engine_" + std::to_string(::getpid());
+  const std::string job = test::write_temp(
+      "tune_deepspeed.yaml",
+      "model: llama3-8b\ncluster: dgx-h100\ngpus: 32\ngbs: 256\nseq: 4096\nengine: deepspeed\n");
+  const std::string says =
+      "tune reads its trials' logs back from Megatron-LM, Megatron-DeepSpeed and torchtitan";
+  test::expect_cli_refusal("tune --job " + job + " --out " + out, "field 'engine': " + says);
+  test::expect_cli_refusal("tune --job " + job + " --out " + out + " --emit deepspeed", "--emit: " + says);
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 }  // namespace

@@ -77,6 +77,13 @@ int run_calibrate(const CalibrateFlags& flags) {
   if (flags.objective != "mean" && flags.objective != "max")
     throw InputError("--objective must be mean or max (got '" + flags.objective + "')");
   if (!flags.out.empty()) check_output_path(flags.out, "--out");
+  if (!flags.name.empty() && flags.out.empty())
+    throw InputError("--name names the profile --out writes; give --out");
+  // The name is written quoted, so any printable text reads back; a control
+  // character (a newline) is no profile name.
+  for (const char ch : flags.name)
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+      throw InputError("--name holds a control character (a newline or tab); give a printable name");
   if (!flags.svg.empty()) check_output_path(flags.svg, "--svg");
   const ClusterSpec cluster = load_cluster(flags.cluster);
   const std::vector<FitRun> runs = load_runs(flags.runs, cluster);

@@ -57,7 +57,8 @@ struct CalibrateFlags {
 
 struct TuneFlags {
   CommonFlags common;
-  std::string job_file, emit = "megatron", out, simulate, launcher;
+  /// emit empty: the job file's engine, else megatron.
+  std::string job_file, emit, out, simulate, launcher;
   int trials = 6, train_iters = 30;
 };
 

@@ -22,7 +22,8 @@ void register_tune(CLI::App& app, Commands& c) {
   c.tune->add_option("--job", f.job_file, "job.yaml (model, cluster, GPUs, batch, sequence)")->required();
   add_int_option(*c.tune, "--trials", f.trials, "trial runs to write (default 6)", 1, 100);
   c.tune->add_option("--emit", f.emit,
-                     "engine: megatron | megatron-deepspeed | torchtitan (default megatron)");
+                     "engine: megatron | megatron-deepspeed | torchtitan (default: the job file's engine, "
+                     "else megatron)");
   add_output_path_option(*c.tune, "--out", f.out, "directory for the trials (new or empty)")->required();
   add_int_option(*c.tune, "--train-iters", f.train_iters, "iterations per trial (default 30)", 5, 100000);
   c.tune->add_option("--launcher", f.launcher, "torchrun | slurm (default: the cluster profile's)");
@@ -31,18 +32,29 @@ void register_tune(CLI::App& app, Commands& c) {
 }
 
 int run_tune(const TuneFlags& flags) {
+  const JobRequest request = load_job_file(flags.job_file);
+  // The trials run on --emit's engine, else on the job file's: a job
+  // planned for DeepSpeed gets no Megatron trials unasked.
+  std::string emit = flags.emit;
+  std::string emit_where = "--emit";
+  if (emit.empty() && !request.engine.empty() && request.engine != "any") {
+    emit = request.engine;
+    emit_where = flags.job_file + ": field 'engine'";
+  }
+  if (emit.empty()) emit = "megatron";
+  check_tune_engine(parse_engine(emit), emit_where);
   JobFlags job_flags;
   job_flags.job_file = flags.job_file;
   job_flags.common = flags.common;
-  const ResolvedJob resolved = resolve_job(job_flags, flags.emit);
+  const ResolvedJob resolved = resolve_job(job_flags, emit);
   TuneRequest r;
   r.model = resolved.model;
   r.cluster = resolved.cluster;
   r.job = resolved.job;
   r.job_file = flags.job_file;
-  r.cluster_arg = load_job_file(flags.job_file).cluster;
+  r.cluster_arg = request.cluster;
   r.trials = flags.trials;
-  r.engine = parse_engine(flags.emit);
+  r.engine = parse_engine(emit);
   r.launcher = parse_launcher(flags.launcher.empty() ? r.cluster.launcher_default : flags.launcher);
   r.out_dir = flags.out;
   r.train_iters = flags.train_iters;
@@ -52,6 +64,10 @@ int run_tune(const TuneFlags& flags) {
   // is wall-clock, so --no-timings changes nothing.
   r.deadline = flags.common.deadline();
   const TuneResult result = write_tune_loop(r);
+  if (!result.infeasible.empty()) {
+    std::cerr << "parplan: no feasible plan to try: " << result.infeasible << "\n";
+    return 1;
+  }
   std::string note;
   if (result.stopped_at_deadline) {
     note =

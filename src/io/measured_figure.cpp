@@ -1,8 +1,49 @@
 #include "src/io/measured_figure.h"
 
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <regex>
+
 #include "src/io/input_error.h"
 
 namespace parplan {
+
+std::optional<double> parse_printed_number(const std::string& text) {
+  static const std::regex kDecimal(R"(-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)");
+  // A figure is a few characters; std::regex recurses per character.
+  if (text.size() > 64 || !std::regex_match(text, kDecimal)) return std::nullopt;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), nullptr);
+  if (errno == ERANGE || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<int> parse_printed_int(const std::string& text) {
+  const std::size_t digits = !text.empty() && text[0] == '-' ? 1 : 0;
+  if (text.size() == digits || text.size() > digits + 10) return std::nullopt;
+  for (std::size_t i = digits; i < text.size(); ++i)
+    if (text[i] < '0' || text[i] > '9') return std::nullopt;
+  const long long v = std::strtoll(text.c_str(), nullptr, 10);
+  if (v < INT_MIN || v > INT_MAX) return std::nullopt;
+  return static_cast<int>(v);
+}
+
+double figure_ceiling(FigureUnit unit) {
+  switch (unit) {
+    case FigureUnit::kStepSeconds:
+      return kMaxStepSeconds;
+    case FigureUnit::kTokensPerSecondPerGpu:
+      return kMaxTokensPerSecondPerGpu;
+    case FigureUnit::kTflopsPerGpu:
+      return kMaxTflopsPerGpu;
+    case FigureUnit::kMfu:
+      return 1;
+  }
+  return kMaxStepSeconds;
+}
 
 FigureUnit parse_figure_unit(const std::string& text, const std::string& where) {
   if (text == "step_s") return FigureUnit::kStepSeconds;
@@ -39,22 +80,35 @@ double formula_step_flops(const ModelSpec& model, int gbs, int seq, FlopFormula 
 double step_seconds(const MeasuredFigure& f, const ModelSpec& model, const JobSpec& job,
                     double profile_peak_flops_per_s, const std::string& where) {
   if (!(f.value > 0)) throw InputError(where + ": the measured value must be a positive number");
+  const auto number = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return std::string(buf);
+  };
+  double step = f.value;
   switch (f.unit) {
     case FigureUnit::kStepSeconds:
-      return f.value;
+      break;
     case FigureUnit::kTokensPerSecondPerGpu:
-      return static_cast<double>(job.gbs) * job.seq / (f.value * job.gpus);
+      step = static_cast<double>(job.gbs) * job.seq / (f.value * job.gpus);
+      break;
     case FigureUnit::kTflopsPerGpu:
-      return formula_step_flops(model, job.gbs, job.seq, f.formula, f.padded_vocab) /
+      step = formula_step_flops(model, job.gbs, job.seq, f.formula, f.padded_vocab) /
              (f.value * 1e12 * job.gpus);
+      break;
     case FigureUnit::kMfu: {
       if (f.value > 1) throw InputError(where + ": mfu is a fraction (0.42), not a percentage");
       const double peak = f.peak_tflops > 0 ? f.peak_tflops * 1e12 : profile_peak_flops_per_s;
-      return formula_step_flops(model, job.gbs, job.seq, f.formula, f.padded_vocab) /
+      step = formula_step_flops(model, job.gbs, job.seq, f.formula, f.padded_vocab) /
              (f.value * peak * job.gpus);
+      break;
     }
   }
-  return f.value;
+  if (!(step >= kMinStepSeconds && step <= kMaxStepSeconds))
+    throw InputError(where + ": the measured figure gives a step of " + number(step) + " s, outside " +
+                     number(kMinStepSeconds) + " to " + number(kMaxStepSeconds) +
+                     " s (docs/calibrate.md, \"Measured figures\"); check the value and its unit");
+  return step;
 }
 
 }  // namespace parplan

@@ -2,12 +2,30 @@
 // under a named FLOP formula, or MFU) turned into step seconds.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "cost/spec/job_spec.h"
 #include "cost/spec/model_spec.h"
 
 namespace parplan {
+
+/// The plausible range of a measured figure (docs/calibrate.md, "Measured
+/// figures"): outside it the figure is a typo or a unit mix-up (ms for s,
+/// tokens/s of the cluster for one GPU), and a fit to it would move the
+/// profile's constants to absurd values.
+inline constexpr double kMinStepSeconds = 1e-4;
+inline constexpr double kMaxStepSeconds = 1e7;
+inline constexpr double kMaxTokensPerSecondPerGpu = 1e9;
+inline constexpr double kMaxTflopsPerGpu = 1e5;
+
+/// A number as Python prints one into a log ("1500.4", "1e-05", "-2"): the
+/// whole text, finite, in decimal (no hex, inf, nan, spaces or suffix);
+/// nullopt otherwise.
+std::optional<double> parse_printed_number(const std::string& text);
+/// A whole number as Python prints an int ("4096", "-1"): digits only,
+/// within int; nullopt otherwise ("4e3", "4096.9", "0x1000", "4096abc").
+std::optional<int> parse_printed_int(const std::string& text);
 
 enum class FigureUnit { kStepSeconds, kTokensPerSecondPerGpu, kTflopsPerGpu, kMfu };
 /// The FLOP count behind a TFLOP/s or MFU figure.
@@ -18,6 +36,9 @@ enum class FigureUnit { kStepSeconds, kTokensPerSecondPerGpu, kTflopsPerGpu, kMf
 ///   96 B s L h^2 (1 + s/(6h) + V/(16 L h)), which counts the full
 ///   recomputation's extra forward pass.
 enum class FlopFormula { kMegatron, kNarayanan };
+
+/// The largest plausible `value` of a figure in `unit` (one GPU's).
+double figure_ceiling(FigureUnit unit);
 
 FigureUnit parse_figure_unit(const std::string& text, const std::string& where);
 FlopFormula parse_flop_formula(const std::string& text, const std::string& where);
@@ -37,7 +58,7 @@ struct MeasuredFigure {
 };
 
 /// Step seconds of the run; throws InputError (naming `where`) on a
-/// non-positive value.
+/// non-positive value or a step outside [kMinStepSeconds, kMaxStepSeconds].
 double step_seconds(const MeasuredFigure& figure, const ModelSpec& model, const JobSpec& job,
                     double profile_peak_flops_per_s, const std::string& where);
 

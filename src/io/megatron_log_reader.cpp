@@ -3,20 +3,42 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <vector>
 
 #include "src/io/input_error.h"
+#include "src/io/measured_figure.h"
 #include "src/io/run_file_reader.h"
 
 namespace parplan {
 
 namespace {
-using Args = std::map<std::string, std::string>;
+/// An argument's printed value and the log line it is on (for messages).
+struct PrintedArg {
+  std::string text;
+  int line = 0;
+};
+/// The arguments block, and the log it came from, so every read names the
+/// file, the line and the argument.
+struct Args {
+  std::map<std::string, PrintedArg> values;
+  std::string origin;
+  const PrintedArg* find(const std::string& key) const {
+    const auto it = values.find(key);
+    return it == values.end() || it->second.text == "None" ? nullptr : &it->second;
+  }
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    const auto it = values.find(key);
+    throw InputError(origin + ": line " + std::to_string(it->second.line) + ": argument '" + key + "' " +
+                     what + " (got '" + it->second.text + "')");
+  }
+};
 
 // Megatron's argument and iteration lines are a few hundred characters; a
 // longer line is something else, and std::regex recurses once per character
@@ -25,68 +47,69 @@ constexpr std::size_t kMaxMatchedLine = 4096;
 
 /// `  name ........ value` lines between the arguments banners (Megatron's
 /// _print_args).
-Args parse_arguments(const std::string& text) {
+Args parse_arguments(const std::string& text, const std::string& origin) {
   Args args;
+  args.origin = origin;
   std::istringstream in(text);
   std::string line;
   bool inside = false;
+  int number = 0;
   static const std::regex kArg(R"(^\s*([A-Za-z_][A-Za-z0-9_]*) \.+ (.*?)\s*$)");
   while (std::getline(in, line)) {
+    ++number;
     if (line.find("------------------------ arguments ------------------------") != std::string::npos) {
       inside = true;
       continue;
     }
     if (line.find("end of arguments") != std::string::npos) break;
     std::smatch m;
-    if (inside && line.size() <= kMaxMatchedLine && std::regex_match(line, m, kArg)) args[m[1]] = m[2];
+    if (!inside || line.size() > kMaxMatchedLine || !std::regex_match(line, m, kArg)) continue;
+    // _print_args prints each argument once: a second, different value is
+    // an edited or spliced log, and which one ran is unknown.
+    const auto [it, added] = args.values.emplace(m[1], PrintedArg{m[2], number});
+    if (!added && it->second.text != m[2])
+      throw InputError(origin + ": line " + std::to_string(number) + ": argument '" + m[1].str() +
+                       "' is listed twice ('" + it->second.text + "' on line " +
+                       std::to_string(it->second.line) + ", '" + m[2].str() +
+                       "' here); give the log as Megatron wrote it");
   }
   return args;
 }
 
-const std::string& need(const Args& args, const std::string& key, const std::string& origin) {
-  const auto it = args.find(key);
-  if (it == args.end() || it->second == "None")
-    throw InputError(origin + ": the arguments block has no '" + key + "'; log the full Megatron arguments");
-  return it->second;
+const std::string& need(const Args& args, const std::string& key) {
+  const PrintedArg* arg = args.find(key);
+  if (arg == nullptr)
+    throw InputError(args.origin + ": the arguments block has no '" + key +
+                     "'; log the full Megatron arguments");
+  return arg->text;
 }
-int need_int(const Args& args, const std::string& key, const std::string& origin) {
-  const std::string& v = need(args, key, origin);
-  try {
-    return std::stoi(v);
-  } catch (const std::exception&) {
-    throw InputError(origin + ": argument '" + key + "' must be a whole number (got '" + v + "')");
-  }
+/// Megatron prints its integer arguments as Python ints: the whole token is
+/// read, never a prefix of it ("4e3" is not 4).
+int whole_number(const Args& args, const std::string& key) {
+  const std::optional<int> v = parse_printed_int(need(args, key));
+  if (!v) args.fail(key, "must be a whole number as Megatron prints one");
+  return *v;
+}
+int need_int(const Args& args, const std::string& key, const std::string& /*origin*/) {
+  return whole_number(args, key);
 }
 int int_or(const Args& args, const std::string& key, int fallback) {
-  const auto it = args.find(key);
-  if (it == args.end() || it->second == "None") return fallback;
-  try {
-    return std::stoi(it->second);
-  } catch (const std::exception&) {
-    return fallback;
-  }
+  return args.find(key) == nullptr ? fallback : whole_number(args, key);
 }
 bool flag(const Args& args, const std::string& key) {
-  const auto it = args.find(key);
-  return it != args.end() && it->second == "True";
+  const PrintedArg* arg = args.find(key);
+  return arg != nullptr && arg->text == "True";
 }
 std::string text_or(const Args& args, const std::string& key, const std::string& fallback) {
-  const auto it = args.find(key);
-  return it == args.end() || it->second == "None" ? fallback : it->second;
+  const PrintedArg* arg = args.find(key);
+  return arg == nullptr ? fallback : arg->text;
 }
 
-double parse_number(const std::string& text, const std::string& key, const std::string& origin) {
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
-    throw InputError(origin + ": argument '" + key + "' must be a number (got '" + text + "')");
-  return v;
-}
-
-double number_or(const Args& args, const std::string& key, double fallback, const std::string& origin) {
-  const auto it = args.find(key);
-  return it == args.end() || it->second == "None" ? fallback : parse_number(it->second, key, origin);
+double number_or(const Args& args, const std::string& key, double fallback, const std::string& /*origin*/) {
+  if (args.find(key) == nullptr) return fallback;
+  const std::optional<double> v = parse_printed_number(need(args, key));
+  if (!v) args.fail(key, "must be a number");
+  return *v;
 }
 
 /// The model's moe: block from Megatron's MoE arguments (arguments.py
@@ -164,8 +187,7 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   // --hidden-dropout).
   for (const char* key : {"attention_dropout", "hidden_dropout"}) {
     const double p = number_or(args, key, 0.1, origin);
-    if (p < 0 || p > 1)
-      throw InputError(origin + ": argument '" + key + "' must lie in [0, 1] (got " + args.at(key) + ")");
+    if (p < 0 || p > 1) args.fail(key, "must lie in [0, 1]");
   }
   model["dropout"] =
       number_or(args, "attention_dropout", number_or(args, "hidden_dropout", 0.1, origin), origin);
@@ -240,7 +262,7 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   if (experts > 0) {
     const std::string factor = text_or(args, "moe_expert_capacity_factor", "None");
     if (factor != "None") {
-      run["moe_capacity_factor"] = parse_number(factor, "moe_expert_capacity_factor", origin);
+      run["moe_capacity_factor"] = number_or(args, "moe_expert_capacity_factor", 0, origin);
       run["moe_pad_to_capacity"] = flag(args, "moe_pad_expert_input_to_capacity");
     }
   }
@@ -257,8 +279,8 @@ bool looks_like_megatron_log(const std::string& text) {
 }
 
 FitRun parse_megatron_log(const std::string& text, const std::string& origin, const ClusterSpec& cluster) {
-  const Args args = parse_arguments(text);
-  if (args.empty())
+  const Args args = parse_arguments(text, origin);
+  if (args.values.empty())
     throw InputError(origin +
                      ": no Megatron arguments block ('---- arguments ----'); the log must start at launch");
   if (flag(args, "multi_latent_attention"))
@@ -266,7 +288,8 @@ FitRun parse_megatron_log(const std::string& text, const std::string& origin, co
                      ": multi-latent attention runs are not read from Megatron logs yet; give a run file");
   const int interval = std::max(1, int_or(args, "log_interval", 1));
   static const std::regex kIteration(R"(iteration\s+(\d+)\s*/\s*\d+\s*\|)");
-  static const std::regex kElapsed(R"(elapsed time per iteration \(ms\):\s*([0-9.eE+-]+))");
+  // The whole token after the colon: "1500.4abc" is no time to cut short.
+  static const std::regex kElapsed(R"(elapsed time per iteration \(ms\):\s*([^\s|]*))");
   std::vector<double> times_ms;
   std::istringstream in(text);
   std::string line;
@@ -284,13 +307,20 @@ FitRun parse_megatron_log(const std::string& text, const std::string& origin, co
     // Megatron averages over the last `interval` iterations.
     if (iteration - interval < kWarmupIterations) continue;
     const std::string elapsed = el.str(1);
-    char* end = nullptr;
-    errno = 0;
-    const double ms = std::strtod(elapsed.c_str(), &end);
-    if (end != elapsed.c_str() + elapsed.size() || errno == ERANGE || !std::isfinite(ms) || ms <= 0)
+    const std::optional<double> ms = parse_printed_number(elapsed);
+    if (!ms || *ms <= 0)
       throw InputError(origin + ": line " + std::to_string(line_number) + ": elapsed time per iteration '" +
                        elapsed + "' is not a positive number of milliseconds");
-    times_ms.push_back(ms);
+    if (*ms < 1e3 * kMinStepSeconds || *ms > 1e3 * kMaxStepSeconds) {
+      char range[64];
+      std::snprintf(range, sizeof range, "%g ms to %g ms", 1e3 * kMinStepSeconds, 1e3 * kMaxStepSeconds);
+      throw InputError(
+          origin + ": line " + std::to_string(line_number) + ": elapsed time per iteration " + elapsed +
+          " ms is outside " + range +
+          ", no plausible step (docs/calibrate.md, \"Measured figures\"); give the log as Megatron "
+          "wrote it");
+    }
+    times_ms.push_back(*ms);
   }
   if (times_ms.empty())
     throw InputError(origin + ": no 'elapsed time per iteration (ms)' lines after the first " +

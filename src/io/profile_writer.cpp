@@ -46,6 +46,26 @@ bool is_content(const std::string& line) {
   const int i = indent_of(line);
   return i >= 0 && line[i] != '#';
 }
+/// `text` as a YAML double-quoted scalar: any name or path reads back as
+/// written (a plain scalar would turn "a: b", "#x", "[a" or "- a" into
+/// other YAML or none).
+std::string yaml_double_quoted(const std::string& text) {
+  std::string out = "\"";
+  for (const char ch : text) {
+    const auto byte = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (byte < 0x20 || byte == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      out += escaped;
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
 std::string number(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.6g", v);
@@ -119,7 +139,7 @@ std::string calibrated_profile_text(const std::string& original, const std::vect
   if (!name.empty()) {
     for (auto& line : lines)
       if (line.rfind("name:", 0) == 0) {
-        line = "name: " + name;
+        line = "name: " + yaml_double_quoted(name);
         break;
       }
   }
@@ -144,7 +164,7 @@ std::string calibrated_profile_text(const std::string& original, const std::vect
   out << "  tool: parplan calibrate\n";
   out << "  objective: " << block.objective << "\n";
   out << "  sources:\n";
-  for (const auto& s : block.sources) out << "    - \"" << s << "\"\n";
+  for (const auto& s : block.sources) out << "    - " << yaml_double_quoted(s) << "\n";
   out << "  runs: " << block.runs.size() << "\n";
   out << "  fitted: [";
   for (std::size_t i = 0; i < values.size(); ++i) {

@@ -1,6 +1,8 @@
 #include "src/io/run_file_reader.h"
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -41,7 +43,10 @@ ParallelConfig read_run_config(const YamlFields& f, FitRun& run) {
   c.ep = f.positive_int("ep", 1);
   c.etp = f.positive_int("etp", 1);
   c.mbs = int_or_best(f, "mbs", &run.best_mbs);
-  c.zero = static_cast<int>(f.number_in("zero", 0, 3, 0));
+  // A stage, as a job file's config reads it: 1.5 is no stage to round.
+  const double zero = f.number_in("zero", 0, 3, 0);
+  if (zero != std::floor(zero)) f.fail("zero", "must be 0, 1, 2 or 3");
+  c.zero = static_cast<int>(zero);
   c.sp = f.boolean("sp", false);
   c.recompute = parse_recompute(f.text("recompute", "none"), f.where() + ": field 'recompute'");
   c.recompute_layers = f.non_negative_int("recompute_layers", 0);
@@ -72,6 +77,14 @@ MeasuredFigure read_measured(const YamlFields& f) {
   MeasuredFigure m;
   m.unit = parse_figure_unit(f.text("unit"), f.where() + ": field 'unit'");
   m.value = f.positive_number("value");
+  // An MFU above 1 is refused (as a percentage) where the step is computed.
+  if (m.unit != FigureUnit::kMfu && m.value > figure_ceiling(m.unit)) {
+    char ceiling[32];
+    std::snprintf(ceiling, sizeof ceiling, "%g", figure_ceiling(m.unit));
+    f.fail("value", "is above " + std::string(ceiling) + " " + f.text("unit") +
+                        ", no plausible figure of one GPU (docs/calibrate.md, \"Measured figures\"); check "
+                        "the value and its unit");
+  }
   if ((m.unit == FigureUnit::kTflopsPerGpu || m.unit == FigureUnit::kMfu) && !f.has("formula"))
     f.fail("formula",
            "is required for " + f.text("unit") + ": megatron or narayanan (the FLOP count behind it)");
@@ -271,7 +284,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   if (f.has("measured") == f.has("step_s"))
     f.fail("measured", "give exactly one measured figure: `step_s: S` or `measured: {unit, value, formula}`");
   if (f.has("step_s"))
-    figure.value = f.positive_number("step_s");
+    figure.value = f.number_in("step_s", kMinStepSeconds, kMaxStepSeconds, 0);
   else
     figure = read_measured(f.child("measured"));
   // An MFU is quoted against the datasheet peak, also on a power-limited part.

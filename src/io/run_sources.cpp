@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "src/io/input_error.h"
@@ -46,10 +47,22 @@ void load_file(const fs::path& path, const ClusterSpec& cluster, std::vector<Fit
                      "tps: ...' lines)");
   out.push_back(parse_megatron_log(text.str(), path.string(), cluster));
 }
+
+/// A file reached twice (a path repeated, a link to it, or a file beside
+/// its own folder) would be fitted twice, weighing its runs double.
+void check_once(const fs::path& file, const std::string& given, std::map<fs::path, std::string>& seen) {
+  std::error_code ec;
+  const fs::path resolved = fs::canonical(file, ec);
+  const auto [it, added] = seen.emplace(ec ? file.lexically_normal() : resolved, given);
+  if (!added)
+    throw InputError("--runs " + given + ": " + file.string() + " is already read through --runs " +
+                     it->second + "; give each run file once");
+}
 }  // namespace
 
 std::vector<FitRun> load_runs(const std::vector<std::string>& paths, const ClusterSpec& cluster) {
   std::vector<FitRun> out;
+  std::map<fs::path, std::string> seen;
   for (const auto& p : paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
@@ -64,8 +77,10 @@ std::vector<FitRun> load_runs(const std::vector<std::string>& paths, const Clust
       std::sort(files.begin(), files.end());
       if (files.empty())
         throw InputError("--runs " + p + ": the directory holds no .yaml, .csv or .log files");
+      for (const auto& f : files) check_once(f, p, seen);
       for (const auto& f : files) load_file(f, cluster, out);
     } else if (fs::is_regular_file(p, ec)) {
+      check_once(p, p, seen);
       load_file(p, cluster, out);
     } else if (fs::exists(p, ec)) {
       throw InputError("--runs " + p +

@@ -1,15 +1,19 @@
 #include "src/io/torchtitan_log_reader.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <vector>
 
 #include "src/emit/emit.h"
 #include "src/io/input_error.h"
+#include "src/io/measured_figure.h"
 #include "src/io/megatron_log_reader.h"
 #include "src/io/model_loader.h"
 #include "src/io/run_file_reader.h"
@@ -172,7 +176,14 @@ int world_size(const Config& c, const std::string& log_text, const std::string& 
   if (found) {
     std::istringstream sizes(m[1].str());
     long long world = 1;
-    for (std::string s; std::getline(sizes, s, ',');) world *= std::stoll(trim(s));
+    for (std::string s; std::getline(sizes, s, ',');) {
+      const std::optional<int> size = parse_printed_int(trim(s));
+      if (!size || *size < 1)
+        throw InputError(origin + ": the device mesh sizes [" + m[1].str() +
+                         "] are not positive whole numbers; give the log as torchtitan wrote it");
+      // Capped so the product cannot overflow; a world this large is refused below.
+      world = std::min(world * *size, 1LL << 30);
+    }
     if (world > 0 && world < (1LL << 30)) return static_cast<int>(world);
   }
   const int shard = get_int(c, "parallelism.data_parallel_shard_degree", -1, origin);
@@ -191,31 +202,57 @@ struct Metrics {
   double peak_gib = 0;
 };
 
-Metrics read_metrics(const std::string& text) {
+/// torchtitan's tps is `round(tps):,` (an int with thousands commas); the
+/// whole token is read, never a prefix of it ("1e4" is not 1).
+std::optional<double> printed_tps(std::string token) {
+  static const std::regex kGrouped(R"(\d{1,3}(,\d{3})*|\d+)");
+  if (token.size() > 32 || !std::regex_match(token, kGrouped)) return std::nullopt;
+  token.erase(std::remove(token.begin(), token.end(), ','), token.end());
+  return parse_printed_number(token);
+}
+
+Metrics read_metrics(const std::string& text, const std::string& origin) {
   static const std::regex kAnsi("\x1b\\[[0-9;]*m");
   static const std::regex kStep(R"(step:\s*(\d+)\s+loss:)");
-  static const std::regex kMemory(R"(memory:\s*([0-9.]+)GiB)");
-  static const std::regex kTps(R"(\btps:\s*([0-9,]+))");
+  static const std::regex kMemory(R"(memory:\s*(\S*?)GiB)");
+  static const std::regex kTps(R"(\btps:\s*(\S*))");
   Metrics out;
   std::istringstream in(text);
   std::string line;
-  int previous_step = 0;
+  long long previous_step = 0;
+  int number = 0;
   while (std::getline(in, line)) {
+    ++number;
     if (line.size() > kMaxMatchedLine) continue;  // not a metrics line
     line = std::regex_replace(line, kAnsi, "");
     std::smatch step, tps;
     if (!std::regex_search(line, step, kStep) || !std::regex_search(line, tps, kTps)) continue;
-    const int at = std::stoi(step[1]);
+    const auto bad = [&](const std::string& what) {
+      return InputError(origin + ": line " + std::to_string(number) + ": " + what +
+                        "; give the log as torchtitan wrote it");
+    };
+    // A step number beyond long long saturates (it is past the warm-up either way).
+    const long long at = std::strtoll(step.str(1).c_str(), nullptr, 10);
     // tps is averaged over the steps since the last metrics line: skip
     // windows that reach into the warm-up steps.
     const bool warm = previous_step >= kWarmupIterations;
     previous_step = at;
     if (!warm) continue;
-    std::string digits = tps[1];
-    digits.erase(std::remove(digits.begin(), digits.end(), ','), digits.end());
-    out.tps.push_back(std::stod(digits));
+    const std::optional<double> rate = printed_tps(tps.str(1));
+    if (!rate || *rate <= 0) throw bad("tps '" + tps.str(1) + "' is not a positive whole number of tokens/s");
+    if (*rate > kMaxTokensPerSecondPerGpu) {
+      char ceiling[32];
+      std::snprintf(ceiling, sizeof ceiling, "%g", kMaxTokensPerSecondPerGpu);
+      throw bad("tps " + tps.str(1) + " is above " + ceiling +
+                " tokens/s of one GPU, no plausible figure (docs/calibrate.md, \"Measured figures\")");
+    }
+    out.tps.push_back(*rate);
     std::smatch memory;
-    if (std::regex_search(line, memory, kMemory)) out.peak_gib = std::max(out.peak_gib, std::stod(memory[1]));
+    if (std::regex_search(line, memory, kMemory)) {
+      const std::optional<double> gib = parse_printed_number(memory.str(1));
+      if (!gib || *gib < 0) throw bad("memory '" + memory.str(1) + "GiB' is not a number of GiB");
+      out.peak_gib = std::max(out.peak_gib, *gib);
+    }
   }
   return out;
 }
@@ -249,7 +286,7 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_
   Config c = python ? parse_torchtitan_python_config(job_text, job_name) : parse_toml(job_text, job_name);
   for (const auto& [k, v] : parse_flags(flags_text)) c[k] = v;
 
-  const Metrics metrics = read_metrics(log_text);
+  const Metrics metrics = read_metrics(log_text, origin);
   if (metrics.tps.empty())
     throw InputError(origin +
                      ": no torchtitan metrics lines ('step: N  loss: ...  tps: ...') after the first " +

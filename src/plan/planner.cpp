@@ -26,7 +26,9 @@ std::string pin(const char* name, int value) {
          " or constraints: " + name + ")";
 }
 
-void check_pins(const ModelSpec& model, const JobSpec& job) {
+}  // namespace
+
+void check_plan_pins(const ModelSpec& model, const JobSpec& job) {
   if (const ConfigViolation v = validate_pins(model, job)) {
     const char* field = nullptr;
     switch (v.rule) {
@@ -77,7 +79,6 @@ void check_pins(const ModelSpec& model, const JobSpec& job) {
          "--recompute-layers " + std::to_string(*p.recompute_layers) + " applies only with --recompute full");
   }
 }
-}  // namespace
 
 double solve_time_limit_s(const PlannerOptions& options) {
   double limit_s = options.solver_time_limit_s;
@@ -279,7 +280,7 @@ PlannerResult plan_job(const ModelSpec& model, const ClusterSpec& cluster, const
     throw InputError("--solver must be cbc, glpk or exhaustive (got '" + options.solver + "')");
   }
   check_input_limits(model, cluster, job);
-  check_pins(model, job);
+  check_plan_pins(model, job);
   PlannerResult result;
   SearchOptions search;
   search.top_k = options.top_k;

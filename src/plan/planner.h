@@ -63,6 +63,10 @@ std::vector<SolverCertificate> certify(const ModelSpec& model, const ClusterSpec
                                        const ParallelConfig& config, SolverBackend backend,
                                        double time_limit_s);
 
+/// Throws InputError naming the pin (--tp or constraints: tp) when a pin
+/// cannot hold for the model and job (plan_job checks it first).
+void check_plan_pins(const ModelSpec& model, const JobSpec& job);
+
 /// Throws InputError on an unknown solver or a pin that cannot hold.
 PlannerResult plan_job(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                        const PlannerOptions& options);

@@ -28,6 +28,8 @@ std::vector<Trial> top_plan_trials(const ModelSpec& model, const ClusterSpec& cl
   options.engines = limit.engines;
   const SearchResult result = search_configs(model, cluster, job, options);
   if (limit.stopped_at_deadline && result.stopped_at_deadline) *limit.stopped_at_deadline = true;
+  if (limit.infeasible_reason) *limit.infeasible_reason = result.infeasible_reason;
+  if (limit.no_valid_split) *limit.no_valid_split = result.no_valid_split;
   std::vector<Trial> out;
   for (std::size_t i = 0; i < result.best.size(); ++i) {
     Trial t;

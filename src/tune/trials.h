@@ -42,6 +42,11 @@ struct TrialSearchLimit {
   /// The engines whose space the top plans come from (the one the trials
   /// run on, so that plan #1 is that engine's best).
   EngineSelection engines;
+  /// When the search finds no plan: the binding constraint in one sentence
+  /// (SearchResult::infeasible_reason), and whether no config even divides
+  /// the job (bad input rather than too little memory).
+  std::string* infeasible_reason = nullptr;
+  bool* no_valid_split = nullptr;
 };
 
 /// The `top` best plans of the job (search), best first.

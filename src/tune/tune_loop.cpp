@@ -7,6 +7,7 @@
 #include "solvers/profile_fit.h"
 #include "src/io/input_error.h"
 #include "src/io/job_loader.h"
+#include "src/plan/planner.h"
 #include "src/tune/simulated_log.h"
 
 namespace parplan {
@@ -47,12 +48,16 @@ void write_text(const fs::path& path, const std::string& text, std::vector<fs::p
 }
 }  // namespace
 
-TuneResult write_tune_loop(const TuneRequest& r) {
-  if (r.engine != Engine::kMegatron && r.engine != Engine::kMegatronDeepSpeed &&
-      r.engine != Engine::kTorchtitan)
+void check_tune_engine(Engine engine, const std::string& where) {
+  if (engine != Engine::kMegatron && engine != Engine::kMegatronDeepSpeed && engine != Engine::kTorchtitan)
     throw InputError(
-        "--emit: tune reads its trials' logs back from Megatron-LM, Megatron-DeepSpeed and torchtitan; use "
+        where +
+        ": tune reads its trials' logs back from Megatron-LM, Megatron-DeepSpeed and torchtitan; use "
         "megatron, megatron-deepspeed or torchtitan");
+}
+
+TuneResult write_tune_loop(const TuneRequest& r) {
+  check_tune_engine(r.engine, "--emit");
   const bool torchtitan = r.engine == Engine::kTorchtitan;
   if (torchtitan) {
     const auto [family, flavor] = torchtitan_family_flavor(r.model);
@@ -65,10 +70,24 @@ TuneResult write_tune_loop(const TuneRequest& r) {
   std::error_code ec;
   if (fs::exists(r.out_dir, ec) && !fs::is_empty(r.out_dir, ec))
     throw InputError("--out " + r.out_dir.string() + ": the directory is not empty; give a new one");
-  bool stopped_at_deadline = false;
+  // A pin that cannot hold is named as `plan` names it, before any search.
+  check_plan_pins(r.model, r.job);
+  bool stopped_at_deadline = false, no_valid_split = false;
+  std::string infeasible_reason;
   auto candidates =
       candidate_trials(r.model, r.cluster, r.job,
-                       {r.deadline, &stopped_at_deadline, parse_engine_selection(engine_name(r.engine))});
+                       {r.deadline, &stopped_at_deadline, parse_engine_selection(engine_name(r.engine)),
+                        &infeasible_reason, &no_valid_split});
+  TuneResult result;
+  result.stopped_at_deadline = stopped_at_deadline;
+  // As `plan` answers the same job: a job no config divides is bad input,
+  // one whose configs do not fit is infeasible, naming what binds.
+  if (candidates.empty() && !stopped_at_deadline) {
+    if (no_valid_split) throw InputError(infeasible_reason);
+    result.infeasible = infeasible_reason;
+    return result;
+  }
+  std::string engine_violation;
   std::vector<Trial> accepted;
   for (const auto& t : candidates) {
     // torchtitan's FSDP always overlaps its reduce-scatters: no config
@@ -78,16 +97,22 @@ TuneResult write_tune_loop(const TuneRequest& r) {
     // the log reader takes FSDP over the whole data-parallel group.
     if (torchtitan && t.config.zero >= 2 && (t.config.hierarchical_partition || t.config.hpz_ranks > 1))
       continue;
-    if (engine_rule_violations(trial_plan(r, t), r.engine).empty()) accepted.push_back(t);
+    const auto violations = engine_rule_violations(trial_plan(r, t), r.engine);
+    if (violations.empty())
+      accepted.push_back(t);
+    else if (engine_violation.empty())
+      engine_violation = violations.front();
   }
   if (accepted.empty() && stopped_at_deadline)
     throw InputError("--time-limit reached before the plan search found a plan to try; raise --time-limit");
-  if (accepted.empty())
-    throw InputError("--job: no plan of this job fits in memory and passes the " +
-                     std::string(engine_name(r.engine)) + " rules; nothing to try");
+  if (accepted.empty()) {
+    result.infeasible =
+        "no plan that " + std::string(engine_name(r.engine)) + " accepts; " +
+        (engine_violation.empty() ? std::string("the plans the trials come from cannot be read back")
+                                  : "the best plan breaks: " + engine_violation);
+    return result;
+  }
   const auto constants = tune_constants(r.cluster);
-  TuneResult result;
-  result.stopped_at_deadline = stopped_at_deadline;
   result.trials = choose_trials(r.model, r.cluster, accepted, constants, r.trials);
   for (const auto& c : identifiable_constants(r.cluster, trial_runs(r.model, result.trials), constants, 1e-3))
     result.pinned.push_back(c.key);

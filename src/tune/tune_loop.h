@@ -39,10 +39,17 @@ struct TuneResult {
   /// The deadline stopped the plan search: the trials come from the best
   /// plans found so far.
   bool stopped_at_deadline = false;
+  /// Not empty when no plan of the job fits or passes the engine's rules:
+  /// the binding constraint, as `plan` names it (then nothing is written).
+  std::string infeasible;
 };
 
+/// Throws InputError (naming `where`: --emit, or the job file's engine
+/// field) unless calibrate reads back the logs of `engine`'s trials.
+void check_tune_engine(Engine engine, const std::string& where);
+
 /// Throws InputError: engine whose logs calibrate cannot read, an out
-/// directory that is not empty, a job with no feasible plan.
+/// directory that is not empty, a job no config even divides.
 TuneResult write_tune_loop(const TuneRequest& request);
 
 /// DIR/logs/NAME.log: where trial NAME's log goes.
