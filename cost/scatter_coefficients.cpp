@@ -61,6 +61,39 @@ std::vector<int> ulysses_group_sizes(const ModelSpec& model, int gpus) {
   return sizes;
 }
 
+ScatterMemory scatter_memory_per_gpu(const ModelSpec& model, const ClusterSpec& cluster,
+                                     const ScatterCostSetting& setting) {
+  ScatterMemory m;
+  const double params = total_params(model, model.max_positions > 0 ? model.max_positions : 0);
+  // K: HBM left after the runtime, the sharded model states and ZeRO-3's
+  // gathered layer (two in flight with prefetch), over activation bytes per token.
+  const DeviceSpec& device = cluster.device;
+  const ModelStateBytes states =
+      model_state_bytes(params, setting.zero, std::max(1, setting.gpus), setting.optimizer_bytes_per_param,
+                        gradient_bytes_per_param(setting.precision, setting.zero));
+  m.usable_bytes =
+      device.usable_hbm_bytes() * (1.0 - device.allocator_headroom_fraction) - device.reserved_bytes;
+  m.state_bytes = states.total();
+  m.free_bytes = m.usable_bytes - states.total();
+  if (setting.zero >= 3) {
+    m.state_bytes += 2.0 * dense_layer_params(model) * kActivationElementBytes;
+    m.free_bytes -= 2.0 * dense_layer_params(model) * kActivationElementBytes;
+  }
+  ActivationShape token;
+  token.seq = 1;
+  token.micro_batch = 1;
+  token.flash_attention = true;
+  token.recompute = setting.recompute;
+  m.per_token_bytes = model.layers * layer_activation_bytes(model, token) + logits_bytes(model, token);
+  if (setting.recompute == Recompute::kFull) {
+    // The layer being recomputed holds its whole activations again.
+    ActivationShape whole = token;
+    whole.recompute = Recompute::kNone;
+    m.per_token_bytes += layer_activation_bytes(model, whole);
+  }
+  return m;
+}
+
 ScatterCoefficients derive_scatter_coefficients(const ModelSpec& model, const ClusterSpec& cluster,
                                                 const ScatterCostSetting& setting,
                                                 const std::vector<int>& sizes) {
@@ -104,28 +137,8 @@ ScatterCoefficients derive_scatter_coefficients(const ModelSpec& model, const Cl
   }
   c.fixed_ms = fixed_s * kMsPerS;
 
-  // K: HBM left after the runtime, the sharded model states and ZeRO-3's
-  // gathered layer (two in flight with prefetch), over activation bytes per token.
-  const DeviceSpec& device = cluster.device;
-  const ModelStateBytes states =
-      model_state_bytes(params, setting.zero, std::max(1, setting.gpus), setting.optimizer_bytes_per_param,
-                        gradient_bytes_per_param(setting.precision, setting.zero));
-  double free_bytes = device.usable_hbm_bytes() * (1.0 - device.allocator_headroom_fraction) -
-                      device.reserved_bytes - states.total();
-  if (setting.zero >= 3) free_bytes -= 2.0 * dense_layer_params(model) * kActivationElementBytes;
-  ActivationShape token;
-  token.seq = 1;
-  token.micro_batch = 1;
-  token.flash_attention = true;
-  token.recompute = setting.recompute;
-  double per_token_bytes = model.layers * layer_activation_bytes(model, token) + logits_bytes(model, token);
-  if (setting.recompute == Recompute::kFull) {
-    // The layer being recomputed holds its whole activations again.
-    ActivationShape whole = token;
-    whole.recompute = Recompute::kNone;
-    per_token_bytes += layer_activation_bytes(model, whole);
-  }
-  c.token_capacity_per_gpu = std::floor(std::max(0.0, free_bytes) / per_token_bytes);
+  const ScatterMemory memory = scatter_memory_per_gpu(model, cluster, setting);
+  c.token_capacity_per_gpu = std::floor(std::max(0.0, memory.free_bytes) / memory.per_token_bytes);
   return c;
 }
 

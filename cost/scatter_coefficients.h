@@ -47,6 +47,20 @@ struct ScatterCostSetting {
 /// `gpus` and the number of attention heads (all-to-all splits heads).
 std::vector<int> ulysses_group_sizes(const ModelSpec& model, int gpus);
 
+/// One GPU's memory in the derivation's setting, in bytes.
+struct ScatterMemory {
+  /// HBM the job may use (after the runtime's reserve and allocator headroom).
+  double usable_bytes = 0;
+  /// The sharded model states, with ZeRO-3's two gathered layers.
+  double state_bytes = 0;
+  /// What is left for activations (usable - states; negative when short).
+  double free_bytes = 0;
+  /// Activations of one token of a sequence.
+  double per_token_bytes = 0;
+};
+ScatterMemory scatter_memory_per_gpu(const ModelSpec& model, const ClusterSpec& cluster,
+                                     const ScatterCostSetting& setting);
+
 /// Derives every coefficient for `sizes` (ascending, each dividing the next
 /// and `setting.gpus`) from the cost model. Pure.
 ScatterCoefficients derive_scatter_coefficients(const ModelSpec& model, const ClusterSpec& cluster,

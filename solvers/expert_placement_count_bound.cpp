@@ -11,6 +11,11 @@ namespace parplan {
 
 namespace {
 
+// Most work for_each_count_vector's callers may do, in vectors x (replicas
+// + slots per GPU squared): about a second. A layer of 1,000 replicas on 32
+// GPUs at max_vectors (20,000) is 2.2e7.
+constexpr double kMaxCountVectorWork = 1e8;
+
 // Count vectors with `extra` replicas beyond one each over `experts`
 // experts, each at most cap - 1 extra; saturates at limit + 1.
 long count_vectors(int experts, int extra, int cap, long limit) {
@@ -80,21 +85,34 @@ bool for_each_count_vector(int experts, int gpus, int redundant, int cap, long m
       std::lgamma(experts + 1.0) - std::lgamma(redundant + 1.0) - std::lgamma(experts - redundant + 1.0) >
           std::log(static_cast<double>(max_vectors)))
     return false;
-  if (count_vectors(experts, redundant, cap, max_vectors) > max_vectors) return false;
+  const long vectors = count_vectors(experts, redundant, cap, max_vectors);
+  if (vectors > max_vectors) return false;
+  // Each vector costs its replicas sorted and a bound quadratic in the
+  // slots per GPU: a layer of a million experts on a few GPUs took minutes.
+  const double slots = static_cast<double>(physical / gpus);
+  if (static_cast<double>(vectors) * (physical + slots * slots) > kMaxCountVectorWork) return false;
+  // Lexicographic in the extras of experts 0..n-2 (the last takes what is
+  // left), as a loop: recursion one level per expert overflowed a worker
+  // thread's stack on layers of tens of thousands of experts.
   std::vector<int> count(experts, 1);
-  const std::function<void(int, int)> assign = [&](int e, int left) {
-    if (e == experts - 1) {
-      if (left > cap - 1) return;
-      count[e] = 1 + left;
+  int left = redundant;  // extras not given to experts 0..n-2
+  while (true) {
+    if (left <= cap - 1) {
+      count[experts - 1] = 1 + left;
       visit(count);
-      return;
     }
-    for (int k = 0; k <= std::min(cap - 1, left); ++k) {
-      count[e] = 1 + k;
-      assign(e + 1, left - k);
+    // The last expert (before n-1) that can take one more extra; the ones
+    // after it give theirs back.
+    int e = experts - 2;
+    while (e >= 0 && (left == 0 || count[e] == cap)) {
+      left += count[e] - 1;
+      count[e] = 1;
+      --e;
     }
-  };
-  assign(0, redundant);
+    if (e < 0) break;
+    ++count[e];
+    --left;
+  }
   return true;
 }
 
@@ -180,6 +198,9 @@ std::vector<std::vector<int>> paired_placement(const std::vector<double>& loads,
 }
 
 namespace {
+
+// Most replicas one dealing searches: its recursion depth.
+constexpr int kMaxDealtReplicas = 4096;
 
 /// One count vector's replicas dealt by depth-first search (ExactDealing).
 class Dealer {
@@ -276,6 +297,12 @@ ExactDealing exact_dealing(const std::vector<double>& loads, int gpus, int redun
   result.proven = true;
   for (const auto& [bound, count] : vectors) {
     if (bound >= best * (1 - 1e-12)) break;
+    // The dealing recurses once per replica: past kMaxDealtReplicas it would
+    // outgrow a worker thread's stack (and could not finish in max_nodes).
+    if (experts + redundant > kMaxDealtReplicas) {
+      result.proven = false;
+      break;
+    }
     sorted_replicas(loads, count, replicas);
     if (!dealer.run(replicas, best, result.gpu_experts)) {
       result.proven = false;

@@ -26,7 +26,8 @@ namespace parplan {
 ///    one GPU at least x_i plus their mean.
 /// The bound ignores that replicas of one expert go to distinct GPUs (a
 /// relaxation, so it stays valid). Returns 0 (no bound) when there are more
-/// than `max_vectors` count vectors.
+/// than `max_vectors` count vectors, or the layer is too large for them
+/// (vectors x (replicas + slots per GPU squared) above 1e8).
 double replica_count_bound(const std::vector<double>& loads, int gpus, int redundant, int cap,
                            long max_vectors = 20000);
 

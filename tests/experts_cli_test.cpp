@@ -59,6 +59,39 @@ TEST(ExpertsCli, BadShapesExitTwoWithOneLine) {
                    "sum beyond");
 }
 
+TEST(ExpertsCli, RepeatedKeysUnknownFieldsAndByteOrderMarkAreRefused) {
+  expect_bad_input(
+      "--loads " + write_temp("dup.json", "{\"loads\": [[1,2]], \"loads\": [[3,4]]}") + " --gpus 2",
+      "key \"loads\" appears twice");
+  expect_bad_input("--loads " + write_temp("extra.json", "{\"loads\": [[1,2]], \"extra\": 1}") + " --gpus 2",
+                   "unknown field \"extra\"");
+  // The mark would make the first layer's first field a header's.
+  expect_bad_input("--loads " +
+                       write_temp("bom.csv",
+                                  "\xEF\xBB\xBF"
+                                  "100,20,30,40\n5,5,5,5\n") +
+                       " --gpus 2",
+                   "byte-order mark");
+}
+
+TEST(ExpertsCli, BatchFlagsWithoutAModelAreRefused) {
+  const std::string loads = "--loads " + write_temp("batch.csv", "10,20,30,40\n");
+  expect_bad_input(loads + " --gpus 2 --gbs 8", "--gbs applies with --model and --cluster");
+  expect_bad_input(loads + " --gpus 2 --seq 4096", "--seq applies with --model and --cluster");
+}
+
+TEST(ExpertsCli, TensOfThousandsOfExpertsArePlaced) {
+  // The count-vector enumeration recursed once per expert and overflowed a
+  // worker thread's stack here.
+  std::string row;
+  for (int e = 0; e < 45000; ++e) row += (e ? "," : "") + std::to_string(1 + e % 97);
+  const std::string loads = write_temp("wide.csv", row + "\n" + row + "\n");
+  const CliRun run =
+      run_cli("experts --loads " + loads + " --gpus 8 --format json --no-timings", "timeout 120 ");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["layers"].size(), 2u);
+}
+
 TEST(ExpertsCli, LeadingZeroIsDecimal) {
   const std::string loads = "--loads " + write_temp("dec.csv", "10,20,30,40,50,60,70,80,90,100\n");
   // 010 is ten GPUs, not octal eight: 10 slots on 10 GPUs.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "tests/cli_support.h"
@@ -104,6 +105,73 @@ TEST(ScatterCli, SequenceLongerThanAnyGroupExitsOneNamingIt) {
   EXPECT_NE(run.err.find("step 1, sequence 1 has 400000 tokens"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("383488"), std::string::npos) << run.err;
   EXPECT_TRUE(run.out.empty());
+}
+
+TEST(ScatterCli, RepeatedKeysUnknownFieldsAndByteOrderMarkAreRefused) {
+  const std::string coefficients = test::slurp(kExamples + "flexsp-gpt-7b-64xa100.json");
+  const auto with = [&](const std::string& before, const std::string& after) {
+    std::string text = coefficients;
+    text.replace(text.find(before), before.size(), after);
+    return write_temp("coef_" + std::to_string(std::hash<std::string>{}(after)) + ".json", text);
+  };
+  const std::string ok = write_temp("keys_ok.txt", "1024 2048\n");
+  nlohmann::json numbered = nlohmann::json::parse(coefficients);
+  numbered["source"] = 5;
+  const std::string numbered_source = write_temp("coef_source.json", numbered.dump());
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--lengths " + write_temp("dup.json", "{\"steps\": [[8192, 2048]], \"steps\": [[1]]}") + kCoefficients,
+       "key \"steps\" appears twice"},
+      {"--lengths " + write_temp("extra.json", "{\"steps\": [[8192]], \"extra\": 1}") + kCoefficients,
+       "unknown field \"extra\""},
+      {"--lengths " +
+           write_temp("bom.txt",
+                      "\xEF\xBB\xBF"
+                      "1024 2048\n") +
+           kCoefficients,
+       "byte-order mark"},
+      {"--lengths " + ok + " --coefficients " + with("{", "{\"quadratic_ms\": 1e-6, "),
+       "\"quadratic_ms\" appears twice"},
+      {"--lengths " + ok + " --coefficients " + with("\"2\":", "\"002\": 0.1, \"2\":"),
+       "also given as \"002\""},
+      {"--lengths " + ok + " --coefficients " + with("\"2\":", "\"+4\": 0.1, \"2\":"), "\"+4\""},
+      {"--lengths " + ok + " --coefficients " + numbered_source, "\"source\" must be a string"},
+      {"--lengths " + ok + " --coefficients " + with("{", "\xEF\xBB\xBF{"), "byte-order mark"},
+  };
+  for (const auto& [args, says] : cases) test::expect_cli_refusal("scatter --gpus 64 " + args, says);
+}
+
+TEST(ScatterCli, ModelSettingsWithCoefficientsAreRefused) {
+  const std::string ok = write_temp("settings.txt", "1024 2048\n");
+  for (const std::string flag : {"--precision bf16", "--zero 3", "--recompute none"}) {
+    test::expect_cli_refusal("scatter --lengths " + ok + " --gpus 64" + kCoefficients + " " + flag,
+                             flag.substr(0, flag.find(' ')) + " applies with --model and --cluster");
+  }
+}
+
+TEST(ScatterCli, ModelStatesBeyondMemoryExitOneNamingThem) {
+  const std::string path = write_temp("states.txt", "1024 2048\n");
+  const CliRun run =
+      run_cli("scatter --lengths " + path + " --gpus 8 --model llama3-405b --cluster dgx-a100");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_EQ(line_count(run.err), 1) << run.err;
+  EXPECT_NE(run.err.find("model states of"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("GiB of HBM usable"), std::string::npos) << run.err;
+  EXPECT_TRUE(run.out.empty());
+}
+
+TEST(ScatterCli, StepsBeyondTheSequenceLimitAreRefusedAtOnce) {
+  std::string line, json = "{\"steps\": [[";
+  for (int k = 0; k < 8193; ++k) {
+    line += (k ? " " : "") + std::string("64");
+    json += (k ? "," : "") + std::string("64");
+  }
+  json += "]]}";
+  const std::string text = write_temp("many.txt", "1024\n" + line + "\n");
+  test::expect_cli_refusal("scatter --lengths " + text + " --gpus 64 --time-limit 2" + kCoefficients,
+                           "8193 sequences in one step, more than the 8192");
+  const std::string doc = write_temp("many.json", json);
+  test::expect_cli_refusal("scatter --lengths " + doc + " --gpus 64 --time-limit 2" + kCoefficients,
+                           "steps[0]: 8193 sequences");
 }
 
 TEST(ScatterCli, HelpHasAnExample) {

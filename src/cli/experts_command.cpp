@@ -156,6 +156,16 @@ int run_experts(const ExpertsFlags& f) {
   request.shape.redundant = f.redundant.empty() ? 0 : parse_count("--redundant", f.redundant, 0);
   if ((!f.model.empty()) != (!f.cluster.empty()))
     throw InputError("--model and --cluster go together (or give --job)");
+  if (f.job_file.empty() && f.model.empty()) {
+    // Only the predicted step time reads them: without a model they would do nothing.
+    for (const auto& [value, flag] : {std::pair{&f.gbs, "--gbs"}, std::pair{&f.seq, "--seq"}}) {
+      if (!value->empty())
+        throw InputError(std::string(flag) +
+                         " applies with --model and --cluster (or --job), for the predicted step time: "
+                         "give them or leave " +
+                         flag + " out");
+    }
+  }
   if (!f.out.empty()) check_output_path(f.out, "--out");
   if (!f.svg.empty()) check_output_path(f.svg, "--svg");
 

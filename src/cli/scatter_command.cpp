@@ -8,7 +8,9 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include "cost/scatter_coefficients.h"
 #include "solvers/sequence_scatter.h"
@@ -71,7 +73,16 @@ CLI::App* register_scatter(CLI::App& app, ScatterFlags& f) {
 
 namespace {
 
-ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& source) {
+std::string gib_text(double bytes) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << bytes / (1024.0 * 1024.0 * 1024.0) << " GiB";
+  return out.str();
+}
+
+/// `infeasible`: set (and the coefficients left unchecked) when the model
+/// states leave no memory for one token: a valid request with no answer.
+ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& source,
+                                         std::string& infeasible) {
   const std::vector<int> sizes =
       f.group_sizes ? parse_group_sizes(*f.group_sizes, "--group-sizes") : std::vector<int>{};
   const bool from_model = !f.model.empty() || !f.cluster.empty();
@@ -94,6 +105,15 @@ ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& sou
   }
   ScatterCoefficients c;
   if (!f.coefficients.empty()) {
+    // The file's numbers already include what these settings would change.
+    const std::pair<bool, const char*> model_only[] = {{f.precision.has_value(), "--precision"},
+                                                       {f.zero.has_value(), "--zero"},
+                                                       {f.recompute.has_value(), "--recompute"}};
+    for (const auto& [given, flag] : model_only) {
+      if (given)
+        throw InputError(std::string(flag) +
+                         " applies with --model and --cluster, not --coefficients: leave it out");
+    }
     c = load_scatter_coefficients(f.coefficients, sizes);
     source = f.coefficients;
   } else {
@@ -103,9 +123,9 @@ ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& sou
     const ClusterSpec cluster = load_cluster(f.cluster);
     ScatterCostSetting setting;
     setting.gpus = gpus;
-    setting.precision = parse_precision(f.precision, "--precision");
+    setting.precision = parse_precision(f.precision.value_or("bf16"), "--precision");
     check_precision_supported(cluster, setting.precision, "--precision");
-    setting.recompute = parse_recompute(f.recompute, "--recompute");
+    setting.recompute = parse_recompute(f.recompute.value_or("none"), "--recompute");
     if (f.zero) setting.zero = *f.zero;
     std::vector<int> allowed = ulysses_group_sizes(model, gpus);
     if (!sizes.empty()) {
@@ -121,6 +141,14 @@ ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& sou
     }
     c = derive_scatter_coefficients(model, cluster, setting, allowed);
     source = "model " + model.name + " on " + cluster.name;
+    if (c.token_capacity_per_gpu < 1) {
+      const ScatterMemory m = scatter_memory_per_gpu(model, cluster, setting);
+      infeasible = "the model states of " + model.name + " (ZeRO-" + std::to_string(setting.zero) + " over " +
+                   std::to_string(gpus) + " GPUs) need " + gib_text(m.state_bytes) + " per GPU of the " +
+                   gib_text(m.usable_bytes) + " of HBM usable on " + cluster.name +
+                   ", leaving no memory for activations; use more GPUs or a higher --zero stage";
+      return c;
+    }
   }
   if (const std::string problem = check_scatter_coefficients(c, gpus); !problem.empty()) {
     const std::string where =
@@ -138,11 +166,10 @@ int run_scatter(const ScatterFlags& f) {
     throw InputError("--solver: '" + f.solver + "' is not cbc or glpk");
   if (!f.out.empty()) check_output_path(f.out, "--out");
   if (!f.svg.empty()) check_output_path(f.svg, "--svg");
-  std::string source;
-  const ScatterCoefficients c = resolve_coefficients(f, source);
-  if (c.token_capacity_per_gpu < 1) {
-    std::cerr << "parplan: infeasible: the model states leave no GPU memory for activations "
-                 "(token capacity per GPU < 1); use more GPUs or a higher ZeRO stage\n";
+  std::string source, infeasible;
+  const ScatterCoefficients c = resolve_coefficients(f, source, infeasible);
+  if (!infeasible.empty()) {
+    std::cerr << "parplan: infeasible: " << infeasible << "\n";
     return 1;
   }
   ScatterReport report;

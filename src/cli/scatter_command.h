@@ -11,7 +11,9 @@
 namespace parplan {
 
 struct ScatterFlags {
-  std::string lengths, model, cluster, precision = "bf16", recompute = "none", coefficients;
+  std::string lengths, model, cluster, coefficients;
+  /// Unset unless given: with --coefficients, giving them is refused.
+  std::optional<std::string> precision, recompute;
   /// Given but empty is refused, not read as "the coefficients' sizes".
   std::optional<std::string> group_sizes;
   std::string solver = "cbc", out, svg;

@@ -86,7 +86,7 @@ void check_shape(const ExpertLoads& out, const std::string& source) {
 ExpertLoads parse_json(const std::string& text, const std::string& source) {
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text);
+    doc = parse_json_unique_keys(text, source);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(source + ": not valid JSON (byte " + std::to_string(e.byte) +
                      "); expected {\"loads\": [[tokens per expert] per layer]}");
@@ -98,6 +98,10 @@ ExpertLoads parse_json(const std::string& text, const std::string& source) {
     throw InputError(
         source +
         ": field 'loads' missing or not a list; expected {\"loads\": [[tokens per expert] per layer]}");
+  }
+  for (const auto& item : doc.items()) {
+    if (item.key() != "loads")
+      throw InputError(source + ": unknown field \"" + item.key() + "\" (the only field is \"loads\")");
   }
   ExpertLoads out;
   const auto& layers = doc["loads"];
@@ -158,6 +162,7 @@ ExpertLoads parse_csv(const std::string& text, const std::string& source) {
 }  // namespace
 
 ExpertLoads parse_expert_loads(const std::string& text, const std::string& source) {
+  refuse_byte_order_mark(text, source);
   const std::string body = trim(text);
   if (body.empty())
     throw InputError(source + ": file is empty; give {\"loads\": [[...], ...]} or CSV rows of loads");

@@ -2,7 +2,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "src/io/input_error.h"
 
@@ -21,6 +25,34 @@ std::string read_input_file(const std::string& path, const std::string& label, c
   text << in.rdbuf();
   if (in.bad()) throw InputError(label + ": cannot read the file");
   return text.str();
+}
+
+void refuse_byte_order_mark(const std::string& text, const std::string& label) {
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0)
+    throw InputError(label + ": the file starts with a UTF-8 byte-order mark; save it as UTF-8 without BOM");
+}
+
+nlohmann::json parse_json_unique_keys(const std::string& text, const std::string& label) {
+  // Per object being read: its keys so far and the latest (the name of a
+  // nested object, for the message).
+  std::vector<std::pair<std::set<std::string>, std::string>> open;
+  const auto on_event = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::object_start) {
+      open.emplace_back();
+    } else if (event == nlohmann::json::parse_event_t::object_end) {
+      if (!open.empty()) open.pop_back();
+    } else if (event == nlohmann::json::parse_event_t::key && !open.empty()) {
+      const std::string key = parsed.get<std::string>();
+      if (!open.back().first.insert(key).second) {
+        const std::string within =
+            open.size() > 1 ? " in \"" + open[open.size() - 2].second + "\"" : std::string();
+        throw InputError(label + ": key \"" + key + "\" appears twice" + within + "; keep one");
+      }
+      open.back().second = key;
+    }
+    return true;
+  };
+  return nlohmann::json::parse(text, on_event);
 }
 
 }  // namespace parplan

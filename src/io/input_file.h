@@ -3,6 +3,7 @@
 // the command forever, /dev/zero would never end.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 namespace parplan {
@@ -10,5 +11,15 @@ namespace parplan {
 /// The bytes of `path`. `label` starts each error line (e.g. "--loads
 /// x.json"); `expected` says what to give instead (e.g. "a JSON or CSV file").
 std::string read_input_file(const std::string& path, const std::string& label, const std::string& expected);
+
+/// InputError when `text` starts with a UTF-8 byte-order mark: a reader
+/// that took it as part of the first field would misread that field (a CSV
+/// row taken for a header, a length that is not a number).
+void refuse_byte_order_mark(const std::string& text, const std::string& label);
+
+/// `text` parsed as JSON, an InputError naming a key given twice in one
+/// object (the parser alone keeps the last and drops the other silently).
+/// Malformed JSON throws nlohmann::json::exception, for the caller to word.
+nlohmann::json parse_json_unique_keys(const std::string& text, const std::string& label);
 
 }  // namespace parplan

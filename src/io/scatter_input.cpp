@@ -37,16 +37,26 @@ std::int64_t parse_length(const std::string& token, const std::string& where) {
   return value;
 }
 
+void check_step_size(std::size_t sequences, const std::string& where) {
+  if (sequences > kMaxSequencesPerStep)
+    throw InputError(where + ": " + std::to_string(sequences) + " sequences in one step, more than the " +
+                     std::to_string(kMaxSequencesPerStep) + " a step may have: split it into several steps");
+}
+
 std::vector<std::vector<std::int64_t>> parse_json_lengths(const std::string& text,
                                                           const std::string& origin) {
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text);
+    doc = parse_json_unique_keys(text, origin);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(origin + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   if (!doc.is_object() || !doc.contains("steps") || !doc["steps"].is_array()) {
     throw InputError(origin + ": expected {\"steps\": [[length, ...], ...]}");
+  }
+  for (const auto& item : doc.items()) {
+    if (item.key() != "steps")
+      throw InputError(origin + ": unknown field \"" + item.key() + "\" (the only field is \"steps\")");
   }
   std::vector<std::vector<std::int64_t>> steps;
   for (size_t s = 0; s < doc["steps"].size(); ++s) {
@@ -54,6 +64,7 @@ std::vector<std::vector<std::int64_t>> parse_json_lengths(const std::string& tex
     const std::string where = origin + ": steps[" + std::to_string(s) + "]";
     if (!step.is_array()) throw InputError(where + " must be a list of sequence lengths");
     if (step.empty()) throw InputError(where + " is an empty step: give at least one sequence length");
+    check_step_size(step.size(), where);
     std::vector<std::int64_t> lengths;
     for (size_t k = 0; k < step.size(); ++k) {
       const auto& v = step[k];
@@ -94,6 +105,7 @@ int size_value(const nlohmann::json& v, const std::string& where) {
 
 std::vector<std::vector<std::int64_t>> parse_scatter_lengths(const std::string& text,
                                                              const std::string& origin) {
+  refuse_byte_order_mark(text, origin);
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '{') return parse_json_lengths(text, origin);
   std::vector<std::vector<std::int64_t>> steps;
@@ -139,6 +151,7 @@ std::vector<std::vector<std::int64_t>> parse_scatter_lengths(const std::string& 
     if (empty_field > 0)
       throw InputError(where + ": comma-separated field " + std::to_string(empty_field) +
                        " is empty: write its sequence length or remove the extra comma");
+    check_step_size(lengths.size(), where);
     steps.push_back(std::move(lengths));
   }
   if (steps.empty()) throw InputError(origin + ": no steps: write one line of sequence lengths per step");
@@ -151,9 +164,10 @@ std::vector<std::vector<std::int64_t>> load_scatter_lengths(const std::string& p
 
 ScatterCoefficients parse_scatter_coefficients(const std::string& text, const std::string& origin,
                                                const std::vector<int>& sizes_override) {
+  refuse_byte_order_mark(text, origin);
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text);
+    doc = parse_json_unique_keys(text, origin);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(origin + ": not valid JSON (" + std::string(e.what()) + ")");
   }
@@ -165,9 +179,12 @@ ScatterCoefficients parse_scatter_coefficients(const std::string& text, const st
     if (!known.count(item.key())) {
       throw InputError(origin + ": unknown field \"" + item.key() +
                        "\" (expected quadratic_ms, linear_ms, fixed_ms, alltoall_ms_per_token, "
-                       "token_capacity_per_gpu, group_sizes)");
+                       "token_capacity_per_gpu, group_sizes, source)");
     }
   }
+  if (doc.contains("source") && !doc["source"].is_string())
+    throw InputError(origin + ": \"source\" must be a string saying where the numbers come from (got " +
+                     doc["source"].dump() + ")");
   ScatterCoefficients c;
   c.quadratic_ms = number_field(doc, "quadratic_ms", origin);
   c.linear_ms = number_field(doc, "linear_ms", origin);
@@ -181,16 +198,21 @@ ScatterCoefficients parse_scatter_coefficients(const std::string& text, const st
     throw InputError(origin +
                      ": \"alltoall_ms_per_token\" must be an object such as {\"2\": 0.008, \"4\": 0.005}");
   }
+  std::map<int, std::string> spelled;  // the key each size was given as
   for (const auto& item : doc["alltoall_ms_per_token"].items()) {
     const std::string where = origin + ": alltoall_ms_per_token[\"" + item.key() + "\"]";
-    int size = 0;
-    try {
-      size_t used = 0;
-      size = std::stoi(item.key(), &used, 10);
-      if (used != item.key().size() || size < 1) throw std::invalid_argument("size");
-    } catch (const std::exception&) {
-      throw InputError(where + ": the key must be a group size such as \"8\"");
+    // Digits only: stoi alone would also take " 8" and "+8", two more
+    // spellings of one size.
+    const std::string& key = item.key();
+    const bool digits = !key.empty() && key.size() <= 7 &&
+                        std::all_of(key.begin(), key.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    const int size = digits ? std::stoi(key) : 0;
+    if (size < 1) throw InputError(where + ": the key must be a group size such as \"8\"");
+    if (const auto seen = spelled.find(size); seen != spelled.end()) {
+      throw InputError(where + ": group size " + std::to_string(size) + " is also given as \"" +
+                       seen->second + "\"; keep one");
     }
+    spelled[size] = key;
     if (!item.value().is_number() || !std::isfinite(item.value().get<double>()) ||
         item.value().get<double>() < 0) {
       throw InputError(where + " must be a number >= 0 (ms per token)");

@@ -13,6 +13,11 @@ namespace parplan {
 /// Longest sequence accepted, in tokens (a larger number is a typo or an
 /// overflow, not a sequence).
 inline constexpr std::int64_t kMaxSequenceTokens = 1'000'000'000;
+/// Most sequences of one step: the plan search packs every sequence into
+/// groups many times over, in time that grows with sequences x groups and
+/// does not stop at --time-limit (8,192 take up to 4 s on one GPU group,
+/// 16,384 took 8 s on 64 GPUs, 100,000 over a minute).
+inline constexpr std::size_t kMaxSequencesPerStep = 8192;
 
 /// One step per line, lengths separated by spaces, tabs or commas (blank
 /// lines and lines starting with '#' are skipped); or, when the text starts
