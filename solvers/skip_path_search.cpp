@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "solvers/skip_partition_search.h"
+
 namespace parplan {
 namespace {
 
@@ -112,15 +114,27 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
   mbs.reserve(n_mb);
   std::vector<std::vector<int>> chosen_stages(n_mb);
 
+  // Past the deadline every step below is cut short: scoring a path
+  // simulates every micro-batch placed so far, so many micro-batches take
+  // time quadratic in their number.
+  bool late = false;
+  int first_hurried = -1;
+  const auto past_deadline = [&] { return late = late || steady_now_s() > effort.deadline_s; };
   for (int m = 0; m < n_mb; ++m) {
     const int si = m % n_src;
     const int left = n_mb - m - 1;
     mbs.push_back(SkipMicroBatch{sources[si], {}, 0});
     Score best_score;
     int best = -1, first_fit = -1;
+    const bool hurry = past_deadline();
+    if (hurry && first_hurried < 0) first_hurried = m;
     for (int c = 0; c < static_cast<int>(in.candidates[si].size()); ++c) {
       const SkipCandidate& cand = in.candidates[si][c];
       if (!capacity.fits(cand.stages, left)) continue;
+      if (hurry) {
+        first_fit = c;
+        break;
+      }
       mbs.back().path = cand.path;
       // Micro-batch m's path matters only from its first task on: simulate
       // what comes before once.
@@ -131,7 +145,7 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
     SkipCandidate extra;
     Score extra_score;
     bool extra_fits = false;
-    if (first_fit < 0) {
+    if (first_fit < 0 && !hurry) {
       // The shortest paths all use stages without room: search again over the
       // stages with room only.
       const int keep = 4 * std::max<int>(1, static_cast<int>(in.candidates[si].size()));
@@ -157,7 +171,7 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
     }
     mbs.back().path = pick->path;
     // A finite best score already shows the pick does not deadlock.
-    if (best < 0 && score(sim, net, mbs).makespan_s == std::numeric_limits<double>::infinity()) {
+    if (best < 0 && !hurry && score(sim, net, mbs).makespan_s == std::numeric_limits<double>::infinity()) {
       // Deadlock on every path: release it once every earlier micro-batch has finished.
       mbs.pop_back();
       const double prefix_s = mbs.empty() ? 0.0 : sim.score(net, mbs).makespan_s;
@@ -169,9 +183,24 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
   }
 
   Score current = score(sim, net, mbs);
-  for (int pass = 0; pass < effort.improve_passes; ++pass) {
+  if (first_hurried >= 0 && current.makespan_s == std::numeric_limits<double>::infinity()) {
+    // The hurried picks skipped the deadlock check one by one; they
+    // deadlocked, so check them now, releasing a deadlocking one once every
+    // earlier micro-batch has finished (as above).
+    std::vector<SkipMicroBatch> checked(mbs.begin(), mbs.begin() + first_hurried);
+    for (int m = first_hurried; m < n_mb; ++m) {
+      checked.push_back(mbs[m]);
+      if (score(sim, net, checked).makespan_s < std::numeric_limits<double>::infinity()) continue;
+      checked.pop_back();
+      mbs[m].release_s = checked.empty() ? 0.0 : sim.score(net, checked).makespan_s;
+      checked.push_back(mbs[m]);
+    }
+    mbs = std::move(checked);
+    current = score(sim, net, mbs);
+  }
+  for (int pass = 0; pass < effort.improve_passes && !past_deadline(); ++pass) {
     bool improved = false;
-    for (int m = 0; m < n_mb; ++m) {
+    for (int m = 0; m < n_mb && !past_deadline(); ++m) {
       const int si = m % n_src;
       capacity.take(chosen_stages[m], -1);
       const std::vector<int> kept_path = mbs[m].path;
@@ -198,9 +227,9 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
 
   if (effort.release_times) {
     constexpr double kShifts[] = {-2, -1, -0.5, 0.5, 1, 2, 4};
-    for (int pass = 0; pass < 2; ++pass) {
+    for (int pass = 0; pass < 2 && !past_deadline(); ++pass) {
       bool improved = false;
-      for (int m = 0; m < n_mb; ++m) {
+      for (int m = 0; m < n_mb && !past_deadline(); ++m) {
         const double unit_s = net.forward_s[mbs[m].source];
         const double kept_s = mbs[m].release_s;
         double best_s = kept_s;
@@ -216,7 +245,7 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
       if (!improved) break;
     }
   }
-  return SkipSchedule{in.partition, std::move(mbs), current.makespan_s};
+  return SkipSchedule{in.partition, std::move(mbs), current.makespan_s, late};
 }
 
 }  // namespace parplan

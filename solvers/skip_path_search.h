@@ -3,6 +3,7 @@
 // solver (solvers/skip_paths.*).
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "cost/skip_pipeline_sim.h"
@@ -25,6 +26,10 @@ struct PathSearchInput {
 struct PathSearchEffort {
   int improve_passes = 0;
   bool release_times = false;
+  /// steady_now_s() past which the search stops improving and gives each
+  /// micro-batch still to place the first path that fits, unscored (a valid
+  /// schedule either way; SkipSchedule::time_limited says it stopped).
+  double deadline_s = std::numeric_limits<double>::infinity();
 };
 
 /// Micro-batch m has source partition[0][m % sources] (k-major order). Never

@@ -153,8 +153,10 @@ SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& o
     } else {
       const int quick_keep = std::min(8, options.candidates_per_source);
       tbb::enumerable_thread_specific<SkipSimulator> sims;
+      PathSearchEffort quick_effort;
+      quick_effort.deadline_s = start_s + 0.8 * options.time_limit_s;
       auto quick_score = [&](const SkipPartition& candidate) {
-        return search_paths(path_input(p, candidate, false, quick_keep), PathSearchEffort{}, sims.local())
+        return search_paths(path_input(p, candidate, false, quick_keep), quick_effort, sims.local())
             .makespan_s;
       };
       const SkipPartition chains = chain_partition(p.network, p.stage_sizes);
@@ -190,7 +192,7 @@ SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& o
     }
   }
 
-  const PathSearchEffort effort{3, options.search_release_times};
+  const PathSearchEffort effort{3, options.search_release_times, start_s + options.time_limit_s};
   // The schedule and the baseline are independent: side by side, one
   // simulator each (the same answer as one after the other).
   SkipSchedule polished;
@@ -203,6 +205,7 @@ SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& o
         result.full_pipeline =
             search_paths(path_input(p, partition, true, options.candidates_per_source), effort, own);
       });
+  result.time_limited = result.time_limited || polished.time_limited || result.full_pipeline.time_limited;
   if (!result.exhaustive || polished.makespan_s < result.schedule.makespan_s - 1e-9)
     result.schedule = std::move(polished);
   result.lower_bound_s = lower_bound_s(p, partition);

@@ -55,6 +55,8 @@ struct SkipSchedule {
   std::vector<std::vector<int>> partition;
   std::vector<SkipMicroBatch> micro_batches;
   double makespan_s = 0;
+  /// The path search reached its deadline (PathSearchEffort::deadline_s).
+  bool time_limited = false;
 };
 
 struct SkipSolveResult {

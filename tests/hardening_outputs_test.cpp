@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,26 @@ TEST(HardeningOutputs, MissingTiersAndOversizedModelsAreNamed) {
   expect_cli_refusal(
       "estimate --model " + model + " --cluster dgx-a100 --gpus 1024 --gbs 1536 --seq 2048 --tp 8 --pp 8",
       "a model file has at most");
+  // One tier sized 8 ranks and a job of 1024: no tier priced the traffic
+  // between the groups, which ran at NVLink speed.
+  std::string one_tier;
+  bool outer = false;
+  std::istringstream lines(test::slurp(std::string(PARPLAN_SOURCE_DIR) + "/hardware-profiles/dgx-a100.yaml"));
+  while (std::getline(lines, line)) {
+    if (line.find("- name: infiniband") != std::string::npos)
+      outer = true;
+    else if (outer && (line.empty() || line.rfind("    ", 0) != 0))
+      outer = false;
+    if (!outer) one_tier += line + "\n";
+  }
+  const std::string single = write_temp("one-tier.yaml", one_tier);
+  expect_cli_refusal(
+      "estimate --cluster " + single + " --model gpt3-175b --gpus 1024 --gbs 1536 --seq 2048 --tp 8 --pp 8",
+      "outermost tier nvlink (8 ranks)");
+  EXPECT_EQ(
+      run_cli("estimate --cluster " + single + " --model gpt-1.7b --gpus 8 --gbs 64 --seq 2048 --tp 1 --pp 1")
+          .exit_code,
+      0);
 }
 
 // A job file's config is held to the flags' rules, and constraints and

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 
 #include "solvers/skip_path_rules.h"
@@ -50,6 +51,16 @@ void expect_rules_hold(const SkipProblem& p, const SkipSchedule& s) {
   for (int src : s.partition[0]) EXPECT_EQ(per_source[src], p.micro_batches_per_source);
 }
 
+// The simulator replays the schedule to its makespan, without deadlock and
+// within every node's memory.
+void expect_replays_as_scheduled(const SkipProblem& p, const SkipSchedule& s) {
+  SkipSimulator sim;
+  const SkipSimResult replay = sim.run(p.network, s.micro_batches);
+  EXPECT_FALSE(replay.deadlock);
+  EXPECT_DOUBLE_EQ(replay.makespan_s, s.makespan_s);
+  for (int n = 0; n < p.network.nodes; ++n) EXPECT_LE(replay.peak_memory[n], p.network.memory);
+}
+
 TEST(SkipPathsRules, StageSequencesByHand) {
   EXPECT_EQ(stage_sequence_violation(std::vector<int>{0, 2, 1}, 3, 3), "");
   EXPECT_EQ(stage_sequence_violation(std::vector<int>{0, 1, 3, 2}, 4, 4), "");
@@ -71,11 +82,7 @@ TEST(SkipPathsSolver, GeoTwentyNodesPathsObeyRulesAndMemory) {
   const SkipSolveResult r = solve_skip_paths(p, SkipSolveOptions{});
   ASSERT_EQ(r.infeasible, "");
   expect_rules_hold(p, r.schedule);
-  SkipSimulator sim;
-  const SkipSimResult replay = sim.run(p.network, r.schedule.micro_batches);
-  EXPECT_FALSE(replay.deadlock);
-  EXPECT_DOUBLE_EQ(replay.makespan_s, r.schedule.makespan_s);
-  for (int n = 0; n < p.network.nodes; ++n) EXPECT_LE(replay.peak_memory[n], p.network.memory);
+  expect_replays_as_scheduled(p, r.schedule);
   EXPECT_LE(r.lower_bound_s, r.schedule.makespan_s);
   EXPECT_LT(r.schedule.makespan_s, r.full_pipeline.makespan_s);
 }
@@ -250,6 +257,29 @@ TEST(SkipPathsSolver, CapacityTooSmallIsNamed) {
   SkipProblem p = geo_problem("geo-20-nodes.yaml");
   p.stage_capacity = {std::nullopt, 17, 18, 18, 18, 18};  // 89 visits, 90 needed
   EXPECT_NE(solve_skip_paths(p, SkipSolveOptions{}).infeasible.find("stage_capacity"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace parplan
+
+namespace parplan {
+namespace {
+
+// Many micro-batches: scoring a path simulates every micro-batch placed so
+// far, so the greedy alone outgrew any time limit (hundreds of seconds at
+// 2 x 1000). Past the deadline the search stops improving and places the
+// rest unscored; the schedule still keeps every rule and says it stopped.
+TEST(SkipPathsSolver, ATimeLimitCutsTheSearchShortAndKeepsEveryRule) {
+  SkipProblem p = geo_problem("geo-20-nodes.yaml");
+  p.micro_batches_per_source = 60;
+  p.stage_capacity.clear();  // no cap per stage: only memory bounds the paths
+  SkipSolveOptions options;
+  options.time_limit_s = 0.01;
+  const SkipSolveResult r = solve_skip_paths(p, options);
+  ASSERT_EQ(r.infeasible, "");
+  EXPECT_TRUE(r.time_limited);
+  expect_rules_hold(p, r.schedule);
+  expect_replays_as_scheduled(p, r.schedule);
 }
 
 }  // namespace

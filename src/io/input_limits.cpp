@@ -54,6 +54,13 @@ void check_input_limits(const ModelSpec& model, const ClusterSpec& cluster, cons
   check_precision_supported(cluster, job.precision, "precision");
 
   at_most(job.gpus, kMaxGpus, "the job's GPU count");
+  // A size on the outermost tier bounds what the profile describes: beyond
+  // it no tier prices the traffic, which would run at that tier's speed.
+  if (!cluster.tiers.empty() && cluster.tiers.back().ranks > 0 && job.gpus > cluster.tiers.back().ranks)
+    throw InputError("the job's " + std::to_string(job.gpus) + " GPUs exceed cluster " + cluster.name +
+                     "'s outermost tier " + cluster.tiers.back().name + " (" +
+                     std::to_string(cluster.tiers.back().ranks) +
+                     " ranks); add the tier that links those groups to the profile, or use fewer GPUs");
   at_most(job.gbs, kMaxGbs, "the global batch (gbs)");
   at_most(job.seq, kMaxSeq, "the sequence length (seq)");
 }
