@@ -76,6 +76,23 @@ TEST(HardeningOutputs, OutputsNeverShareAFileOrReplaceAnInput) {
                      "inside --out");
   // Devices are not files: both outputs may go to /dev/null.
   EXPECT_EQ(run_cli(sweep + " --csv /dev/null --json /dev/null").exit_code, 0);
+  // The other commands that write files: scatter, experts, calibrate.
+  const std::string src = std::string(PARPLAN_SOURCE_DIR) + "/examples/";
+  const std::string lengths = dir + "/lengths.txt", loads = dir + "/loads.json", runs = dir + "/runs.csv";
+  std::filesystem::copy_file(src + "scatter/long-tail-steps.txt", lengths);
+  std::filesystem::copy_file(src + "experts/mixtral-like.json", loads);
+  std::filesystem::copy_file(src + "calibrate/narayanan-table1.csv", runs);
+  expect_cli_refusal("scatter --lengths " + lengths + " --gpus 64 --coefficients " + src +
+                         "scatter/flexsp-gpt-7b-64xa100.json --out " + lengths,
+                     "is the --lengths input");
+  expect_cli_refusal("scatter --lengths " + lengths + " --gpus 64 --coefficients " + src +
+                         "scatter/flexsp-gpt-7b-64xa100.json --out " + dir + "/x --svg " + dir + "/x",
+                     "both name");
+  expect_cli_refusal("experts --loads " + loads + " --gpus 8 --out " + loads, "is the --loads input");
+  expect_cli_refusal(
+      "calibrate --cluster dgx-a100 --runs " + runs + " --fit gemm_efficiency_max --out " + runs,
+      "is the --runs input");
+  EXPECT_EQ(test::slurp(runs), test::slurp(src + "calibrate/narayanan-table1.csv"));
   std::filesystem::remove_all(dir);
 }
 

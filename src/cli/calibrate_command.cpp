@@ -85,6 +85,12 @@ int run_calibrate(const CalibrateFlags& flags) {
     if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
       throw InputError("--name holds a control character (a newline or tab); give a printable name");
   if (!flags.svg.empty()) check_output_path(flags.svg, "--svg");
+  {
+    // The profile written must not replace a run file or the profile read.
+    std::vector<NamedPath> inputs{{"--cluster", flags.cluster}};
+    for (const std::string& run : flags.runs) inputs.push_back({"--runs", run});
+    check_distinct_paths({{"--out", flags.out}, {"--svg", flags.svg}}, inputs);
+  }
   const ClusterSpec cluster = load_cluster(flags.cluster);
   const std::vector<FitRun> runs = load_runs(flags.runs, cluster);
   // The fit moves one profile's constants: a run on other hardware would be

@@ -168,6 +168,9 @@ int run_experts(const ExpertsFlags& f) {
   }
   if (!f.out.empty()) check_output_path(f.out, "--out");
   if (!f.svg.empty()) check_output_path(f.svg, "--svg");
+  check_distinct_paths(
+      {{"--out", f.out}, {"--svg", f.svg}},
+      {{"--loads", f.loads}, {"--job", f.job_file}, {"--model", f.model}, {"--cluster", f.cluster}});
 
   const ExpertLoads loads = read_expert_loads(f.loads);
   request.shape.experts = loads.experts();

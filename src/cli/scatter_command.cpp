@@ -166,6 +166,8 @@ int run_scatter(const ScatterFlags& f) {
     throw InputError("--solver: '" + f.solver + "' is not cbc or glpk");
   if (!f.out.empty()) check_output_path(f.out, "--out");
   if (!f.svg.empty()) check_output_path(f.svg, "--svg");
+  check_distinct_paths({{"--out", f.out}, {"--svg", f.svg}},
+                       {{"--lengths", f.lengths}, {"--coefficients", f.coefficients}});
   std::string source, infeasible;
   const ScatterCoefficients c = resolve_coefficients(f, source, infeasible);
   if (!infeasible.empty()) {
