@@ -108,20 +108,26 @@ TEST(HardeningOutputs, AFailedReportWriteIsAnError) {
   EXPECT_EQ(test::line_count(err), 1) << err;
 }
 
+// The dgx-a100 profile without the block that opens with the line starting
+// `opening`; the block goes on while `inside` holds for its lines.
+std::string dgx_a100_without(const std::string& opening, bool (*inside)(const std::string&)) {
+  std::istringstream lines(test::slurp(std::string(PARPLAN_SOURCE_DIR) + "/hardware-profiles/dgx-a100.yaml"));
+  std::string text, line;
+  bool skipping = false;
+  while (std::getline(lines, line)) {
+    skipping = line.rfind(opening, 0) == 0 || (skipping && inside(line));
+    if (!skipping) text += line + "\n";
+  }
+  return text;
+}
+
 // A profile without tiers leaked yaml-cpp's "invalid node" text; a model
 // file of hundreds of megabytes ran past any time limit.
 TEST(HardeningOutputs, MissingTiersAndOversizedModelsAreNamed) {
-  std::ifstream in(std::string(PARPLAN_SOURCE_DIR) + "/hardware-profiles/dgx-a100.yaml");
-  std::string text, line;
-  bool in_tiers = false;
-  while (std::getline(in, line)) {
-    if (line.rfind("tiers:", 0) == 0)
-      in_tiers = true;
-    else if (in_tiers && !line.empty() && line[0] != ' ' && line[0] != '#')
-      in_tiers = false;
-    if (!in_tiers) text += line + "\n";
-  }
-  const std::string profile = write_temp("notiers.yaml", text);
+  // The top-level tiers block: up to the next top-level key.
+  const std::string profile = write_temp("notiers.yaml", dgx_a100_without("tiers:", [](const std::string& l) {
+                                           return l.empty() || l[0] == ' ' || l[0] == '#';
+                                         }));
   expect_cli_refusal(
       "estimate --cluster " + profile + " --model gpt3-175b --gpus 1024 --gbs 1536 --seq 2048 --tp 8 --pp 8",
       "field 'tiers' is missing");
@@ -133,17 +139,10 @@ TEST(HardeningOutputs, MissingTiersAndOversizedModelsAreNamed) {
       "a model file has at most");
   // One tier sized 8 ranks and a job of 1024: no tier priced the traffic
   // between the groups, which ran at NVLink speed.
-  std::string one_tier;
-  bool outer = false;
-  std::istringstream lines(test::slurp(std::string(PARPLAN_SOURCE_DIR) + "/hardware-profiles/dgx-a100.yaml"));
-  while (std::getline(lines, line)) {
-    if (line.find("- name: infiniband") != std::string::npos)
-      outer = true;
-    else if (outer && (line.empty() || line.rfind("    ", 0) != 0))
-      outer = false;
-    if (!outer) one_tier += line + "\n";
-  }
-  const std::string single = write_temp("one-tier.yaml", one_tier);
+  // The infiniband tier's entry: up to the next line not indented under it.
+  const std::string single = write_temp(
+      "one-tier.yaml",
+      dgx_a100_without("  - name: infiniband", [](const std::string& l) { return l.rfind("    ", 0) == 0; }));
   expect_cli_refusal(
       "estimate --cluster " + single + " --model gpt3-175b --gpus 1024 --gbs 1536 --seq 2048 --tp 8 --pp 8",
       "outermost tier nvlink (8 ranks)");
