@@ -63,8 +63,7 @@ double dispatch_s(const ClusterSpec& cluster, const GroupSpan& span, const Model
 }
 
 EpLayerComm moe_layer_comm(const ModelSpec& m, const ClusterSpec& cluster, const JobSpec& job,
-                           const ParallelConfig& c, double layer_forward_s, double layer_backward_s,
-                           int first_rank) {
+                           const ParallelConfig& c, const MoeLayerCompute& compute, int first_rank) {
   EpLayerComm out;
   if (!m.is_moe() || c.ep * c.etp <= 1) return out;
   DispatchShape shape;
@@ -75,7 +74,8 @@ EpLayerComm moe_layer_comm(const ModelSpec& m, const ClusterSpec& cluster, const
   // Expert grid order: etp innermost, then ep (Megatron's expert rank
   // generator, MoE parallel folding).
   const GroupSpan ep_span = group_span_at(cluster, c.ep, c.etp, first_rank);
-  double forward = 0, backward = 0;
+  // Each direction's two exchanges: dispatch, then combine.
+  double forward_dispatch = 0, forward_combine = 0, backward_combine = 0, backward_dispatch = 0;
   if (c.ep > 1) {
     DispatchShape bf16 = shape;
     bf16.element_bytes = 2.0;
@@ -86,25 +86,44 @@ EpLayerComm moe_layer_comm(const ModelSpec& m, const ClusterSpec& cluster, const
     DispatchShape payload = shape;
     payload.element_bytes = job.precision == Precision::kFp8 && c.a2a_hierarchical ? 1.0 : 2.0;
     const double combine_s = dispatch_s(cluster, ep_span, m, bf16);
-    forward = dispatch_s(cluster, ep_span, m, payload) + combine_s;
-    backward = 2.0 * combine_s;
+    forward_dispatch = dispatch_s(cluster, ep_span, m, payload);
+    forward_combine = backward_combine = backward_dispatch = combine_s;
   }
   if (c.etp > 1) {
     const GroupSpan etp_span = group_span_at(cluster, c.etp, 1, first_rank);
     const double rows_bytes = 2.0 * shape.tokens * m.top_k * m.hidden * shape.load_factor * c.etp;
     const double gather_s = all_gather_s(cluster, etp_span, rows_bytes);
-    forward += 2.0 * gather_s;
-    backward += 2.0 * gather_s;
+    forward_dispatch += gather_s;
+    forward_combine += gather_s;
+    backward_combine += gather_s;
+    backward_dispatch += gather_s;
   }
-  if (c.ep_overlap) {
-    const double slowdown = cluster.device.overlap_compute_slowdown;
-    out.forward_s = exposed_after_overlap_s(forward, layer_backward_s, slowdown);
-    out.backward_s = exposed_after_overlap_s(backward, layer_forward_s, slowdown);
-  } else {
-    out.forward_s = forward;
-    out.backward_s = backward;
+  const double whole_forward = forward_dispatch + forward_combine;
+  const double whole_backward = backward_combine + backward_dispatch;
+  if (!c.ep_overlap) {
+    out.forward_s = whole_forward;
+    out.backward_s = whole_backward;
+    return out;
   }
+  const double slowdown = cluster.device.overlap_compute_slowdown;
+  const double paired_forward =
+      exposed_after_overlap_s(forward_dispatch, compute.experts_backward_s, slowdown) +
+      exposed_after_overlap_s(forward_combine, compute.attention_backward_s, slowdown);
+  const double paired_backward =
+      exposed_after_overlap_s(backward_combine, compute.attention_forward_s, slowdown) +
+      exposed_after_overlap_s(backward_dispatch, compute.experts_forward_s, slowdown);
+  const double alone = std::clamp(compute.unpaired_share, 0.0, 1.0);
+  out.forward_s = alone * whole_forward + (1.0 - alone) * paired_forward;
+  out.backward_s = alone * whole_backward + (1.0 - alone) * paired_backward;
   return out;
+}
+
+double ep_overlap_unpaired_share(const ParallelConfig& c, int stage) {
+  const int m = std::max(1, c.micro_batches());
+  if (c.pp <= 1) return 1.0 / m;
+  const int passes = m * std::max(1, c.vp);
+  const int warmup = 2 * (c.pp - stage - 1) + (std::max(1, c.vp) - 1) * c.pp + 1;
+  return std::min(1.0, static_cast<double>(warmup) / passes);
 }
 
 bool ep_spans_nodes(const ClusterSpec& cluster, const ParallelConfig& c) {

@@ -42,6 +42,21 @@ struct DispatchShape {
 double dispatch_s(const ClusterSpec& cluster, const GroupSpan& span, const ModelSpec& model,
                   const DispatchShape& shape);
 
+/// Compute of one MoE layer for one micro-batch, split where Megatron's
+/// overlapped schedule splits it: the attention side (everything before the
+/// dispatch: norms, attention, router) and the expert side, each direction.
+/// `unpaired_share`: the share of the layer's forward and backward passes
+/// that have no pass of another micro-batch beside them (the pipeline's
+/// warm-up forwards and cool-down backwards; the first forward and the last
+/// backward of a step without a pipeline).
+struct MoeLayerCompute {
+  double attention_forward_s = 0;
+  double attention_backward_s = 0;
+  double experts_forward_s = 0;
+  double experts_backward_s = 0;
+  double unpaired_share = 0;
+};
+
 /// Exposed expert-parallel communication of one MoE layer for one
 /// micro-batch on the pipeline stage starting at `first_rank` (the ep
 /// all-to-alls scaled by job.a2a_compression; the experts' compute is not
@@ -50,16 +65,31 @@ double dispatch_s(const ClusterSpec& cluster, const GroupSpan& span, const Model
 /// DeepSeek-V3 with DeepEP; the flat one, Megatron's alltoall dispatcher,
 /// sends the 16-bit hidden states; the combine in bf16), their gradients
 /// backward (bf16), plus the etp group's
-/// all-gather / reduce-scatter of the dispatched rows. With ep_overlap each
-/// direction's traffic runs beside the other micro-batch's compute of the
-/// layer (cost/overlap.h).
+/// all-gather / reduce-scatter of the dispatched rows. With ep_overlap a
+/// micro-batch's forward runs beside another's backward in four phases, each
+/// exchange beside one compute part (Megatron's
+/// TransformerLayerSchedulePlan.run): the backward combine beside the
+/// forward attention, the forward dispatch beside the expert backward, the
+/// backward dispatch beside the expert forward, the forward combine beside
+/// the attention backward. A phase ends when both its parts have, so an
+/// exchange longer than its partner is exposed by the difference, however
+/// much compute the other phases leave idle (cost/overlap.h). Passes without
+/// a partner expose their exchanges whole.
 struct EpLayerComm {
   double forward_s = 0;
   double backward_s = 0;
 };
 EpLayerComm moe_layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                           const ParallelConfig& config, double layer_forward_s, double layer_backward_s,
-                           int first_rank);
+                           const ParallelConfig& config, const MoeLayerCompute& compute, int first_rank);
+
+/// The share of one stage's micro-batch passes that Megatron's overlapped
+/// schedule runs without a partner: with a pipeline, the interleaved
+/// schedule's warm-up forwards (2 (pp - rank - 1) + (vp - 1) pp, plus the
+/// one extra it schedules under the overlap, schedules.py
+/// get_pp_rank_microbatches) over the stage's m vp passes, and as many
+/// cool-down backwards; without one (combined_1f1b_schedule_for_no_pipelining)
+/// the first forward and the last backward of the m micro-batches.
+double ep_overlap_unpaired_share(const ParallelConfig& config, int stage);
 
 /// Whether the expert-parallel group of `config` spans more than one node.
 bool ep_spans_nodes(const ClusterSpec& cluster, const ParallelConfig& config);

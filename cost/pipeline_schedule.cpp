@@ -218,8 +218,13 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
     costs.moe_block_forward_s = block.forward_s;
     costs.moe.forward_s += block.forward_s;
     costs.moe.backward_s += block.backward_s;
-    const EpLayerComm ep = moe_layer_comm(model, cluster, job, c, costs.moe.forward_s, costs.moe.backward_s,
-                                          stage * c.tp * c.cp * c.dp);
+    MoeLayerCompute compute;
+    compute.attention_forward_s = costs.moe.forward_s - block.forward_s;
+    compute.attention_backward_s = costs.moe.backward_s - block.backward_s;
+    compute.experts_forward_s = block.forward_s;
+    compute.experts_backward_s = block.backward_s;
+    compute.unpaired_share = c.ep_overlap ? ep_overlap_unpaired_share(c, stage) : 1.0;
+    const EpLayerComm ep = moe_layer_comm(model, cluster, job, c, compute, stage * c.tp * c.cp * c.dp);
     costs.comm.ep_forward_s = ep.forward_s;
     costs.comm.ep_backward_s = ep.backward_s;
     if (job.moe_host_launch_s > 0 && moe_dispatch_waits_on_host(job)) {

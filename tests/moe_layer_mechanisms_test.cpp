@@ -148,7 +148,7 @@ TEST(MoeDispatchPayload, FlatStays16BitUnderFp8) {
   const auto forward = [&](Precision precision, bool hierarchical) {
     job.precision = precision;
     config.a2a_hierarchical = hierarchical;
-    return moe_layer_comm(m, c, job, config, 0.0, 0.0, 0).forward_s;
+    return moe_layer_comm(m, c, job, config, MoeLayerCompute{}, 0).forward_s;
   };
   EXPECT_DOUBLE_EQ(forward(Precision::kFp8, false), forward(Precision::kBf16, false));
   EXPECT_LT(forward(Precision::kFp8, true), forward(Precision::kBf16, true));
