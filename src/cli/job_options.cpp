@@ -124,9 +124,9 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   app.add_option("--recompute", f.recompute, std::string("none | selective | full") + what);
   app.add_option(
       "--recompute-modules", f.recompute_modules,
-      "what selective recomputation redoes, Megatron-LM's --recompute-modules: core_attn, layernorm "
-      "(an MoE layer's pre-MLP norm), moe_act (the experts' activation), comma-separated "
-      "(default core_attn; megatron only)");
+      "what selective recomputation redoes, Megatron-LM's --recompute-modules: core_attn, layernorm (an "
+      "MoE layer's pre-MLP norm), moe_act (the experts' activation), mlp, moe, mla_up_proj (MLA's up "
+      "projections), comma-separated (default core_attn; megatron only)");
   add_int_option(app, "--recompute-layers", f.recompute_layers,
                  "layers per model chunk fully recomputed (with full)", 0, kMaxLayers);
   app.add_option("--attention", f.attention, "flash | unfused (default: the cluster profile's)");
