@@ -33,7 +33,8 @@ constexpr CapabilitySource kMegatronSources[] = {
     {"ZeRO++, hierarchical partition", "none: sharding is no_shard/optim/optim_grads/optim_grads_params",
      "megatron/training/arguments.py:2360"},
     {"recompute",
-     "selective (--recompute-modules core_attn, layernorm, moe_act, mlp, moe; not layernorm/moe_act with "
+     "selective (--recompute-modules core_attn, layernorm, moe_act, mlp, moe, mla_up_proj (MLA models); not "
+     "layernorm/moe_act with "
      "fp8); full uniform/block with a layer count",
      "megatron/training/arguments.py:1733-1770; "
      "megatron/core/transformer/transformer_config.py:289-301,813-846"},
