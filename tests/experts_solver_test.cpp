@@ -168,3 +168,56 @@ TEST(ExpertsSolver, StaticBaselineIsContiguous) {
 
 }  // namespace
 }  // namespace parplan
+
+namespace parplan {
+namespace {
+
+// pack_replicas' greedy, written out as its definition: each replica, heaviest
+// first, on the least-loaded GPU with a free slot and without that expert
+// (lowest index on a tie). The solver finds that GPU with a heap; the plans
+// must be the same.
+TEST(ExpertsSolver, PackingEqualsTheLinearScanGreedy) {
+  std::mt19937 rng(11);
+  int compared = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    FlatProblem p;
+    p.gpus = 1 + static_cast<int>(rng() % 12);
+    p.slots = 1 + static_cast<int>(rng() % 6);
+    const int experts = std::max(1, p.gpus * p.slots - static_cast<int>(rng() % (p.gpus + 1)));
+    std::uniform_int_distribution<int> load(0, trial % 3 == 0 ? 4 : 1000);  // ties when small
+    for (int e = 0; e < experts; ++e) p.loads.push_back(load(rng));
+    const std::vector<int> replicas = greedy_replicas(p);
+    const FlatPlacement packed = pack_replicas(p, replicas);
+    // Reference without the fallback: where every open GPU holds the
+    // expert the solver moves a replica; compare only until then.
+    std::vector<std::pair<int, double>> items;
+    for (int e = 0; e < experts; ++e)
+      for (int k = 0; k < replicas[e]; ++k) items.emplace_back(e, p.loads[e] / replicas[e]);
+    std::stable_sort(items.begin(), items.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::vector<std::vector<int>> gpu(p.gpus);
+    std::vector<double> at_load(p.gpus, 0);
+    bool fell_back = false;
+    for (const auto& [e, share] : items) {
+      int best = -1;
+      for (int g = 0; g < p.gpus; ++g) {
+        if (static_cast<int>(gpu[g].size()) >= p.slots || std::count(gpu[g].begin(), gpu[g].end(), e))
+          continue;
+        if (best < 0 || at_load[g] < at_load[best]) best = g;
+      }
+      if (best < 0) {
+        fell_back = true;
+        break;
+      }
+      gpu[best].push_back(e);
+      at_load[best] += share;
+    }
+    if (fell_back) continue;
+    ++compared;
+    EXPECT_EQ(packed.gpu_experts, gpu) << "trial " << trial;
+  }
+  EXPECT_GT(compared, 150);
+}
+
+}  // namespace
+}  // namespace parplan
