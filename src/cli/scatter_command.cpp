@@ -146,7 +146,9 @@ ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& sou
       infeasible = "the model states of " + model.name + " (ZeRO-" + std::to_string(setting.zero) + " over " +
                    std::to_string(gpus) + " GPUs) need " + gib_text(m.state_bytes) + " per GPU of the " +
                    gib_text(m.usable_bytes) + " of HBM usable on " + cluster.name +
-                   ", leaving no memory for activations; use more GPUs or a higher --zero stage";
+                   ", leaving no memory for activations; " +
+                   (setting.zero < 3 ? "use more GPUs or a higher --zero stage"
+                                     : "use more GPUs (ZeRO-3 already shards every model state)");
       return c;
     }
   }
