@@ -33,6 +33,21 @@ TEST(SkipProblemBounds, OverflowSizedTimesAreRefused) {
       kHead +
           "stage_forward_s: 1\nactivation_bytes: 1e9\nlatency_ms: [[0,1,1,1],[1,0,1,1],[1,1,0,1],[1,1,1,0]]\n"
           "bandwidth_gb_per_s: [[1,1e-300,1,1],[1,1,1,1],[1,1,1,1],[1,1,1,1]]\n",
+      "bandwidth_gb_per_s");
+  // Each term of a derived transfer names its own field.
+  const std::string network =
+      "latency_ms: [[0,1,1,1],[1,0,1,1],[1,1,0,1],[1,1,1,0]]\n"
+      "bandwidth_gb_per_s: [[1,1,1,1],[1,1,1,1],[1,1,1,1],[1,1,1,1]]\n";
+  expect_refused("huge_activations.yaml", kHead + "stage_forward_s: 1\nactivation_bytes: 1e30\n" + network,
+                 "activation_bytes");
+  expect_refused("huge_message_overhead.yaml",
+                 kHead + "stage_forward_s: 1\nactivation_bytes: 1e9\nmessage_overhead_s: 1e12\n" + network,
+                 "message_overhead_s");
+  expect_refused(
+      "huge_latency.yaml",
+      kHead +
+          "stage_forward_s: 1\nactivation_bytes: 1e9\nlatency_ms: [[0,1e15,1,1],[1,0,1,1],[1,1,0,1],"
+          "[1,1,1,0]]\nbandwidth_gb_per_s: [[1,1,1,1],[1,1,1,1],[1,1,1,1],[1,1,1,1]]\n",
       "latency_ms");
 }
 

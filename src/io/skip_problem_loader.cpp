@@ -2,6 +2,7 @@
 // from becoming an out-of-memory crash.
 #include "src/io/skip_problem_loader.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -188,7 +189,26 @@ void read_network(const Reader& r, SkipProblem& p, double activation_bytes_from_
     for (int j = 0; j < n; ++j)
       if (i != j) {
         const std::size_t k = static_cast<std::size_t>(i) * n + j;
-        p.network.transfer_s[k] = latency_ms[k] / 1000 + bytes / (bandwidth[k] * unit_bytes) + overhead_s;
+        const double latency_s = latency_ms[k] / 1000;
+        const double wire_s = bytes / (bandwidth[k] * unit_bytes);
+        p.network.transfer_s[k] = latency_s + wire_s + overhead_s;
+        if (p.network.transfer_s[k] <= kMaxSeconds) continue;
+        // Name the term that makes the transfer too long: the latency, the
+        // overhead, or the activations over the bandwidth.
+        const std::string pair = "[" + std::to_string(i) + "][" + std::to_string(j) + "]";
+        std::ostringstream text;
+        text << "gives a transfer of " << p.network.transfer_s[k] << " s for nodes " << pair
+             << "; parplan accepts at most " << kMaxSeconds << " s (check the unit)";
+        if (latency_s >= wire_s && latency_s >= overhead_s) r.fail("latency_ms", text.str());
+        if (overhead_s >= wire_s) r.fail("message_overhead_s", text.str());
+        // The activations when even the fastest link takes too long,
+        // else this pair's bandwidth.
+        const double fastest = *std::max_element(bandwidth.begin(), bandwidth.end());
+        const char* bandwidth_key = gib ? "bandwidth_gib_per_s" : "bandwidth_gb_per_s";
+        if (f.has("activation_bytes") && bytes / (fastest * unit_bytes) > kMaxSeconds)
+          r.fail("activation_bytes", text.str() + " even over the fastest link");
+        text << " for " << bytes << " activation bytes";
+        r.fail(bandwidth_key, text.str());
       }
 }
 
@@ -210,13 +230,13 @@ void check_time_bounds(const Reader& r, const SkipProblem& p) {
   at_most(r, "loss_factor", "", net.loss_factor, kMaxFactor);
   at_most(r, "task_overhead_s", "", net.task_overhead_s, kMaxSeconds);
   at_most(r, "first_forward_overhead_s", "", net.first_forward_overhead_s, kMaxSeconds);
-  const bool given = r.fields().has("transfer_s");
+  // Transfers derived from latency and bandwidth are checked as read_network
+  // derives them.
+  if (!r.fields().has("transfer_s")) return;
   const int n = net.nodes;
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j)
-      at_most(r, given ? "transfer_s" : "latency_ms",
-              (given ? "entry [" : "the transfer time it gives with the bandwidth, entry [") +
-                  std::to_string(i) + "][" + std::to_string(j) + "]",
+      at_most(r, "transfer_s", "entry [" + std::to_string(i) + "][" + std::to_string(j) + "]",
               net.transfer_s[static_cast<std::size_t>(i) * n + j], kMaxSeconds);
 }
 
