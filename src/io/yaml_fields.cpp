@@ -67,6 +67,11 @@ YamlFields::YamlFields(const YAML::Node& node, std::string where, std::string pr
     const std::string key = entry.first.Scalar();
     if (!seen.insert(key).second)
       fail_here("field '" + prefix_ + shorten(key) + "' is given twice; keep one", yaml_line(entry.first));
+    // A key with no value (`precision:`, `precision: ~`) would otherwise
+    // read as absent, and its default would be used without a word.
+    if (entry.second.IsNull())
+      fail_here("field '" + prefix_ + shorten(key) + "' is empty (null); give a value or remove the key",
+                yaml_line(entry.first));
   }
 }
 
@@ -135,7 +140,8 @@ std::optional<int64_t> YamlFields::integer(const char* key, int64_t low, int64_t
                            : open_ended && low == 0
                                ? "a non-negative integer"
                                : "an integer from " + std::to_string(low) + " to " + std::to_string(high);
-  const std::string at_most = ", too large: at most " + std::to_string(high);
+  // A bounded kind already states its upper end.
+  const std::string at_most = open_ended ? ", too large: at most " + std::to_string(high) : ", too large";
   if (!node.IsScalar() || node.Tag() == "!")
     fail(key, "must be " + kind + " (got " + describe_yaml(node) + ")");
   const std::string& text = node.Scalar();
