@@ -42,10 +42,10 @@ TEST(ExpertsCli, BadLoadFilesExitTwoWithOneLine) {
 
 TEST(ExpertsCli, BadShapesExitTwoWithOneLine) {
   const std::string loads = "--loads " + write_temp("ok.csv", "10,20,30,40\n5,5,5,5\n");
-  expect_bad_input(loads + " --gpus 3", "not a multiple of --gpus 3");               // (4+0) % 3
-  expect_bad_input(loads + " --gpus 2 --redundant -2", "--redundant must be >= 0");  // R < 0
-  expect_bad_input(loads + " --gpus 8", "exceeds the 4 physical slots");             // G > slots
-  expect_bad_input(loads + " --gpus 2 --redundant 6", "distinct GPUs");              // 5 per GPU > 4 experts
+  expect_bad_input(loads + " --gpus 3", "not a multiple of --gpus 3");                            // (4+0) % 3
+  expect_bad_input(loads + " --gpus 2 --redundant -2", "--redundant must be an integer from 0");  // R < 0
+  expect_bad_input(loads + " --gpus 8", "exceeds the 4 physical slots");                          // G > slots
+  expect_bad_input(loads + " --gpus 2 --redundant 6", "distinct GPUs");  // 5 per GPU > 4 experts
   expect_bad_input(loads + " --gpus 4 --nodes 3", "--nodes 3");
   expect_bad_input(loads + " --gpus 2 --groups 3", "--groups 3");
   expect_bad_input(loads + " --gpus 2 --solver gurobi", "--solver");

@@ -29,8 +29,8 @@ TEST(Hardening, HugeParallelSizesAreRangeErrors) {
       test::write_temp("huge_tp.yaml",
                        "model: gpt3-175b\ncluster: dgx-a100\ngpus: 1024\ngbs: 1536\nseq: 2048\n"
                        "config: {tp: 1073741824, pp: 1}\n");
-  test::expect_cli_refusal("estimate --job " + job, "tp must be an integer from 1 to");
-  test::expect_cli_refusal("check --job " + job, "tp must be an integer from 1 to");
+  test::expect_cli_refusal("estimate --job " + job, "config.tp' must be an integer from 1 to 1048576");
+  test::expect_cli_refusal("check --job " + job, "config.tp' must be an integer from 1 to 1048576");
 }
 
 // Item 2: products of user numbers gave impossible plans.

@@ -108,7 +108,7 @@ TEST(ModelLoaderErrors, WrongType) {
   EXPECT_MENTIONS(load_error("m.yaml", base + "hidden: 256.5\n"), "'hidden'", "integer");
   EXPECT_MENTIONS(load_error("m.yaml", base + "hidden: \"256\"\n"), "'hidden'", "quoted");
   EXPECT_MENTIONS(load_error("m.yaml", base + "hidden: [256]\n"), "'hidden'", "a list");
-  EXPECT_MENTIONS(load_error("m.yaml", base + "hidden:\n"), "'hidden'", "nothing");
+  EXPECT_MENTIONS(load_error("m.yaml", base + "hidden:\n"), "'hidden'", "is empty (null)");
   EXPECT_MENTIONS(load_error("m.yaml", std::string(kMinimalYaml) + "gated_ffn: maybe\n"), "'gated_ffn'",
                   "true or false");
   EXPECT_MENTIONS(load_error("m.yaml", std::string(kMinimalYaml) + "moe: 8\n"), "'moe'", "mapping");

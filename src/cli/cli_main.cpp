@@ -11,6 +11,7 @@
 
 #include "src/cli/commands.h"
 #include "src/io/input_error.h"
+#include "src/io/printable_text.h"
 
 namespace parplan {
 
@@ -66,7 +67,7 @@ int cli_main(int argc, const char* const* argv) {
   std::string names;
   for (const CLI::App* sub : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
   if (const std::string word = unknown_command(app, argc, argv); !word.empty()) {
-    std::cerr << "parplan: unknown command '" << word.substr(0, 60) << "' (commands: " << names
+    std::cerr << "parplan: unknown command '" << printable_text(word) << "' (commands: " << names
               << "; run 'parplan --help')\n";
     return 2;
   }
@@ -85,7 +86,8 @@ int cli_main(int argc, const char* const* argv) {
       std::cerr << "parplan: give a command (" << names << "; run 'parplan --help')\n";
       return 2;
     }
-    std::cerr << where << ": " << without_repeated_name(e.what()) << " (run '" << where << " --help')\n";
+    std::cerr << where << ": " << printable_line(without_repeated_name(e.what())) << " (run '" << where
+              << " --help')\n";
     return 2;
   }
   if (const std::string empty = empty_value_error(app); !empty.empty()) {
@@ -107,13 +109,15 @@ int cli_main(int argc, const char* const* argv) {
     }
     return rc;
   } catch (const InputError& e) {
-    std::cerr << "parplan: " << e.what() << "\n";
+    // Whatever part of an input the message quotes, the terminal gets no
+    // control byte of it (src/io/printable_text.h).
+    std::cerr << "parplan: " << printable_line(e.what()) << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
     std::cerr << "parplan: out of memory; the input is too large for this machine (see docs/errors.md)\n";
     return 3;
   } catch (const std::exception& e) {
-    std::cerr << "parplan: internal error (please report it): " << e.what() << "\n";
+    std::cerr << "parplan: internal error (please report it): " << printable_line(e.what()) << "\n";
     return 3;
   }
 }

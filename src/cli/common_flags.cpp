@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "src/io/decimal_int.h"
 #include "src/io/input_error.h"
 #include "src/io/input_limits.h"
+#include "src/io/printable_text.h"
 
 namespace parplan {
 
@@ -17,16 +19,9 @@ std::string number_text(double x) {
   return text;
 }
 
-// The value as given, shortened so that a 5,000-character argument does not
-// make a 5,000-character error line.
-std::string shown(const std::string& text) { return text.size() <= 40 ? text : text.substr(0, 37) + "..."; }
-
-bool all_digits(const std::string& text, std::size_t from) {
-  if (from >= text.size()) return false;
-  for (std::size_t i = from; i < text.size(); ++i)
-    if (text[i] < '0' || text[i] > '9') return false;
-  return true;
-}
+// The value as given, escaped and shortened so that a 5,000-character
+// argument does not make a 5,000-character error line.
+std::string shown(const std::string& text) { return printable_text(text); }
 
 }  // namespace
 
@@ -58,20 +53,12 @@ void add_common_flags(CLI::App& app, CommonFlags& f) {
 
 std::int64_t parse_decimal_int(const std::string& text, const std::string& flag, std::int64_t min,
                                std::int64_t max) {
-  const std::string range = " must be an integer from " + std::to_string(min) + " to " + std::to_string(max);
-  const bool negative = !text.empty() && text[0] == '-';
-  const std::size_t first = negative || (!text.empty() && text[0] == '+') ? 1 : 0;
-  if (!all_digits(text, first)) throw CLI::ValidationError(flag + range + " (got '" + shown(text) + "')");
-  // Leading zeros are decimal digits, not an octal prefix.
-  std::size_t nonzero = first;
-  while (nonzero + 1 < text.size() && text[nonzero] == '0') ++nonzero;
-  const std::string digits = text.substr(nonzero);
-  // More than 18 digits is out of every range this program accepts.
-  if (digits.size() > 18) throw CLI::ValidationError(flag + range + " (got " + shown(text) + ")");
-  std::int64_t value = std::strtoll(digits.c_str(), nullptr, 10);
-  if (negative) value = -value;
-  if (value < min || value > max) throw CLI::ValidationError(flag + range + " (got " + shown(text) + ")");
-  return value;
+  // The shared reading (src/io/decimal_int.h), worded as CLI11 expects.
+  try {
+    return read_decimal_int(text, flag, min, max);
+  } catch (const InputError& e) {
+    throw CLI::ValidationError(e.what());
+  }
 }
 
 double parse_decimal_number(const std::string& text, const std::string& flag, double min, double max) {

@@ -44,7 +44,8 @@ CLI::Option* add_output_path_option(CLI::App& app, const std::string& flag, std:
 void add_common_flags(CLI::App& app, CommonFlags& flags);
 
 /// Reads `text` as a plain decimal integer in [min, max] ("0600" is 600, not
-/// octal; no sign unless min < 0, no hex, no spaces). Throws
+/// octal; no '+', no '-' unless min < 0, no hex, no spaces), as every
+/// integer flag does (read_decimal_int, src/io/decimal_int.h). Throws
 /// CLI::ValidationError: "--gbs must be an integer from 1 to 16777216 (got 0)".
 std::int64_t parse_decimal_int(const std::string& text, const std::string& flag, std::int64_t min,
                                std::int64_t max);

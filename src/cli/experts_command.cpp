@@ -1,12 +1,14 @@
 // `parplan experts`: places MoE experts from routing statistics (reads the
 // loads, calls run_expert_placement, prints the table or JSON, writes --out).
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <functional>
 #include <iostream>
 
 #include "src/cli/commands.h"
 #include "src/io/cluster_loader.h"
+#include "src/io/decimal_int.h"
 #include "src/io/expert_loads.h"
 #include "src/io/input_error.h"
 #include "src/io/job_loader.h"
@@ -23,18 +25,9 @@ namespace parplan {
 
 namespace {
 
-/// Decimal integer (a leading zero is not octal); InputError naming `flag`.
+/// An integer flag, read as every command reads one (src/io/decimal_int.h).
 int parse_count(const std::string& flag, const std::string& text, int minimum) {
-  int value = 0;
-  const char* begin = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
-  const auto [ptr, ec] = std::from_chars(begin, text.data() + text.size(), value);
-  if (ec == std::errc::result_out_of_range) throw InputError(flag + " " + text + " is too large");
-  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) {
-    throw InputError(flag + " '" + text + "' is not a whole decimal number");
-  }
-  if (value < minimum)
-    throw InputError(flag + " must be >= " + std::to_string(minimum) + " (got " + text + ")");
-  return value;
+  return static_cast<int>(read_decimal_int(text, flag, minimum, INT_MAX));
 }
 
 double parse_seconds(const std::string& flag, const std::string& text) {

@@ -32,6 +32,13 @@ int run_plan(const PlanFlags& flags) {
   if (!flags.emit.empty()) (void)parse_engine(flags.emit);
   ResolvedJob r = resolve_job(flags.job, flags.emit);
   apply_pins(flags.job, r.job);
+  // Sequence parallelism splits activations over the tensor-parallel group:
+  // with tp pinned to 1 no config is left, and the search would blame the
+  // GPU split.
+  if (r.job.pins.sp.value_or(false) && r.job.pins.tp == 1)
+    throw InputError(std::string("--sp: sequence parallelism needs tp > 1, but ") +
+                     (flags.job.tp ? "--tp 1" : "the job file's constraints.tp 1") +
+                     " pins tp to 1; drop --sp or give --tp 2 or more");
   const bool emitting = !flags.emit.empty();
   Launcher launcher = Launcher::kTorchrun;
   if (emitting) {

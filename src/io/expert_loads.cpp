@@ -13,6 +13,7 @@
 
 #include "src/io/input_error.h"
 #include "src/io/input_file.h"
+#include "src/io/printable_text.h"
 
 namespace parplan {
 
@@ -88,7 +89,7 @@ ExpertLoads parse_json(const std::string& text, const std::string& source) {
   try {
     doc = parse_json_unique_keys(text, source);
   } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(source + ": not valid JSON (byte " + std::to_string(e.byte) +
+    throw InputError(source + ": not valid JSON (" + json_error_text(e) +
                      "); expected {\"loads\": [[tokens per expert] per layer]}");
   } catch (const nlohmann::json::exception&) {
     // The parser reports a number beyond double's range (1e400) as out_of_range.
@@ -147,7 +148,7 @@ ExpertLoads parse_csv(const std::string& text, const std::string& source) {
     std::vector<double> row;
     for (size_t e = 0; e < fields.size(); ++e) {
       if (!parse_number(fields[e], value)) {
-        throw InputError(where(source, layer, static_cast<int>(e)) + ": '" + fields[e] +
+        throw InputError(where(source, layer, static_cast<int>(e)) + ": '" + printable_text(fields[e]) +
                          "' is not a decimal number; give tokens routed (>= 0)");
       }
       check_value(value, source, layer, static_cast<int>(e));

@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "src/io/input_error.h"
+#include "src/io/input_file.h"
 #include "src/io/model_checks.h"
 #include "src/io/model_loader.h"
+#include "src/io/printable_text.h"
 
 namespace parplan {
 namespace {
@@ -21,11 +23,8 @@ using Json = nlohmann::json;
   model_fail(origin, line, message);
 }
 
-std::string shorten(std::string text) {
-  constexpr std::size_t kMax = 40;
-  if (text.size() > kMax) text = text.substr(0, kMax) + "...";
-  return text;
-}
+// A value quoted in a message: escaped and cut (src/io/printable_text.h).
+std::string hf_excerpt(const std::string& text) { return printable_text(text); }
 
 class HfConfig {
  public:
@@ -56,7 +55,7 @@ class HfConfig {
     const std::string kind = min_value > 0 ? "a positive integer" : "a non-negative integer";
     auto bad = [&](const std::string& extra) -> void {
       fail(origin_, 0,
-           "field '" + key + "' must be " + kind + " (got " + shorten(value->dump()) + extra + ")");
+           "field '" + key + "' must be " + kind + " (got " + hf_excerpt(value->dump()) + extra + ")");
     };
     if (value->is_number_unsigned()) {
       const auto u = value->get<uint64_t>();
@@ -89,7 +88,7 @@ class HfConfig {
     if (value == nullptr) return std::nullopt;
     if (!value->is_boolean()) {
       fail(origin_, 0,
-           std::string("field '") + key + "' must be true or false (got " + shorten(value->dump()) + ")");
+           std::string("field '") + key + "' must be true or false (got " + hf_excerpt(value->dump()) + ")");
     }
     return value->get<bool>();
   }
@@ -99,7 +98,7 @@ class HfConfig {
     if (value == nullptr) return std::nullopt;
     if (!value->is_string()) {
       fail(origin_, 0,
-           std::string("field '") + key + "' must be a string (got " + shorten(value->dump()) + ")");
+           std::string("field '") + key + "' must be a string (got " + hf_excerpt(value->dump()) + ")");
     }
     return value->get<std::string>();
   }
@@ -108,7 +107,7 @@ class HfConfig {
     const Json* value = find({key});
     if (value != nullptr && !value->is_number()) {
       fail(origin_, 0,
-           std::string("field '") + key + "' must be a number (got " + shorten(value->dump()) + ")");
+           std::string("field '") + key + "' must be a number (got " + hf_excerpt(value->dump()) + ")");
     }
   }
 
@@ -187,7 +186,7 @@ HfType type_of(const HfConfig& hf, const std::optional<std::string>& model_type,
   if (model_type) {
     if (const HfType* t = find_type(*model_type)) return *t;
     fail(origin, 0,
-         "field 'model_type' is '" + shorten(*model_type) + "', which parplan cannot read; supported: " +
+         "field 'model_type' is '" + hf_excerpt(*model_type) + "', which parplan cannot read; supported: " +
              supported_types() + " (or write a model YAML, see models/)");
   }
   if (hf.has({"n_embd", "n_layer", "n_head"})) return *find_type("gpt2");
@@ -208,7 +207,8 @@ double number_or(const HfConfig& hf, std::initializer_list<const char*> keys, do
   const Json* value = hf.find(keys, &key);
   if (value == nullptr) return fallback;
   if (!value->is_number() || value->get<double>() < 0)
-    fail(origin, 0, "field '" + key + "' must be a non-negative number (got " + shorten(value->dump()) + ")");
+    fail(origin, 0,
+         "field '" + key + "' must be a non-negative number (got " + hf_excerpt(value->dump()) + ")");
   return value->get<double>();
 }
 
@@ -228,7 +228,7 @@ void read_details(const HfConfig& hf, const HfType& type, ModelSpec& m) {
     act_name = "gelu_pytorch_tanh";  // Gemma2Config / Gemma3TextConfig default
   if (act != nullptr) {
     if (!act->is_string())
-      fail(origin, 0, "field '" + act_key + "' must be a string (got " + shorten(act->dump()) + ")");
+      fail(origin, 0, "field '" + act_key + "' must be a string (got " + hf_excerpt(act->dump()) + ")");
     act_name = act->get<std::string>();
   }
   if (act_name == "silu" || act_name == "swish") {
@@ -239,7 +239,7 @@ void read_details(const HfConfig& hf, const HfType& type, ModelSpec& m) {
     m.activation = Activation::kGeluTanh;
   } else {
     m.activation = m.gated_ffn ? Activation::kSilu : Activation::kGelu;
-    add_unmodelled(m, "the " + shorten(act_name) + " activation");
+    add_unmodelled(m, "the " + hf_excerpt(act_name) + " activation");
   }
   // RoPE: rope_theta (GPT-NeoX: rotary_emb_base), rotary_pct / partial_rotary_factor.
   if (m.position == PositionKind::kRope) {
@@ -260,7 +260,7 @@ void read_details(const HfConfig& hf, const HfType& type, ModelSpec& m) {
     if (megatron_llama3 && factor != nullptr && factor->is_number() && factor->get<double>() >= 1.0)
       m.rope_scaling_factor = factor->get<double>();
     else
-      add_unmodelled(m, "RoPE scaling '" + shorten(kind) + "'");
+      add_unmodelled(m, "RoPE scaling '" + hf_excerpt(kind) + "'");
   }
   m.norm_epsilon =
       number_or(hf, {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon"}, type.norm_eps_default, origin);
@@ -298,7 +298,7 @@ void read_details(const HfConfig& hf, const HfType& type, ModelSpec& m) {
         if (!kind.is_string() || (kind != "full_attention" && kind != "sliding_attention"))
           fail(origin, 0,
                "field 'layer_types' holds 'full_attention' or 'sliding_attention' per layer (got " +
-                   shorten(kind.dump()) + ")");
+                   hf_excerpt(kind.dump()) + ")");
         full += kind == "full_attention" ? 1 : 0;
       }
       m.full_attention_layers = full;
@@ -320,7 +320,7 @@ void read_details(const HfConfig& hf, const HfType& type, ModelSpec& m) {
 ModelSpec model_from_hf(const Json& root, const std::string& origin) {
   if (!root.is_object()) {
     fail(origin, 0,
-         "a Hugging Face config.json must be a JSON object {...} (got " + shorten(root.dump()) + ")");
+         "a Hugging Face config.json must be a JSON object {...} (got " + hf_excerpt(root.dump()) + ")");
   }
   // Gemma 3 (multimodal): the decoder is the text_config (a gemma3_text).
   const auto text = root.find("text_config");
@@ -435,14 +435,7 @@ ModelSpec model_from_hf(const Json& root, const std::string& origin) {
 }
 
 /// nlohmann's what() without its "[json.exception.parse_error.101] " prefix.
-std::string json_message(const std::exception& e) {
-  std::string what = e.what();
-  if (!what.empty() && what.front() == '[') {
-    const auto close = what.find("] ");
-    if (close != std::string::npos) what = what.substr(close + 2);
-  }
-  return what;
-}
+std::string json_message(const std::exception& e) { return json_error_text(e); }
 
 }  // namespace
 

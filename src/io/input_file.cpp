@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/io/input_error.h"
+#include "src/io/printable_text.h"
 
 namespace parplan {
 
@@ -53,6 +54,25 @@ nlohmann::json parse_json_unique_keys(const std::string& text, const std::string
     return true;
   };
   return nlohmann::json::parse(text, on_event);
+}
+
+std::string json_error_text(const std::exception& e) {
+  std::string what = e.what();
+  if (what.rfind("[json.exception.", 0) == 0) {
+    const auto close = what.find("] ");
+    if (close != std::string::npos) what = what.substr(close + 2);
+  }
+  // "...; last read: 'TOKEN'" or "...; last read: 'TOKEN'; expected ...":
+  // the token is the input's own bytes.
+  const std::string marker = "last read: '";
+  const auto start = what.find(marker);
+  if (start == std::string::npos) return printable_text(what, std::string::npos);
+  const auto from = start + marker.size();
+  auto end = what.find("'; expected", from);
+  if (end == std::string::npos)
+    end = what.size() > from && what.back() == '\'' ? what.size() - 1 : what.size();
+  return printable_text(what.substr(0, from), std::string::npos) +
+         printable_text(what.substr(from, end - from)) + printable_text(what.substr(end), std::string::npos);
 }
 
 }  // namespace parplan

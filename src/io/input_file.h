@@ -3,6 +3,7 @@
 // the command forever, /dev/zero would never end.
 #pragma once
 
+#include <exception>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
@@ -21,5 +22,11 @@ void refuse_byte_order_mark(const std::string& text, const std::string& label);
 /// object (the parser alone keeps the last and drops the other silently).
 /// Malformed JSON throws nlohmann::json::exception, for the caller to word.
 nlohmann::json parse_json_unique_keys(const std::string& text, const std::string& label);
+
+/// A JSON library exception as a message part: without nlohmann's
+/// "[json.exception.parse_error.101] " prefix, keeping the line, column and
+/// what was expected, with the text it last read escaped and cut
+/// (src/io/printable_text.h).
+std::string json_error_text(const std::exception& e);
 
 }  // namespace parplan

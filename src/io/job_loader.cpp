@@ -132,6 +132,19 @@ const char* precision_name(Precision precision) {
 }
 
 namespace {
+// The bound of the flag of the same name (src/io/input_limits.h), stated in
+// the message: tp, cp, ep, etp and dp at most the GPUs, pp and vp the
+// layers, mbs the global batch.
+std::int64_t job_size_bound(const std::string& key) {
+  if (key == "pp" || key == "vp") return kMaxLayers;
+  if (key == "mbs") return kMaxGbs;
+  return kMaxGpus;
+}
+
+int job_size(const YamlFields& f, const char* key, int fallback) {
+  return static_cast<int>(f.integer(key, 1, job_size_bound(key)).value_or(fallback));
+}
+
 // A ZeRO stage: 0..3 and a whole number (1.5 is refused, not truncated).
 int zero_stage(const YamlFields& f, int fallback) {
   const double stage = f.number_in("zero", 0, 3, fallback);
@@ -146,17 +159,17 @@ ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
               {"dp", "first_stage_layers", "last_stage_layers", "zeropp", "hierarchical_partition"});
   f.allow_only(keys);
   ParallelConfig c;
-  c.tp = f.positive_int("tp", 1);
-  c.pp = f.positive_int("pp", 1);
-  c.vp = f.positive_int("vp", 1);
+  c.tp = job_size(f, "tp", 1);
+  c.pp = job_size(f, "pp", 1);
+  c.vp = job_size(f, "vp", 1);
   request.config_vp_given = f.has("vp");
   if (f.has("pipeline_layout")) {
     request.config_pipeline_layout = f.text("pipeline_layout");
     request.config_pipeline_layout_where = f.where() + ": field '" + f.full("pipeline_layout") + "'";
   }
-  c.cp = f.positive_int("cp", 1);
-  c.ep = f.positive_int("ep", 1);
-  c.etp = f.positive_int("etp", 1);
+  c.cp = job_size(f, "cp", 1);
+  c.ep = job_size(f, "ep", 1);
+  c.etp = job_size(f, "etp", 1);
   // `plan` searches the other sizes around the expert sizes the file gives.
   if (f.has("ep")) request.job.pins.ep = c.ep;
   if (f.has("etp")) request.job.pins.etp = c.etp;
@@ -164,10 +177,10 @@ ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
   // keeps it; estimate and check cost it).
   if (f.has("a2a_hierarchical")) request.job.pins.a2a_hierarchical = f.boolean("a2a_hierarchical", false);
   if (f.has("ep_overlap")) request.job.pins.ep_overlap = f.boolean("ep_overlap", true);
-  c.mbs = f.positive_int("mbs", 1);
+  c.mbs = job_size(f, "mbs", 1);
   c.zero = zero_stage(f, 0);
   // dp follows from the GPUs and tp * pp * cp; when given, it is checked.
-  if (f.has("dp")) request.config_dp = f.positive_int("dp");
+  if (f.has("dp")) request.config_dp = job_size(f, "dp", 0);
   c.sp = f.boolean("sp", false);
   request.config_sp_given = f.has("sp");
   c.recompute =
@@ -219,8 +232,11 @@ JobRequest load_job_file(const std::string& path) {
   // Only a regular file: a FIFO would block the read forever and a directory
   // fails deep inside the stream library.
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR)
+      throw InputError("--job " + path + ": the file does not exist; check the path");
     throw InputError("--job " + path + ": cannot be read: " + std::strerror(errno));
+  }
   if (!S_ISREG(st.st_mode))
     throw InputError("--job " + path + ": is not a regular file (" +
                      (S_ISDIR(st.st_mode)    ? "a directory"
@@ -259,12 +275,17 @@ JobRequest load_job_file(const std::string& path) {
                   "torch_compile",
                   "document_tokens"});
     JobRequest r;
+    // Free text for people, but one string: a list or a mapping is a
+    // mistake in the file.
+    if (f.has("name")) (void)f.text("name");
+    if (f.has("description")) (void)f.text("description");
     r.model = f.text("model", "");
     r.cluster = f.text("cluster", "");
-    r.gpus = f.positive_int("gpus", 0);
-    r.nodes = f.positive_int("nodes", 0);
-    r.job.gbs = f.positive_int("gbs", 0);
-    r.job.seq = f.positive_int("seq", 0);
+    // The bounds of --gpus, --nodes, --gbs and --seq (src/io/input_limits.h).
+    r.gpus = static_cast<int>(f.integer("gpus", 1, kMaxGpus).value_or(0));
+    r.nodes = static_cast<int>(f.integer("nodes", 1, kMaxNodes).value_or(0));
+    r.job.gbs = static_cast<int>(f.integer("gbs", 1, kMaxGbs).value_or(0));
+    r.job.seq = static_cast<int>(f.integer("seq", 1, kMaxSeq).value_or(0));
     r.job.precision = parse_precision(f.text("precision", "bf16"), path + ": field 'precision'");
     const std::string optimizer = f.text("optimizer", "adam");
     if (optimizer != "adam" && optimizer != "sgd") f.fail("optimizer", "must be adam or sgd");
@@ -304,7 +325,7 @@ JobRequest load_job_file(const std::string& path) {
       c.allow_only({"tp", "pp", "vp", "cp", "dp", "mbs", "zero", "recompute", "ep", "etp"});
       SearchPins& pins = r.job.pins;
       const auto size = [&](const char* key) {
-        return c.has(key) ? std::optional<int>(c.positive_int(key)) : std::nullopt;
+        return c.has(key) ? std::optional<int>(job_size(c, key, 0)) : std::nullopt;
       };
       pins.tp = size("tp");
       pins.pp = size("pp");

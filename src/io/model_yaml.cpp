@@ -28,8 +28,6 @@ const std::vector<std::string> kMlaKeys = {"q_lora_rank", "kv_lora_rank", "qk_ro
                                            "qk_nope_head_dim"};
 
 int required_int(const YamlFields& f, const char* key, const std::string& what) {
-  if (f.node(key).IsDefined() && f.node(key).IsNull())
-    f.fail(key, "must be a positive integer (got nothing)");
   if (!f.has(key)) f.fail(key, "is missing: give " + what);
   return static_cast<int>(*f.integer(key, 1, kModelIntMax));
 }

@@ -11,6 +11,7 @@
 
 #include "src/io/input_error.h"
 #include "src/io/input_file.h"
+#include "src/io/printable_text.h"
 
 namespace parplan {
 
@@ -26,7 +27,7 @@ std::int64_t parse_length(const std::string& token, const std::string& where) {
   bool digits = !token.empty() && token.size() <= 12;
   for (char ch : token) digits = digits && ch >= '0' && ch <= '9';
   if (!digits) {
-    throw InputError(where + ": sequence length '" + token +
+    throw InputError(where + ": sequence length '" + printable_text(token) +
                      "' is not a positive whole number of tokens (write e.g. 4096)");
   }
   const std::int64_t value = std::stoll(token, nullptr, 10);
@@ -49,7 +50,7 @@ std::vector<std::vector<std::int64_t>> parse_json_lengths(const std::string& tex
   try {
     doc = parse_json_unique_keys(text, origin);
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(origin + ": not valid JSON (" + std::string(e.what()) + ")");
+    throw InputError(origin + ": not valid JSON (" + json_error_text(e) + ")");
   }
   if (!doc.is_object() || !doc.contains("steps") || !doc["steps"].is_array()) {
     throw InputError(origin + ": expected {\"steps\": [[length, ...], ...]}");
@@ -169,7 +170,7 @@ ScatterCoefficients parse_scatter_coefficients(const std::string& text, const st
   try {
     doc = parse_json_unique_keys(text, origin);
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(origin + ": not valid JSON (" + std::string(e.what()) + ")");
+    throw InputError(origin + ": not valid JSON (" + json_error_text(e) + ")");
   }
   if (!doc.is_object()) throw InputError(origin + ": expected a JSON object of coefficients");
   static const std::set<std::string> known = {
@@ -249,7 +250,7 @@ std::vector<int> parse_group_sizes(const std::string& text, const std::string& f
     bool digits = !token.empty() && token.size() <= 7;
     for (char ch : token) digits = digits && ch >= '0' && ch <= '9';
     if (!digits || std::stoi(token) < 1) {
-      throw InputError(flag + ": '" + token + "' is not a group size (write e.g. 1,2,4,8)");
+      throw InputError(flag + ": '" + printable_text(token) + "' is not a group size (write e.g. 1,2,4,8)");
     }
     sizes.push_back(std::stoi(token));
   }

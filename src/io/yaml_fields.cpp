@@ -9,6 +9,7 @@
 
 #include "src/io/input_error.h"
 #include "src/io/input_limits.h"
+#include "src/io/printable_text.h"
 #include "src/io/suggest.h"
 
 namespace parplan {
@@ -21,11 +22,8 @@ std::string one_line(std::string text) {
   return text;
 }
 
-std::string shorten(std::string text) {
-  constexpr std::size_t kMax = 40;
-  if (text.size() > kMax) text = text.substr(0, kMax) + "...";
-  return text;
-}
+// Input text quoted in a message: escaped and cut (src/io/printable_text.h).
+std::string shorten(const std::string& text) { return printable_text(text); }
 
 bool scalar_number(const YAML::Node& node, double& out) {
   if (!node.IsScalar() || node.Tag() == "!") return false;
@@ -68,7 +66,12 @@ YamlFields::YamlFields(const YAML::Node& node, std::string where, std::string pr
     if (!entry.first.IsScalar()) fail_here("field names must be plain words", yaml_line(entry.first));
     const std::string key = entry.first.Scalar();
     if (!seen.insert(key).second)
-      fail_here("field '" + prefix_ + key + "' is given twice; keep one", yaml_line(entry.first));
+      fail_here("field '" + prefix_ + shorten(key) + "' is given twice; keep one", yaml_line(entry.first));
+    // A key with no value (`precision:`, `precision: ~`) would otherwise
+    // read as absent, and its default would be used without a word.
+    if (entry.second.IsNull())
+      fail_here("field '" + prefix_ + shorten(key) + "' is empty (null); give a value or remove the key",
+                yaml_line(entry.first));
   }
 }
 
@@ -98,7 +101,7 @@ void YamlFields::allow_only(const std::vector<std::string>& allowed) const {
     bool known = false;
     for (const auto& name : allowed) known = known || key == name;
     if (!known)
-      fail_here("unknown field '" + prefix_ + key + "' (" + suggest(key, allowed) +
+      fail_here("unknown field '" + prefix_ + shorten(key) + "' (" + suggest(shorten(key), allowed) +
                     "); remove it or fix the spelling",
                 yaml_line(entry.first));
   }
@@ -137,7 +140,8 @@ std::optional<int64_t> YamlFields::integer(const char* key, int64_t low, int64_t
                            : open_ended && low == 0
                                ? "a non-negative integer"
                                : "an integer from " + std::to_string(low) + " to " + std::to_string(high);
-  const std::string at_most = ", too large: at most " + std::to_string(high);
+  // A bounded kind already states its upper end.
+  const std::string at_most = open_ended ? ", too large: at most " + std::to_string(high) : ", too large";
   if (!node.IsScalar() || node.Tag() == "!")
     fail(key, "must be " + kind + " (got " + describe_yaml(node) + ")");
   const std::string& text = node.Scalar();

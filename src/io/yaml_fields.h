@@ -17,7 +17,9 @@ class YamlFields {
  public:
   /// `where` names the input in messages (a file path, or "path: tiers[0]");
   /// `prefix` is put before field names ("moe." for the block moe:). Throws
-  /// unless `node` is a mapping whose keys are plain words, each given once.
+  /// unless `node` is a mapping whose keys are plain words, each given once,
+  /// each with a value: `key:`, `key: ~` and `key: null` are refused, not
+  /// read as absent (which would use the default without a word).
   YamlFields(const YAML::Node& node, std::string where, std::string prefix = "");
 
   /// Throws unless every key is one of `allowed` (naming the nearest one).

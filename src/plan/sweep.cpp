@@ -5,12 +5,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <climits>
 #include <filesystem>
 
 #include "cost/parameters.h"
+#include "src/io/decimal_int.h"
 #include "src/io/input_error.h"
 #include "src/io/input_limits.h"
 #include "src/io/model_loader.h"
@@ -42,24 +42,13 @@ std::vector<std::string> split(const std::string& text, char sep) {
 
 std::string list_hint() { return " (lists look like 64,128,256 or 64:1024:x2 or 512:2048:+512)"; }
 
-/// A positive int written as plain decimal digits.
+/// A positive int, read as every integer flag is (src/io/decimal_int.h).
 long long positive(const std::string& word, const std::string& flag, const std::string& what) {
-  long long value = 0;
-  const char* end = word.data() + word.size();
-  const bool digits =
-      !word.empty() && std::all_of(word.begin(), word.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-  const auto [ptr, ec] = std::from_chars(word.data(), end, value);
-  if (!digits || ec == std::errc::result_out_of_range || ptr != end) {
-    if (digits)
-      throw InputError(flag + ": " + what + " '" + word + "' is too large (at most " +
-                       std::to_string(INT_MAX) + ")");
-    throw InputError(flag + ": " + what + " '" + word + "' is not a positive integer" + list_hint());
+  try {
+    return read_decimal_int(word, flag + ": " + what, 1, INT_MAX);
+  } catch (const InputError& e) {
+    throw InputError(e.what() + list_hint());
   }
-  if (value <= 0) throw InputError(flag + ": " + what + " must be positive (got " + word + ")" + list_hint());
-  if (value > INT_MAX)
-    throw InputError(flag + ": " + what + " '" + word + "' is too large (at most " + std::to_string(INT_MAX) +
-                     ")");
-  return value;
 }
 
 void add_value(std::vector<int>& values, long long value, const std::string& flag) {

@@ -7,6 +7,7 @@
 #include "solvers/profile_fit.h"
 #include "src/io/input_error.h"
 #include "src/io/job_loader.h"
+#include "src/io/write_error.h"
 #include "src/plan/planner.h"
 #include "src/tune/simulated_log.h"
 
@@ -68,6 +69,9 @@ TuneResult write_tune_loop(const TuneRequest& r) {
           r.model.name + " is neither; use --emit megatron");
   }
   std::error_code ec;
+  if (fs::exists(r.out_dir, ec) && !fs::is_directory(r.out_dir, ec))
+    throw InputError("--out " + r.out_dir.string() +
+                     ": is a file, not a directory; give a new or empty directory for the trials");
   if (fs::exists(r.out_dir, ec) && !fs::is_empty(r.out_dir, ec))
     throw InputError("--out " + r.out_dir.string() + ": the directory is not empty; give a new one");
   // A pin that cannot hold is named as `plan` names it, before any search.
@@ -117,7 +121,12 @@ TuneResult write_tune_loop(const TuneRequest& r) {
   for (const auto& c : identifiable_constants(r.cluster, trial_runs(r.model, result.trials), constants, 1e-3))
     result.pinned.push_back(c.key);
 
-  fs::create_directories(r.out_dir / "logs");
+  // A parent that is a file, or no permission: one line, not an internal
+  // error.
+  fs::create_directories(r.out_dir / "logs", ec);
+  if (ec)
+    throw WriteError("--out " + r.out_dir.string() + ": cannot create the directory (" + ec.message() +
+                     "); give a path where a new directory can be made");
   std::string script =
       "#!/usr/bin/env bash\n# Runs the trials one after another; each log goes to logs/NAME.log.\n"
       "set -euo pipefail\ncd \"$(dirname \"$0\")\"\nmkdir -p logs\nexport TRAIN_ITERS=\"${TRAIN_ITERS:-" +
