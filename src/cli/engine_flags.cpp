@@ -8,9 +8,20 @@
 #include "cost/power_cap.h"
 #include "src/cli/common_flags.h"
 #include "src/cli/job_options.h"
+#include "src/emit/emit.h"
 #include "src/io/input_error.h"
 
 namespace parplan {
+
+void warn_unmodelled(const ModelSpec& model) {
+  if (!model.unmodelled.empty())
+    std::cerr << "parplan: warning: " << model.name << " has " << model.unmodelled
+              << ", which parplan does not model: costed without it, and --emit refuses it\n";
+  const std::string unwritable = unwritable_features(model);
+  if (!unwritable.empty())
+    std::cerr << "parplan: warning: " << model.name << " has " << unwritable
+              << ": costed with it, but no launch file parplan writes carries it, and --emit refuses it\n";
+}
 
 void add_engine_flags(CLI::App& app, JobFlags& f) {
   app.add_option(

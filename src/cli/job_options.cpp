@@ -354,6 +354,7 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   apply_torchtitan_loss(f, !recipe.cross_entropy.empty(), out);
   check_async_tp_compiled(f, out);
   out.file_config = request.config;
+  out.file_config_keys_unpinned = request.config_keys_unpinned;
   out.file_sp_given = request.config_sp_given;
   out.file_attention_given = request.config_attention_given;
   out.file_dp = request.config_dp;
@@ -366,16 +367,6 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   // After every input check, so a bad flag stays one line on stderr.
   warn_unmodelled(out.model);
   return out;
-}
-
-void warn_unmodelled(const ModelSpec& model) {
-  if (!model.unmodelled.empty())
-    std::cerr << "parplan: warning: " << model.name << " has " << model.unmodelled
-              << ", which parplan does not model: costed without it, and --emit refuses it\n";
-  const std::string unwritable = unwritable_features(model);
-  if (!unwritable.empty())
-    std::cerr << "parplan: warning: " << model.name << " has " << unwritable
-              << ": costed with it, but no launch file parplan writes carries it, and --emit refuses it\n";
 }
 
 namespace {

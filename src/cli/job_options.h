@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cost/spec/cluster_spec.h"
 #include "cost/spec/job_spec.h"
@@ -131,6 +132,8 @@ struct ResolvedJob {
   JobSpec job;
   /// From `config:` in the job file, overridden by flags.
   std::optional<ParallelConfig> file_config;
+  /// Its keys that plan leaves free (JobRequest::config_keys_unpinned).
+  std::vector<std::string> file_config_keys_unpinned;
   bool file_sp_given = false, file_attention_given = false;
   /// `config: dp` from the job file, when given.
   std::optional<int> file_dp;

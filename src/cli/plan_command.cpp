@@ -32,6 +32,16 @@ int run_plan(const PlanFlags& flags) {
   if (!flags.emit.empty()) (void)parse_engine(flags.emit);
   ResolvedJob r = resolve_job(flags.job, flags.emit);
   apply_pins(flags.job, r.job);
+  // A job file's config is what estimate and check cost; plan searches
+  // around it (its expert keys pin the search). Say so rather than drop
+  // the keys without a word.
+  if (!r.file_config_keys_unpinned.empty()) {
+    std::string keys;
+    for (const std::string& k : r.file_config_keys_unpinned) keys += (keys.empty() ? "" : ", ") + k;
+    std::cerr << "parplan: note: plan leaves the job file's config keys " << keys
+              << " free (estimate and check cost them as given; constraints: pins tp, pp, vp, cp, dp, mbs, "
+                 "zero and recompute)\n";
+  }
   // Sequence parallelism splits activations over the tensor-parallel group:
   // with tp pinned to 1 no config is left, and the search would blame the
   // GPU split.

@@ -152,12 +152,16 @@ int zero_stage(const YamlFields& f, int fallback) {
   return static_cast<int>(stage);
 }
 
-ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
-  // The run files' config keys, and what only a job's config gives.
+// The run files' config keys, and what only a job's config gives.
+std::vector<std::string> run_config_keys_and_job_only() {
   std::vector<std::string> keys = run_config_keys();
   keys.insert(keys.end(),
               {"dp", "first_stage_layers", "last_stage_layers", "zeropp", "hierarchical_partition"});
-  f.allow_only(keys);
+  return keys;
+}
+
+ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
+  f.allow_only(run_config_keys_and_job_only());
   ParallelConfig c;
   c.tp = job_size(f, "tp", 1);
   c.pp = job_size(f, "pp", 1);
@@ -340,7 +344,18 @@ JobRequest load_job_file(const std::string& path) {
         pins.recompute =
             parse_recompute(c.text("recompute"), c.where() + ": field '" + c.full("recompute") + "'");
     }
-    if (f.has("config")) r.config = read_config(f.child("config"), r);
+    if (f.has("config")) {
+      r.config = read_config(f.child("config"), r);
+      const YamlFields config = f.child("config");
+      const bool constrained = f.has("constraints");
+      for (const std::string& key : run_config_keys_and_job_only()) {
+        if (!config.has(key.c_str()) || key == "ep" || key == "etp" || key == "a2a_hierarchical" ||
+            key == "ep_overlap")
+          continue;
+        if (constrained && f.child("constraints").has(key.c_str())) continue;
+        r.config_keys_unpinned.push_back(key);
+      }
+    }
     if (r.config) check_constraints_agree(f, r);
     return r;
   } catch (const YAML::Exception& e) {

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cost/spec/job_spec.h"
 #include "cost/spec/parallel_config.h"
@@ -27,6 +28,9 @@ struct JobRequest {
   /// read; laid out once the model is known (apply_pipeline_layout_text).
   std::string config_pipeline_layout, config_pipeline_layout_where;
   bool config_vp_given = false;
+  /// The `config:` keys that plan leaves free: neither an expert key (ep,
+  /// etp, a2a_hierarchical, ep_overlap: pins) nor also under `constraints:`.
+  std::vector<std::string> config_keys_unpinned;
   /// Engine and recipe keys, as their flags spell them (flags override them;
   /// empty when the file does not give them).
   std::string engine, grad_reduce_dtype, cross_entropy, grad_sync, recompute_modules;
