@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <tuple>
@@ -19,6 +20,7 @@
 #include "src/io/input_error.h"
 #include "src/io/model_loader.h"
 #include "src/io/pipeline_layout_text.h"
+#include "tests/cli_support.h"
 #include "tests/emit_fixtures/engine_checks.h"
 
 namespace parplan {
@@ -209,6 +211,43 @@ TEST(PipelineLayout, MlaUpProjFreesQueryKeyAndValueAndRedoesTheUpProjections) {
   // Without multi-latent attention there is nothing to free.
   const ModelSpec dense = load_model("llama3-8b");
   EXPECT_DOUBLE_EQ(layer_activation_bytes(dense, kept), layer_activation_bytes(dense, redone));
+}
+
+}  // namespace
+}  // namespace parplan
+
+namespace parplan {
+namespace {
+
+// --pipeline-layout is the job file's config: pipeline_layout as a flag of
+// estimate and check: the same layout costs the same step either way, the
+// flag replaces the file's, and plan (which searches stage splits) has no
+// such flag.
+TEST(PipelineLayoutFlag, TheFlagCostsWhatTheJobFileCosts) {
+  const std::string job =
+      "model: deepseek-v3\ncluster: dgx-h100\ngpus: 1024\ngbs: 8192\nseq: 4096\n"
+      "precision: fp8\nengine: megatron\n";
+  const std::string config = "config: {tp: 2, pp: 8, ep: 64, sp: true, mbs: 1, zero: 1";
+  const auto step_s = [](const test::CliRun& run) {
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return nlohmann::json::parse(run.out)["time"]["step_s"].get<double>();
+  };
+  const double from_file = step_s(test::run_cli(
+      "estimate --format json --job " +
+      test::write_temp("layout_file.yaml", job + config + ", pipeline_layout: \"Et|(tt|)*30mL\"}\n")));
+  const std::string plain = test::write_temp("layout_none.yaml", job + config + "}\n");
+  EXPECT_DOUBLE_EQ(
+      step_s(test::run_cli("estimate --format json --job " + plain + " --pipeline-layout 'Et|(tt|)*30mL'")),
+      from_file);
+  // The flag replaces the file's layout.
+  const std::string other =
+      test::write_temp("layout_other.yaml", job + config + ", pipeline_layout: \"Ett|(tt|)*29t|mL\"}\n");
+  EXPECT_DOUBLE_EQ(
+      step_s(test::run_cli("estimate --format json --job " + other + " --pipeline-layout 'Et|(tt|)*30mL'")),
+      from_file);
+  test::expect_refusal(test::run_cli("estimate --job " + plain + " --pipeline-layout 'Et|tt'"),
+                       "--pipeline-layout");
+  EXPECT_EQ(test::run_cli("plan --job " + plain + " --pipeline-layout 'Et|(tt|)*30mL'").exit_code, 2);
 }
 
 }  // namespace

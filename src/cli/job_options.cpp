@@ -102,6 +102,12 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                              "--decoder-last-pipeline-num-layers; default: an even split)") +
                      what,
                  1, kMaxLayers);
+  if (config_flags)
+    app.add_option(
+        "--pipeline-layout", f.pipeline_layout,
+        "Megatron-LM's custom pipeline layout (--pipeline-model-parallel-layout), e.g. "
+        "\"Et|(tt|)*30mL\": virtual stages split by |, E the embedding, t a layer, m an MTP layer, "
+        "L the loss; vp follows from it (megatron only; docs/cli.md)");
   app.add_option("--grad-reduce-dtype", f.grad_reduce_dtype,
                  "fp32 | bf16: the dtype gradients are accumulated and reduced in (default: the engine's; "
                  "Megatron-LM keeps fp32 main grads under bf16, see docs/cost-model-engines.md)");
@@ -358,10 +364,13 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   out.file_sp_given = request.config_sp_given;
   out.file_attention_given = request.config_attention_given;
   out.file_dp = request.config_dp;
-  out.file_pipeline_layout_where = request.config_pipeline_layout_where;
-  if (!request.config_pipeline_layout.empty())
+  // --pipeline-layout replaces the job file's layout, as flags do.
+  out.file_pipeline_layout_where =
+      f.pipeline_layout ? "--pipeline-layout" : request.config_pipeline_layout_where;
+  const std::string layout = f.pipeline_layout.value_or(request.config_pipeline_layout);
+  if (f.pipeline_layout || !layout.empty())
     out.job.pipeline_layout =
-        parse_pipeline_layout(request.config_pipeline_layout, f.pp.value_or(request.config->pp), out.model,
+        parse_pipeline_layout(layout, f.pp.value_or(request.config ? request.config->pp : 1), out.model,
                               out.file_pipeline_layout_where);
   out.file_vp_given = request.config_vp_given;
   // After every input check, so a bad flag stays one line on stderr.

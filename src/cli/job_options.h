@@ -30,6 +30,9 @@ struct JobFlags {
   /// Layers of the first and last pipeline stage (Megatron
   /// --decoder-first/last-pipeline-num-layers).
   std::optional<int> first_stage_layers, last_stage_layers;
+  /// estimate and check: --pipeline-layout, Megatron-LM's custom pipeline
+  /// layout text (as a job file's config: pipeline_layout, which it replaces).
+  std::optional<std::string> pipeline_layout;
   /// Recipe inputs: --grad-reduce-dtype fp32|bf16, --cross-entropy fused|eager.
   std::string grad_reduce_dtype, cross_entropy, grad_sync;
   /// --recompute-modules (Megatron-LM's names, commas or spaces).
