@@ -12,6 +12,7 @@
 #include "src/emit/emit.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"
+#include "src/io/input_limits.h"
 #include "src/io/job_loader.h"
 #include "src/plan/sweep.h"
 #include "src/report/output_files.h"
@@ -41,8 +42,8 @@ int run_sweep(const SweepFlags& flags) {
     throw InputError(message.rfind("--cluster", 0) == 0 ? message : "--cluster: " + message);
   }
   if (flags.power_limit_w) apply_power_limit(*flags.power_limit_w, grid.cluster);
-  grid.gpus = parse_int_list(flags.gpus, "--gpus");
-  grid.gbs = parse_int_list(flags.gbs, "--gbs");
+  grid.gpus = parse_int_list(flags.gpus, "--gpus", kMaxGpus);
+  grid.gbs = parse_int_list(flags.gbs, "--gbs", kMaxGbs);
   grid.seq = flags.seq;
   grid.precision = parse_precision(flags.precision, "--precision");
   {

@@ -43,9 +43,9 @@ std::vector<std::string> split(const std::string& text, char sep) {
 std::string list_hint() { return " (lists look like 64,128,256 or 64:1024:x2 or 512:2048:+512)"; }
 
 /// A positive int, read as every integer flag is (src/io/decimal_int.h).
-long long positive(const std::string& word, const std::string& flag, const std::string& what) {
+long long positive(const std::string& word, const std::string& flag, const std::string& what, long long max) {
   try {
-    return read_decimal_int(word, flag + ": " + what, 1, INT_MAX);
+    return read_decimal_int(word, flag + ": " + what, 1, max);
   } catch (const InputError& e) {
     throw InputError(e.what() + list_hint());
   }
@@ -58,18 +58,18 @@ void add_value(std::vector<int>& values, long long value, const std::string& fla
   values.push_back(static_cast<int>(value));
 }
 
-void expand_range(const std::string& item, std::vector<int>& values, const std::string& flag) {
+void expand_range(const std::string& item, std::vector<int>& values, const std::string& flag, long long max) {
   const std::vector<std::string> parts = split(item, ':');
   if (parts.size() != 3)
     throw InputError(flag + ": range '" + item + "' must be START:STOP:xFACTOR or START:STOP:+STEP" +
                      list_hint());
-  const long long start = positive(parts[0], flag, "range start");
-  const long long stop = positive(parts[1], flag, "range stop");
+  const long long start = positive(parts[0], flag, "range start", max);
+  const long long stop = positive(parts[1], flag, "range stop", max);
   const std::string& step = parts[2];
   if (step.empty() || (step[0] != 'x' && step[0] != '+'))
     throw InputError(flag + ": range '" + item + "' needs a step xFACTOR (geometric) or +STEP (arithmetic)" +
                      list_hint());
-  const long long by = positive(step.substr(1), flag, "range step");
+  const long long by = positive(step.substr(1), flag, "range step", INT_MAX);
   if (start > stop)
     throw InputError(flag + ": range '" + item + "' yields nothing (start " + std::to_string(start) +
                      " is above stop " + std::to_string(stop) + ")");
@@ -92,16 +92,16 @@ InputError renamed(const InputError& e, const std::string& flag) {
 
 }  // namespace
 
-std::vector<int> parse_int_list(const std::string& text, const std::string& flag) {
+std::vector<int> parse_int_list(const std::string& text, const std::string& flag, long long max) {
   if (trim(text).empty())
     throw InputError(flag + ": the list is empty; give positive integers" + list_hint());
   std::vector<int> values;
   for (const std::string& item : split(text, ',')) {
     if (item.empty()) throw InputError(flag + ": empty item in '" + text + "'" + list_hint());
     if (item.find(':') != std::string::npos) {
-      expand_range(item, values, flag);
+      expand_range(item, values, flag, max);
     } else {
-      add_value(values, positive(item, flag, "value"), flag);
+      add_value(values, positive(item, flag, "value", max), flag);
     }
   }
   std::sort(values.begin(), values.end());

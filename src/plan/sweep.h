@@ -2,6 +2,7 @@
 // plan_job, the points in parallel; and the parsing of the grid's lists.
 #pragma once
 
+#include <climits>
 #include <functional>
 #include <string>
 #include <utility>
@@ -65,8 +66,9 @@ inline const ModelSpec& sweep_model(const SweepGrid& grid, const SweepOutcome& o
 /// START:STOP:+STEP (arithmetic), STOP included when reached. Returns the
 /// values ascending without repeats. Throws InputError, one line naming
 /// `flag`, on an empty list or item, a non-number, zero or a negative value, a
-/// range that yields nothing, or more than 4096 values.
-std::vector<int> parse_int_list(const std::string& text, const std::string& flag);
+/// range that yields nothing, a value (or range end) above `max`, or more
+/// than 4096 values.
+std::vector<int> parse_int_list(const std::string& text, const std::string& flag, long long max = INT_MAX);
 
 /// The model ladders `--models ladder:NAME` expands to: name -> catalog models,
 /// smallest first.
