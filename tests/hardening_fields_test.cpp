@@ -117,6 +117,11 @@ TEST(HardeningFields, SequenceParallelismWithTpOneNamesTheFlags) {
   // The same pin from the job file's constraints.
   const std::string job = write_temp("sp_tp1.yaml", kJobGpus + "constraints: {tp: 1}\n");
   expect_cli_refusal("plan --job " + job + " --sp", "sequence parallelism needs tp > 1");
+  // One GPU allows only tp 1: the same cause, not "no split of 1 GPUs".
+  const test::CliRun one =
+      run_cli("plan --model gpt-1.7b --cluster dgx-a100 --gpus 1 --gbs 8 --seq 2048 --sp");
+  test::expect_refusal(one, "sequence parallelism (sp) needs tp > 1");
+  EXPECT_EQ(one.err.find("no split"), std::string::npos) << one.err;
 }
 
 // An integer flag reads the same in every subcommand: '+N' was a number in

@@ -538,6 +538,10 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
           options.engines.any ? "any released engine" : engine_capabilities(options.engines.engines[0]).name,
           engine_capabilities(options.engines.engines[0]).name,
           engine_reason ? engine_reason : "unsupported");
+    } else if (structural == 0 && job.pins.sp.value_or(false) && world < 2) {
+      std::snprintf(
+          text, sizeof text,
+          "sequence parallelism (sp) needs tp > 1, and %d GPU allows only tp 1; drop sp or add GPUs", world);
     } else if (structural == 0) {
       // Name the pins: they are what the user can change.
       std::string pins;
@@ -546,6 +550,9 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
            {std::pair{"tp", p.tp}, std::pair{"pp", p.pp}, std::pair{"vp", p.vp}, std::pair{"cp", p.cp},
             std::pair{"dp", p.dp}, std::pair{"mbs", p.mbs}, std::pair{"ep", p.ep}, std::pair{"etp", p.etp}})
         if (value) pins += std::string(pins.empty() ? "" : ", ") + name + " " + std::to_string(*value);
+      // Sequence parallelism asked for rules out tp 1, the split every job
+      // has: name it, or a single GPU looks as if it could not be split.
+      if (p.sp.value_or(false)) pins += std::string(pins.empty() ? "" : ", ") + "sp, so tp > 1";
       std::snprintf(
           text, sizeof text,
           "no split of %d GPUs divides the job: check that gbs %d, seq %d and the model's %d heads and "
