@@ -15,6 +15,10 @@ namespace {
 // than the 1 % gap target (local search polishes the plan after), coarse
 // enough to stay at ~10 packings (2e-4 cost 8 % more time, same bench gap).
 constexpr double kCapPrecision = 1e-3;
+// A step whose budget is spent before it starts (the run's --time-limit
+// reached) still needs a plan: one coarse bisection (about four packings
+// instead of ten) and no micro-batch packed again alone.
+constexpr double kHurriedCapPrecision = 0.3;
 constexpr double kCapGrowth = 1.3;
 constexpr int kMaxCapSteps = 80;
 // one_micro_batch_caps_ms gives up on a subset whose cap grew this many
@@ -226,8 +230,16 @@ class Packer {
       least_load = std::min(least_load, class_load_[j][k]);
       least_tokens = std::min(least_tokens, class_tokens_[j][k]);
     }
-    block_load_[j][first / kBlock] = least_load;
-    block_tokens_[j][first / kBlock] = least_tokens;
+    double& block_least_load = block_load_[j][first / kBlock];
+    double& block_least_tokens = block_tokens_[j][first / kBlock];
+    // A size's least load (tokens) can only rise when this block held it;
+    // otherwise another block keeps it and the scan over the blocks (most
+    // of a packing's time with thousands of one-GPU groups) is skipped.
+    const bool rescan_load = !(block_least_load > least_load_[j]);
+    const bool rescan_tokens = !(block_least_tokens > least_tokens_[j]);
+    block_least_load = least_load;
+    block_least_tokens = least_tokens;
+    if (!rescan_load && !rescan_tokens) return;
     // Both least ones in one pass over the blocks.
     const std::vector<double>& block_load = block_load_[j];
     const std::vector<double>& block_tokens = block_tokens_[j];
@@ -237,8 +249,8 @@ class Packer {
       least_load = block_load[k] < least_load ? block_load[k] : least_load;
       least_tokens = block_tokens[k] < least_tokens ? block_tokens[k] : least_tokens;
     }
-    least_load_[j] = least_load;
-    least_tokens_[j] = least_tokens;
+    if (rescan_load) least_load_[j] = least_load;
+    if (rescan_tokens) least_tokens_[j] = least_tokens;
   }
 
   const Instance& in_;
@@ -311,10 +323,10 @@ bool least_cap(Packer& packer, const std::vector<int>& items, double lower_ms, i
 /// The plan packed at the least cap (to kCapPrecision; empty when none
 /// fits), and that cap in `cap_ms` when given.
 ScatterPlan bisect(Packer& packer, const std::vector<int>& items, double lower_ms, int max_micro_batches,
-                   bool existing_first, double hint_ms = 0, double* cap_ms = nullptr) {
+                   bool existing_first, double hint_ms = 0, double* cap_ms = nullptr,
+                   double precision = kCapPrecision) {
   double cap = 0;
-  if (!least_cap(packer, items, lower_ms, max_micro_batches, existing_first, hint_ms, kCapPrecision, true,
-                 cap))
+  if (!least_cap(packer, items, lower_ms, max_micro_batches, existing_first, hint_ms, precision, true, cap))
     return {};
   if (cap_ms) *cap_ms = cap;
   return packer.plan(items);
@@ -440,16 +452,18 @@ ScatterPlan fast_path(const Instance& in, const std::vector<std::int64_t>& lengt
 
   Packer packer(in);
   ScatterPlan best;
+  const bool hurried = Clock::now() >= deadline;
+  const double precision = hurried ? kHurriedCapPrecision : kCapPrecision;
   for (int m = fewest; m <= std::min(n, fewest + kExtraMicroBatches); ++m) {
     if (!best.empty() && (m * fixed_ms + gpu_ms / in.gpus >= best.time_ms || Clock::now() >= deadline)) break;
     // The other insertion order's cap for the same count is near this one's.
     double cap_ms = 0;
     for (bool existing_first : {false, true}) {
       ScatterPlan plan =
-          bisect(packer, items, items_lower_ms(in, items, m), m, existing_first, cap_ms, &cap_ms);
+          bisect(packer, items, items_lower_ms(in, items, m), m, existing_first, cap_ms, &cap_ms, precision);
       if (plan.empty()) continue;
       finalize_scatter_plan(plan, lengths, *in.coefficients);
-      if (tighten_each) tighten(in, packer, lengths, plan, existing_first);
+      if (tighten_each && !hurried) tighten(in, packer, lengths, plan, existing_first);
       if (plan.time_ms < best.time_ms) best = std::move(plan);
       if (Clock::now() >= deadline) break;
     }
