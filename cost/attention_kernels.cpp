@@ -210,6 +210,28 @@ double published_noncausal_attention_tflops(AttentionKernel kernel, double seq, 
   return figure(backward ? f->noncausal_backward : f->noncausal_forward, kernel, seq, backward);
 }
 
+int attention_kernel_head_dim(AttentionKernel kernel, int head_dim) {
+  if (head_dim <= 0) return head_dim;
+  switch (kernel) {
+    case AttentionKernel::kFlash2:
+      return (head_dim + 31) / 32 * 32;
+    case AttentionKernel::kFlash3:
+      for (int width : {64, 96, 128, 192, 256})
+        if (head_dim <= width) return width;
+      return head_dim;
+    case AttentionKernel::kTritonFlash:
+    case AttentionKernel::kFlex: {
+      int width = 16;
+      while (width < head_dim) width *= 2;
+      return width;
+    }
+    case AttentionKernel::kCudnn:
+    case AttentionKernel::kProfile:
+      break;
+  }
+  return head_dim;
+}
+
 bool h100_attention_figures_apply(const DeviceSpec& device) {
   return device.h100_kernel_figures ||
          std::abs(device.peak_bf16_flops_per_s / 1e12 - kH100PeakTflops) < 0.01 * kH100PeakTflops;

@@ -44,6 +44,20 @@ bool h100_attention_figures_apply(const DeviceSpec& device);
 AttentionEfficiency context_parallel_attention_efficiency(const DeviceSpec& device, AttentionKernel kernel,
                                                           double seq, int cp);
 
+/// The head dimension `kernel` computes with for heads `head_dim` wide: a
+/// fused kernel is compiled for a few widths and runs a narrower head
+/// zero-padded to the next, so its tensor cores do the padded width's work
+/// while the model counts the real one. FlashAttention-2 (flash_api.cpp:
+/// head_size_rounded = round_multiple(head_size, 32) up to 128, and its
+/// HEADDIM_SWITCH templates 32, 64, ..., 256): the next multiple of 32;
+/// FlashAttention-3 (hopper/flash_api.cpp round_up_headdim): 64, 96, 128,
+/// 192 or 256; the Triton kernel (flash_attn_triton.py, llm-foundry's copy
+/// included: BLOCK_HEADDIM = max(next_power_of_2(d), 16)) and
+/// FlexAttention (QK_HEAD_DIM_ROUNDED = next_power_of_two, torch/_inductor/
+/// kernel/flex_attention.py): the next power of two, at least 16. cuDNN's
+/// and a profile's kernel: `head_dim` (their tiling is not published).
+int attention_kernel_head_dim(AttentionKernel kernel, int head_dim);
+
 /// Published TFLOP/s of `kernel` on H100 SXM5 at `seq` (head dim 128):
 /// causal forward, and backward (tests; 0 for kProfile).
 double published_attention_tflops(AttentionKernel kernel, double seq, bool backward);

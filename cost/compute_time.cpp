@@ -187,14 +187,21 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
     // is exact. Every rank's share of the band shrinks alike under cp.
     const double windowed = windowed_layer_fraction(model);
     const double full_share = 1.0 - windowed;
-    attention_forward_s = full_share * causal_share * attention_flops / (attention_peak * eff.forward);
-    attention_backward_s =
-        full_share * 2.5 * causal_share * attention_flops / (attention_peak * eff.backward);
+    // The kernel computes at its padded head width (attention_kernel_head_dim:
+    // MPT-30B's heads of 112 run as 128 in the Triton kernel); the figures
+    // are TFLOP/s of the width they ran at.
+    const double kernel_flops =
+        attention_flops *
+        (attention_kernel_head_dim(shape.kernel, model.head_dim) +
+         attention_kernel_head_dim(shape.kernel, static_cast<int>(v_dim))) /
+        (model.head_dim + v_dim);
+    attention_forward_s = full_share * causal_share * kernel_flops / (attention_peak * eff.forward);
+    attention_backward_s = full_share * 2.5 * causal_share * kernel_flops / (attention_peak * eff.backward);
     if (windowed > 0) {
       const double band = window_pairs(shape.seq, model.sliding_window) / causal_pairs(shape.seq);
       const AttentionEfficiency w_eff =
           attention_efficiency(device, shape.kernel, windowed_kernel_seq(shape.seq, model.sliding_window));
-      const double band_flops = windowed * band * 0.5 * attention_flops;
+      const double band_flops = windowed * band * 0.5 * kernel_flops;
       attention_forward_s += band_flops / (attention_peak * w_eff.forward);
       attention_backward_s += 2.5 * band_flops / (attention_peak * w_eff.backward);
     }

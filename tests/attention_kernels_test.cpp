@@ -97,6 +97,48 @@ TEST(AttentionKernels, LayerTimesTheKernelsForwardAndBackwardSeparately) {
   EXPECT_NEAR(t.attention_forward_s, flops / (333e12 * peak / 989.4e12), 1e-9 * t.attention_forward_s);
 }
 
+// Each kernel's compiled head widths, from its source: FlashAttention-2
+// rounds to a multiple of 32, FlashAttention-3 to 64/96/128/192/256, the
+// Triton kernels (flash_attn_triton.py, FlexAttention) to a power of two.
+TEST(AttentionKernels, KernelsRunNarrowHeadsAtTheirCompiledWidth) {
+  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kFlash2, 128), 128);
+  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kFlash2, 112), 128);
+  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kFlash2, 80), 96);
+  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kFlash2, 192), 192);
+  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kFlash3, 80), 96);
+  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kFlash3, 160), 192);
+  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kFlash3, 40), 64);
+  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kTritonFlash, 80), 128);
+  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kTritonFlash, 8), 16);
+  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kFlex, 192), 256);
+  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kCudnn, 112), 112);
+  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kProfile, 80), 80);
+}
+
+// Heads of 112 padded to 128 do the work of heads of 128: the attention
+// kernel's time equals that of the same heads 128 wide, on every kernel
+// that pads, and is 112/128 of it on cuDNN.
+TEST(AttentionKernels, PaddedHeadsCostTheirCompiledWidth) {
+  const ClusterSpec h100 = load_cluster("dgx-h100");
+  ModelSpec wide = load_model("llama3-8b");
+  ModelSpec narrow = wide;
+  narrow.head_dim = 112;
+  narrow.v_head_dim = 112;
+  LayerShape shape;
+  shape.tokens = 8192;
+  shape.seq = 8192;
+  const double peak = h100.device.peak_bf16_flops_per_s;
+  for (AttentionKernel k : {AttentionKernel::kFlash2, AttentionKernel::kFlash3, AttentionKernel::kTritonFlash,
+                            AttentionKernel::kFlex, AttentionKernel::kCudnn}) {
+    shape.kernel = k;
+    const auto w = layer_compute_times(wide, h100.device, peak, shape);
+    const auto n = layer_compute_times(narrow, h100.device, peak, shape);
+    const double ratio = k == AttentionKernel::kCudnn ? 112.0 / 128.0 : 1.0;
+    EXPECT_NEAR(n.attention_forward_s, ratio * w.attention_forward_s, 1e-9 * w.attention_forward_s);
+    EXPECT_NEAR(n.attention_backward_s, ratio * w.attention_backward_s, 1e-9 * w.attention_backward_s);
+  }
+}
+
 TEST(ElementwiseFusion, EagerEnginesPayEveryOperatorsRoundTrip) {
   const ClusterSpec h100 = load_cluster("dgx-h100");
   const DeviceSpec& d = h100.device;
