@@ -190,11 +190,10 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
     // The kernel computes at its padded head width (attention_kernel_head_dim:
     // MPT-30B's heads of 112 run as 128 in the Triton kernel); the figures
     // are TFLOP/s of the width they ran at.
-    const double kernel_flops =
-        attention_flops *
-        (attention_kernel_head_dim(shape.kernel, model.head_dim) +
-         attention_kernel_head_dim(shape.kernel, static_cast<int>(v_dim))) /
-        (model.head_dim + v_dim);
+    const double kernel_flops = attention_flops *
+                                (attention_kernel_head_dim(shape.kernel, model.head_dim) +
+                                 attention_kernel_head_dim(shape.kernel, static_cast<int>(v_dim))) /
+                                (model.head_dim + v_dim);
     attention_forward_s = full_share * causal_share * kernel_flops / (attention_peak * eff.forward);
     attention_backward_s = full_share * 2.5 * causal_share * kernel_flops / (attention_peak * eff.backward);
     if (windowed > 0) {
