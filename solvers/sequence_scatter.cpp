@@ -285,7 +285,7 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
   for (double t : in.tokens) step_tokens += t;
   const bool split_early = step_tokens <= kSplitMicroBatches * gpus * c.token_capacity_per_gpu;
   if (split_early && Clock::now() < deadline) {
-    ScatterPlan split = split_path(in, lengths, deadline);
+    ScatterPlan split = split_path(in, lengths, deadline, best.time_ms);
     if (split.time_ms < best.time_ms) best = std::move(split);
   }
 
@@ -315,7 +315,7 @@ ScatterStepResult solve_scatter_step(const std::vector<std::int64_t>& lengths, i
   ScatterPlan fast = fast_path(in, lengths, deadline, /*tighten_each=*/false);
   if (fast.time_ms < best.time_ms) best = std::move(fast);
   if (!split_early && best.micro_batches.size() <= kSplitMicroBatches) {
-    ScatterPlan split = split_path(in, lengths, deadline);
+    ScatterPlan split = split_path(in, lengths, deadline, best.time_ms);
     if (split.time_ms < best.time_ms) best = std::move(split);
   }
   // The slowest sequences packed apart: the common time cap fills their

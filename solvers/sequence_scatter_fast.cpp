@@ -407,6 +407,14 @@ std::vector<double> one_micro_batch_caps_ms(const Instance& in, const std::vecto
   return caps;
 }
 
+bool packs_under(const Instance& in, std::vector<int> items, double load_cap_ms, int micro_batches) {
+  if (!(load_cap_ms >= items_lower_ms(in, items, micro_batches))) return false;
+  sort_by_gpu_ms(in, items);
+  Packer packer(in);
+  return packer.pack(items, load_cap_ms, micro_batches, false) ||
+         packer.pack(items, load_cap_ms, micro_batches, true);
+}
+
 double packed_time_ms(const Instance& in, std::vector<int> items, int micro_batches, double precision) {
   sort_by_gpu_ms(in, items);
   // least_cap's search, the time taken from each packing that holds (no

@@ -52,6 +52,31 @@ double lower_bound_ms(const Instance& instance);
 /// (fewer when the step has fewer): the ones the pinned bounds pin.
 std::vector<int> slowest_sequences(const Instance& instance, int count);
 
+/// Per group size, the three least (w_j(s) - e*_s / G) / s over the
+/// sequences that fit there (rho_j of the pinned bounds): the pinned
+/// sequences' own values are left out, as the sequences sharing their
+/// group are others (a slow pinned sequence is often the least itself).
+struct RhoLeast {
+  double value[3] = {kInfinity, kInfinity, kInfinity};
+  int sequence[3] = {-1, -1, -1};
+  void add(double v, int s) {
+    for (int t = 0; t < 3; ++t) {
+      if (!(v < value[t])) continue;
+      for (int u = 2; u > t; --u) value[u] = value[u - 1], sequence[u] = sequence[u - 1];
+      value[t] = v, sequence[t] = s;
+      return;
+    }
+  }
+  /// The least over the sequences but a and b (-1: none left out).
+  double without(int a, int b = -1) const {
+    for (int t = 0; t < 3; ++t)
+      if (sequence[t] != a && sequence[t] != b) return value[t];
+    return kInfinity;
+  }
+};
+/// RhoLeast of every size.
+std::vector<RhoLeast> rho_least(const Instance& instance);
+
 /// The pinned micro-batch bound (proof in sequence_scatter_pinned_bound.cpp):
 /// a slow sequence's micro-batch lasts its time while the other GPUs there
 /// hold at most K tokens each.
@@ -88,6 +113,11 @@ ScatterPlan pack_items(const Instance& instance, const std::vector<std::int64_t>
 /// not fit.
 double packed_time_ms(const Instance& instance, std::vector<int> items, int micro_batches, double precision);
 
+/// Whether `items` pack into at most `micro_batches` micro-batches with no
+/// group's load above `load_cap_ms` (fixed_ms excluded) in either of
+/// pack_items's insertion orders: its test at one cap, no plan built.
+bool packs_under(const Instance& instance, std::vector<int> items, double load_cap_ms, int micro_batches);
+
 /// For each subset (bit k: sequences[k]; at most 32 sequences), the least
 /// group load (fixed_ms excluded, to `precision`, relative) at which the
 /// subset packs alone into one micro-batch by the constructive path (open
@@ -117,9 +147,11 @@ struct SubsetPartitions {
 SubsetPartitions least_sum_partitions(const std::vector<double>& part_ms, int count);
 
 /// The longest sequence and its longest peers in one micro-batch, the rest
-/// packed into the others (sequence_scatter_split.cpp). Finalized.
+/// packed into the others (sequence_scatter_split.cpp). Finalized; splits
+/// that cannot beat `incumbent_ms` (a plan already known) are not packed,
+/// so the result may be empty or slower than it.
 ScatterPlan split_path(const Instance& instance, const std::vector<std::int64_t>& lengths,
-                       Clock::time_point deadline);
+                       Clock::time_point deadline, double incumbent_ms = kInfinity);
 
 /// The slowest sequences packed apart into a few micro-batches, the rest
 /// into the others (sequence_scatter_long_split.cpp). Finalized; time_ms =

@@ -9,6 +9,7 @@
 // so micro-batches of like sequences waste least), not under one common cap.
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
@@ -53,6 +54,9 @@ constexpr int kMaxPartitioned = 12;
 // The subsets of the slowest this many are priced in turn (a later level
 // only while the deadline allows).
 constexpr int kPricedLevels[] = {4, 8, kMaxPartitioned};
+// A level is priced only when, at the last level's pace, it takes at most
+// this share of the time left (the rest is the screening's).
+constexpr double kLevelTimeShare = 0.6;
 // Precision of the caps that price the partition's parts (relative): only
 // the parts chosen are packed again, at pack_items's precision.
 constexpr double kPartCapPrecision = 1e-2;
@@ -90,6 +94,9 @@ SlowPartitions price_partitions(const Instance& in, const std::vector<int>& slow
   std::vector<double> part_ms(all + 1, kInfinity);
   SlowPartitions out;
   std::uint32_t mask = 1;
+  // Seconds per sequence of a subset priced at the last level (a subset of
+  // the slowest `level` holds level / 2 of them on average).
+  double per_subset_item_s = 0;
   for (int level : kPricedLevels) {
     if (level > count) level = count;
     if (level <= out.priced) break;
@@ -100,10 +107,20 @@ SlowPartitions price_partitions(const Instance& in, const std::vector<int>& slow
       tokens[mask] = tokens[mask & (mask - 1)] + in.tokens[slow[low]];
       if (tokens[mask] <= memory_tokens) fitting.push_back(mask);
     }
+    // A level that would not be priced by the deadline (at the last
+    // level's pace, its subsets up to `level` sequences long) is not
+    // started: the screening needs the time that is left, and a level
+    // stopped at the deadline prices nothing.
+    const Clock::time_point begin = Clock::now();
+    const double left_s = std::chrono::duration<double>(deadline - begin).count();
+    if (per_subset_item_s * 0.5 * level * fitting.size() > kLevelTimeShare * left_s) break;
     const std::vector<double> caps = one_micro_batch_caps_ms(in, slow, fitting, kPartCapPrecision, deadline);
     if (caps.size() != fitting.size()) break;
     for (size_t k = 0; k < fitting.size(); ++k) part_ms[fitting[k]] = c.fixed_ms + caps[k];
     out.priced = level;
+    if (!fitting.empty())
+      per_subset_item_s =
+          std::chrono::duration<double>(Clock::now() - begin).count() / (fitting.size() * 0.5 * level);
   }
   if (out.priced > 0) {
     part_ms.resize(std::size_t{1} << out.priced);

@@ -12,7 +12,8 @@
 //    (E - e*_i - sum_S1 e*_s - sum_S2 e*_s) / G, and at most r G K tokens,
 //    so S2 holds at least need2(r) = tokens - s_i - r G K - (G - p_j) K.
 //  - For s in S2, w_j(s) - e*_s / G >= rho_j s with rho_j the least
-//    (w_j(s) - e*_s / G) / s over all sequences (>= 0 as e*_s <= p_j w_j(s)).
+//    (w_j(s) - e*_s / G) / s over the sequences other than i (>= 0 as
+//    e*_s <= p_j w_j(s)); i itself, long, is often the least.
 // Summing: step >= (1 + r) d + w_j(i) + (E - e*_i - X1) / G + rho_j need2(r).
 // Also step >= (1 + r) d + (p_j w_j(i) + E - e*_i) / G (all work over G).
 // The least over j and r of the larger of the two bounds every plan; any i
@@ -45,6 +46,18 @@ std::vector<int> slowest_sequences(const Instance& in, int count) {
   return order;
 }
 
+std::vector<RhoLeast> rho_least(const Instance& in) {
+  std::vector<RhoLeast> rho(in.num_sizes);
+  for (int s = 0; s < in.num_sequences(); ++s) {
+    for (int j = 0; j < in.num_sizes; ++j) {
+      const double w = in.work(s, j);
+      if (std::isfinite(w))
+        rho[j].add(std::max(0.0, (w - in.cheapest_gpu_ms[s] / in.gpus) / in.tokens[s]), s);
+    }
+  }
+  return rho;
+}
+
 double pinned_micro_batch_bound_ms(const Instance& in) {
   const int n = in.num_sequences();
   if (n == 0) return 0;
@@ -56,15 +69,11 @@ double pinned_micro_batch_bound_ms(const Instance& in) {
   const double e_total = std::accumulate(in.cheapest_gpu_ms.begin(), in.cheapest_gpu_ms.end(), 0.0);
 
   std::vector<int> smallest_size(n, in.gpus + 1);
-  std::vector<double> rho(in.num_sizes, kInfinity);
   for (int s = 0; s < n; ++s) {
-    for (int j = in.num_sizes - 1; j >= 0; --j) {
-      const double w = in.work(s, j);
-      if (!std::isfinite(w)) continue;
-      smallest_size[s] = std::min(smallest_size[s], in.size[j]);
-      rho[j] = std::min(rho[j], (w - in.cheapest_gpu_ms[s] / g) / in.tokens[s]);
-    }
+    for (int j = in.num_sizes - 1; j >= 0; --j)
+      if (std::isfinite(in.work(s, j))) smallest_size[s] = std::min(smallest_size[s], in.size[j]);
   }
+  const std::vector<RhoLeast> rho = rho_least(in);
   std::vector<int> densest(n);
   std::iota(densest.begin(), densest.end(), 0);
   std::sort(densest.begin(), densest.end(), [&](int x, int y) {
@@ -101,7 +110,9 @@ double pinned_micro_batch_bound_ms(const Instance& in) {
       for (double r = r_min; r <= r_max; r += 1) {
         const double need2 = std::max(0.0, outside - r * g * k);
         if (need2 > spare * (1 + 1e-12)) continue;
-        const double own = w + (rest_e - x1) / g + rho[j] * need2;
+        // No other sequence fits at this size: nothing can share i's group
+        // (rho infinite), and the arrangement holds only if none must.
+        const double own = w + (rest_e - x1) / g + (need2 > 0 ? rho[j].without(i) * need2 : 0.0);
         least = std::min(least, (1 + r) * d + std::max(own, all_work));
       }
     }

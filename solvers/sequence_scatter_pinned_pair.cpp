@@ -17,7 +17,8 @@
 //    among the sequences whose smallest size is at most max(f, p_y) (a
 //    superset of S_1 and S_y), need = rest - f K - spare_y - r G K (S_x
 //    holds at least that, at most spare_x), rho_x the least
-//    (w_x(s) - e*_s / G) / s over all sequences at x's size (>= 0).
+//    (w_x(s) - e*_s / G) / s over the sequences but a and b at x's size
+//    (>= 0).
 //  - Same group of size p (s_a + s_b <= p K): T_1 - d >= w_a + w_b plus its
 //    other sequences' times; as above with f = G - p and spare_y = 0.
 //  - Different micro-batches 1 and 2, q others: both last their own time,
@@ -135,7 +136,7 @@ struct KappaTop {
 struct PairContext {
   const Instance& in;
   const DensestPrefix& densest;
-  const std::vector<double>& rho;
+  const std::vector<RhoLeast>& rho;
   const std::vector<KappaTop>& kappa;
   double g, k, d, tokens, e_total;
 };
@@ -164,7 +165,10 @@ double least_over_counts(const PairContext& x, int pinned_micro_batches, double 
     const double need = std::max(0.0, rest - r * x.g * x.k);
     if (need > spare * (1 + 1e-12)) continue;
     const double low = std::min(need, spare_low);
-    const double filled = own + rho_low * low + rho_high * (need - low);
+    // An infinite rho (no other sequence fits that group) only where none
+    // must share it.
+    const double filled =
+        own + (low > 0 ? rho_low * low : 0.0) + (need - low > 0 ? rho_high * (need - low) : 0.0);
     least = std::min(least, (pinned_micro_batches + r) * x.d + std::max(filled, all_work));
   }
   return least;
@@ -184,7 +188,7 @@ double pair_bound_ms(const PairContext& x, int a, int b, double& cap_ms) {
                static_cast<double>(in.size[j]),
                in.cheapest_gpu_ms[i],
                in.capacity_tokens[j] - in.tokens[i],
-               x.rho[j],
+               x.rho[j].without(a, b),
                x.kappa[j].without(a, b)};
   };
   // Most cheapest GPU-ms f free GPUs hold within tau: their time, and the
@@ -257,14 +261,13 @@ double pinned_pair_bound_ms(const Instance& in, double* suggested_cap_ms) {
   if (n < 2) return 0;
   const ScatterCoefficients& c = *in.coefficients;
   std::vector<int> smallest_size(n, in.gpus + 1);
-  std::vector<double> rho(in.num_sizes, kInfinity);
+  const std::vector<RhoLeast> rho = rho_least(in);
   std::vector<KappaTop> kappa(in.num_sizes);
   for (int s = 0; s < n; ++s) {
     for (int j = 0; j < in.num_sizes; ++j) {
       const double w = in.work(s, j);
       if (!std::isfinite(w)) continue;
       smallest_size[s] = std::min(smallest_size[s], in.size[j]);
-      rho[j] = std::min(rho[j], std::max(0.0, (w - in.cheapest_gpu_ms[s] / in.gpus) / in.tokens[s]));
       if (w > 0) kappa[j].add(std::min(1.0, in.cheapest_gpu_ms[s] / (in.size[j] * w)), s);
     }
   }
