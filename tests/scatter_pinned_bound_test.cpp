@@ -77,6 +77,31 @@ TEST(ScatterPinnedBound, NeverExceedsTheBruteForceOptimum) {
   EXPECT_GT(above_fluid, 0);                             // and the pin tightened some bound
 }
 
+// A hand-solved step where the tokens sharing the pinned sequence's group
+// must be priced at the other sequences' rate: 2 GPUs of K = 100 tokens,
+// b = 1 ms per token, c = 0 / 0.5 ms per token on 1 / 2 GPUs, d = 50 ms; a
+// 150-token sequence L (2 GPUs only: 75 + 75 = 150 ms, GPU-ms 300, rate
+// beyond its share 150 - 300 / 2 = 0) and two of 20 tokens (20 ms on 1 or 2
+// GPUs, GPU-ms 20, rate (20 - 10) / 20 = 0.5). One micro-batch, all in one
+// group: 50 + 150 + 20 + 20 = 240 ms; two: 50 + 150 + 50 + 20 = 270. With L
+// pinned on both GPUs in one micro-batch, its 40 token mates cost at least
+// their GPU-ms over G (20) plus 0.5 per token (20): 50 + 150 + 20 + 20 =
+// 240, the optimum. At L's own rate (0) the bound was 220, and with a short
+// one pinned 230.
+TEST(ScatterPinnedBound, GroupMatesPayTheOtherSequencesRate) {
+  ScatterCoefficients c;
+  c.quadratic_ms = 0;
+  c.linear_ms = 1;
+  c.fixed_ms = 50;
+  c.group_sizes = {1, 2};
+  c.alltoall_ms_per_token = {0, 0.5};
+  c.token_capacity_per_gpu = 100;
+  const std::vector<std::int64_t> lengths = {150, 20, 20};
+  EXPECT_DOUBLE_EQ(test::brute_force_step_ms(lengths, 2, c), 240);
+  const scatter_detail::Instance in = scatter_detail::make_instance(lengths, 2, c);
+  EXPECT_NEAR(scatter_detail::pinned_micro_batch_bound_ms(in), 240, 1e-6);
+}
+
 TEST(ScatterPinnedPair, NeverExceedsTheBruteForceOptimum) {
   int above_both = 0;
   constexpr unsigned kSeeds = 80;
