@@ -11,10 +11,12 @@
 //  - The other micro-batches hold the rest: sum_{m>1} (T_m - d) >=
 //    (E - e*_i - sum_S1 e*_s - sum_S2 e*_s) / G, and at most r G K tokens,
 //    so S2 holds at least need2(r) = tokens - s_i - r G K - (G - p_j) K.
-//  - For s in S2, w_j(s) - e*_s / G >= rho_j s with rho_j the least
-//    (w_j(s) - e*_s / G) / s over the sequences other than i (>= 0 as
-//    e*_s <= p_j w_j(s)); i itself, long, is often the least.
-// Summing: step >= (1 + r) d + w_j(i) + (E - e*_i - X1) / G + rho_j need2(r).
+//  - For s in S2, w_j(s) - e*_s / G = rho_j(s) s with rho_j(s) >= 0 (as
+//    e*_s <= p_j w_j(s)); S2 is a set of other sequences, each within the
+//    group's spare room, of at least need2 tokens, so the sum is at least
+//    the fractional fill of need2 tokens from the least rho_j(s) up (i
+//    itself, long, often has the least).
+// Summing: step >= (1 + r) d + w_j(i) + (E - e*_i - X1) / G + fill(need2(r)).
 // Also step >= (1 + r) d + (p_j w_j(i) + E - e*_i) / G (all work over G).
 // The least over j and r of the larger of the two bounds every plan; any i
 // may be pinned, so the largest over the sequences tried is a bound. It sees
@@ -73,7 +75,32 @@ double pinned_micro_batch_bound_ms(const Instance& in) {
     for (int j = in.num_sizes - 1; j >= 0; --j)
       if (std::isfinite(in.work(s, j))) smallest_size[s] = std::min(smallest_size[s], in.size[j]);
   }
-  const std::vector<RhoLeast> rho = rho_least(in);
+  // Per size, the sequences that fit there by their rate (w_j(s) - e*_s /
+  // G) / s, least first: the tokens sharing the pinned group are filled
+  // from the cheapest rates up, each sequence at most once.
+  std::vector<std::vector<std::pair<double, int>>> by_rate(in.num_sizes);
+  for (int s = 0; s < n; ++s) {
+    for (int j = 0; j < in.num_sizes; ++j) {
+      const double w = in.work(s, j);
+      if (std::isfinite(w))
+        by_rate[j].push_back({std::max(0.0, (w - in.cheapest_gpu_ms[s] / g) / in.tokens[s]), s});
+    }
+  }
+  for (auto& list : by_rate) std::sort(list.begin(), list.end());
+  // Least sum of rate x tokens over `need` tokens of sequences other than
+  // i, each within `spare` tokens (a group mate fits beside i); +inf when
+  // they hold fewer.
+  const auto mates_ms = [&](int j, int i, double need, double spare) {
+    double cost = 0;
+    for (const auto& [rate, s] : by_rate[j]) {
+      if (need <= 0) break;
+      if (s == i || in.tokens[s] > spare) continue;
+      const double take = std::min(need, in.tokens[s]);
+      cost += rate * take;
+      need -= take;
+    }
+    return need > 0 ? kInfinity : cost;
+  };
   std::vector<int> densest(n);
   std::iota(densest.begin(), densest.end(), 0);
   std::sort(densest.begin(), densest.end(), [&](int x, int y) {
@@ -110,9 +137,7 @@ double pinned_micro_batch_bound_ms(const Instance& in) {
       for (double r = r_min; r <= r_max; r += 1) {
         const double need2 = std::max(0.0, outside - r * g * k);
         if (need2 > spare * (1 + 1e-12)) continue;
-        // No other sequence fits at this size: nothing can share i's group
-        // (rho infinite), and the arrangement holds only if none must.
-        const double own = w + (rest_e - x1) / g + (need2 > 0 ? rho[j].without(i) * need2 : 0.0);
+        const double own = w + (rest_e - x1) / g + (need2 > 0 ? mates_ms(j, i, need2, spare) : 0.0);
         least = std::min(least, (1 + r) * d + std::max(own, all_work));
       }
     }
