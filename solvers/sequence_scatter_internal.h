@@ -52,30 +52,26 @@ double lower_bound_ms(const Instance& instance);
 /// (fewer when the step has fewer): the ones the pinned bounds pin.
 std::vector<int> slowest_sequences(const Instance& instance, int count);
 
-/// Per group size, the three least (w_j(s) - e*_s / G) / s over the
-/// sequences that fit there (rho_j of the pinned bounds): the pinned
-/// sequences' own values are left out, as the sequences sharing their
-/// group are others (a slow pinned sequence is often the least itself).
-struct RhoLeast {
-  double value[3] = {kInfinity, kInfinity, kInfinity};
-  int sequence[3] = {-1, -1, -1};
-  void add(double v, int s) {
-    for (int t = 0; t < 3; ++t) {
-      if (!(v < value[t])) continue;
-      for (int u = 2; u > t; --u) value[u] = value[u - 1], sequence[u] = sequence[u - 1];
-      value[t] = v, sequence[t] = s;
-      return;
-    }
-  }
-  /// The least over the sequences but a and b (-1: none left out).
-  double without(int a, int b = -1) const {
-    for (int t = 0; t < 3; ++t)
-      if (sequence[t] != a && sequence[t] != b) return value[t];
-    return kInfinity;
-  }
+/// Per group size, the sequences that fit there by their rate (w_j(s) -
+/// e*_s / G) / s, least first: the tokens that must share a pinned
+/// sequence's group cost at least the fill of that many tokens from the
+/// least rates up, each sequence once (the pinned bounds).
+class MateRates {
+ public:
+  explicit MateRates(const Instance& instance);
+  /// Least sum of rate x tokens over `need` tokens of sequences other than
+  /// a and b, each within `spare` tokens, at size j; +inf when they hold
+  /// fewer, 0 when need <= 0.
+  double fill(int j, double need, double spare, int a, int b = -1) const;
+  /// The same over two groups (sizes ja and jb, spare rooms spare_a and
+  /// spare_b), a sequence counted in either (or, relaxed, both), at most
+  /// each room's tokens from its list.
+  double fill_two(int ja, double spare_a, int jb, double spare_b, double need, int a, int b) const;
+
+ private:
+  const Instance& in_;
+  std::vector<std::vector<std::pair<double, int>>> by_rate_;
 };
-/// RhoLeast of every size.
-std::vector<RhoLeast> rho_least(const Instance& instance);
 
 /// The pinned micro-batch bound (proof in sequence_scatter_pinned_bound.cpp):
 /// a slow sequence's micro-batch lasts its time while the other GPUs there

@@ -48,16 +48,53 @@ std::vector<int> slowest_sequences(const Instance& in, int count) {
   return order;
 }
 
-std::vector<RhoLeast> rho_least(const Instance& in) {
-  std::vector<RhoLeast> rho(in.num_sizes);
+MateRates::MateRates(const Instance& in) : in_(in), by_rate_(in.num_sizes) {
   for (int s = 0; s < in.num_sequences(); ++s) {
     for (int j = 0; j < in.num_sizes; ++j) {
       const double w = in.work(s, j);
       if (std::isfinite(w))
-        rho[j].add(std::max(0.0, (w - in.cheapest_gpu_ms[s] / in.gpus) / in.tokens[s]), s);
+        by_rate_[j].push_back({std::max(0.0, (w - in.cheapest_gpu_ms[s] / in.gpus) / in.tokens[s]), s});
     }
   }
-  return rho;
+  for (auto& list : by_rate_) std::sort(list.begin(), list.end());
+}
+
+double MateRates::fill(int j, double need, double spare, int a, int b) const {
+  double cost = 0;
+  for (const auto& [rate, s] : by_rate_[j]) {
+    if (need <= 0) break;
+    if (s == a || s == b || in_.tokens[s] > spare) continue;
+    const double take = std::min(need, in_.tokens[s]);
+    cost += rate * take;
+    need -= take;
+  }
+  return need > 0 ? kInfinity : cost;
+}
+
+double MateRates::fill_two(int ja, double spare_a, int jb, double spare_b, double need, int a, int b) const {
+  // Both rooms' lists merged by rate, each list taking at most its room:
+  // for the fractional fill with a cap per list, the cheapest first is
+  // optimal. A sequence may be taken from both lists (a relaxation).
+  const auto& la = by_rate_[ja];
+  const auto& lb = by_rate_[jb];
+  size_t ia = 0, ib = 0;
+  double room_a = spare_a, room_b = spare_b, cost = 0;
+  const auto usable = [&](const std::pair<double, int>& e, double spare) {
+    return e.second != a && e.second != b && in_.tokens[e.second] <= spare;
+  };
+  while (need > 0) {
+    while (ia < la.size() && (room_a <= 0 || !usable(la[ia], spare_a))) ++ia;
+    while (ib < lb.size() && (room_b <= 0 || !usable(lb[ib], spare_b))) ++ib;
+    const bool from_a = ia < la.size() && (ib >= lb.size() || la[ia].first <= lb[ib].first);
+    if (!from_a && ib >= lb.size()) break;
+    const auto& e = from_a ? la[ia++] : lb[ib++];
+    double& room = from_a ? room_a : room_b;
+    const double take = std::min({need, in_.tokens[e.second], room});
+    cost += e.first * take;
+    need -= take;
+    room -= take;
+  }
+  return need > 0 ? kInfinity : cost;
 }
 
 double pinned_micro_batch_bound_ms(const Instance& in) {
@@ -75,32 +112,7 @@ double pinned_micro_batch_bound_ms(const Instance& in) {
     for (int j = in.num_sizes - 1; j >= 0; --j)
       if (std::isfinite(in.work(s, j))) smallest_size[s] = std::min(smallest_size[s], in.size[j]);
   }
-  // Per size, the sequences that fit there by their rate (w_j(s) - e*_s /
-  // G) / s, least first: the tokens sharing the pinned group are filled
-  // from the cheapest rates up, each sequence at most once.
-  std::vector<std::vector<std::pair<double, int>>> by_rate(in.num_sizes);
-  for (int s = 0; s < n; ++s) {
-    for (int j = 0; j < in.num_sizes; ++j) {
-      const double w = in.work(s, j);
-      if (std::isfinite(w))
-        by_rate[j].push_back({std::max(0.0, (w - in.cheapest_gpu_ms[s] / g) / in.tokens[s]), s});
-    }
-  }
-  for (auto& list : by_rate) std::sort(list.begin(), list.end());
-  // Least sum of rate x tokens over `need` tokens of sequences other than
-  // i, each within `spare` tokens (a group mate fits beside i); +inf when
-  // they hold fewer.
-  const auto mates_ms = [&](int j, int i, double need, double spare) {
-    double cost = 0;
-    for (const auto& [rate, s] : by_rate[j]) {
-      if (need <= 0) break;
-      if (s == i || in.tokens[s] > spare) continue;
-      const double take = std::min(need, in.tokens[s]);
-      cost += rate * take;
-      need -= take;
-    }
-    return need > 0 ? kInfinity : cost;
-  };
+  const MateRates mates(in);
   std::vector<int> densest(n);
   std::iota(densest.begin(), densest.end(), 0);
   std::sort(densest.begin(), densest.end(), [&](int x, int y) {
@@ -137,7 +149,7 @@ double pinned_micro_batch_bound_ms(const Instance& in) {
       for (double r = r_min; r <= r_max; r += 1) {
         const double need2 = std::max(0.0, outside - r * g * k);
         if (need2 > spare * (1 + 1e-12)) continue;
-        const double own = w + (rest_e - x1) / g + (need2 > 0 ? mates_ms(j, i, need2, spare) : 0.0);
+        const double own = w + (rest_e - x1) / g + mates.fill(j, need2, spare, i);
         least = std::min(least, (1 + r) * d + std::max(own, all_work));
       }
     }

@@ -12,21 +12,23 @@
 //    and S_1 (the f = G - p_a - p_b other GPUs, at most f K tokens); the r
 //    other micro-batches last at least their sequences' e* / G and hold at
 //    most r G K tokens. So, as in the one-pin proof,
-//      step >= (1 + r) d + w_x + (E - e*_a - e*_b - X) / G + rho_x need,
+//      step >= (1 + r) d + w_x + (E - e*_a - e*_b - X) / G + fill_x(need),
 //    X the fractional knapsack of the densest f K + spare_y tokens of e*
 //    among the sequences whose smallest size is at most max(f, p_y) (a
 //    superset of S_1 and S_y), need = rest - f K - spare_y - r G K (S_x
-//    holds at least that, at most spare_x), rho_x the least
-//    (w_x(s) - e*_s / G) / s over the sequences but a and b at x's size
-//    (>= 0).
+//    holds at least that, at most spare_x), fill_x the least sum of
+//    (w_x(s) - e*_s / G) (>= 0) over need tokens of sequences other than a
+//    and b, each within spare_x, at x's size: the fractional fill from the
+//    least rate per token up (MateRates).
 //  - Same group of size p (s_a + s_b <= p K): T_1 - d >= w_a + w_b plus its
 //    other sequences' times; as above with f = G - p and spare_y = 0.
 //  - Different micro-batches 1 and 2, q others: both last their own time,
 //      step >= (2 + q) d + w_a + w_b + (E - e*_a - e*_b - X) / G
-//              + rho_a t_a + rho_b t_b,
+//              + fill_a(t_a) + fill_b(t_b),
 //    X over (G - p_a + G - p_b) K tokens, t_a + t_b >= rest - (2 G - p_a -
-//    p_b) K - q G K, t_a <= spare_a, t_b <= spare_b (the least: the smaller
-//    rho filled first).
+//    p_b) K - q G K, t_a <= spare_a, t_b <= spare_b: at least the fill of
+//    t_a + t_b tokens from both lists merged by rate, each list within its
+//    room (a sequence allowed in both, a relaxation).
 // In every arrangement also step >= (micro-batches) d + (p_a w_a + p_b w_b
 // + E - e*_a - e*_b) / G: every group's GPU-ms average to at most its
 // micro-batch's time. The least over sizes, arrangements and micro-batch
@@ -136,14 +138,15 @@ struct KappaTop {
 struct PairContext {
   const Instance& in;
   const DensestPrefix& densest;
-  const std::vector<RhoLeast>& rho;
+  const MateRates& mates;
   const std::vector<KappaTop>& kappa;
   double g, k, d, tokens, e_total;
 };
 
 /// One pinned sequence of the pair at size index j.
 struct Pin {
-  double tokens, w, p, e, spare, rho, kappa;
+  int j;
+  double tokens, w, p, e, spare, kappa;
 };
 
 /// The least over micro-batch counts (1 + r, r >= 0 others) of the larger of
@@ -151,24 +154,19 @@ struct Pin {
 /// leave (see the header). `held` = tokens the pinned micro-batches' free
 /// GPUs and the non-binding pin's group may hold; `own` = d-free time of the
 /// pinned micro-batches plus the unplaced GPU-ms over G; the need beyond
-/// `held` is met by the pinned groups' spare room at `rho_low` (up to
-/// `spare_low` tokens) then `rho_high` (up to `spare_high`).
+/// `held` (at most `spare` tokens) shares the pinned groups, at the cost
+/// `mates(need)` (MateRates: the other sequences' least rates up).
+template <typename Mates>
 double least_over_counts(const PairContext& x, int pinned_micro_batches, double held, double own,
-                         double all_work, double rho_low, double spare_low, double rho_high,
-                         double spare_high) {
+                         double all_work, double spare, const Mates& mates) {
   const double rest = x.tokens - held;
-  const double spare = spare_low + spare_high;
   double least = kInfinity;
   const double r_min = std::max(0.0, std::ceil((rest - spare) / (x.g * x.k) - 1e-9));
   const double r_max = std::max(r_min, std::ceil(rest / (x.g * x.k) - 1e-9));
   for (double r = r_min; r <= r_max; r += 1) {
     const double need = std::max(0.0, rest - r * x.g * x.k);
     if (need > spare * (1 + 1e-12)) continue;
-    const double low = std::min(need, spare_low);
-    // An infinite rho (no other sequence fits that group) only where none
-    // must share it.
-    const double filled =
-        own + (low > 0 ? rho_low * low : 0.0) + (need - low > 0 ? rho_high * (need - low) : 0.0);
+    const double filled = own + mates(need);
     least = std::min(least, (pinned_micro_batches + r) * x.d + std::max(filled, all_work));
   }
   return least;
@@ -183,12 +181,12 @@ double pair_bound_ms(const PairContext& x, int a, int b, double& cap_ms) {
   const double pinned_tokens = in.tokens[a] + in.tokens[b];
   const double rest_e = x.e_total - in.cheapest_gpu_ms[a] - in.cheapest_gpu_ms[b];
   const auto pin = [&](int i, int j) {
-    return Pin{in.tokens[i],
+    return Pin{j,
+               in.tokens[i],
                in.work(i, j),
                static_cast<double>(in.size[j]),
                in.cheapest_gpu_ms[i],
                in.capacity_tokens[j] - in.tokens[i],
-               x.rho[j].without(a, b),
                x.kappa[j].without(a, b)};
   };
   // Most cheapest GPU-ms f free GPUs hold within tau: their time, and the
@@ -220,7 +218,8 @@ double pair_bound_ms(const PairContext& x, int a, int b, double& cap_ms) {
                      xe);
         const double floor = std::max(all_work, px.w + (rest_e - held_e) / g);
         const double same =
-            least_over_counts(x, 1, pinned_tokens + room, own, floor, px.rho, px.spare, 0.0, 0.0);
+            least_over_counts(x, 1, pinned_tokens + room, own, floor, px.spare,
+                              [&](double need) { return x.mates.fill(px.j, need, px.spare, a, b); });
         if (same < least) least = same, cap_ms = px.w;
       }
       // One group of both.
@@ -230,8 +229,10 @@ double pair_bound_ms(const PairContext& x, int a, int b, double& cap_ms) {
         const double own = pa.w + pb.w + (rest_e - xe) / g;
         const double shared_all = std::max((pa.p * (pa.w + pb.w) + rest_e) / g,
                                            pa.w + pb.w + (rest_e - free_gpus_hold(f, pa.w + pb.w)) / g);
-        const double shared = least_over_counts(x, 1, pinned_tokens + f * k, own, shared_all, pa.rho,
-                                                in.capacity_tokens[ja] - pinned_tokens, 0.0, 0.0);
+        const double shared_spare = in.capacity_tokens[ja] - pinned_tokens;
+        const double shared =
+            least_over_counts(x, 1, pinned_tokens + f * k, own, shared_all, shared_spare,
+                              [&](double need) { return x.mates.fill(ja, need, shared_spare, a, b); });
         if (shared < least) least = shared, cap_ms = pa.w + pb.w;
       }
       // Different micro-batches.
@@ -242,10 +243,9 @@ double pair_bound_ms(const PairContext& x, int a, int b, double& cap_ms) {
         const double own = pa.w + pb.w + (rest_e - xe) / g;
         const double held_e = std::min(free_gpus_hold(fa, pa.w) + free_gpus_hold(fb, pb.w), xe);
         const double floor = std::max(all_work, pa.w + pb.w + (rest_e - held_e) / g);
-        const Pin& low = pa.rho <= pb.rho ? pa : pb;
-        const Pin& high = pa.rho <= pb.rho ? pb : pa;
-        const double apart = least_over_counts(x, 2, pinned_tokens + room, own, floor, low.rho, low.spare,
-                                               high.rho, high.spare);
+        const double apart = least_over_counts(
+            x, 2, pinned_tokens + room, own, floor, pa.spare + pb.spare,
+            [&](double need) { return x.mates.fill_two(pa.j, pa.spare, pb.j, pb.spare, need, a, b); });
         if (apart < least) least = apart, cap_ms = 0;
       }
     }
@@ -261,7 +261,7 @@ double pinned_pair_bound_ms(const Instance& in, double* suggested_cap_ms) {
   if (n < 2) return 0;
   const ScatterCoefficients& c = *in.coefficients;
   std::vector<int> smallest_size(n, in.gpus + 1);
-  const std::vector<RhoLeast> rho = rho_least(in);
+  const MateRates mates(in);
   std::vector<KappaTop> kappa(in.num_sizes);
   for (int s = 0; s < n; ++s) {
     for (int j = 0; j < in.num_sizes; ++j) {
@@ -274,7 +274,7 @@ double pinned_pair_bound_ms(const Instance& in, double* suggested_cap_ms) {
   const DensestPrefix densest(in, smallest_size);
   const PairContext x{in,
                       densest,
-                      rho,
+                      mates,
                       kappa,
                       static_cast<double>(in.gpus),
                       c.token_capacity_per_gpu,
