@@ -101,18 +101,18 @@ TEST(AttentionKernels, LayerTimesTheKernelsForwardAndBackwardSeparately) {
 // rounds to a multiple of 32, FlashAttention-3 to 64/96/128/192/256, the
 // Triton kernels (flash_attn_triton.py, FlexAttention) to a power of two.
 TEST(AttentionKernels, KernelsRunNarrowHeadsAtTheirCompiledWidth) {
-  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kFlash2, 128), 128);
-  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kFlash2, 112), 128);
-  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kFlash2, 80), 96);
-  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kFlash2, 192), 192);
-  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kFlash3, 80), 96);
-  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kFlash3, 160), 192);
-  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kFlash3, 40), 64);
-  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kTritonFlash, 80), 128);
-  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kTritonFlash, 8), 16);
-  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kFlex, 192), 256);
-  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kCudnn, 112), 112);
-  EXPECT_EQ(attention_kernel_head_dim(AttentionKernel::kProfile, 80), 80);
+  struct Case {
+    AttentionKernel kernel;
+    int head_dim, compiled;
+  };
+  using K = AttentionKernel;
+  const Case cases[] = {{K::kFlash2, 128, 128}, {K::kFlash2, 112, 128},     {K::kFlash2, 80, 96},
+                        {K::kFlash2, 192, 192}, {K::kFlash3, 80, 96},       {K::kFlash3, 160, 192},
+                        {K::kFlash3, 40, 64},   {K::kTritonFlash, 80, 128}, {K::kTritonFlash, 8, 16},
+                        {K::kFlex, 192, 256},   {K::kCudnn, 112, 112},      {K::kProfile, 80, 80}};
+  for (const Case& c : cases)
+    EXPECT_EQ(attention_kernel_head_dim(c.kernel, c.head_dim), c.compiled)
+        << static_cast<int>(c.kernel) << " " << c.head_dim;
 }
 
 // Heads of 112 padded to 128 do the work of heads of 128: the attention
