@@ -4,7 +4,8 @@
 // category (docs/heldout-runs.md).
 // Usage: heldout_bench [RUN_FILE] [PROFILE] [--breakdown]
 // --breakdown: under each run, where the predicted step goes (compute,
-// bubble, exposed communication per kind, optimizer).
+// bubble, exposed communication per kind, optimizer) and the data-parallel
+// bytes and seconds per network tier before overlap.
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -80,11 +81,18 @@ int main(int argc, char** argv) {
         ParallelConfig c = run.config;
         c.vp = p.vp;
         c.mbs = p.mbs;
-        const TimeBreakdown t = estimate_cost(run.model, run_cluster(run, cluster), run.job, c).time;
+        const CostReport report = estimate_cost(run.model, run_cluster(run, cluster), run.job, c);
+        const TimeBreakdown& t = report.time;
         std::printf(
             "  time s: compute %.3f bubble %.3f tp %.3f cp %.3f pp %.3f dp %.3f ep %.3f optimizer %.3f\n",
             t.compute_s, t.bubble_s, t.tp_comm_s, t.cp_comm_s, t.pp_comm_s, t.dp_comm_s, t.ep_comm_s,
             t.optimizer_s);
+        std::printf("  dp traffic before overlap:");
+        for (int tier = 0; tier < TierTraffic::kMaxTiers; ++tier)
+          if (report.dp_traffic.bytes[tier] > 0)
+            std::printf(" tier %d %.2f GB %.3f s", tier, report.dp_traffic.bytes[tier] / 1e9,
+                        report.dp_traffic.seconds[tier]);
+        std::printf("\n");
       }
       if (!p.fits || run.measured_peak_bytes > 0) {
         // Where the memory goes on the busiest stage, for the config chosen,

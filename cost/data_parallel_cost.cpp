@@ -79,8 +79,12 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
   const double weight_bytes = (c.qwz ? 1.0 : 2.0) * params;
   if (c.zero >= 3) {
     // qgZ quantizes every gradient exchange, the hierarchical scheme's
-    // once-per-step reduction between partition replicas included.
-    const double grad_bytes = (c.qgz ? 0.5 : 2.0) * params;
+    // once-per-step reduction between partition replicas included. Without
+    // it the reduce-scatter moves the reduce dtype: fp32 where the engine
+    // reduces in fp32 (torchtitan's FSDP2 mixed_precision_reduce float32,
+    // Composer's FSDP1 DEFAULT), twice the 16-bit gradient's bytes.
+    const double grad_bytes =
+        (c.qgz ? 0.5 : gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce)) * params;
     const ShardGroups g = shard_groups(cluster, c, span);
     out.optimizer_params = params / g.optimizer;
     // `size` consecutive members of the group, or one member of each of

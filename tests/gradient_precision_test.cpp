@@ -12,6 +12,13 @@
 namespace parplan {
 namespace {
 
+double dp_bytes(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                const ParallelConfig& c) {
+  double total = 0;
+  for (double bytes : estimate_cost(model, cluster, job, c).dp_traffic.bytes) total += bytes;
+  return total;
+}
+
 TEST(GradientPrecision, MegatronBf16KeepsFourByteGradients) {
   EXPECT_DOUBLE_EQ(gradient_bytes_per_param(Precision::kBf16, 0), 4.0);
   EXPECT_DOUBLE_EQ(gradient_bytes_per_param(Precision::kBf16, 1), 4.0);
@@ -34,16 +41,31 @@ TEST(GradientPrecision, Bf16DataParallelTrafficCarriesFp32Gradients) {
   job.gpus = 64, job.gbs = 128, job.seq = 2048;
   ParallelConfig c;
   c.tp = 1, c.pp = 1, c.dp = 64, c.mbs = 2, c.gbs = 128, c.zero = 1;
-  double total[2] = {0, 0};
-  int i = 0;
-  for (Precision p : {Precision::kBf16, Precision::kFp16}) {
-    job.precision = p;
-    const CostReport r = estimate_cost(model, cluster, job, c);
-    for (double bytes : r.dp_traffic.bytes) total[i] += bytes;
-    ++i;
-  }
+  job.precision = Precision::kBf16;
+  const double bf16 = dp_bytes(model, cluster, job, c);
+  job.precision = Precision::kFp16;
+  const double fp16 = dp_bytes(model, cluster, job, c);
   // (4 + 2) / (2 + 2) bytes per parameter moved.
-  EXPECT_NEAR(total[0] / total[1], 1.5, 1e-9);
+  EXPECT_NEAR(bf16 / fp16, 1.5, 1e-9);
+}
+
+// ZeRO-3 (FSDP) moves per micro-batch the 16-bit weights twice (the forward
+// and the backward gather) and the gradients once, in the reduce dtype:
+// torchtitan's FSDP2 reduces in fp32 (mixed_precision_reduce "float32"), so
+// its traffic is (2 + 2 + 4) / (2 + 2 + 2) of a bf16 reduction's.
+TEST(GradientPrecision, ZeroThreeReduceScattersInTheReduceDtype) {
+  const ModelSpec model = load_model("llama3-8b");
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  JobSpec job;
+  job.gpus = 16, job.gbs = 32, job.seq = 4096;
+  ParallelConfig c;
+  c.tp = 1, c.pp = 1, c.dp = 16, c.mbs = 1, c.gbs = 32, c.zero = 3;
+  job.grad_reduce = GradReduceDtype::kFp32;
+  const double fp32 = dp_bytes(model, cluster, job, c);
+  job.grad_reduce = GradReduceDtype::kBf16;
+  const double bf16 = dp_bytes(model, cluster, job, c);
+  ASSERT_GT(bf16, 0);
+  EXPECT_NEAR(fp32 / bf16, 8.0 / 6.0, 1e-9);
 }
 
 }  // namespace
