@@ -8,15 +8,22 @@
 #include "cost/step_cost.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
+#include "tests/data_parallel_case.h"
 
 namespace parplan {
 namespace {
 
-double dp_bytes(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                const ParallelConfig& c) {
-  double total = 0;
-  for (double bytes : estimate_cost(model, cluster, job, c).dp_traffic.bytes) total += bytes;
-  return total;
+// Data-parallel bytes per step of job `a` over those of job `b`, both on
+// config `c` of `model` and `cluster`.
+double dp_bytes_ratio(const char* model_name, const char* cluster_name, const ParallelConfig& c,
+                      const JobSpec& a, const JobSpec& b) {
+  const ModelSpec model = load_model(model_name);
+  const ClusterSpec cluster = load_cluster(cluster_name);
+  double bytes[2] = {0, 0};
+  for (int i = 0; i < 2; ++i)
+    for (double tier : estimate_cost(model, cluster, i == 0 ? a : b, c).dp_traffic.bytes) bytes[i] += tier;
+  EXPECT_GT(bytes[1], 0);
+  return bytes[0] / bytes[1];
 }
 
 TEST(GradientPrecision, MegatronBf16KeepsFourByteGradients) {
@@ -35,18 +42,11 @@ TEST(GradientPrecision, MegatronBf16KeepsFourByteGradients) {
 // optimizer: the reduce-scatter moves fp32 gradients under bf16 and fp16
 // gradients under fp16; the parameter all-gather moves 16-bit weights in both.
 TEST(GradientPrecision, Bf16DataParallelTrafficCarriesFp32Gradients) {
-  const ModelSpec model = load_model("gpt-7.5b");
-  const ClusterSpec cluster = load_cluster("dgx-a100");
-  JobSpec job;
-  job.gpus = 64, job.gbs = 128, job.seq = 2048;
-  ParallelConfig c;
-  c.tp = 1, c.pp = 1, c.dp = 64, c.mbs = 2, c.gbs = 128, c.zero = 1;
-  job.precision = Precision::kBf16;
-  const double bf16 = dp_bytes(model, cluster, job, c);
-  job.precision = Precision::kFp16;
-  const double fp16 = dp_bytes(model, cluster, job, c);
+  const auto [bf16, c] = test::data_parallel_case(64, 128, 2048, 2, 1);
+  JobSpec fp16 = bf16;
+  fp16.precision = Precision::kFp16;
   // (4 + 2) / (2 + 2) bytes per parameter moved.
-  EXPECT_NEAR(bf16 / fp16, 1.5, 1e-9);
+  EXPECT_NEAR(dp_bytes_ratio("gpt-7.5b", "dgx-a100", c, bf16, fp16), 1.5, 1e-9);
 }
 
 // ZeRO-3 (FSDP) moves per micro-batch the 16-bit weights twice (the forward
@@ -54,18 +54,11 @@ TEST(GradientPrecision, Bf16DataParallelTrafficCarriesFp32Gradients) {
 // torchtitan's FSDP2 reduces in fp32 (mixed_precision_reduce "float32"), so
 // its traffic is (2 + 2 + 4) / (2 + 2 + 2) of a bf16 reduction's.
 TEST(GradientPrecision, ZeroThreeReduceScattersInTheReduceDtype) {
-  const ModelSpec model = load_model("llama3-8b");
-  const ClusterSpec cluster = load_cluster("dgx-h100");
-  JobSpec job;
-  job.gpus = 16, job.gbs = 32, job.seq = 4096;
-  ParallelConfig c;
-  c.tp = 1, c.pp = 1, c.dp = 16, c.mbs = 1, c.gbs = 32, c.zero = 3;
-  job.grad_reduce = GradReduceDtype::kFp32;
-  const double fp32 = dp_bytes(model, cluster, job, c);
-  job.grad_reduce = GradReduceDtype::kBf16;
-  const double bf16 = dp_bytes(model, cluster, job, c);
-  ASSERT_GT(bf16, 0);
-  EXPECT_NEAR(fp32 / bf16, 8.0 / 6.0, 1e-9);
+  const auto [job, c] = test::data_parallel_case(16, 32, 4096, 1, 3);
+  JobSpec fp32 = job, bf16 = job;
+  fp32.grad_reduce = GradReduceDtype::kFp32;
+  bf16.grad_reduce = GradReduceDtype::kBf16;
+  EXPECT_NEAR(dp_bytes_ratio("llama3-8b", "dgx-h100", c, fp32, bf16), 8.0 / 6.0, 1e-9);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "src/io/model_loader.h"
 #include "src/io/routing_stats.h"
 #include "tests/cli_support.h"
+#include "tests/data_parallel_case.h"
 
 namespace parplan {
 namespace {
@@ -50,11 +51,8 @@ std::string mixed_loads(double a) {
 TEST(RoutingStats, MoreSkewedLoadsNeverPredictAFasterStep) {
   const ModelSpec m = load_model("mixtral-8x7b");
   const ClusterSpec c = load_cluster("dgx-h100");
-  JobSpec job;
-  job.gpus = 64, job.gbs = 256, job.seq = 4096;
-  ParallelConfig config;
-  config.tp = 1, config.pp = 1, config.dp = 64, config.ep = 8, config.mbs = 1, config.gbs = 256;
-  config.zero = 1;
+  auto [job, config] = test::data_parallel_case(64, 256, 4096, 1, 1);
+  config.ep = 8;
   double previous_s = 0, previous_imbalance = 0;
   for (double a : {0.0, 0.2, 0.4, 0.6, 0.8, 1.0}) {
     apply_routing_stats(write_temp("mix" + std::to_string(a) + ".csv", mixed_loads(a)), m, job);

@@ -9,6 +9,7 @@
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
 #include "tests/cli_support.h"
+#include "tests/data_parallel_case.h"
 #include "tests/kernel_csv.h"
 
 namespace parplan {
@@ -118,13 +119,10 @@ TEST(MemoryHeadroom, TenPercentOnThe8bRecipeLeavesTenPercentFree) {
 TEST(PublishedMeasurements, TorchtitanLlama31_8bFsdpWithinItsReservedPeak) {
   const ModelSpec model = load_model("llama3-8b");
   const ClusterSpec cluster = load_cluster("dgx-h100");
-  JobSpec job;
-  job.gpus = 8, job.gbs = 16, job.seq = 8192;
+  auto [job, c] = test::data_parallel_case(8, 16, 8192, 2, 3);
   job.grad_reduce = GradReduceDtype::kFp32;
   job.cross_entropy = CrossEntropy::kEager;
   job.selective_checkpoint = SelectiveCheckpoint::kTorchtitanOps;
-  ParallelConfig c;
-  c.tp = 1, c.pp = 1, c.dp = 8, c.mbs = 2, c.gbs = 16, c.zero = 3;
   c.recompute = Recompute::kSelective;
   const MemoryBreakdown m = estimate_memory(model, cluster, job, c);
   const double measured_bytes = 82.4 * 1073741824.0;
