@@ -82,16 +82,19 @@ double moe_layer_params(const ModelSpec& m) {
 }  // namespace
 
 double router_params(const ModelSpec& m) {
-  return static_cast<double>(m.hidden) * m.experts + (m.aux_loss_free ? m.experts : 0.0);
+  const bool bias = m.aux_loss_free || m.linear_bias;
+  return static_cast<double>(m.hidden) * m.experts + (bias ? m.experts : 0.0);
 }
 
-double routed_expert_params(const ModelSpec& m) {
-  return static_cast<double>(m.experts) * matrices(m) * m.hidden * m.expert_ffn_hidden;
+double one_expert_params(const ModelSpec& m) {
+  const double f = m.expert_ffn_hidden;
+  const double bias = m.linear_bias ? (m.gated_ffn ? 2.0 : 1.0) * f + m.hidden : 0.0;
+  return matrices(m) * m.hidden * f + bias;
 }
 
-double shared_expert_params(const ModelSpec& m) {
-  return static_cast<double>(m.shared_experts) * matrices(m) * m.hidden * m.expert_ffn_hidden;
-}
+double routed_expert_params(const ModelSpec& m) { return m.experts * one_expert_params(m); }
+
+double shared_expert_params(const ModelSpec& m) { return m.shared_experts * one_expert_params(m); }
 
 double mtp_params(const ModelSpec& m) {
   const double h = m.hidden;

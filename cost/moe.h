@@ -12,9 +12,12 @@
 
 namespace parplan {
 
-/// Router weights of one MoE layer (h x E; plus the per-expert bias of
-/// auxiliary-loss-free balancing).
+/// Router weights of one MoE layer (h x E; plus a bias per expert: the
+/// balancing bias of auxiliary-loss-free routing, or the router's own where
+/// the linear layers carry biases, as GPT-OSS's).
 double router_params(const ModelSpec& model);
+/// One expert's FFN, with its biases where the linear layers carry them.
+double one_expert_params(const ModelSpec& model);
 /// The routed experts of one MoE layer (all of them).
 double routed_expert_params(const ModelSpec& model);
 /// The shared experts of one MoE layer.

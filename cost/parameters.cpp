@@ -1,5 +1,7 @@
 #include "cost/parameters.h"
 
+#include "cost/moe.h"
+
 namespace parplan {
 
 namespace {
@@ -28,7 +30,11 @@ double attention_params(const ModelSpec& model) {
   const double q_width = a * model.head_dim;
   const double kv_width = static_cast<double>(model.kv_groups) * model.head_dim;
   double params = h * (q_width + 2.0 * kv_width) + q_width * h;
-  if (model.linear_bias) params += q_width + 2.0 * kv_width + h;
+  if (model.linear_bias)
+    params += q_width + 2.0 * kv_width + h;
+  else if (model.qkv_bias)
+    params += q_width + 2.0 * kv_width;
+  if (model.attention_sinks) params += a;
   return params;
 }
 
@@ -41,15 +47,11 @@ double dense_ffn_params(const ModelSpec& model) {
 }
 
 double moe_ffn_params(const ModelSpec& model) {
-  const double h = model.hidden;
-  const double expert = ffn_matrix_count(model) * h * model.expert_ffn_hidden;
-  return h * model.experts + (model.experts + model.shared_experts) * expert;
+  return router_params(model) + routed_expert_params(model) + shared_expert_params(model);
 }
 
 double moe_active_ffn_params(const ModelSpec& model) {
-  const double h = model.hidden;
-  const double expert = ffn_matrix_count(model) * h * model.expert_ffn_hidden;
-  return h * model.experts + (model.top_k + model.shared_experts) * expert;
+  return router_params(model) + (model.top_k + model.shared_experts) * one_expert_params(model);
 }
 
 double layer_norm_params(const ModelSpec& model) { return 2.0 * norm_params(model, model.hidden); }

@@ -1,4 +1,4 @@
-// The catalog's Llama 2, Llama 3.1, Qwen3 and Mixtral 8x22B entries against
+// The catalog's Llama 2, Llama 3.1, Qwen3, Mixtral 8x22B and GPT-OSS entries against
 // the parameter counts their publishers state: a wrong width, expert count
 // or tie of the embeddings moves the count past the stated figure's last
 // digit.
@@ -20,6 +20,9 @@ struct Published {
   // unit of it.
   bool cut = false;
   const char* source = "";
+  // The active count leaves out the input embedding (a lookup, no work) and
+  // keeps the output head (GPT-OSS's model card, Table 1).
+  bool active_without_embedding = false;
 };
 
 // Hugging Face model pages (safetensors parameter counts) and the model
@@ -33,6 +36,9 @@ constexpr Published kPublished[] = {
     {"qwen3-30b-a3b", 30.5, 3.3, 0.05, true, "Qwen3-30B-A3B model card: 30.5B in total, 3.3B activated"},
     {"qwen3-235b-a22b", 235, 22, 0.5, true, "Qwen3-235B-A22B model card: 235B in total, 22B activated"},
     {"mixtral-8x22b", 141, 39, 0.5, false, "Mistral AI (2024-04-17): 39B active of 141B"},
+    {"gpt-oss-120b", 116.83, 5.13, 0.005, false,
+     "OpenAI gpt-oss-120b & gpt-oss-20b model card (2025-08-05), Table 1: 116.83B total, 5.13B active", true},
+    {"gpt-oss-20b", 20.91, 3.61, 0.005, false, "the same Table 1: 20.91B total, 3.61B active", true},
 };
 
 TEST(ModelCatalogPublished, ParameterCountsMatchThePublishers) {
@@ -40,8 +46,9 @@ TEST(ModelCatalogPublished, ParameterCountsMatchThePublishers) {
     SCOPED_TRACE(std::string(p.name) + ": " + p.source);
     const ModelSpec m = load_model(p.name);
     const double active = p.active_billions > 0 ? p.active_billions : p.total_billions;
+    const double embedding = p.active_without_embedding ? embedding_params(m, m.max_positions) : 0.0;
     const double counted[2] = {total_params(m, m.max_positions) / 1e9,
-                               active_params(m, m.max_positions) / 1e9};
+                               (active_params(m, m.max_positions) - embedding) / 1e9};
     const double stated[2] = {p.total_billions, active};
     for (int i = 0; i < 2; ++i) {
       if (p.cut) {

@@ -75,6 +75,13 @@ struct ModelSpec {
   /// (GPT-OSS and Gemma 2 alternate: layers / 2; Gemma 3: one in six); 0 =
   /// every layer is windowed.
   int full_attention_layers = 0;
+  /// One learned logit per attention head beside the keys in every softmax
+  /// (GPT-OSS's sinks; Megatron softmax_type learnable): `heads` parameters
+  /// per layer, no work the model counts; no launch file parplan writes
+  /// carries it (named in `unmodelled`).
+  bool attention_sinks = false;
+  /// How `unmodelled` names attention sinks.
+  static constexpr const char* kAttentionSinks = "attention sinks (one learned softmax logit per head)";
 
   // Mixture of experts (experts == 0 means dense).
   /// Routed experts per MoE layer.

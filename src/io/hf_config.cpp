@@ -164,6 +164,10 @@ constexpr HfType kHfTypes[] = {
     {"gemma3", Family::kLlama, true, false, true, 1e-6,
      "GeGLU (tanh) activation, sliding-window attention, Gemma's (1 + weight) RMSNorm and sqrt(hidden) "
      "embedding scale"},
+    // GptOssConfig: tie_word_embeddings False, rms_norm_eps 1e-5; its experts
+    // clamp the SwiGLU (swiglu_limit) and add 1 to the linear half.
+    {"gpt_oss", Family::kLlama, false, false, false, 1e-5,
+     "GPT-OSS's clamped SwiGLU (swiglu_limit, the linear half + 1)"},
     {"gpt2", Family::kGpt2, true, false, false, 1e-5, ""},
     {"gpt_neox", Family::kGptNeox, false, false, false, 1e-5, ""},
 };
@@ -385,6 +389,11 @@ ModelSpec model_from_hf(const Json& root, const std::string& origin) {
   }
 
   read_details(hf, type, m);
+  // GptOssAttention's sinks: one learned logit per head in every softmax.
+  if (std::string(type.model_type) == "gpt_oss") {
+    m.attention_sinks = true;
+    add_unmodelled(m, ModelSpec::kAttentionSinks);
+  }
 
   // Mixture of experts: Mixtral (num_local_experts), DeepSeek (n_routed_experts)
   // or Qwen-MoE (num_experts).

@@ -19,7 +19,7 @@ const std::vector<std::string> kTopKeys = {
     "dropout",
     // Optional details the launch files carry (docs/models.md).
     "activation", "rope_theta", "rotary_fraction", "rope_scaling_factor", "norm_epsilon", "qkv_bias",
-    "qk_norm", "parallel_residual", "sliding_window", "full_attention_layers"};
+    "qk_norm", "parallel_residual", "sliding_window", "full_attention_layers", "attention_sinks"};
 const std::vector<std::string> kMoeKeys = {"experts",        "top_k",          "expert_ffn_hidden",
                                            "moe_layer_freq", "shared_experts", "first_dense_layers",
                                            "mtp_layers",     "route_groups",   "route_group_topk",
@@ -58,6 +58,8 @@ void read_details(const YamlFields& top, ModelSpec& m) {
   m.qkv_bias = top.boolean("qkv_bias", false);
   m.qk_norm = top.boolean("qk_norm", false);
   if (top.boolean("parallel_residual", false)) add_unmodelled(m, "parallel attention/FFN residual");
+  m.attention_sinks = top.boolean("attention_sinks", false);
+  if (m.attention_sinks) add_unmodelled(m, ModelSpec::kAttentionSinks);
   m.sliding_window = int_field(top, "sliding_window", 0, 0);
   m.full_attention_layers = int_field(top, "full_attention_layers", 0, 0);
   if (m.full_attention_layers > 0 && m.sliding_window == 0)
