@@ -101,6 +101,17 @@ constexpr KernelFigures kTritonFlash =
     scaled(scaled_per_length(kFlash2, kTritonShare), kTritonH100Factor, kTritonH100Factor);
 constexpr KernelFigures kFlash3 = {
     {292, 423, 521, 579, 602, 616}, {467, 565, 625, 638, 646, 648}, {316, 424, 501, 542, 559, 561}};
+// The same paper's head-dim-64 panels (Figure 5, causal and non-causal
+// forward at head dim 64; Figure 6, non-causal backward at head dim 64),
+// same lengths and setup (hidden 2048, so 32 heads of 64): a narrower head
+// does half the work per byte of K and V read, and every kernel keeps less
+// of the peak.
+constexpr KernelFigures kFlash2Hd64 = {
+    {180, 229, 262, 284, 295, 299}, {282, 306, 318, 321, 322, 324}, {198, 238, 264, 279, 287, 291}};
+constexpr KernelFigures kCudnnHd64 = {
+    {225, 288, 334, 363, 379, 388}, {335, 373, 395, 408, 412, 413}, {266, 348, 395, 417, 432, 433}};
+constexpr KernelFigures kFlash3Hd64 = {
+    {197, 265, 371, 420, 460, 473}, {333, 392, 460, 476, 496, 497}, {272, 363, 422, 453, 472, 474}};
 // The peak the figures are measured against: H100 SXM5 dense bf16.
 constexpr double kH100PeakTflops = 989.4;
 
@@ -152,6 +163,30 @@ const KernelFigures* figures(AttentionKernel kernel) {
   return nullptr;
 }
 
+// The head-dim-64 panel of the kernel whose figures `kernel` is built on:
+// the Triton kernel's and FlexAttention's are shares of FlashAttention-2's,
+// taken to hold at either width.
+const KernelFigures* figures_hd64(AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::kFlash2:
+    case AttentionKernel::kTritonFlash:
+    case AttentionKernel::kFlex:
+      return &kFlash2Hd64;
+    case AttentionKernel::kFlash3:
+      return &kFlash3Hd64;
+    case AttentionKernel::kCudnn:
+      return &kCudnnHd64;
+    case AttentionKernel::kProfile:
+      break;
+  }
+  return nullptr;
+}
+
+const KernelFigures* figures_hd128_base(AttentionKernel kernel) {
+  return kernel == AttentionKernel::kTritonFlash || kernel == AttentionKernel::kFlex ? &kFlash2
+                                                                                     : figures(kernel);
+}
+
 const LongScale& long_scale(AttentionKernel kernel) {
   switch (kernel) {
     case AttentionKernel::kFlash2:
@@ -188,28 +223,56 @@ namespace {
 double flex_share(double seq, bool backward) {
   return interpolate(backward ? kFlexBackwardShare : kFlexForwardShare, seq, kFlexLog2First);
 }
+
+// A pass's figure within the paper's lengths (no long-sequence scale): the
+// causal backward skips the same masked blocks as the causal forward.
+double paper_figure(const KernelFigures& f, double seq, bool backward, bool causal) {
+  if (!backward) return interpolate(causal ? f.causal_forward : f.noncausal_forward, seq, kLog2SeqFirst);
+  const double noncausal = interpolate(f.noncausal_backward, seq, kLog2SeqFirst);
+  return causal ? noncausal * interpolate(f.causal_forward, seq, kLog2SeqFirst) /
+                      interpolate(f.noncausal_forward, seq, kLog2SeqFirst)
+                : noncausal;
+}
+
+// A kernel's speed at head width `head_dim` over its speed at 128: the
+// paper's head-dim-64 panel over its 128 one at the same length (held at
+// 16k beyond), linear in the width between 64 and 128, 1 from 128 up
+// (wider heads: the figures of 128, as before) and the 64 ratio below 64.
+double head_dim_factor(AttentionKernel kernel, double seq, bool backward, bool causal, int head_dim) {
+  if (head_dim <= 0 || head_dim >= 128) return 1.0;
+  const KernelFigures* narrow = figures_hd64(kernel);
+  const KernelFigures* wide = figures_hd128_base(kernel);
+  if (narrow == nullptr || wide == nullptr) return 1.0;
+  const double ratio =
+      paper_figure(*narrow, seq, backward, causal) / paper_figure(*wide, seq, backward, causal);
+  const double toward_64 = std::min(1.0, (128.0 - head_dim) / 64.0);
+  return 1.0 + (ratio - 1.0) * toward_64;
+}
 }  // namespace
 
-double published_attention_tflops(AttentionKernel kernel, double seq, bool backward) {
+double published_attention_tflops(AttentionKernel kernel, double seq, bool backward, int head_dim) {
+  const double width = head_dim_factor(kernel, seq, backward, true, head_dim);
   if (kernel == AttentionKernel::kFlex)
-    return flex_share(seq, backward) * published_attention_tflops(AttentionKernel::kFlash2, seq, backward);
+    return width * flex_share(seq, backward) *
+           published_attention_tflops(AttentionKernel::kFlash2, seq, backward);
   const KernelFigures* f = figures(kernel);
   if (f == nullptr) return 0;
   const double forward = figure(f->causal_forward, kernel, seq, false);
-  if (!backward) return forward;
+  if (!backward) return width * forward;
   // The causal backward skips the same masked blocks as the causal forward.
-  return figure(f->noncausal_backward, kernel, seq, true) *
+  return width * figure(f->noncausal_backward, kernel, seq, true) *
          interpolate(f->causal_forward, seq, kLog2SeqFirst) /
          interpolate(f->noncausal_forward, seq, kLog2SeqFirst);
 }
 
-double published_noncausal_attention_tflops(AttentionKernel kernel, double seq, bool backward) {
+double published_noncausal_attention_tflops(AttentionKernel kernel, double seq, bool backward, int head_dim) {
+  const double width = head_dim_factor(kernel, seq, backward, false, head_dim);
   if (kernel == AttentionKernel::kFlex)
-    return flex_share(seq, backward) *
+    return width * flex_share(seq, backward) *
            published_noncausal_attention_tflops(AttentionKernel::kFlash2, seq, backward);
   const KernelFigures* f = figures(kernel);
   if (f == nullptr) return 0;
-  return figure(backward ? f->noncausal_backward : f->noncausal_forward, kernel, seq, backward);
+  return width * figure(backward ? f->noncausal_backward : f->noncausal_forward, kernel, seq, backward);
 }
 
 int attention_kernel_head_dim(AttentionKernel kernel, int head_dim) {
@@ -255,30 +318,33 @@ double profile_efficiency(const DeviceSpec& device, double seq, AttentionKernel 
 }
 }  // namespace
 
-AttentionEfficiency attention_efficiency(const DeviceSpec& device, AttentionKernel kernel, double seq) {
+AttentionEfficiency attention_efficiency(const DeviceSpec& device, AttentionKernel kernel, double seq,
+                                         int head_dim) {
   if (published_figures_apply(device, kernel)) {
-    return {published_attention_tflops(kernel, seq, false) / kH100PeakTflops,
-            published_attention_tflops(kernel, seq, true) / kH100PeakTflops};
+    return {published_attention_tflops(kernel, seq, false, head_dim) / kH100PeakTflops,
+            published_attention_tflops(kernel, seq, true, head_dim) / kH100PeakTflops};
   }
   const double e = profile_efficiency(device, seq, kernel);
   return {e, e};
 }
 
 AttentionEfficiency context_parallel_attention_efficiency(const DeviceSpec& device, AttentionKernel kernel,
-                                                          double seq, int cp) {
-  if (cp <= 1) return attention_efficiency(device, kernel, seq);
+                                                          double seq, int cp, int head_dim) {
+  if (cp <= 1) return attention_efficiency(device, kernel, seq, head_dim);
   const double local = seq / cp;
-  const AttentionEfficiency diagonal = attention_efficiency(device, kernel, local);
+  const AttentionEfficiency diagonal = attention_efficiency(device, kernel, local, head_dim);
   const double block = local / std::sqrt(2.0);
   AttentionEfficiency off;
   if (published_figures_apply(device, kernel) && kernel == AttentionKernel::kFlash2) {
     // Interpolated in log2 of the rank's tokens (each pair's log2 distance is 2).
     const double x = std::clamp((std::log2(std::max(local, 1.0)) - kFlash2CpBlockLog2First) / 2.0, 0.0, 1.0);
-    off.forward = (kFlash2CpBlockForward[0] * (1 - x) + kFlash2CpBlockForward[1] * x) / kH100PeakTflops;
-    off.backward = (kFlash2CpBlockBackward[0] * (1 - x) + kFlash2CpBlockBackward[1] * x) / kH100PeakTflops;
+    off.forward = head_dim_factor(kernel, block, false, false, head_dim) *
+                  (kFlash2CpBlockForward[0] * (1 - x) + kFlash2CpBlockForward[1] * x) / kH100PeakTflops;
+    off.backward = head_dim_factor(kernel, block, true, false, head_dim) *
+                   (kFlash2CpBlockBackward[0] * (1 - x) + kFlash2CpBlockBackward[1] * x) / kH100PeakTflops;
   } else if (published_figures_apply(device, kernel)) {
-    off.forward = published_noncausal_attention_tflops(kernel, block, false) / kH100PeakTflops;
-    off.backward = published_noncausal_attention_tflops(kernel, block, true) / kH100PeakTflops;
+    off.forward = published_noncausal_attention_tflops(kernel, block, false, head_dim) / kH100PeakTflops;
+    off.backward = published_noncausal_attention_tflops(kernel, block, true, head_dim) / kH100PeakTflops;
   } else {
     off.forward = off.backward = profile_efficiency(device, block, kernel);
   }

@@ -22,7 +22,11 @@ struct AttentionEfficiency {
 /// kernel (head dim 128; kTritonFlash: its A100 share of FlashAttention-2's times a factor fitted to
 /// llm-foundry's H100 runs), interpolated in log2(seq) and held flat outside 512..16384 tokens; they apply to
 /// devices with the H100 SXM5's 989.4 TFLOP/s dense bf16 peak (the Hopper SXM parts: H100, H800, H200).
-AttentionEfficiency attention_efficiency(const DeviceSpec& device, AttentionKernel kernel, double seq);
+/// `head_dim` is the width the kernel computes at (attention_kernel_head_dim): narrower than 128, the
+/// published figures move toward the paper's head-dim-64 panels (linearly in the width; the 64 ones below
+/// 64); 128 and wider keep the 128 figures.
+AttentionEfficiency attention_efficiency(const DeviceSpec& device, AttentionKernel kernel, double seq,
+                                         int head_dim = 128);
 
 /// Whether the H100 SXM5 kernel measurements and figures apply to `device`:
 /// a profile that says so (kernel_figures: h100-sxm5) or one with the H100
@@ -42,7 +46,7 @@ bool h100_attention_figures_apply(const DeviceSpec& device);
 /// another kernel's, at the non-causal efficiency of the square of its
 /// geometric-mean side. cp = 1 is attention_efficiency itself.
 AttentionEfficiency context_parallel_attention_efficiency(const DeviceSpec& device, AttentionKernel kernel,
-                                                          double seq, int cp);
+                                                          double seq, int cp, int head_dim = 128);
 
 /// The head dimension `kernel` computes with for heads `head_dim` wide: a
 /// fused kernel is compiled for a few widths and runs a narrower head
@@ -58,10 +62,12 @@ AttentionEfficiency context_parallel_attention_efficiency(const DeviceSpec& devi
 /// and a profile's kernel: `head_dim` (their tiling is not published).
 int attention_kernel_head_dim(AttentionKernel kernel, int head_dim);
 
-/// Published TFLOP/s of `kernel` on H100 SXM5 at `seq` (head dim 128):
-/// causal forward, and backward (tests; 0 for kProfile).
-double published_attention_tflops(AttentionKernel kernel, double seq, bool backward);
+/// Published TFLOP/s of `kernel` on H100 SXM5 at `seq` and the kernel's
+/// head width (as attention_efficiency): causal forward, and backward (0 for
+/// kProfile).
+double published_attention_tflops(AttentionKernel kernel, double seq, bool backward, int head_dim = 128);
 /// The same for the non-causal kernel (full square).
-double published_noncausal_attention_tflops(AttentionKernel kernel, double seq, bool backward);
+double published_noncausal_attention_tflops(AttentionKernel kernel, double seq, bool backward,
+                                            int head_dim = 128);
 
 }  // namespace parplan

@@ -178,8 +178,10 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
     // the kernel's own backward efficiency (cost/attention_kernels.h).
     // A per-document mask (cost/document_mask.h) leaves the documents'
     // causal squares, at the efficiency of a kernel as long as a document.
+    const int kernel_head_dim = attention_kernel_head_dim(shape.kernel, model.head_dim);
     const AttentionEfficiency eff = context_parallel_attention_efficiency(
-        device, shape.kernel, document_mask_kernel_seq(shape.seq, shape.document_tokens), shape.cp);
+        device, shape.kernel, document_mask_kernel_seq(shape.seq, shape.document_tokens), shape.cp,
+        kernel_head_dim);
     const double causal_share = 0.5 * document_mask_work_share(shape.seq, shape.document_tokens);
     // Windowed layers (cost/sliding_window.h) compute only their band, at
     // the efficiency of a causal kernel doing the same work per query
@@ -198,8 +200,8 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
     attention_backward_s = full_share * 2.5 * causal_share * kernel_flops / (attention_peak * eff.backward);
     if (windowed > 0) {
       const double band = window_pairs(shape.seq, model.sliding_window) / causal_pairs(shape.seq);
-      const AttentionEfficiency w_eff =
-          attention_efficiency(device, shape.kernel, windowed_kernel_seq(shape.seq, model.sliding_window));
+      const AttentionEfficiency w_eff = attention_efficiency(
+          device, shape.kernel, windowed_kernel_seq(shape.seq, model.sliding_window), kernel_head_dim);
       const double band_flops = windowed * band * 0.5 * kernel_flops;
       attention_forward_s += band_flops / (attention_peak * w_eff.forward);
       attention_backward_s += 2.5 * band_flops / (attention_peak * w_eff.backward);
