@@ -1,7 +1,7 @@
-// The catalog's Llama 2, Llama 3.1, Qwen3, Mixtral 8x22B and GPT-OSS entries against
-// the parameter counts their publishers state: a wrong width, expert count
-// or tie of the embeddings moves the count past the stated figure's last
-// digit.
+// The catalog's Llama 2, 3.1 and 3.2, Qwen2.5, Qwen3, Mixtral 8x22B and
+// GPT-OSS entries against the parameter counts their publishers state: a
+// wrong width, expert count or tie of the embeddings moves the count past
+// the stated figure's last digit.
 #include <gtest/gtest.h>
 
 #include "cost/parameters.h"
@@ -36,6 +36,10 @@ constexpr Published kPublished[] = {
     {"qwen3-30b-a3b", 30.5, 3.3, 0.05, true, "Qwen3-30B-A3B model card: 30.5B in total, 3.3B activated"},
     {"qwen3-235b-a22b", 235, 22, 0.5, true, "Qwen3-235B-A22B model card: 235B in total, 22B activated"},
     {"mixtral-8x22b", 141, 39, 0.5, false, "Mistral AI (2024-04-17): 39B active of 141B"},
+    {"llama3.2-1b", 1.23, 0, 0.005, true, "Llama 3.2 model card: 1B (1.23B)"},
+    {"llama3.2-3b", 3.21, 0, 0.005, false, "Llama 3.2 model card: 3B (3.21B)"},
+    {"qwen2.5-7b", 7.61, 0, 0.005, true, "Qwen2.5-7B model card: Number of Parameters 7.61B"},
+    {"qwen2.5-72b", 72.7, 0, 0.05, false, "Qwen2.5-72B model card: Number of Parameters 72.7B"},
     {"gpt-oss-120b", 116.83, 5.13, 0.005, false,
      "OpenAI gpt-oss-120b & gpt-oss-20b model card (2025-08-05), Table 1: 116.83B total, 5.13B active", true},
     {"gpt-oss-20b", 20.91, 3.61, 0.005, false, "the same Table 1: 20.91B total, 3.61B active", true},
