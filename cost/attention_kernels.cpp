@@ -146,46 +146,36 @@ constexpr double kFlash2CpBlockLog2First = 13.0;  // s_l = 8192
 constexpr double kFlash2CpBlockForward[2] = {334.1, 333.7};
 constexpr double kFlash2CpBlockBackward[2] = {285.5, 303.1};
 
-const KernelFigures* figures(AttentionKernel kernel) {
-  switch (kernel) {
-    case AttentionKernel::kFlash2:
-      return &kFlash2;
-    case AttentionKernel::kFlash3:
-      return &kFlash3;
-    case AttentionKernel::kCudnn:
-      return &kCudnn;
-    case AttentionKernel::kTritonFlash:
-      return &kTritonFlash;
-    case AttentionKernel::kFlex:  // a share of FlashAttention-2's (flex_share)
-    case AttentionKernel::kProfile:
-      break;
-  }
-  return nullptr;
-}
+// A kernel's published panels: its own head-dim-128 figures (none for
+// FlexAttention, a share of FlashAttention-2's: flex_share) and the
+// head-dim-64 panel with the 128 one it is read against. The Triton
+// kernel's and FlexAttention's are shares of FlashAttention-2's, taken to
+// hold at either width, so they take FlashAttention-2's pair.
+struct KernelPanels {
+  const KernelFigures* own = nullptr;
+  const KernelFigures* narrow = nullptr;  // head dim 64
+  const KernelFigures* wide = nullptr;    // head dim 128, narrow's counterpart
+};
 
-// The head-dim-64 panel of the kernel whose figures `kernel` is built on:
-// the Triton kernel's and FlexAttention's are shares of FlashAttention-2's,
-// taken to hold at either width.
-const KernelFigures* figures_hd64(AttentionKernel kernel) {
+KernelPanels panels(AttentionKernel kernel) {
   switch (kernel) {
     case AttentionKernel::kFlash2:
+      return {&kFlash2, &kFlash2Hd64, &kFlash2};
+    case AttentionKernel::kFlash3:
+      return {&kFlash3, &kFlash3Hd64, &kFlash3};
+    case AttentionKernel::kCudnn:
+      return {&kCudnn, &kCudnnHd64, &kCudnn};
     case AttentionKernel::kTritonFlash:
+      return {&kTritonFlash, &kFlash2Hd64, &kFlash2};
     case AttentionKernel::kFlex:
-      return &kFlash2Hd64;
-    case AttentionKernel::kFlash3:
-      return &kFlash3Hd64;
-    case AttentionKernel::kCudnn:
-      return &kCudnnHd64;
+      return {nullptr, &kFlash2Hd64, &kFlash2};
     case AttentionKernel::kProfile:
       break;
   }
-  return nullptr;
+  return {};
 }
 
-const KernelFigures* figures_hd128_base(AttentionKernel kernel) {
-  return kernel == AttentionKernel::kTritonFlash || kernel == AttentionKernel::kFlex ? &kFlash2
-                                                                                     : figures(kernel);
-}
+const KernelFigures* figures(AttentionKernel kernel) { return panels(kernel).own; }
 
 const LongScale& long_scale(AttentionKernel kernel) {
   switch (kernel) {
@@ -240,8 +230,9 @@ double paper_figure(const KernelFigures& f, double seq, bool backward, bool caus
 // (wider heads: the figures of 128, as before) and the 64 ratio below 64.
 double head_dim_factor(AttentionKernel kernel, double seq, bool backward, bool causal, int head_dim) {
   if (head_dim <= 0 || head_dim >= 128) return 1.0;
-  const KernelFigures* narrow = figures_hd64(kernel);
-  const KernelFigures* wide = figures_hd128_base(kernel);
+  const KernelPanels p = panels(kernel);
+  const KernelFigures* narrow = p.narrow;
+  const KernelFigures* wide = p.wide;
   if (narrow == nullptr || wide == nullptr) return 1.0;
   const double ratio =
       paper_figure(*narrow, seq, backward, causal) / paper_figure(*wide, seq, backward, causal);
