@@ -77,17 +77,15 @@ EpLayerComm moe_layer_comm(const ModelSpec& m, const ClusterSpec& cluster, const
   // Each direction's two exchanges: dispatch, then combine.
   double forward_dispatch = 0, forward_combine = 0, backward_combine = 0, backward_dispatch = 0;
   if (c.ep > 1) {
-    DispatchShape bf16 = shape;
-    bf16.element_bytes = 2.0;
-    // fp8 payload only on the hierarchical path (DeepEP's fp8 dispatch, as
-    // DeepSeek-V3 sec. 3.3); Megatron's alltoall dispatcher sends the
-    // permuted 16-bit hidden states (token_dispatcher.py @ 0014f13,
-    // dispatch_all_to_all) and casts to fp8 inside the expert GEMMs.
-    DispatchShape payload = shape;
-    payload.element_bytes = job.precision == Precision::kFp8 && c.a2a_hierarchical ? 1.0 : 2.0;
-    const double combine_s = dispatch_s(cluster, ep_span, m, bf16);
-    forward_dispatch = dispatch_s(cluster, ep_span, m, payload);
-    forward_combine = backward_combine = backward_dispatch = combine_s;
+    // Every dispatcher an emitted engine runs sends the 16-bit hidden
+    // states and casts to fp8 inside the expert GEMMs: Megatron's alltoall
+    // dispatcher (token_dispatcher.py @ 0014f13, dispatch_all_to_all), its
+    // DeepEP path (fused_a2a.py FusedDispatch passes x as it is) and HybridEP
+    // ("fp8_dispatch = False  # Currently, we do not support fp8 dispatch",
+    // fused_a2a.py @ d98e8a64). DeepSeek-V3's own fp8 dispatch (sec. 3.3)
+    // is not one an emitted engine runs.
+    const double exchange_s = dispatch_s(cluster, ep_span, m, shape);
+    forward_dispatch = forward_combine = backward_combine = backward_dispatch = exchange_s;
   }
   if (c.etp > 1) {
     const GroupSpan etp_span = group_span_at(cluster, c.etp, 1, first_rank);

@@ -26,7 +26,7 @@ double expected_destination_nodes(int nodes, int top_k, int node_limit);
 
 struct DispatchShape {
   double tokens = 0;          ///< tokens this rank routes (b s / (cp tp))
-  double element_bytes = 2;   ///< dispatch payload: 1 for fp8 (DeepSeek-V3, DeepEP), else 2
+  double element_bytes = 2;   ///< 2: every emitted engine dispatches 16-bit hidden states
   double load_factor = 1.0;   ///< the busiest rank receives this much over the mean
   bool hierarchical = false;  ///< intra-node first (DeepEP) instead of flat
   /// Sent bytes over the uncompressed volume: LSH-MoE (Nie et al. 2024,
