@@ -16,6 +16,8 @@
 #include "src/io/cluster_loader.h"
 #include "src/io/data_paths.h"
 #include "src/io/input_error.h"
+#include "src/io/measured_figure.h"
+#include "src/io/model_loader.h"
 #include "src/io/run_file_reader.h"
 #include "src/io/yaml_fields.h"
 #include "tests/run_file_fixture.h"
@@ -70,6 +72,30 @@ TEST(HeldoutRuns, TokensPerSecondBecomeTheStepTime) {
       return;
     }
   FAIL() << "nemo2407-llama2-7b-8 missing";
+}
+
+// Megatron-MoE-ModelZoo's long-context Qwen3-235B-A22B rows publish TFLOPS
+// only; their step_s is the step that TFLOPS gives by Megatron-LM's causal
+// count of the 94-layer model (the rows' own model adds 2 stand-in layers
+// for the pipeline split, which the count does not hold).
+TEST(HeldoutRuns, ModelZooLongContextStepsFollowFromTheirTflops) {
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  const ModelSpec qwen = load_model("qwen3-235b-a22b");
+  const struct {
+    const char* name;
+    double tflops_per_gpu;
+  } published[] = {{"16k-cp1", 295},          {"32k-cp2", 335},          {"64k-cp4", 368},
+                   {"128k-cp8", 389},         {"16k-cp1-dropless", 237}, {"32k-cp2-dropless", 277},
+                   {"64k-cp4-dropless", 320}, {"128k-cp8-dropless", 357}};
+  int rows = 0;
+  for (const auto& run : read_run_yaml(heldout_path(), cluster))
+    for (const auto& p : published)
+      if (run.name == std::string("mzoo-qwen3-235b-a22b-bf16-256-") + p.name) {
+        ++rows;
+        const double flops = formula_step_flops(qwen, run.job.gbs, run.job.seq, FlopFormula::kMegatronCausal);
+        EXPECT_NEAR(run.measured_step_s, flops / (p.tflops_per_gpu * 1e12 * run.job.gpus), 1e-3) << run.name;
+      }
+  EXPECT_EQ(rows, 8);
 }
 
 // torchtitan @ 9dec370 (the 2024-12 benchmark's version) left the pipeline

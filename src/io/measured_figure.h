@@ -35,7 +35,12 @@ enum class FigureUnit { kStepSeconds, kTokensPerSecondPerGpu, kTflopsPerGpu, kMf
 ///   s x s square. kNarayanan: Narayanan et al. 2021 eq. 3,
 ///   96 B s L h^2 (1 + s/(6h) + V/(16 L h)), which counts the full
 ///   recomputation's extra forward pass.
-enum class FlopFormula { kMegatron, kNarayanan };
+/// kMegatronCausal: the same function since Megatron-LM 8873b55 (2025-03-06,
+///   "Fixes in number of floating-point operation estimates for MoE and
+///   attention layer"; the 25.04 tags on): the causal half of the square,
+///   s/(2h); the dense, routed and shared-expert MLPs of each layer; MLA's
+///   own projections; multi-token-prediction layers and their logits.
+enum class FlopFormula { kMegatron, kNarayanan, kMegatronCausal };
 
 /// The largest plausible `value` of a figure in `unit` (one GPU's).
 double figure_ceiling(FigureUnit unit);

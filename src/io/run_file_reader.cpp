@@ -86,8 +86,8 @@ MeasuredFigure read_measured(const YamlFields& f) {
                         "the value and its unit");
   }
   if ((m.unit == FigureUnit::kTflopsPerGpu || m.unit == FigureUnit::kMfu) && !f.has("formula"))
-    f.fail("formula",
-           "is required for " + f.text("unit") + ": megatron or narayanan (the FLOP count behind it)");
+    f.fail("formula", "is required for " + f.text("unit") +
+                          ": megatron, megatron_causal or narayanan (the FLOP count behind it)");
   if (f.has("formula")) m.formula = parse_flop_formula(f.text("formula"), f.where() + ": field 'formula'");
   m.padded_vocab = f.number_in("padded_vocab", 0, 1e9, 0);
   m.peak_tflops = f.number_in("peak_tflops", 0, 1e6, 0);
