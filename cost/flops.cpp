@@ -65,4 +65,43 @@ StepFlops step_flops(const ModelSpec& model, int gbs, int seq, Recompute recompu
   return step;
 }
 
+double selective_recompute_flops(const ModelSpec& model, const JobSpec& job, int gbs) {
+  const double tokens = static_cast<double>(gbs) * job.seq;
+  const int moe_layers = moe_layer_count(model);
+  const double dense_layers = model.layers - moe_layers;
+  const LayerFlops dense = layer_forward_flops(model, tokens, job.seq, false);
+  LayerFlops moe;
+  if (moe_layers > 0) moe = layer_forward_flops(model, tokens, job.seq, true);
+  const double h = model.hidden;
+  const double ffn_matrices = model.gated_ffn ? 3.0 : 2.0;
+  const bool core_attn = job.recompute_modules.core_attn;
+  if (job.selective_checkpoint == SelectiveCheckpoint::kTorchtitanOps) {
+    const double q = static_cast<double>(model.heads) * model.head_dim;
+    const double kv = model.uses_mla() ? q : static_cast<double>(model.kv_groups) * model.head_dim;
+    const double replayed =
+        h * kv + q * h + (model.gated_ffn ? h * static_cast<double>(model.ffn_hidden) : 0.0);
+    return dense_layers * 2.0 * tokens * replayed +
+           (core_attn ? 3.0 * moe_layers * moe.attention_flops : 0.0);
+  }
+  double repeated =
+      core_attn ? 3.0 * (dense_layers * dense.attention_flops + moe_layers * moe.attention_flops) : 0.0;
+  if (job.recompute_modules.mlp)
+    repeated += dense_layers * 2.0 * tokens * ffn_matrices * h * model.ffn_hidden;
+  if (job.recompute_modules.moe && moe_layers > 0) {
+    const double experts = static_cast<double>(model.top_k) + model.shared_experts;
+    repeated += moe_layers * 2.0 * tokens *
+                (ffn_matrices * h * model.expert_ffn_hidden * experts + h * model.experts);
+  }
+  if (job.recompute_modules.mla_up_proj && model.uses_mla()) {
+    // The up projections mla_up_projection_s times: keys' and values' from
+    // their latent, queries' from theirs where there is one.
+    const double nope = model.head_dim - model.qk_rope_head_dim;
+    const double up =
+        static_cast<double>(model.heads) * ((nope + model.v_head_dim) * model.kv_lora_rank +
+                                            static_cast<double>(model.head_dim) * model.q_lora_rank);
+    repeated += model.layers * 2.0 * tokens * up;
+  }
+  return repeated;
+}
+
 }  // namespace parplan

@@ -2,6 +2,7 @@
 // Korthikanti 2022): one layer forward, the LM head, and a whole step.
 #pragma once
 
+#include "cost/spec/job_spec.h"
 #include "cost/spec/model_spec.h"
 #include "cost/spec/parallel_config.h"
 
@@ -30,5 +31,14 @@ struct StepFlops {
 };
 StepFlops step_flops(const ModelSpec& model, int gbs, int seq, Recompute recompute,
                      double recomputed_layer_fraction);
+
+/// FLOPs selective recomputation adds to one step of `gbs` sequences, by
+/// what it repeats: Megatron-LM's --recompute-modules (core_attn counted as
+/// step_flops counts it, Korthikanti 2022's convention; mlp, moe and
+/// mla_up_proj their layers' GEMMs forward once more; layernorm and
+/// moe_act, element-wise, nothing) or torchtitan's op policy (the matmuls
+/// it does not keep, wk, wo and w3, forward once more in each dense layer;
+/// MoE layers as Megatron's core_attn, as their time is priced).
+double selective_recompute_flops(const ModelSpec& model, const JobSpec& job, int gbs);
 
 }  // namespace parplan

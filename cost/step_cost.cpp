@@ -173,14 +173,12 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
   if (c.recompute == Recompute::kFull && slowest_load.layers > 0)
     recomputed_fraction =
         static_cast<double>(recomputed_layers(c, slowest_load.layers)) / slowest_load.layers;
-  // Selective recomputation without core_attn (Megatron's --recompute-modules)
-  // repeats no attention: its norms and activations are element-wise.
-  const Recompute counted = c.recompute == Recompute::kSelective &&
-                                    job.selective_checkpoint == SelectiveCheckpoint::kAttentionCore &&
-                                    !job.recompute_modules.core_attn
-                                ? Recompute::kNone
-                                : c.recompute;
-  const StepFlops flops = step_flops(model, c.gbs, job.seq, counted, recomputed_fraction);
+  // What selective recomputation repeats depends on its modules (or on
+  // torchtitan's op policy), not on the enum alone.
+  const bool selective = c.recompute == Recompute::kSelective;
+  StepFlops flops =
+      step_flops(model, c.gbs, job.seq, selective ? Recompute::kNone : c.recompute, recomputed_fraction);
+  if (selective) flops.hardware_flops += selective_recompute_flops(model, job, c.gbs);
   report.model_flops = flops.model_flops;
   report.hardware_flops = flops.hardware_flops;
 

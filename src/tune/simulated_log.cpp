@@ -146,7 +146,9 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
   log << "------------------------ arguments ------------------------\n";
   for (const auto& a : args) log << a << "\n";
   log << "-------------------- end of arguments ---------------------\n";
-  const double flops = formula_step_flops(model, job.gbs, job.seq, FlopFormula::kMegatron);
+  // The count the emitted engine prints: core_r0.13.0 holds 8873b55's
+  // causal num_floating_point_operations.
+  const double flops = formula_step_flops(model, job.gbs, job.seq, FlopFormula::kMegatronCausal);
   for (int it = log_interval; it <= train_iters; it += log_interval) {
     // The first window holds the warm-up iterations (allocator, NCCL
     // communicators): slower, and skipped by the reader.
