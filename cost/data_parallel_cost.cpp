@@ -68,7 +68,7 @@ double fsdp_exposed_s(double comm_s, double edge_s, double window_s, double slow
 
 DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelConfig& c, double params,
                const StageTime& window, int m, int stage, TierTraffic* traffic, double units,
-               double edge_unit_params) {
+               double edge_unit_params, double linear_params) {
   DpCost out;
   const int shard = c.dp * c.cp;
   const double slowdown = cluster.device.overlap_compute_slowdown;
@@ -76,7 +76,10 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
   if (shard <= 1) return out;
   const int first = stage * c.tp * c.cp * c.dp;
   const GroupSpan span = group_span_at(cluster, shard, c.tp, first);
-  const double weight_bytes = (c.qwz ? 1.0 : 2.0) * params;
+  // torchtitan's fp8 all-gather sends the fp8 cast of each linear weight's
+  // shard, one byte, the rest at 16 bits (JobSpec::fsdp_fp8_all_gather).
+  const bool fp8_gather = job.fsdp_fp8_all_gather && job.precision == Precision::kFp8 && c.zero >= 3;
+  const double weight_bytes = (c.qwz ? 1.0 : 2.0) * params - (fp8_gather && !c.qwz ? linear_params : 0.0);
   if (c.zero >= 3) {
     // qgZ quantizes every gradient exchange, the hierarchical scheme's
     // once-per-step reduction between partition replicas included. Without

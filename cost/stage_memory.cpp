@@ -62,6 +62,9 @@ StageLoad stage_load_counted(const ModelSpec& model, const JobSpec& job, const P
   const double dense_layers = load.layers - load.moe_layers;
   const double shared = attention_params(model) + layer_norm_params(model);
   double params = (load.layers * shared + dense_layers * dense_ffn_params(model)) / c.tp;
+  load.linear_params = (load.layers * attention_params(model) + dense_layers * dense_ffn_params(model) +
+                        load.moe_layers * shared_expert_params(model)) /
+                       c.tp;
   if (load.moe_layers > 0) {
     // The router is replicated over tp, shared experts split like a dense
     // FFN, routed experts over etp x ep (sharded apart, over edp).

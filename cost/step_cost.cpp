@@ -66,11 +66,11 @@ StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& 
     // spread its exposed time over the step's micro-batches.
     const int m = std::max(1, as_given.micro_batches());
     total1 += dp_cost(cluster, job, as_given, one.params, t1, m, stage, nullptr, shard_units(one),
-                      one.edge_unit_params)
+                      one.edge_unit_params, one.linear_params)
                   .exposed_s /
               m;
     total2 += dp_cost(cluster, job, as_given, two.params, t2, m, stage, nullptr, shard_units(two),
-                      two.edge_unit_params)
+                      two.edge_unit_params, two.linear_params)
                   .exposed_s /
               m;
   }
@@ -117,11 +117,12 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
     const PerLayerCosts costs = per_layer_costs(model, cluster, job, c);
     double max_params = 0;
     double max_expert_params = 0;
-    double max_units = 0, max_moe_units = 0, max_edge_params = 0;
+    double max_units = 0, max_moe_units = 0, max_edge_params = 0, max_linear_params = 0;
     const int probe[3] = {0, c.pp - 1, c.pp > 2 ? 1 : 0};
     for (int stage : probe) {
       const StageLoad load = stage_load(model, job, c, stage);
       max_params = std::max(max_params, load.params);
+      max_linear_params = std::max(max_linear_params, load.linear_params);
       max_expert_params = std::max(max_expert_params, load.expert_params);
       max_units = std::max(max_units, shard_units(load));
       max_edge_params = std::max(max_edge_params, load.edge_unit_params);
@@ -129,8 +130,8 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
       const StageTime t = stage_time(c, costs, load);
       if (t.total() > slowest.total()) slowest = t, slowest_load = load;
     }
-    const DpCost dp =
-        dp_cost(cluster, job, c, max_params, slowest, m, 0, &report.dp_traffic, max_units, max_edge_params);
+    const DpCost dp = dp_cost(cluster, job, c, max_params, slowest, m, 0, &report.dp_traffic, max_units,
+                              max_edge_params, std::min(max_linear_params, max_params));
     const DpCost edp =
         expert_dp_cost(cluster, job, c, max_expert_params, slowest, m, 0, &report.dp_traffic, max_moe_units);
     time.dp_comm_s = dp.exposed_s + edp.exposed_s;
@@ -148,7 +149,7 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
       if (t.total() > slowest.total()) slowest = t, slowest_load = load;
       TierTraffic traffic;
       const DpCost dp = dp_cost(cluster, job, c, load.params, t, m, stage, &traffic, shard_units(load),
-                                load.edge_unit_params);
+                                load.edge_unit_params, load.linear_params);
       const DpCost edp = expert_dp_cost(cluster, job, c, load.expert_params, t, m, stage, &traffic,
                                         std::ceil(load.moe_layers));
       if (stage == 0 || dp.exposed_s + edp.exposed_s > time.dp_comm_s)

@@ -49,6 +49,9 @@ struct StageLoad {
   // backward: the embedding on the first stage, else one layer (dense
   // parameters, split over tp).
   double edge_unit_params = 0;
+  // Of `params`, the transformer blocks' linear weights: what an fp8
+  // FSDP all-gather moves in fp8 (JobSpec::fsdp_fp8_all_gather).
+  double linear_params = 0;
 };
 
 /// Stage `stage` holding `layers` layers (or the layout's own count).
@@ -175,9 +178,11 @@ struct DpCost {
 /// output on the first and last stages) when job.shard_unit is kLayer.
 /// `edge_unit_params`: the parameters of the unit gathered first and
 /// reduced last (StageLoad), whose exchanges FSDP cannot overlap.
+/// `linear_params`: of `params`, the blocks' linear weights, which
+/// JobSpec::fsdp_fp8_all_gather gathers in fp8.
 DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelConfig& c, double params,
                const StageTime& window, int m, int stage, TierTraffic* traffic, double units = 0,
-               double edge_unit_params = 0);
+               double edge_unit_params = 0, double linear_params = 0);
 /// FSDP units of a stage (JobSpec::shard_unit kLayer): one per layer, the
 /// embedding and the norm + output head on the first and last stages.
 inline double shard_units(const StageLoad& load) {

@@ -66,10 +66,17 @@ TEST(HeldoutHardware, TorchtitanRunsNameTheGrandTetonProfile) {
   const YAML::Node nodes = load_yaml_file(heldout_path())["runs"];
   int tagged = 0;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    bool grand_teton = false;
-    for (const auto& tag : nodes[i]["category"])
+    bool grand_teton = false, h200 = false;
+    for (const auto& tag : nodes[i]["category"]) {
       grand_teton = grand_teton || tag.as<std::string>() == "h100-500w";
+      h200 = h200 || tag.as<std::string>() == "h200";
+    }
     EXPECT_DOUBLE_EQ(runs[i].hbm_bytes, 0.0) << runs[i].name;
+    if (h200) {
+      ASSERT_TRUE(runs[i].own_cluster.has_value()) << runs[i].name;
+      EXPECT_EQ(runs[i].own_cluster->name, "dgx-h200");
+      continue;
+    }
     if (!grand_teton) {
       EXPECT_FALSE(runs[i].own_cluster.has_value()) << runs[i].name;
       continue;

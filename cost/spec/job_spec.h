@@ -355,6 +355,12 @@ struct JobSpec {
   /// (torchao/float8/float8_tensor_parallel.py), as torchtitan applies them
   /// with tensorwise Float8 (parallelize_llama.py @ 9dec370, lines 148-161).
   bool fp8_tp_all_gather = false;
+  /// ZeRO-3 / FSDP all-gathers the fp8-trained linear layers' weights in
+  /// fp8 (1 byte), the embeddings, norms and output head in 16 bits:
+  /// torchtitan's float8 enable_fsdp_float8_all_gather (torchao's
+  /// WeightWithDynamicFloat8CastTensor casts each shard before FSDP2
+  /// gathers it, torchao/float8/fsdp_utils.py). fp8 plans only.
+  bool fsdp_fp8_all_gather = false;
   /// A gated FFN's gate and up projections as two matmuls the same way
   /// (torchtitan's w1, w3); false: one (Megatron-LM's linear_fc1).
   bool separate_gate_up = false;

@@ -138,6 +138,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                 "moe_pad_to_capacity",
                 "moe_host_launch_us",
                 "fp8_recipe",
+                "fsdp_float8_all_gather",
                 "category",
                 "separate_qkv",
                 "unpadded_attention",
@@ -276,6 +277,11 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   run.job.transformer_engine =
       te == "1.8" ? TransformerEngineVersion::kV1_8 : TransformerEngineVersion::kMain;
   run.config = f.has("config") ? read_run_config(f.child("config"), run) : ParallelConfig{};
+  // torchtitan's float8 enable_fsdp_float8_all_gather (JobSpec::fsdp_fp8_all_gather).
+  run.job.fsdp_fp8_all_gather = f.boolean("fsdp_float8_all_gather", false);
+  if (run.job.fsdp_fp8_all_gather && (run.job.precision != Precision::kFp8 || run.config.zero < 3))
+    f.fail("fsdp_float8_all_gather",
+           "gathers fp8 weights under ZeRO-3 / FSDP: it needs precision: fp8 and config zero: 3");
   run.config.gbs = run.job.gbs;
   run.config.dp =
       static_cast<int>(run.job.gpus / (std::int64_t{run.config.tp} * run.config.cp * run.config.pp));

@@ -11,19 +11,15 @@ namespace {
 // exact layout (torchtitan's flavors, Megatron's interleaving group rule):
 // search deeper than asked so enough ranked plans survive them.
 constexpr int kMinSearchDepth = 64;
-}  // namespace
 
-EnginePlanResult plan_for_engines(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                                  const PlannerOptions& options, int top) {
-  PlannerOptions deep = options;
-  deep.top_k = std::max(top, kMinSearchDepth);
-  EnginePlanResult out;
-  out.planner = plan_job(model, cluster, job, deep);
-  PlannerResult& result = out.planner;
-  if (result.ranked.empty()) return out;
-  const RankedConfig searched_best = result.ranked.front();
+// The ranked plans an engine of the selection accepts, each tagged with it;
+// the first violation seen goes to `first_violation`.
+std::vector<RankedConfig> accepted_plans(const ModelSpec& model, const ClusterSpec& cluster,
+                                         const JobSpec& job, const PlannerOptions& options,
+                                         const std::vector<RankedConfig>& ranked_plans,
+                                         std::string* first_violation) {
   std::vector<RankedConfig> accepted;
-  for (RankedConfig ranked : result.ranked) {
+  for (RankedConfig ranked : ranked_plans) {
     // An allowed unreleased scheme is checked as the engine it extends.
     const ParallelConfig released = options.allow_unreleased && ranked.config.hierarchical_partition
                                         ? released_part(ranked.config)
@@ -43,12 +39,41 @@ EnginePlanResult plan_for_engines(const ModelSpec& model, const ClusterSpec& clu
         violation = violations.front();
     }
     if (engine < 0) {
-      if (out.engine_violation.empty()) out.engine_violation = violation;
+      if (first_violation->empty()) *first_violation = violation;
       continue;
     }
     ranked.engine = engine;
     accepted.push_back(ranked);
   }
+  return accepted;
+}
+
+// Each deepening searches this many times as deep.
+constexpr int kDeepeningFactor = 8;
+}  // namespace
+
+EnginePlanResult plan_for_engines(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                  const PlannerOptions& options, int top) {
+  PlannerOptions deep = options;
+  deep.top_k = std::max(top, kMinSearchDepth);
+  EnginePlanResult out;
+  out.planner = plan_job(model, cluster, job, deep);
+  PlannerResult& result = out.planner;
+  if (result.ranked.empty()) return out;
+  std::vector<RankedConfig> accepted =
+      accepted_plans(model, cluster, job, options, result.ranked, &out.engine_violation);
+  // Every plan searched may break a rule the capability tables leave out
+  // (torchtitan's flavors): the union's best plans can all be one engine's
+  // that refuses the model while another engine's lie deeper. Search
+  // deeper until one is accepted or the search holds no more plans.
+  while (accepted.empty() && static_cast<long>(result.ranked.size()) >= deep.top_k &&
+         !result.search.stopped_at_deadline) {
+    deep.top_k *= kDeepeningFactor;
+    result = plan_job(model, cluster, job, deep);
+    out.engine_violation.clear();
+    accepted = accepted_plans(model, cluster, job, options, result.ranked, &out.engine_violation);
+  }
+  const RankedConfig searched_best = result.ranked.front();
   if (accepted.empty()) {
     result.ranked.clear();
     return out;
