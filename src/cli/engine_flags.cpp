@@ -125,7 +125,7 @@ void apply_power_limit(double limit_w, ClusterSpec& cluster) {
   if (!cluster.device.h100_power_curve)
     throw InputError(
         "--power-limit needs a profile with a measured power curve (power_curve: h100-sxm5, as "
-        "dgx-h100, dgx-h800 and grand-teton-h100 have); " +
+        "dgx-h100, dgx-h200, dgx-h800 and grand-teton-h100 have); " +
         cluster.name + " has none");
   if (!(limit_w >= curve.min_limit_w && limit_w <= curve.reference_limit_w))
     throw InputError("--power-limit must be between 200 and 700 W (an H100 SXM5's settable range); got " +

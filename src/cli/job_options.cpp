@@ -28,10 +28,11 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   app.add_option("--cluster", f.cluster, "hardware profile name (see hardware-profiles/) or YAML path");
   // Read as a plain decimal number here; the profile's power curve checks
   // its range (apply_power_limit).
-  add_number_option(app, "--power-limit", f.power_limit_w,
-                    "board power limit in W (200-700) for a profile with a measured power curve (dgx-h100, "
-                    "dgx-h800, grand-teton-h100): compute at the clock it allows",
-                    1.0, 1e5);
+  add_number_option(
+      app, "--power-limit", f.power_limit_w,
+      "board power limit in W (200-700) for a profile with a measured power curve (dgx-h100, dgx-h200, "
+      "dgx-h800, grand-teton-h100): compute at the clock it allows",
+      1.0, 1e5);
   add_int_option(app, "--gpus", f.gpus, "number of GPUs (ranks)", 1, kMaxGpus);
   add_int_option(app, "--nodes", f.nodes, "number of nodes (instead of --gpus)", 1, kMaxNodes);
   add_int_option(app, "--gbs", f.gbs, "global batch size in sequences", 1, kMaxGbs);
