@@ -3,11 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "cost/parameters.h"
 #include "cost/step_cost.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
 #include "src/io/run_file_reader.h"
+#include "tests/cli_support.h"
 #include "tests/run_file_fixture.h"
 
 namespace parplan {
@@ -101,6 +104,37 @@ TEST(FsdpFp8AllGather, RunFileKeyNeedsFp8AndZero3) {
             h200);
       },
       "fsdp_float8_all_gather");
+}
+
+double dp_comm_s(const std::string& args) {
+  const test::CliRun run = test::run_cli("estimate " + args + " --format json");
+  EXPECT_EQ(run.exit_code, 0) << args << "\n" << run.err;
+  return run.exit_code == 0 ? nlohmann::json::parse(run.out)["time"]["dp_comm_s"].get<double>() : 0.0;
+}
+
+// --fsdp-float8-all-gather and the job key fsdp_float8_all_gather price it
+// in estimate and plan; other engines and 16-bit plans refuse it, naming it.
+TEST(FsdpFp8AllGather, FlagAndJobKeyPriceItAndOthersRefuseIt) {
+  const std::string job = "--model llama3.1-8b --cluster dgx-h200 --gpus 32 --gbs 64 --seq 8192";
+  const std::string titan = job + " --engine torchtitan --precision fp8 --tp 1 --pp 1 --mbs 2 --zero 3";
+  const double plain = dp_comm_s(titan);
+  const double fp8 = dp_comm_s(titan + " --fsdp-float8-all-gather");
+  EXPECT_LT(fp8, plain);
+  const std::string file =
+      test::write_temp("fp8_gather_job.yaml",
+                       "model: llama3.1-8b\ncluster: dgx-h200\ngpus: 32\ngbs: 64\nseq: 8192\n"
+                       "precision: fp8\nengine: torchtitan\nfsdp_float8_all_gather: true\n"
+                       "config: {tp: 1, pp: 1, mbs: 2, zero: 3}\n");
+  EXPECT_DOUBLE_EQ(dp_comm_s("--job " + file), fp8);
+  const test::CliRun bf16 = test::run_cli(
+      "estimate " + job + " --engine torchtitan --tp 1 --pp 1 --zero 3 --fsdp-float8-all-gather");
+  EXPECT_EQ(bf16.exit_code, 2);
+  EXPECT_NE(bf16.err.find("--fsdp-float8-all-gather"), std::string::npos) << bf16.err;
+  const test::CliRun megatron = test::run_cli("estimate " + job +
+                                              " --engine megatron --precision fp8 --tp 1 --pp 1 --zero 3 "
+                                              "--fsdp-float8-all-gather");
+  EXPECT_EQ(megatron.exit_code, 2);
+  EXPECT_NE(megatron.err.find("torchtitan"), std::string::npos) << megatron.err;
 }
 
 // The H200 is the H100 SXM5's die with more, faster HBM (the datasheet):

@@ -7,6 +7,8 @@
 #include "cost/moe_dispatch.h"
 #include "cost/power_cap.h"
 #include "cost/step_cost.h"
+#include "src/cli/job_input_name.h"
+#include "src/cli/torchtitan_job_options.h"
 #include "src/emit/emit.h"
 #include "src/emit/engine_capabilities.h"
 #include "src/io/cluster_loader.h"
@@ -88,6 +90,9 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                  "on | off: torchtitan compiles the model and loss (torch.compile: fused element-wise "
                  "kernels; [compile] enable in the emitted config); off prices eager PyTorch (default on; "
                  "torchtitan only)");
+  app.add_flag("--fsdp-float8-all-gather", f.fsdp_float8_all_gather,
+               "torchtitan, fp8: FSDP gathers the Float8 linears' weights in fp8 under ZeRO-3 (torchtitan's "
+               "float8 enable_fsdp_float8_all_gather)");
   add_int_option(app, "--document-tokens", f.document_tokens,
                  "tokens per document of the packed training data (for mixed lengths the token-weighted "
                  "mean, E[L^2]/E[L]): torchtitan main masks attention per document, so a sequence costs "
@@ -152,12 +157,6 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
 }
 
 namespace {
-// A flag, or the job file's field it overrides, as an error names it.
-std::string input_name(const JobFlags& f, bool flag_given, const char* flag, const char* key) {
-  if (flag_given || !f.job_file) return flag;
-  return *f.job_file + ": field '" + key + "'";
-}
-
 MoeFp8RecipeFields recipe_fields(const JobFlags& f) {
   return {input_name(f, f.moe_capacity_factor.has_value(), "--moe-capacity-factor", "moe_capacity_factor"),
           input_name(f, f.moe_pad_to_capacity, "--moe-pad-to-capacity", "moe_pad_to_capacity"),
@@ -181,68 +180,6 @@ void apply_moe_fp8_recipe(const JobFlags& f, const JobRequest& request, Resolved
   else if (request.fp8_recipe)
     out.job.fp8_scaling = *request.fp8_recipe;
   check_moe_fp8_recipe(out.model, out.job, !f.fp8_recipe.empty() || request.fp8_recipe.has_value(), fields);
-}
-
-// torchtitan's compile switch: the only engine here that runs eager
-// element-wise kernels unless asked (Megatron-LM and DeepSpeed fuse theirs).
-void apply_torch_compile(const JobFlags& f, const JobRequest& request, ResolvedJob& out) {
-  const bool flag_given = !f.torch_compile.empty();
-  if (!flag_given && !request.torch_compile) return;
-  const std::string name = input_name(f, flag_given, "--torch-compile", "torch_compile");
-  if (flag_given && f.torch_compile != "on" && f.torch_compile != "off")
-    throw InputError("--torch-compile must be on or off (got '" + f.torch_compile + "')");
-  const bool compile = flag_given ? f.torch_compile == "on" : *request.torch_compile;
-  const EngineSelection engines = parse_engine_selection(out.engine);
-  if (engines.any || engines.engines[0] != Engine::kTorchtitan)
-    throw InputError(name + " is torchtitan's (Megatron-LM and DeepSpeed fuse their kernels either way); " +
-                     "use it with --engine torchtitan or --emit torchtitan");
-  out.job.fused_elementwise = compile;
-}
-
-// torchtitan main's attention masks per document (block_causal FlexAttention
-// for every language model); the other engines attend over the whole packed
-// sequence, so the document length is torchtitan's alone.
-void apply_document_tokens(const JobFlags& f, const JobRequest& request, ResolvedJob& out) {
-  const bool flag_given = f.document_tokens.has_value();
-  if (!flag_given && !request.document_tokens) return;
-  const std::string name = input_name(f, flag_given, "--document-tokens", "document_tokens");
-  const EngineSelection engines = parse_engine_selection(out.engine);
-  if (engines.any || engines.engines[0] != Engine::kTorchtitan)
-    throw InputError(name +
-                     " is torchtitan main's per-document attention mask (Megatron-LM and DeepSpeed attend "
-                     "over the whole packed sequence); use it with --engine torchtitan or --emit torchtitan");
-  out.job.document_tokens = flag_given ? *f.document_tokens : *request.document_tokens;
-}
-
-// torchtitan compiles the loss with the model (compile.components defaults
-// to ["model", "loss"], torchtitan/config/configs.py @ b5bcd76c, and the
-// launch files name both): with torch.compile on a torchtitan plan runs the
-// compiled cross-entropy unless the job names another loss.
-void apply_torchtitan_loss(const JobFlags& f, bool loss_given, ResolvedJob& out) {
-  const EngineSelection engines = parse_engine_selection(out.engine);
-  const bool compiled_titan =
-      !engines.any && engines.engines[0] == Engine::kTorchtitan && out.job.fused_elementwise;
-  if (!loss_given) {
-    if (compiled_titan) out.job.cross_entropy = CrossEntropy::kCompiled;
-    return;
-  }
-  if (out.job.cross_entropy == CrossEntropy::kCompiled && !compiled_titan)
-    throw InputError(input_name(f, !f.cross_entropy.empty(), "--cross-entropy", "cross_entropy") +
-                     " compiled is torchtitan's loss under torch.compile; use it with --engine torchtitan "
-                     "(and --torch-compile on) or choose eager");
-}
-
-// torchtitan's Async TP is an Inductor pass: torchtitan raises unless the
-// model is compiled (torchtitan/config/configs.py:307-313 @ b5bcd76c).
-void check_async_tp_compiled(const JobFlags& f, const ResolvedJob& out) {
-  const EngineSelection engines = parse_engine_selection(out.engine);
-  if (engines.any || engines.engines[0] != Engine::kTorchtitan || !out.job.tp_comm_overlap ||
-      out.job.fused_elementwise)
-    return;
-  throw InputError(
-      input_name(f, f.tp_comm_overlap, "--tp-comm-overlap", "tp_comm_overlap") +
-      " under torchtitan is Async TP, which runs only compiled; use --torch-compile on (the default; "
-      "job key torch_compile: true) or drop it");
 }
 
 // A job pinned to one engine that cannot drop tokens as asked is refused
@@ -356,10 +293,7 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   apply_recipe_flags(recipe, out.job);
   out.engine = recipe.engine;
   check_token_drop_engine(f, out);
-  apply_torch_compile(f, request, out);
-  apply_document_tokens(f, request, out);
-  apply_torchtitan_loss(f, !recipe.cross_entropy.empty(), out);
-  check_async_tp_compiled(f, out);
+  apply_torchtitan_choices(f, request, !recipe.cross_entropy.empty(), out);
   out.file_config = request.config;
   out.file_config_keys_unpinned = request.config_keys_unpinned;
   out.file_sp_given = request.config_sp_given;

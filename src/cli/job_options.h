@@ -58,6 +58,8 @@ struct JobFlags {
   std::string fp8_recipe;
   /// --torch-compile on | off (torchtitan only; default on).
   std::string torch_compile;
+  /// --fsdp-float8-all-gather (torchtitan, fp8): JobSpec::fsdp_fp8_all_gather.
+  bool fsdp_float8_all_gather = false;
   /// estimate, plan and check: --timeline FILE.svg|FILE.json, the step's
   /// pipeline schedule.
   std::string timeline;

@@ -277,7 +277,8 @@ JobRequest load_job_file(const std::string& path) {
                   "moe_pad_to_capacity",
                   "fp8_recipe",
                   "torch_compile",
-                  "document_tokens"});
+                  "document_tokens",
+                  "fsdp_float8_all_gather"});
     JobRequest r;
     // Free text for people, but one string: a list or a mapping is a
     // mistake in the file.
@@ -319,6 +320,8 @@ JobRequest load_job_file(const std::string& path) {
     if (f.has("fp8_recipe"))
       r.fp8_recipe = parse_fp8_recipe(f.text("fp8_recipe"), path + ": field 'fp8_recipe'");
     if (f.has("torch_compile")) r.torch_compile = f.boolean("torch_compile", true);
+    if (f.has("fsdp_float8_all_gather"))
+      r.fsdp_float8_all_gather = f.boolean("fsdp_float8_all_gather", false);
     if (f.has("document_tokens")) {
       r.document_tokens = f.positive_int("document_tokens");
       if (*r.document_tokens > kMaxSeq)

@@ -47,6 +47,8 @@ struct JobRequest {
   /// Tokens per document of the packed data (`document_tokens`): torchtitan
   /// main's per-document attention mask (JobSpec::document_tokens).
   std::optional<int> document_tokens;
+  /// torchtitan's float8 FSDP all-gather (`fsdp_float8_all_gather`).
+  std::optional<bool> fsdp_float8_all_gather;
 };
 
 /// Reads job.yaml; every problem is an InputError naming the field.

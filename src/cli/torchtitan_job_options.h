@@ -1,0 +1,17 @@
+// The job inputs only torchtitan has (torch.compile, the per-document
+// attention mask, the compiled loss, Async TP's compile rule, the FSDP
+// float8 all-gather): applied to a resolved job, each refused naming its
+// flag or job-file field where the plan is not torchtitan's.
+#pragma once
+
+#include "src/cli/job_options.h"
+#include "src/io/job_loader.h"
+
+namespace parplan {
+
+/// `loss_given`: the job names its loss kernel (--cross-entropy or the job
+/// file's cross_entropy).
+void apply_torchtitan_choices(const JobFlags& f, const JobRequest& request, bool loss_given,
+                              ResolvedJob& out);
+
+}  // namespace parplan
