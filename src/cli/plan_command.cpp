@@ -76,18 +76,10 @@ int run_plan(const PlanFlags& flags) {
   if (emitting) {
     emit_options.engine = options.engines.engines[0];
     emit_options.torchtitan_version = parse_engine_version(emit_options.engine, flags.engine_version);
-    // v0.2's Llama runs wq, wk, wv separately (JobSpec::separate_qkv) and
-    // attention through SDPA with cuDNN first (sdpa_kernel([CUDNN_ATTENTION,
-    // FLASH_ATTENTION, MATH], set_priority=True), torchtitan/models/
-    // attention.py:169-190 at v0.2.2): cost the plan as the files run it.
-    if (emit_options.engine == Engine::kTorchtitan &&
-        emit_options.torchtitan_version == TorchtitanVersion::kV02) {
-      r.job.separate_qkv = true;
-      r.job.attention_kernel = AttentionKernel::kCudnn;
-      if (r.job.document_tokens > 0)
-        throw InputError(
-            "--document-tokens: torchtitan v0.2 attends over the whole sequence (SDPA is_causal, no "
-            "per-document mask); drop it or emit for torchtitan main");
+    if (emit_options.engine == Engine::kTorchtitan) {
+      if (const char* problem = torchtitan_version_problem(emit_options.torchtitan_version, r.job))
+        throw InputError(std::string("--emit torchtitan: ") + problem);
+      cost_as_torchtitan_version(emit_options.torchtitan_version, r.job);
     }
   }
   EnginePlanResult planned = plan_for_engines(r.model, r.cluster, r.job, options, flags.top);

@@ -48,6 +48,38 @@ TorchtitanVersion parse_engine_version(Engine engine, const std::string& text) {
                    "'; choose main (Python configs, the default) or 0.2 (the v0.2.x TOML config)");
 }
 
+const char* torchtitan_version_problem(TorchtitanVersion version, const JobSpec& job) {
+  // torchtitan main: Float8LinearConverter.Config.recipe_name is "rowwise" |
+  // "rowwise_with_gw_hp" (torchtitan/components/quantization/float8.py:56
+  // @ b5bcd76c6); v0.2.2 also runs tensorwise, its default (recipe_name None,
+  // job_config.py:738), which the held-out torchtitan Float8 runs used.
+  if (version == TorchtitanVersion::kMain && job.precision == Precision::kFp8)
+    return "torchtitan main's Float8 converter runs rowwise scaling only, and parplan prices tensorwise "
+           "scaling (torchtitan v0.2.x's Float8): add --engine-version 0.2, or plan bf16";
+  return nullptr;
+}
+
+void cost_as_torchtitan_version(TorchtitanVersion version, JobSpec& job) {
+  if (version != TorchtitanVersion::kV02) return;
+  // v0.2's Llama runs wq, wk, wv separately (JobSpec::separate_qkv) and
+  // attention through SDPA with cuDNN first (sdpa_kernel([CUDNN_ATTENTION,
+  // FLASH_ATTENTION, MATH], set_priority=True), torchtitan/models/
+  // attention.py:169-190 at v0.2.2).
+  job.separate_qkv = true;
+  job.attention_kernel = AttentionKernel::kCudnn;
+  // Float8 tensor parallelism is applied when "float8" is in
+  // model.converters (models/llama3/infra/parallelize.py:77 at v0.2.0 to
+  // v0.2.2), but the converter registers as "quantize.linear.float8" since
+  // the quantization refactor (pytorch/torchtitan#1763, 2025-09-30;
+  // components/quantization/float8.py:238), the name the files must give:
+  // the tp all-gathers stay 16 bits.
+  job.fp8_tp_all_gather = false;
+  if (job.document_tokens > 0)
+    throw InputError(
+        "--document-tokens: torchtitan v0.2 attends over the whole sequence (SDPA is_causal, no "
+        "per-document mask); drop it or emit for torchtitan main");
+}
+
 void check_launcher(const ClusterSpec& cluster, Launcher launcher) {
   if (launcher == Launcher::kTorchrun && cluster.frontier_launch) {
     // OLCF "PyTorch on Frontier" ("Torchrun and Other Distributed PyTorch
@@ -200,6 +232,10 @@ std::vector<fs::path> emit_launch_files(const Plan& plan, const EmitOptions& opt
                           std::to_string(violations.size()) + " rule(s) of the engine:";
     for (const std::string& v : violations) message += "\n  " + v;
     throw InputError(message);
+  }
+  if (options.engine == Engine::kTorchtitan) {
+    if (const char* problem = torchtitan_version_problem(options.torchtitan_version, plan.job))
+      throw InputError(std::string("--emit torchtitan: ") + problem);
   }
   if (options.engine == Engine::kTorchtitan && options.torchtitan_version == TorchtitanVersion::kV02 &&
       emit_detail::torchtitan_llama3_flavor(plan.model).empty())

@@ -30,6 +30,17 @@ Launcher parse_launcher(const std::string& name);
 /// revision), so any text is refused. Throws InputError naming the flag.
 TorchtitanVersion parse_engine_version(Engine engine, const std::string& text);
 
+/// What torchtitan `version` cannot run of the job as parplan costs it, or
+/// nullptr: main's Float8 converter has rowwise recipes only, and parplan
+/// prices fp8 linears with tensorwise scaling (v0.2.x's default recipe).
+const char* torchtitan_version_problem(TorchtitanVersion version, const JobSpec& job);
+
+/// The job as the files of `version` run it, to be costed before the plan is
+/// searched. v0.2.x: wq, wk, wv as three matmuls, SDPA with cuDNN first, and
+/// Float8 tensor parallelism gathering 16 bits. Throws InputError (naming
+/// --engine-version) on what the version cannot run.
+void cost_as_torchtitan_version(TorchtitanVersion version, JobSpec& job);
+
 /// Throws InputError when the cluster cannot be launched that way (torchrun
 /// on a profile that launches with srun, one task per GCD: Frontier).
 void check_launcher(const ClusterSpec& cluster, Launcher launcher);

@@ -178,9 +178,12 @@ constexpr CapabilitySource kTorchtitanSources[] = {
      "torchtitan/config/configs.py:298-313; v0.2.2 torchtitan/config/job_config.py:357, "
      "torchtitan/distributed/tensor_parallel.py:16-25"},
     {"fp8",
-     "torchao Float8Linear converter, dynamic scaling: rowwise, rowwise_with_gw_hp (v0.2.2 also tensorwise); "
-     "no delayed scaling; parplan writes no fp8 plan (parplan)",
-     "torchtitan/components/quantization/float8.py:53-58; v0.2.2 torchtitan/config/job_config.py:731-738"},
+     "torchao Float8Linear converter, dynamic scaling: rowwise, rowwise_with_gw_hp (v0.2.2 also tensorwise, "
+     "its default, with fp8 FSDP all-gathers); no delayed scaling. parplan prices tensorwise and writes fp8 "
+     "plans for v0.2.x only (--engine-version 0.2: model.converters quantize.linear.float8, output layer "
+     "kept 16-bit); v0.2.x applies no Float8 tensor parallelism (it looks for the converter as \"float8\")",
+     "torchtitan/components/quantization/float8.py:53-58; v0.2.2 torchtitan/config/job_config.py:731-738, "
+     "components/quantization/float8.py:65-100,238, models/llama3/infra/parallelize.py:77"},
     {"MoE token dropping",
      "none: routing is dropless (non_blocking_capacity_factor only sizes HybridEP's receive buffer)",
      "torchtitan/distributed/deepep/hybridep.py:80-110"},
@@ -331,7 +334,7 @@ constexpr EngineCapabilities kTorchtitan{Engine::kTorchtitan,
                                          /*overlap_grad_reduce*/ true,
                                          /*overlap_param_gather*/ false,
                                          /*tp_comm_overlap*/ true,
-                                         false,
+                                         /*fp8*/ true,
                                          false,
                                          false,
                                          true,

@@ -56,7 +56,8 @@ struct EngineCapabilities {
   bool uneven_first_last, custom_split;
   // Overlap switches the launch files can set.
   bool overlap_grad_reduce, overlap_param_gather, tp_comm_overlap;
-  /// fp8 training (Transformer Engine recipes) and fp16 as parplan writes them.
+  /// fp8 training (Transformer Engine recipes; torchtitan: torchao's Float8
+  /// tensorwise, written for v0.2.x) and fp16 as parplan writes them.
   bool fp8, fp16;
   /// Gradients reduced in bf16 (besides fp32 main grads).
   bool grad_reduce_bf16;

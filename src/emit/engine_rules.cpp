@@ -277,8 +277,11 @@ void torchtitan_rules(const Plan& p, Rules& r) {
     r.check(p.job.seq % divisor != 0, "seq_len (" + s(p.job.seq) + ") must be divisible by " + s(divisor) +
                                           " (torchtitan ParallelDims.seq_len_divisor).");
   }
-  r.check(p.job.precision != Precision::kBf16,
-          "torchtitan's mixed_precision_param is bfloat16 or float32; parplan writes bf16 only.");
+  // fp8 runs Float8 linears over bf16 mixed precision (the converter).
+  r.check(
+      p.job.precision == Precision::kFp16,
+      "torchtitan's mixed_precision_param is bfloat16 or float32; parplan writes bf16 (and fp8 over bf16) "
+      "only.");
   r.check(c.recompute == Recompute::kFull && c.recompute_layers > 0 &&
               c.recompute_layers * c.vp < m.layers / c.pp,
           "activation_checkpoint.mode full checkpoints every layer; a partial count has no torchtitan key.");

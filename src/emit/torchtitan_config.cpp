@@ -70,7 +70,13 @@ std::string torchtitan_toml(const Plan& plan, long long train_steps) {
     << "\"\n\n";
   t << "[model]\n";
   t << "name = \"llama3\"\n";
-  t << "flavor = \"" << torchtitan_llama3_flavor(plan.model) << "\"\n\n";
+  t << "flavor = \"" << torchtitan_llama3_flavor(plan.model) << "\"\n";
+  // Float8 linears with tensorwise dynamic scaling, as costed: the converter
+  // registers as "quantize.linear.float8" (components/quantization/
+  // float8.py:238 at v0.2.2); recipe_name stays unset (tensorwise).
+  const bool fp8 = plan.job.precision == Precision::kFp8;
+  if (fp8) t << "converters = [\"quantize.linear.float8\"]\n";
+  t << "\n";
   t << "[optimizer]\n";
   t << "name = \"AdamW\"\n";
   t << "lr = 3e-4\n\n";
@@ -112,6 +118,18 @@ std::string torchtitan_toml(const Plan& plan, long long train_steps) {
     t << "enable = true\n";
     t << (plan.job.cross_entropy == CrossEntropy::kCompiled ? "components = [\"model\", \"loss\"]\n"
                                                             : "components = [\"model\"]\n");
+  }
+  if (fp8) {
+    t << "\n[quantize.linear.float8]\n";
+    // The LM head stays 16-bit, as Megatron's and as parplan costs it.
+    t << "filter_fqns = [\"output\"]\n";
+    // JobSpec::fsdp_fp8_all_gather: weights gathered in fp8, their scales
+    // computed in one all-reduce after the optimizer step (job_config.py
+    // Float8Linear, "recommended for tensorwise scaling").
+    if (plan.job.fsdp_fp8_all_gather) {
+      t << "enable_fsdp_float8_all_gather = true\n";
+      t << "precompute_float8_dynamic_scale_for_fsdp = true\n";
+    }
   }
   t << "\n[activation_checkpoint]\n";
   switch (c.recompute) {

@@ -67,6 +67,13 @@ TuneResult write_tune_loop(const TuneRequest& r) {
           "--emit torchtitan: calibrate reads back the torchtitan configs of the llama3 flavors and of the "
           "catalog models torchtitan builds (qwen3-30b-a3b), and " +
           r.model.name + " is neither; use --emit megatron");
+    // The trials are torchtitan main's Python configs (calibrate reads them
+    // back), and main runs rowwise Float8 only.
+    if (torchtitan_version_problem(TorchtitanVersion::kMain, r.job))
+      throw InputError(
+          "--emit torchtitan: tune writes torchtitan main's Python configs, whose Float8 converter runs "
+          "rowwise scaling only, and parplan prices tensorwise: tune the fp8 job with --emit megatron, or "
+          "a bf16 job");
   }
   std::error_code ec;
   if (fs::exists(r.out_dir, ec) && !fs::is_directory(r.out_dir, ec))
