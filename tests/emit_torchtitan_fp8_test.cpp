@@ -101,16 +101,24 @@ double tp_comm_s(const std::string& args) {
 // would take); without the version, one line naming it, exit 2.
 TEST(EmitTorchtitanFp8, CliPlansV02AndRefusesMain) {
   const std::string job =
-      "--model llama3-8b --cluster dgx-h100 --gpus 16 --gbs 32 --seq 8192 --precision fp8 --engine torchtitan "
+      "--model llama3-8b --cluster dgx-h100 --gpus 16 --gbs 32 --seq 8192 --precision fp8 --engine "
+      "torchtitan "
       "--tp 8 --pp 1 --cp 1 --mbs 1 --zero 3 --recompute none --sp";
   TempDir dir;
-  const double written =
-      tp_comm_s("plan " + job + " --emit torchtitan --engine-version 0.2 --out " + (dir.path / "v02").string());
+  const double written = tp_comm_s("plan " + job + " --emit torchtitan --engine-version 0.2 --out " +
+                                   (dir.path / "v02").string());
   EXPECT_TRUE(fs::exists(dir.path / "v02" / "torchtitan.toml"));
   EXPECT_GT(written, tp_comm_s("estimate " + job));
   test::expect_cli_refusal("plan " + job + " --emit torchtitan --out " + (dir.path / "main").string(),
                            "--engine-version 0.2");
   EXPECT_FALSE(fs::exists(dir.path / "main" / "launch.sh"));
+  // v0.2 writes llama3 flavors only: an fp8 plan of another model is sent
+  // to bf16 or Megatron, not back to main.
+  test::expect_cli_refusal(
+      "plan --model qwen3-30b-a3b --cluster dgx-h100 --gpus 16 --gbs 64 --seq 4096 "
+      "--precision fp8 --engine torchtitan --emit torchtitan --engine-version 0.2 --out " +
+          (dir.path / "qwen").string(),
+      "emit megatron");
   // tune writes main's Python configs (calibrate reads them back).
   const std::string tune_job = test::write_temp("tune_fp8_titan.yaml",
                                                 "model: llama3-8b\ncluster: dgx-h100\ngpus: 16\ngbs: 32\n"

@@ -239,9 +239,12 @@ std::vector<fs::path> emit_launch_files(const Plan& plan, const EmitOptions& opt
   }
   if (options.engine == Engine::kTorchtitan && options.torchtitan_version == TorchtitanVersion::kV02 &&
       emit_detail::torchtitan_llama3_flavor(plan.model).empty())
-    throw InputError(
-        "--engine-version 0.2: torchtitan v0.2.x's TOML config writes llama3 flavors only; emit " +
-        plan.model.name + " for torchtitan main (drop --engine-version)");
+    throw InputError("--engine-version 0.2: torchtitan v0.2.x's TOML config writes llama3 flavors only; " +
+                     (plan.job.precision == Precision::kFp8
+                          ? "an fp8 plan of " + plan.model.name +
+                                " has no torchtitan parplan writes (main runs rowwise Float8 only): plan "
+                                "bf16, or emit megatron"
+                          : "emit " + plan.model.name + " for torchtitan main (drop --engine-version)"));
   const fs::path out = checked_out_dir(options.out_dir);
 
   emit_detail::ScriptFiles files = emit_detail::launch_scripts(plan, options, out.string());
