@@ -277,6 +277,50 @@ bool looks_like_torchtitan_log(const std::string& text) {
   return false;
 }
 
+// torchtitan's Float8 linears as the job file turns them on: the converter
+// "float8" (until pytorch/torchtitan#1763, 2025-09-30: [float8] section,
+// Float8 tensor parallelism with tensorwise scaling), "quantize.linear.float8"
+// (v0.2.x TOML: [quantize.linear.float8]; its llama3 parallelize looks for
+// "float8", models/llama3/infra/parallelize.py:77 @ v0.2.2, so the tp
+// all-gathers stay 16-bit), the 2024 switch float8.enable_float8_linear, or
+// or a Python config's Float8LinearConverter (main applies Float8 tensor
+// parallelism with tensorwise scaling: find_float8_linear_config).
+// parplan prices tensorwise scaling only: rowwise recipes are refused.
+namespace {
+struct Float8Linears {
+  bool on = false;
+  bool tp_gathers_fp8 = false;
+  bool fsdp_fp8_all_gather = false;
+};
+
+Float8Linears read_float8(const Config& c, const std::string& origin) {
+  Float8Linears f;
+  std::string list = get(c, "model.converters", "");
+  for (char& ch : list)
+    if (ch == '[' || ch == ']' || ch == '"' || ch == '\'' || ch == ',') ch = ' ';
+  std::istringstream names(list);
+  bool renamed = false;
+  for (std::string name; names >> name;) {
+    if (name == "float8") f.on = f.tp_gathers_fp8 = true;
+    if (name == "quantize.linear.float8") f.on = renamed = true;
+  }
+  if (get(c, "float8.enable_float8_linear", "false") == "true") f.on = f.tp_gathers_fp8 = true;
+  if (!f.on) return f;
+  if (renamed) f.tp_gathers_fp8 = false;
+  for (const char* section : {"float8.", "quantize.linear.float8."}) {
+    const std::string recipe = get(c, std::string(section) + "recipe_name", "");
+    if (!recipe.empty() && recipe != "tensorwise")
+      throw InputError(
+          origin + ": Float8 recipe_name '" + recipe +
+          "': parplan prices tensorwise Float8 only (rowwise scaling is not modelled); calibrate "
+          "on bf16 or tensorwise Float8 runs");
+    if (get(c, std::string(section) + "enable_fsdp_float8_all_gather", "false") == "true")
+      f.fsdp_fp8_all_gather = true;
+  }
+  return f;
+}
+}  // namespace
+
 FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_text,
                             const std::string& flags_text, const std::string& origin,
                             const ClusterSpec& cluster, TorchtitanJobFormat format,
@@ -334,9 +378,8 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_
     throw InputError(
         origin + ": activation_checkpoint.selective_ac_option '" + option +
         "' (every N-th layer) cannot be expressed; use 'op', 'full' or 'none', or give a run file");
-  const std::string converters = get(c, "model.converters", "");
-  const bool fp8 = converters.find("float8") != std::string::npos ||
-                   get(c, "float8.enable_float8_linear", "false") == "true";
+  const Float8Linears float8 = read_float8(c, origin);
+  const bool fp8 = float8.on;
 
   YAML::Node models;
   std::string model_name = "torchtitan-log";
@@ -409,6 +452,9 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_
   run["gbs"] = gbs;
   run["seq"] = seq;
   run["precision"] = fp8 ? "fp8" : "bf16";
+  // FSDP gathers the Float8 weights in fp8 (ZeRO-3 as costed; a run that
+  // keeps its weights gathered through the backward gathers once a step).
+  if (float8.fsdp_fp8_all_gather && zero == 3) run["fsdp_float8_all_gather"] = true;
   run["config"] = config;
   // torchtitan's recipe: per-layer FSDP units, fp32 gradient reduction, its
   // grad-sync schedule and context-parallel all-gather, as `plan --engine
@@ -433,6 +479,7 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_
   // Without torch.compile every element-wise operator is its own kernel
   // (compile.enable defaults to false).
   fit.job.attention_kernel = python ? AttentionKernel::kFlex : AttentionKernel::kFlash2;
+  fit.job.fp8_tp_all_gather = float8.tp_gathers_fp8;
   // The run file's config has no split keys: set as read.
   fit.config.first_stage_layers = first_stage_layers;
   fit.config.last_stage_layers = last_stage_layers;

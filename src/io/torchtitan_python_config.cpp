@@ -320,8 +320,23 @@ std::map<std::string, std::string> parse_torchtitan_python_config(const std::str
     }
   }
   if (code.find("float8") != std::string::npos || code.find("Float8") != std::string::npos ||
-      (defaults != nullptr && defaults->float8 && !own_model_spec))
+      (defaults != nullptr && defaults->float8 && !own_model_spec)) {
     out["model.converters"] = "float8";
+    // The recipe: as the config names it, else main's default. Main ran
+    // tensorwise Float8 by default (recipe_name None, with the
+    // enable_fsdp_float8_all_gather field) until pytorch/torchtitan#3127
+    // (2026-04-27) left rowwise recipes only (components/quantization/
+    // float8.py); a config that sets the dropped field predates it.
+    static const std::regex kFloat8Recipe(R"(recipe_name\s*=\s*["']([A-Za-z_]+)["'])");
+    static const std::regex kFsdpFloat8(R"(enable_fsdp_float8_all_gather\s*=\s*(True|False))");
+    const bool has_fsdp_field = search_lines(lines, kFsdpFloat8, lm);
+    if (has_fsdp_field && m[1].str() == "True")
+      out["quantize.linear.float8.enable_fsdp_float8_all_gather"] = "true";
+    if (search_lines(lines, kFloat8Recipe, lm))
+      out["quantize.linear.float8.recipe_name"] = m[1].str();
+    else if (!has_fsdp_field)
+      out["quantize.linear.float8.recipe_name"] = "rowwise";
+  }
   return out;
 }
 
