@@ -119,6 +119,8 @@ TEST(EmitTorchtitanFp8, CliPlansV02AndRefusesMain) {
       "--precision fp8 --engine torchtitan --emit torchtitan --engine-version 0.2 --out " +
           (dir.path / "qwen").string(),
       "emit megatron");
+  // Transformer Engine's scaling recipe is no torchtitan input.
+  test::expect_cli_refusal("estimate " + job + " --fp8-recipe current", "--fp8-recipe");
   // tune writes main's Python configs (calibrate reads them back).
   const std::string tune_job = test::write_temp("tune_fp8_titan.yaml",
                                                 "model: llama3-8b\ncluster: dgx-h100\ngpus: 16\ngbs: 32\n"

@@ -92,7 +92,7 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                  "torchtitan only)");
   app.add_flag("--fsdp-float8-all-gather", f.fsdp_float8_all_gather,
                "torchtitan, fp8: FSDP gathers the Float8 linears' weights in fp8 under ZeRO-3 (torchtitan's "
-               "float8 enable_fsdp_float8_all_gather)");
+               "float8 enable_fsdp_float8_all_gather; written by --emit torchtitan --engine-version 0.2)");
   add_int_option(app, "--document-tokens", f.document_tokens,
                  "tokens per document of the packed training data (for mixed lengths the token-weighted "
                  "mean, E[L^2]/E[L]): torchtitan main masks attention per document, so a sequence costs "
@@ -293,6 +293,13 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
   apply_recipe_flags(recipe, out.job);
   out.engine = recipe.engine;
   check_token_drop_engine(f, out);
+  // Transformer Engine's scaling recipe: torchtitan's torchao Float8 scales
+  // dynamically per tensor, and nothing else parplan writes runs fp8.
+  if ((!f.fp8_recipe.empty() || request.fp8_recipe) && out.engine == "torchtitan")
+    throw InputError(
+        recipe_fields(f).fp8_recipe +
+        " chooses Transformer Engine's fp8 scaling (Megatron-LM); torchtitan's Float8 scales each "
+        "tensor dynamically: leave it out");
   apply_torchtitan_choices(f, request, !recipe.cross_entropy.empty(), out);
   out.file_config = request.config;
   out.file_config_keys_unpinned = request.config_keys_unpinned;
