@@ -241,6 +241,53 @@ TEST(TuneTorchtitan, SimulatedTrialLogsRecoverTheHiddenProfile) {
   fs::remove_all(dir);
 }
 
+// An fp8 job tuned for torchtitan v0.2.x (--engine-version 0.2): TOML
+// trials with tensorwise Float8, their logs read back as fp8 runs costed as
+// v0.2.x runs them (16-bit tp gathers, separate wq/wk/wv), and the fit
+// recovers the hidden profile as for main's bf16 trials.
+TEST(TuneTorchtitan, V02TrialsOfAnFp8JobReadBackAsCosted) {
+  const ModelSpec model = load_model("llama3-8b");
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  const HiddenProfile hidden = hidden_h100_profile(cluster);
+  const fs::path dir = scratch("tune_tt02");
+  TuneRequest r;
+  r.model = model;
+  r.cluster = cluster;
+  r.job = torchtitan_job(32, 256, 4096);
+  r.job.precision = Precision::kFp8;
+  r.torchtitan_version = TorchtitanVersion::kV02;
+  cost_as_torchtitan_version(r.torchtitan_version, r.job);
+  r.job_file = "job.yaml";
+  r.cluster_arg = "dgx-h100";
+  r.trials = 6;
+  r.engine = Engine::kTorchtitan;
+  r.out_dir = dir;
+  r.simulate = hidden.cluster;
+  const TuneResult result = write_tune_loop(r);
+  ASSERT_EQ(result.trials.size(), 6u);
+  EXPECT_NE(test::slurp((dir / "run_trials.sh").string()).find("/torchtitan.toml logs/trial-01-"),
+            std::string::npos);
+  EXPECT_NE(test::slurp((dir / "README.md").string()).find("--engine-version 0.2"), std::string::npos);
+  const auto runs = load_runs({(dir / "logs").string()}, cluster);
+  ASSERT_EQ(runs.size(), 6u);
+  for (const auto& run : runs) {
+    EXPECT_EQ(run.job.precision, Precision::kFp8) << run.name;
+    EXPECT_FALSE(run.job.fp8_tp_all_gather) << run.name;
+    EXPECT_TRUE(run.job.separate_qkv) << run.name;
+  }
+  std::vector<FittedConstant> fit_keys;
+  for (const auto& key : result.pinned) fit_keys.push_back(*find_fitted_constant(cluster, key));
+  const ProfileFitResult fit = fit_profile(cluster, runs, fit_keys);
+  for (const auto& run : runs)
+    EXPECT_NEAR(predict_run(run, fit.cluster).step_s / run.measured_step_s, 1.0, 0.03);
+  fs::remove_all(dir);
+  // torchtitan main's trials would run rowwise Float8: refused, nothing written.
+  r.torchtitan_version = TorchtitanVersion::kMain;
+  r.out_dir = scratch("tune_tt_main_fp8");
+  EXPECT_THROW(write_tune_loop(r), InputError);
+  EXPECT_FALSE(fs::exists(r.out_dir));
+}
+
 TEST(TuneTorchtitan, RefusesModelsCalibrateCannotReadBack) {
   TuneRequest r;
   r.model = load_model("gpt3-175b");  // no torchtitan flavor has its shape

@@ -58,7 +58,7 @@ struct CalibrateFlags {
 struct TuneFlags {
   CommonFlags common;
   /// emit empty: the job file's engine, else megatron.
-  std::string job_file, emit, out, simulate, launcher;
+  std::string job_file, emit, out, simulate, launcher, engine_version;
   int trials = 6, train_iters = 30;
 };
 

@@ -28,6 +28,9 @@ void register_tune(CLI::App& app, Commands& c) {
   add_int_option(*c.tune, "--train-iters", f.train_iters, "iterations per trial (default 30)", 5, 100000);
   c.tune->add_option("--launcher", f.launcher, "torchrun | slurm (default: the cluster profile's)");
   c.tune->add_option("--simulate", f.simulate, "write the logs a cluster with this profile would produce");
+  c.tune->add_option("--engine-version", f.engine_version,
+                     "torchtitan only: main (Python configs, default) or 0.2 (v0.2.x TOML trials; fp8 jobs "
+                     "need it: main's Float8 is rowwise, which parplan does not price)");
   add_common_flags(*c.tune, f.common);
 }
 
@@ -55,6 +58,9 @@ int run_tune(const TuneFlags& flags) {
   r.cluster_arg = request.cluster;
   r.trials = flags.trials;
   r.engine = parse_engine(emit);
+  // The trials are costed as the files of that torchtitan run them.
+  r.torchtitan_version = parse_engine_version(r.engine, flags.engine_version);
+  if (r.engine == Engine::kTorchtitan) cost_as_torchtitan_version(r.torchtitan_version, r.job);
   r.launcher = parse_launcher(flags.launcher.empty() ? r.cluster.launcher_default : flags.launcher);
   r.out_dir = flags.out;
   r.train_iters = flags.train_iters;

@@ -67,13 +67,17 @@ TuneResult write_tune_loop(const TuneRequest& r) {
           "--emit torchtitan: calibrate reads back the torchtitan configs of the llama3 flavors and of the "
           "catalog models torchtitan builds (qwen3-30b-a3b), and " +
           r.model.name + " is neither; use --emit megatron");
-    // The trials are torchtitan main's Python configs (calibrate reads them
-    // back), and main runs rowwise Float8 only.
-    if (torchtitan_version_problem(TorchtitanVersion::kMain, r.job))
+    const bool v02 = r.torchtitan_version == TorchtitanVersion::kV02;
+    if (v02 && family != "llama3")
+      throw InputError("--engine-version 0.2: torchtitan v0.2.x's TOML config writes llama3 flavors only; " +
+                       r.model.name + " is none: tune it for torchtitan main (drop --engine-version)");
+    // main runs rowwise Float8 only; v0.2.x's TOML trials (which calibrate
+    // reads back too) run tensorwise, as priced.
+    if (torchtitan_version_problem(r.torchtitan_version, r.job))
       throw InputError(
-          "--emit torchtitan: tune writes torchtitan main's Python configs, whose Float8 converter runs "
-          "rowwise scaling only, and parplan prices tensorwise: tune the fp8 job with --emit megatron, or "
-          "a bf16 job");
+          "--emit torchtitan: torchtitan main's Float8 converter runs rowwise scaling only, and parplan "
+          "prices tensorwise: add --engine-version 0.2 (v0.2.x's TOML trials, tensorwise Float8), or tune a "
+          "bf16 job");
   }
   std::error_code ec;
   if (fs::exists(r.out_dir, ec) && !fs::is_directory(r.out_dir, ec))
@@ -140,7 +144,7 @@ TuneResult write_tune_loop(const TuneRequest& r) {
       std::to_string(r.train_iters) + "}\"\n" +
       (torchtitan
            ? "# torchtitan's launch scripts read TRAIN_STEPS; each trial's config goes beside its log\n"
-             "# (logs/NAME.py), where calibrate reads the parallel config the log does not print.\n"
+             "# (logs/NAME.py or .toml), where calibrate reads the parallel config the log does not print.\n"
              "export TRAIN_STEPS=\"$TRAIN_ITERS\"\n"
            : "");
   std::string table = "| trial | why | config | predicted step (s) |\n|---|---|---|---|\n";
@@ -153,15 +157,21 @@ TuneResult write_tune_loop(const TuneRequest& r) {
     options.engine = r.engine;
     options.launcher = r.launcher;
     options.out_dir = r.out_dir / dir;
+    options.torchtitan_version = r.torchtitan_version;
     const auto files = emit_launch_files(trial_plan(r, t), options);
     result.files.insert(result.files.end(), files.begin(), files.end());
     const std::string log = "logs/" + dir + ".log";
-    std::string config_file;  // torchtitan: the trial's Python config, copied beside its log
+    // torchtitan: the trial's job config (main's Python module, v0.2.x's
+    // TOML), copied beside its log, where calibrate reads it.
+    std::string config_file, config_ext;
     for (const auto& f : files)
-      if (f.extension() == ".py") config_file = f.filename().string();
+      if (f.extension() == ".py" || f.extension() == ".toml") {
+        config_file = f.filename().string();
+        config_ext = f.extension().string();
+      }
     if (torchtitan && config_file.empty())
-      throw InputError("--emit torchtitan: the trial's files hold no Python config to read the log against");
-    if (torchtitan) script += "cp " + dir + "/" + config_file + " logs/" + dir + ".py\n";
+      throw InputError("--emit torchtitan: the trial's files hold no job config to read the log against");
+    if (torchtitan) script += "cp " + dir + "/" + config_file + " logs/" + dir + config_ext + "\n";
     if (r.launcher == Launcher::kSlurm)
       script += "sbatch --wait --output=" + log + " --export=ALL,TRAIN_ITERS=\"$TRAIN_ITERS\"" +
                 (torchtitan ? ",TRAIN_STEPS=\"$TRAIN_STEPS\"" : "") + " " + dir + "/job.sbatch\n";
@@ -180,9 +190,10 @@ TuneResult write_tune_loop(const TuneRequest& r) {
                                      r.simulate->device.hbm_bytes / kGiB),
             result.files);
         std::error_code ec;
-        fs::copy_file(r.out_dir / dir / config_file, r.out_dir / "logs" / (dir + ".py"), ec);
-        if (ec) throw InputError("--out: cannot write " + (r.out_dir / "logs" / (dir + ".py")).string());
-        result.files.push_back(r.out_dir / "logs" / (dir + ".py"));
+        const fs::path beside_log = r.out_dir / "logs" / (dir + config_ext);
+        fs::copy_file(r.out_dir / dir / config_file, beside_log, ec);
+        if (ec) throw InputError("--out: cannot write " + beside_log.string());
+        result.files.push_back(beside_log);
       } else {
         write_text(
             trial_log_path(r.out_dir, dir),
@@ -222,7 +233,12 @@ TuneResult write_tune_loop(const TuneRequest& r) {
       "/calibrated.yaml\n\n"
       "3. Plan again with the calibrated profile:\n\n"
       "       parplan plan --job " +
-      r.job_file + " --cluster " + out + "/calibrated.yaml --engine " + engine_name(r.engine) + "\n";
+      r.job_file + " --cluster " + out + "/calibrated.yaml --engine " + engine_name(r.engine) +
+      // v0.2.x's files are costed as v0.2.x runs them only when written.
+      (torchtitan && r.torchtitan_version == TorchtitanVersion::kV02
+           ? " --emit torchtitan --engine-version 0.2 --out " + out + "/next"
+           : std::string()) +
+      "\n";
   write_text(r.out_dir / "README.md", readme, result.files);
   return result;
 }

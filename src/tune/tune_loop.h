@@ -22,6 +22,9 @@ struct TuneRequest {
   std::string job_file, cluster_arg;
   int trials = 6;
   Engine engine = Engine::kMegatron;
+  /// torchtitan: main's Python configs or v0.2.x's TOML (the job already
+  /// costed as that version runs it: cost_as_torchtitan_version).
+  TorchtitanVersion torchtitan_version = TorchtitanVersion::kMain;
   Launcher launcher = Launcher::kTorchrun;
   std::filesystem::path out_dir;
   int train_iters = 30;
