@@ -198,21 +198,28 @@ TEST(TorchtitanPythonConfig, RefusesConfigsItCannotRead) {
       InputError);
 }
 
+// Llama 3 8B on 32 H100s, tuned for torchtitan with `trials` trials whose
+// logs a hidden profile writes into `dir`.
+TuneRequest llama3_8b_tune(const fs::path& dir, int trials, const HiddenProfile& hidden) {
+  TuneRequest r;
+  r.model = load_model("llama3-8b");
+  r.cluster = load_cluster("dgx-h100");
+  r.job = torchtitan_job(32, 256, 4096);
+  r.job_file = "job.yaml";
+  r.cluster_arg = "dgx-h100";
+  r.trials = trials;
+  r.engine = Engine::kTorchtitan;
+  r.out_dir = dir;
+  r.simulate = hidden.cluster;
+  return r;
+}
+
 TEST(TuneTorchtitan, SimulatedTrialLogsRecoverTheHiddenProfile) {
   const ModelSpec model = load_model("llama3-8b");
   const ClusterSpec cluster = load_cluster("dgx-h100");
   const HiddenProfile hidden = hidden_h100_profile(cluster);
   const fs::path dir = scratch("tune_tt");
-  TuneRequest r;
-  r.model = model;
-  r.cluster = cluster;
-  r.job = torchtitan_job(32, 256, 4096);
-  r.job_file = "job.yaml";
-  r.cluster_arg = "dgx-h100";
-  r.trials = 8;
-  r.engine = Engine::kTorchtitan;
-  r.out_dir = dir;
-  r.simulate = hidden.cluster;
+  const TuneRequest r = llama3_8b_tune(dir, 8, hidden);
   const TuneResult result = write_tune_loop(r);
   ASSERT_EQ(result.trials.size(), 8u);
   for (const auto& t : result.trials) {
@@ -250,19 +257,10 @@ TEST(TuneTorchtitan, V02TrialsOfAnFp8JobReadBackAsCosted) {
   const ClusterSpec cluster = load_cluster("dgx-h100");
   const HiddenProfile hidden = hidden_h100_profile(cluster);
   const fs::path dir = scratch("tune_tt02");
-  TuneRequest r;
-  r.model = model;
-  r.cluster = cluster;
-  r.job = torchtitan_job(32, 256, 4096);
+  TuneRequest r = llama3_8b_tune(dir, 6, hidden);
   r.job.precision = Precision::kFp8;
   r.torchtitan_version = TorchtitanVersion::kV02;
   cost_as_torchtitan_version(r.torchtitan_version, r.job);
-  r.job_file = "job.yaml";
-  r.cluster_arg = "dgx-h100";
-  r.trials = 6;
-  r.engine = Engine::kTorchtitan;
-  r.out_dir = dir;
-  r.simulate = hidden.cluster;
   const TuneResult result = write_tune_loop(r);
   ASSERT_EQ(result.trials.size(), 6u);
   EXPECT_NE(test::slurp((dir / "run_trials.sh").string()).find("/torchtitan.toml logs/trial-01-"),
