@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "emit_fixtures/emit_test_util.h"
@@ -82,6 +83,16 @@ TEST(CalibrateTorchtitanFloat8, RowwiseRecipesAreRefused) {
             Precision::kFp8);
 }
 
+// A Python config of the llama3 8B flavor with Float8 linears configured
+// by `arguments` (Float8LinearConverter.Config's keywords).
+std::map<std::string, std::string> llama3_8b_float8(const std::string& arguments) {
+  return parse_torchtitan_python_config(
+      "config = llama3_8b()\nconfig.model_spec = model_registry(\"8B\", "
+      "converters=[Float8LinearConverter.Config(" +
+          arguments + ")])\n",
+      "float8.py");
+}
+
 // torchtitan main's Python configs: Float8 is rowwise unless the config
 // predates 2026-04-27 (it sets enable_fsdp_float8_all_gather, a field main
 // dropped with tensorwise) or names its recipe.
@@ -89,16 +100,10 @@ TEST(CalibrateTorchtitanFloat8, PythonConfigsNameTheirRecipe) {
   const auto current =
       parse_torchtitan_python_config("config = llama3_405b()\nconfig.activation_checkpoint = None\n", "a.py");
   EXPECT_EQ(current.at("quantize.linear.float8.recipe_name"), "rowwise");
-  const auto older = parse_torchtitan_python_config(
-      "config = llama3_8b()\nconfig.model_spec = model_registry(\"8B\", converters=["
-      "Float8LinearConverter.Config(enable_fsdp_float8_all_gather=True)])\n",
-      "b.py");
+  const auto older = llama3_8b_float8("enable_fsdp_float8_all_gather=True");
   EXPECT_EQ(older.count("quantize.linear.float8.recipe_name"), 0u);
   EXPECT_EQ(older.at("quantize.linear.float8.enable_fsdp_float8_all_gather"), "true");
-  const auto named = parse_torchtitan_python_config(
-      "config = llama3_8b()\nconfig.model_spec = model_registry(\"8B\", converters=["
-      "Float8LinearConverter.Config(recipe_name=\"rowwise_with_gw_hp\")])\n",
-      "c.py");
+  const auto named = llama3_8b_float8("recipe_name=\"rowwise_with_gw_hp\"");
   EXPECT_EQ(named.at("quantize.linear.float8.recipe_name"), "rowwise_with_gw_hp");
   // calibrate refuses the rowwise run, naming what it prices.
   try {

@@ -11,6 +11,7 @@
 #include "src/io/model_loader.h"
 #include "src/io/run_file_reader.h"
 #include "tests/cli_support.h"
+#include "tests/model_on_cluster.h"
 #include "tests/run_file_fixture.h"
 
 namespace parplan {
@@ -24,22 +25,14 @@ double dp_bytes(const CostReport& r) {
   return sum;
 }
 
-struct Fixture {
-  ModelSpec model = load_model("llama3.1-8b");
-  ClusterSpec cluster = load_cluster("dgx-h200");
-  JobSpec job;
-  ParallelConfig c;
-  Fixture() {
-    job.gpus = 32;
-    job.gbs = 64;
-    job.seq = 8192;
+struct Fixture : test::ModelOnCluster {
+  Fixture() : ModelOnCluster("llama3.1-8b", "dgx-h200", 32, 64, 8192) {
     job.precision = Precision::kFp8;
-    c.dp = 32;
-    c.gbs = 64;
-    c.mbs = 2;
-    c.zero = 3;
+    config.dp = 32;
+    config.gbs = 64;
+    config.mbs = 2;
+    config.zero = 3;
   }
-  CostReport cost() const { return estimate_cost(model, cluster, job, c); }
 };
 
 // Each gather moves one byte less per linear weight: the traffic it saves is
@@ -51,7 +44,7 @@ TEST(FsdpFp8AllGather, SavesOneBytePerLinearWeightOfEveryGather) {
   Fixture fp8 = f;
   fp8.job.fsdp_fp8_all_gather = true;
   Fixture quantized = f;
-  quantized.c.qwz = true;
+  quantized.config.qwz = true;
   const double fp8_saved = plain - dp_bytes(fp8.cost());
   const double qwz_saved = plain - dp_bytes(quantized.cost());
   ASSERT_GT(fp8_saved, 0.0);
@@ -71,7 +64,7 @@ TEST(FsdpFp8AllGather, ChangesNothingWithoutFp8OrFsdp) {
   flagged.job.fsdp_fp8_all_gather = true;
   EXPECT_DOUBLE_EQ(dp_bytes(flagged.cost()), dp_bytes(bf16.cost()));
   Fixture zero1;
-  zero1.c.zero = 1;
+  zero1.config.zero = 1;
   Fixture zero1_flagged = zero1;
   zero1_flagged.job.fsdp_fp8_all_gather = true;
   EXPECT_DOUBLE_EQ(zero1_flagged.cost().time.step_s, zero1.cost().time.step_s);

@@ -12,21 +12,16 @@
 #include "src/emit/engine_capabilities.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
+#include "tests/model_on_cluster.h"
 
 namespace parplan::emit_test {
 namespace {
 
-struct Job {
-  ModelSpec model = load_model("llama3-70b");
-  ClusterSpec cluster = load_cluster("dgx-h100");
-  JobSpec job;
-  ParallelConfig c;
-  Job() {
-    job.gpus = 64, job.gbs = 128, job.seq = 8192;
-    c.tp = 8, c.pp = 4, c.dp = 2, c.mbs = 1, c.gbs = 128, c.zero = 1, c.sp = true;
-    c.recompute = Recompute::kSelective;
+struct Job : test::ModelOnCluster {
+  Job() : ModelOnCluster("llama3-70b", "dgx-h100", 64, 128, 8192) {
+    config.tp = 8, config.pp = 4, config.dp = 2, config.mbs = 1, config.gbs = 128, config.zero = 1;
+    config.sp = true, config.recompute = Recompute::kSelective;
   }
-  CostReport cost() const { return estimate_cost(model, cluster, job, c); }
 };
 
 TEST(PrecisionAwareOptimizer, MasterRemaindersSaveTwoBytesPerShardedParameter) {
@@ -49,11 +44,11 @@ TEST(PrecisionAwareOptimizer, MasterRemaindersSaveTwoBytesPerShardedParameter) {
   }());
   j.job.precision = Precision::kBf16;
   const EngineCapabilities& megatron = engine_capabilities(Engine::kMegatron);
-  EXPECT_EQ(capability_problem(megatron, j.model, j.job, j.c), nullptr);
-  j.c.zero = 0;
-  EXPECT_NE(capability_problem(megatron, j.model, j.job, j.c), nullptr);
-  j.c.zero = 1;
-  EXPECT_NE(capability_problem(engine_capabilities(Engine::kTorchtitan), j.model, j.job, j.c), nullptr);
+  EXPECT_EQ(capability_problem(megatron, j.model, j.job, j.config), nullptr);
+  j.config.zero = 0;
+  EXPECT_NE(capability_problem(megatron, j.model, j.job, j.config), nullptr);
+  j.config.zero = 1;
+  EXPECT_NE(capability_problem(engine_capabilities(Engine::kTorchtitan), j.model, j.job, j.config), nullptr);
 }
 
 TEST(PrecisionAwareOptimizer, ContradictoryRequestsExitTwo) {
@@ -70,8 +65,8 @@ TEST(PrecisionAwareOptimizer, ContradictoryRequestsExitTwo) {
 
 TEST(PartitionActivations, CheckpointsSplitOverTensorParallelism) {
   Job j;
-  j.c.sp = false;
-  j.c.recompute = Recompute::kFull;
+  j.config.sp = false;
+  j.config.recompute = Recompute::kFull;
   const CostReport whole = j.cost();
   j.job.partition_activations = true;
   const CostReport split = j.cost();
@@ -85,7 +80,7 @@ TEST(PartitionActivations, CheckpointsSplitOverTensorParallelism) {
   // The gather before each recomputation costs time, never saves it.
   EXPECT_GT(split.time.step_s, whole.time.step_s);
   // Sequence parallelism splits the checkpoints already: nothing changes.
-  j.c.sp = true;
+  j.config.sp = true;
   j.job.partition_activations = false;
   const CostReport sp = j.cost();
   j.job.partition_activations = true;

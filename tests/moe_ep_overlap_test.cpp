@@ -9,18 +9,14 @@
 #include "cost/moe_dispatch.h"
 #include "cost/overlap.h"
 #include "src/io/cluster_loader.h"
+#include "tests/model_on_cluster.h"
 #include "tests/moe_test_models.h"
 
 namespace parplan {
 namespace {
 
-struct EpOverlapSetup {
-  ModelSpec model = moe_test::small_experts();
-  ClusterSpec cluster = load_cluster("dgx-h100");
-  JobSpec job;
-  ParallelConfig config;
-  EpOverlapSetup() {
-    job.seq = 4096;
+struct EpOverlapSetup : test::ModelOnCluster {
+  EpOverlapSetup() : ModelOnCluster(moe_test::small_experts(), "dgx-h100", 0, 0, 4096) {
     job.moe_imbalance = 1.0;
     job.precision = Precision::kBf16;
     config.ep = 32;  // four nodes of eight: a flat all-to-all over InfiniBand

@@ -22,6 +22,7 @@
 #include "src/io/pipeline_layout_text.h"
 #include "tests/cli_support.h"
 #include "tests/emit_fixtures/engine_checks.h"
+#include "tests/model_on_cluster.h"
 
 namespace parplan {
 namespace {
@@ -121,13 +122,8 @@ TEST(PipelineLayout, BadLayoutsAreOneLineNamingTheFix) {
   }
 }
 
-struct DensePlan {
-  ModelSpec model = load_model("llama3-70b");
-  ClusterSpec cluster = load_cluster("dgx-h100");
-  JobSpec job;
-  ParallelConfig config;
-  DensePlan() {
-    job.gpus = 64, job.gbs = 128, job.seq = 4096;
+struct DensePlan : test::ModelOnCluster {
+  DensePlan() : ModelOnCluster("llama3-70b", "dgx-h100", 64, 128, 4096) {
     apply_engine_recipe("megatron", job);
     config.tp = 4, config.pp = 4, config.vp = 2, config.dp = 4, config.mbs = 1, config.gbs = 128;
     config.sp = true, config.zero = 1;

@@ -23,6 +23,7 @@
 #include "src/tune/simulated_log.h"
 #include "tests/cli_support.h"
 #include "tests/emit_fixtures/engine_checks.h"
+#include "tests/model_on_cluster.h"
 
 namespace parplan {
 namespace {
@@ -111,13 +112,8 @@ TEST(RecomputeModules, ProbabilitiesInTheActivationKeepNoExpertOutput) {
       rows * 2.0 * m.hidden);
 }
 
-struct Qwen3Plan {
-  ModelSpec model = load_model("qwen3-30b-a3b");
-  ClusterSpec cluster = load_cluster("dgx-h100");
-  JobSpec job;
-  ParallelConfig config;
-  Qwen3Plan() {
-    job.gpus = 16, job.gbs = 256, job.seq = 4096;
+struct Qwen3Plan : test::ModelOnCluster {
+  Qwen3Plan() : ModelOnCluster("qwen3-30b-a3b", "dgx-h100", 16, 256, 4096) {
     apply_engine_recipe("megatron", job);
     config.tp = 1, config.pp = 2, config.cp = 1, config.ep = 8, config.etp = 1;
     config.dp = 8, config.mbs = 1, config.gbs = 256, config.zero = 1;

@@ -10,6 +10,7 @@
 #include "src/io/model_loader.h"
 #include "src/plan/planner.h"
 #include "src/search/search.h"
+#include "tests/model_on_cluster.h"
 
 namespace parplan {
 namespace {
@@ -17,32 +18,26 @@ namespace {
 // The 20B GPT (NeoX-20B shape) on 48 Frontier nodes, pure sharded data
 // parallelism, one 1024-token sequence per GCD per step: the low-tokens-per-GCD
 // regime ZeRO++ and the Frontier paper target.
-struct Frontier20b {
-  ModelSpec model = load_model("gpt-20b");
-  ClusterSpec cluster = load_cluster("frontier");
-  JobSpec job;
-  ParallelConfig base;
-  Frontier20b() {
-    // The shipped (calibrated) profile: its fitted GEMM ceiling and
-    // per-layer overhead come from dense runs; what it can claim for this
-    // paper is below (the ratio it misses is in docs/calibrate.md).
-    job.gpus = 384;
-    job.gbs = 384;
-    job.seq = 1024;
-    base.tp = base.pp = base.cp = 1;
-    base.dp = 384;
-    base.mbs = 1;
-    base.gbs = job.gbs;
-    base.zero = 3;
-    base.flash_attention = cluster.default_flash_attention;
+struct Frontier20b : test::ModelOnCluster {
+  // The shipped (calibrated) profile: its fitted GEMM ceiling and per-layer
+  // overhead come from dense runs; what it can claim for this paper is below
+  // (the ratio it misses is in docs/calibrate.md). `config` is the plain
+  // ZeRO-3 split the partitioned ones start from.
+  Frontier20b() : ModelOnCluster("gpt-20b", "frontier", 384, 384, 1024) {
+    config.tp = config.pp = config.cp = 1;
+    config.dp = 384;
+    config.mbs = 1;
+    config.gbs = job.gbs;
+    config.zero = 3;
+    config.flash_attention = cluster.default_flash_attention;
   }
   ParallelConfig zeropp() const {
-    ParallelConfig c = base;
+    ParallelConfig c = config;
     apply_zeropp(cluster, c);
     return c;
   }
   ParallelConfig hierarchical() const {
-    ParallelConfig c = base;
+    ParallelConfig c = config;
     EXPECT_TRUE(apply_best_hierarchical_partition(model, cluster, job, c));
     return c;
   }
@@ -62,8 +57,8 @@ TEST(TopologyFrontier, HpzCostsMOverKMoreMemory) {
   // formulas.md: hpZ keeps a secondary shard of the weights inside k devices,
   // M/k more memory per device (M = 16-bit model bytes).
   const Frontier20b f;
-  ParallelConfig flat = f.base;
-  ParallelConfig hpz = f.base;
+  ParallelConfig flat = f.config;
+  ParallelConfig hpz = f.config;
   hpz.hpz_ranks = 8;
   const double m_bytes = 2.0 * total_params(f.model, f.job.seq);
   const MemoryBreakdown a = estimate_memory(f.model, f.cluster, f.job, flat);
@@ -77,7 +72,7 @@ TEST(TopologyFrontier, CrossNodeVolumeIs3MForZero3And075MForZeroPlusPlus) {
   // (fwd gather, bwd gather, gradient reduce), ZeRO++ 0.75M (0.5M int8
   // gather, 0 with hpZ, 0.25M int4 gradients): a ratio of 4.
   const Frontier20b f;
-  const CostReport zero3 = estimate_cost(f.model, f.cluster, f.job, f.base);
+  const CostReport zero3 = estimate_cost(f.model, f.cluster, f.job, f.config);
   const CostReport zpp = estimate_cost(f.model, f.cluster, f.job, f.zeropp());
   ASSERT_GT(f.outer_bytes(zpp), 0);
   EXPECT_NEAR(f.outer_bytes(zero3) / f.outer_bytes(zpp), 3.0 / 0.75, 1e-9);
@@ -107,7 +102,7 @@ TEST(TopologyFrontier, HierarchicalKeepsPerMicroBatchTrafficInsideTheNode) {
 // predicted ratio is about 1.06 (docs/calibrate.md, "Known misses").
 TEST(TopologyFrontier, TflopsRiseFromZero3ToZeroPlusPlusToHierarchical) {
   const Frontier20b f;
-  const CostReport zero3 = estimate_cost(f.model, f.cluster, f.job, f.base);
+  const CostReport zero3 = estimate_cost(f.model, f.cluster, f.job, f.config);
   const CostReport zpp = estimate_cost(f.model, f.cluster, f.job, f.zeropp());
   const CostReport hier = estimate_cost(f.model, f.cluster, f.job, f.hierarchical());
   EXPECT_LT(zero3.throughput.model_tflops_per_gpu, zpp.throughput.model_tflops_per_gpu);
@@ -156,10 +151,10 @@ TEST(TopologyFrontier, PinningZeroPlusPlusOrHierarchicalIsHonoured) {
 
 TEST(TopologyFrontier, PlacementLevelsMapToPackageNodeAndJob) {
   const Frontier20b f;
-  EXPECT_EQ(partition_ranks(f.cluster, f.base, PartitionLevel::kPackage), 2);
-  EXPECT_EQ(partition_ranks(f.cluster, f.base, PartitionLevel::kNode), 8);
-  EXPECT_EQ(partition_ranks(f.cluster, f.base, PartitionLevel::kJob), 384);
-  ParallelConfig bad = f.base;
+  EXPECT_EQ(partition_ranks(f.cluster, f.config, PartitionLevel::kPackage), 2);
+  EXPECT_EQ(partition_ranks(f.cluster, f.config, PartitionLevel::kNode), 8);
+  EXPECT_EQ(partition_ranks(f.cluster, f.config, PartitionLevel::kJob), 384);
+  ParallelConfig bad = f.config;
   bad.hierarchical_partition = true;
   bad.partition = {PartitionLevel::kPackage, PartitionLevel::kNode, PartitionLevel::kNode,
                    PartitionLevel::kJob};

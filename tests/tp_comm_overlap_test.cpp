@@ -10,33 +10,27 @@
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
 #include "tests/cli_support.h"
+#include "tests/model_on_cluster.h"
 
 namespace parplan {
 namespace {
 
-struct OverlapCase {
-  ModelSpec model = load_model("llama3-70b");
-  ClusterSpec cluster = load_cluster("dgx-h100");
-  JobSpec job;
-  ParallelConfig c;
-  OverlapCase() {
-    job.gpus = 64;
-    job.gbs = 128;
-    job.seq = 8192;
-    c.tp = 8;
-    c.pp = 4;
-    c.dp = 2;
-    c.sp = true;
-    c.zero = 1;
-    c.mbs = 1;
+struct OverlapCase : test::ModelOnCluster {
+  OverlapCase() : ModelOnCluster("llama3-70b", "dgx-h100", 64, 128, 8192) {
+    config.tp = 8;
+    config.pp = 4;
+    config.dp = 2;
+    config.sp = true;
+    config.zero = 1;
+    config.mbs = 1;
   }
 };
 
 TEST(TpCommOverlap, ExposesOnlyWhatOutlastsTheGemms) {
   OverlapCase s;
-  const detail::PerLayerCosts plain = detail::per_layer_costs(s.model, s.cluster, s.job, s.c);
+  const detail::PerLayerCosts plain = detail::per_layer_costs(s.model, s.cluster, s.job, s.config);
   s.job.tp_comm_overlap = true;
-  const detail::PerLayerCosts overlapped = detail::per_layer_costs(s.model, s.cluster, s.job, s.c);
+  const detail::PerLayerCosts overlapped = detail::per_layer_costs(s.model, s.cluster, s.job, s.config);
   const double slowdown = s.cluster.device.overlap_compute_slowdown;
   const double gemm = plain.dense.gemm_forward_s;
   ASSERT_GT(gemm, 0);
@@ -52,10 +46,10 @@ TEST(TpCommOverlap, ExposesOnlyWhatOutlastsTheGemms) {
 
 TEST(TpCommOverlap, NeedsSequenceParallelism) {
   OverlapCase s;
-  s.c.sp = false;
-  const detail::PerLayerCosts plain = detail::per_layer_costs(s.model, s.cluster, s.job, s.c);
+  s.config.sp = false;
+  const detail::PerLayerCosts plain = detail::per_layer_costs(s.model, s.cluster, s.job, s.config);
   s.job.tp_comm_overlap = true;
-  const detail::PerLayerCosts asked = detail::per_layer_costs(s.model, s.cluster, s.job, s.c);
+  const detail::PerLayerCosts asked = detail::per_layer_costs(s.model, s.cluster, s.job, s.config);
   EXPECT_DOUBLE_EQ(asked.comm.tp_forward_s, plain.comm.tp_forward_s);
   EXPECT_DOUBLE_EQ(asked.comm.tp_backward_s, plain.comm.tp_backward_s);
 }
