@@ -116,11 +116,65 @@ TEST(SweepCli, BadInputExitsTwoWithOneLine) {
            " --engine x" + ok,
        "--engine"},
       {"--models gpt-1.7b --gpus 64 --gbs 512 --array-parallel 0" + ok, "--array-parallel"},
+      {"--models gpt-1.7b --gpus 64 --gbs 512 --engine torchtitan --engine-version 0.2" + ok,
+       "--engine-version"},
+      {"--models gpt-1.7b --gpus 64 --gbs 512 --engine-version 0.2 --emit-slurm-array " +
+           (dir.path / "a").string() + ok,
+       "--engine-version"},
+      {"--models gpt-1.7b --gpus 64 --gbs 512 --engine torchtitan --engine-version 0.3 --emit-slurm-array " +
+           (dir.path / "a").string() + ok,
+       "--engine-version"},
   };
   for (const BadInput& c : cases) {
     test::expect_refusal(run_cli("sweep " + c.args), c.flag, c.args);
   }
   EXPECT_FALSE(fs::exists(dir.path / "a"));
+}
+
+// A sweep point's row is the plan `plan` gives for that job: the same
+// engine recipe (loss kernel, attention kernel, gradient schedule; torchtitan
+// compiles its loss), so the same optimum at the same predicted step time.
+TEST(SweepCli, EachPointIsThePlanOfItsEngine) {
+  const std::string job = " --cluster dgx-h100 --gpus 64 --gbs 256 --seq 8192 --format json --engine ";
+  for (const char* engine : {"any", "megatron", "megatron-deepspeed", "torchtitan"}) {
+    for (const char* model : {"llama3-8b", "qwen3-30b-a3b"}) {
+      if (std::string(engine) == "megatron-deepspeed" && std::string(model) == "qwen3-30b-a3b") continue;
+      const CliRun swept = run_cli(std::string("sweep --models ") + model + job + engine);
+      const CliRun planned = run_cli(std::string("plan --model ") + model + job + engine);
+      ASSERT_EQ(swept.exit_code, 0) << swept.err;
+      ASSERT_EQ(planned.exit_code, 0) << planned.err;
+      const nlohmann::json point = nlohmann::json::parse(swept.out)["points"][0];
+      const nlohmann::json plan = nlohmann::json::parse(planned.out);
+      EXPECT_DOUBLE_EQ(point["step_s"].get<double>(), plan["optimum"]["step_s"].get<double>())
+          << engine << " " << model;
+    }
+  }
+}
+
+// --engine-version 0.2 writes every point as a torchtitan v0.2.x TOML (fp8
+// points as tensorwise Float8) and costs it as v0.2.x runs it, as plan
+// --emit does; without it an fp8 point is skipped, naming the flag.
+TEST(SweepCli, TorchtitanV02ArrayWritesAndCostsFp8Points) {
+  TempDir dir;
+  const std::string job =
+      " --cluster dgx-h100 --gpus 16 --gbs 32 --seq 8192 --precision fp8 --engine torchtitan --format json";
+  const CliRun swept = run_cli("sweep --models llama3-8b" + job +
+                               " --engine-version 0.2 --emit-slurm-array " + (dir.path / "v02").string());
+  ASSERT_EQ(swept.exit_code, 0) << swept.err;
+  EXPECT_NE(slurp((dir.path / "v02" / "point-0000" / "torchtitan.toml").string())
+                .find("converters = [\"quantize.linear.float8\"]"),
+            std::string::npos);
+  const CliRun planned =
+      run_cli("plan --model llama3-8b" + job + " --emit torchtitan --engine-version 0.2 --out " +
+              (dir.path / "plan").string());
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(swept.out)["points"][0]["step_s"].get<double>(),
+                   nlohmann::json::parse(planned.out)["optimum"]["step_s"].get<double>());
+  const CliRun main_run =
+      run_cli("sweep --models llama3-8b" + job + " --emit-slurm-array " + (dir.path / "main").string());
+  EXPECT_EQ(main_run.exit_code, 1);
+  EXPECT_NE(main_run.err.find("--engine-version 0.2"), std::string::npos) << main_run.err;
+  EXPECT_FALSE(fs::exists(dir.path / "main" / "point-0000"));
 }
 
 TEST(SweepCli, BadOutputPathWritesNoOtherFile) {

@@ -94,6 +94,10 @@ void register_commands(CLI::App& app, Commands& c) {
   c.sweep->add_option("--engine", sf.engine,
                       "megatron | deepspeed | megatron-deepspeed | torchtitan | any (default any; "
                       "--emit-slurm-array with any writes megatron)");
+  c.sweep->add_option(
+      "--engine-version", sf.engine_version,
+      "torchtitan: main | 0.2 (with --engine torchtitan --emit-slurm-array: v0.2.x TOML configs, "
+      "every point costed as v0.2.x runs it; fp8 points need 0.2)");
   c.sweep->add_flag("--allow-lossy-comm", sf.allow_lossy_comm, "also plan lossy collectives (qwZ, qgZ)");
   c.sweep->add_flag("--allow-unreleased", sf.allow_unreleased,
                     "also plan schemes no released engine runs (3-level hierarchical partition)");

@@ -31,6 +31,8 @@ struct SweepFlags {
   std::string models, cluster, gpus, gbs, precision = "bf16";
   int seq = 0;
   std::string csv, json, plot, emit_slurm_array, engine = "any", solver = "cbc";
+  /// --engine-version: torchtitan's config system for --emit-slurm-array.
+  std::string engine_version;
   int array_parallel = 4;
   long long train_iters = 0;
   double hours = 0;

@@ -10,6 +10,7 @@
 #include "src/cli/commands.h"
 #include "src/cli/progress_line.h"
 #include "src/emit/emit.h"
+#include "src/emit/engine_capabilities.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"
 #include "src/io/input_limits.h"
@@ -78,16 +79,29 @@ int run_sweep(const SweepFlags& flags) {
         throw InputError("--emit-slurm-array: " + model.name + " has " + unwritable +
                          ", which no launch file parplan writes carries (sweep it without the array)");
     }
+    if (engines.any && !flags.engine_version.empty())
+      throw InputError(
+          "--engine-version chooses torchtitan's config system, and --engine any writes megatron: "
+          "give --engine torchtitan, or drop --engine-version");
+    array.torchtitan_version = parse_engine_version(array.engine, flags.engine_version);
     array.dir = check_slurm_array_dir(flags.emit_slurm_array);
     array.array_parallel = flags.array_parallel;
     if (flags.train_iters > 0 && flags.hours > 0)
       throw InputError("--train-iters and --hours: give one of them, not both");
     array.train_iters = flags.train_iters;
     array.hours = flags.hours;
-  } else if (flags.train_iters > 0 || flags.hours > 0) {
-    throw InputError("--train-iters and --hours only apply with --emit-slurm-array DIR");
+  } else if (flags.train_iters > 0 || flags.hours > 0 || !flags.engine_version.empty()) {
+    throw InputError("--train-iters, --hours and --engine-version only apply with --emit-slurm-array DIR");
   }
-  const std::vector<SweepPoint> points = sweep_points(grid);
+  std::vector<SweepPoint> points = sweep_points(grid);
+  // Every point is costed under the engine's recipe, as plan --engine costs
+  // it (loss kernel, attention kernel, gradient schedule), and under the
+  // torchtitan version the array writes (as plan --emit): a point's row is
+  // the plan's.
+  for (SweepPoint& point : points) {
+    apply_engine_defaults(engines, point.job);
+    if (array.engine == Engine::kTorchtitan) cost_as_torchtitan_version(array.torchtitan_version, point.job);
+  }
   for (const ModelSpec& model : grid.models) warn_unmodelled(model);
 
   PlannerOptions options;

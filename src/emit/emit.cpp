@@ -55,9 +55,8 @@ const char* torchtitan_version_problem(TorchtitanVersion version, const JobSpec&
   // job_config.py:738), which the held-out torchtitan Float8 runs used.
   if (version == TorchtitanVersion::kMain && job.precision == Precision::kFp8)
     return "torchtitan main's Float8 converter runs rowwise scaling only, and parplan prices tensorwise "
-           "scaling, which torchtitan v0.2.x runs: emit for it (plan --emit torchtitan --engine-version "
-           "0.2), "
-           "or plan bf16";
+           "scaling, which torchtitan v0.2.x runs: emit for it (--engine-version 0.2 with plan --emit "
+           "torchtitan or sweep --emit-slurm-array), or plan bf16";
   return nullptr;
 }
 

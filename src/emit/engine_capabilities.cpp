@@ -522,6 +522,14 @@ void apply_engine_recipe(const std::string& engine, JobSpec& job) {
   apply_engine_recipe(engine_recipe_defaults(parse_engine_selection(engine)), job);
 }
 
+void apply_engine_defaults(const EngineSelection& selection, JobSpec& job) {
+  apply_engine_recipe(engine_recipe_defaults(selection), job);
+  // torchtitan compiles the loss with the model (compile.components defaults
+  // to ["model", "loss"]; src/cli/torchtitan_job_options.cpp).
+  if (!selection.any && selection.engines[0] == Engine::kTorchtitan && job.fused_elementwise)
+    job.cross_entropy = CrossEntropy::kCompiled;
+}
+
 const char* megatron_attention_backend(const JobSpec& job, const ParallelConfig& config) {
   // A plan costed with cuDNN fused attention (Megatron's default on Hopper)
   // says so: "flash" would force Transformer Engine's FlashAttention.

@@ -153,6 +153,10 @@ void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job);
 /// The recipe of the engine named as --engine spells it ("megatron", ...),
 /// applied to `job`. Throws InputError on an unknown name.
 void apply_engine_recipe(const std::string& engine, JobSpec& job);
+/// A job of `selection` as plan costs it when no flag names a recipe input:
+/// the engine's recipe, and under torchtitan with torch.compile on (the
+/// default) the compiled loss.
+void apply_engine_defaults(const EngineSelection& selection, JobSpec& job);
 
 /// Megatron-LM's --attention-backend for a plan costed with this kernel:
 /// "unfused", "fused" (Transformer Engine's cuDNN attention) or "flash".

@@ -345,6 +345,7 @@ SlurmArrayResult emit_slurm_array(const SweepGrid& grid, const std::vector<Sweep
       EmitOptions emit;
       emit.engine = engine_of(*o, options);
       emit.launcher = Launcher::kSlurm;
+      emit.torchtitan_version = options.torchtitan_version;
       emit.out_dir = point_dir;
       emit.train_iters = options.train_iters;
       emit.hours = options.hours;

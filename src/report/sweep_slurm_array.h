@@ -24,6 +24,8 @@ struct SlurmArrayOptions {
   /// --emit (src/emit/wall_time.h), capped at the site's limit.
   long long train_iters = 0;
   double hours = 0;
+  /// The torchtitan config system written (--engine-version).
+  TorchtitanVersion torchtitan_version = TorchtitanVersion::kMain;
 };
 
 /// One array task.
