@@ -31,6 +31,11 @@ int level_ranks(const ClusterSpec& cluster, const GroupSpan& span, PartitionLeve
   return span.members[tier];
 }
 
+int hsdp_shard_ranks(const JobSpec& job, const ParallelConfig& c) {
+  if (!job.pytorch_fsdp() || c.zero < 3 || c.hierarchical_partition || c.hpz_ranks <= 1) return 0;
+  return std::min(c.hpz_ranks, c.dp * c.cp);
+}
+
 ShardGroups shard_groups(const ClusterSpec& cluster, const ParallelConfig& c, const GroupSpan& span) {
   ShardGroups g;
   g.shard = c.dp * c.cp;
@@ -88,7 +93,12 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
     // Composer's FSDP1 DEFAULT), twice the 16-bit gradient's bytes.
     const double grad_bytes =
         (c.qgz ? 0.5 : gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce)) * params;
-    const ShardGroups g = shard_groups(cluster, c, span);
+    ShardGroups g = shard_groups(cluster, c, span);
+    // HSDP: every partition is the shard group; FSDP all-reduces each
+    // reduce-scattered gradient shard across the replicas with it, unit by
+    // unit (FSDP2's post-backward over the mesh's replicate dimension).
+    const int hsdp = hsdp_shard_ranks(job, c);
+    if (hsdp > 0) g.params = g.forward = g.backward = g.grads = g.optimizer = hsdp;
     out.optimizer_params = params / g.optimizer;
     // `size` consecutive members of the group, or one member of each of
     // `size` consecutive domains of `apart` members.
@@ -106,15 +116,19 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
     const double reduce_calls = per_unit ? units : std::ceil(params / kZeroReduceBucketElements);
     const double gather_forward =
         bucketed_all_gather_s(cluster, sub(g.forward, 1), weight_bytes, gather_calls, traffic, m);
-    const bool secondary = c.hierarchical_partition ? g.backward != g.forward : c.hpz_ranks > 1;
+    const bool secondary = c.hierarchical_partition ? g.backward != g.forward : c.hpz_ranks > 1 && hsdp == 0;
     const double gather_backward =
         secondary ? bucketed_all_gather_s(cluster, sub(g.backward, 1), 2.0 * params, gather_calls, traffic, m)
                   : bucketed_all_gather_s(cluster, sub(g.forward, 1), weight_bytes, gather_calls, traffic, m);
     // qgZ reduces through DeepSpeed's own hierarchical all-to-all (inside
     // the node, then across nodes), not a ring.
+    // A ring all-reduce is a reduce-scatter and an all-gather of its bytes.
     const double reduce =
-        c.qgz ? all_gather_s(cluster, sub(g.grads, 1), grad_bytes, traffic, m)
-              : bucketed_all_gather_s(cluster, sub(g.grads, 1), grad_bytes, reduce_calls, traffic, m);
+        (c.qgz ? all_gather_s(cluster, sub(g.grads, 1), grad_bytes, traffic, m)
+               : bucketed_all_gather_s(cluster, sub(g.grads, 1), grad_bytes, reduce_calls, traffic, m)) +
+        (hsdp > 0 ? 2.0 * bucketed_all_gather_s(cluster, sub(shard / hsdp, hsdp), grad_bytes / hsdp,
+                                                reduce_calls, traffic, 2.0 * m)
+                  : 0.0);
     const double per_micro_batch = gather_forward + gather_backward + reduce;
     const double edge_share = per_unit && params > 0 ? std::min(1.0, edge_unit_params / params) : 0.0;
     const double edge_s =
@@ -133,7 +147,7 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
       step_reduce +=
           bucketed_all_gather_s(cluster, sub(g.optimizer / g.grads, g.grads), grad_bytes / g.grads,
                                 std::ceil(params / g.grads / kZeroReduceBucketElements), traffic, 1);
-    if (shard > g.optimizer)
+    if (shard > g.optimizer && hsdp == 0)
       step_reduce +=
           all_reduce_s(cluster, sub(shard / g.optimizer, g.optimizer), grad_bytes / g.optimizer, traffic, 1);
     if (g.optimizer > g.params)

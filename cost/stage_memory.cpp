@@ -145,7 +145,12 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
     memory.states.grads_bytes = 2.0 * load.params / g.grads;
     memory.states.optimizer_bytes = job.optimizer_state_bytes_per_param(c.zero) * load.params / g.optimizer;
   } else if (job.pytorch_fsdp() && c.zero >= 3) {
-    keep_fsdp_fp32_shards(memory.states, load.params, c.dp * c.cp);
+    const int hsdp = hsdp_shard_ranks(job, c);
+    if (hsdp > 0)
+      memory.states =
+          model_state_bytes(load.params, c.zero, hsdp, job.optimizer_state_bytes_per_param(c.zero),
+                            gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
+    keep_fsdp_fp32_shards(memory.states, load.params, hsdp > 0 ? hsdp : c.dp * c.cp);
   } else if (c.hpz_ranks > 1 && c.zero >= 3) {
     // hpZ: a secondary copy of the weights sharded over hpz_ranks ranks
     // (Wang et al. 2023: M / k more per device).

@@ -28,6 +28,13 @@ struct ShardGroups {
 /// Group sizes of each ZeRO partition and collective for the data-parallel
 /// group `span` of one stage.
 ShardGroups shard_groups(const ClusterSpec& cluster, const ParallelConfig& c, const GroupSpan& span);
+/// The shard group of PyTorch FSDP's hybrid sharding (HSDP: FSDP2 over a
+/// 2-D mesh, FSDP1 HYBRID_SHARD), which is what a PyTorch FSDP engine runs
+/// for a ZeRO-3 plan with hpz_ranks > 1: weights, gradients and optimizer
+/// states sharded over hpz_ranks ranks and replicated across the others,
+/// not DeepSpeed hpZ's secondary weight copy beside a full partition. 0 when
+/// the plan is not HSDP.
+int hsdp_shard_ranks(const JobSpec& job, const ParallelConfig& c);
 /// Ranks of the data-parallel group `span` inside one domain of `level`.
 int level_ranks(const ClusterSpec& cluster, const GroupSpan& span, PartitionLevel level);
 

@@ -150,6 +150,11 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
       std::string("ZeRO-3 with 3-level hierarchical partitioning (weights per package, gradients per "
                   "node, optimizer over the job; quantized collectives)") +
           what);
+  if (config_flags)
+    app.add_flag("--hpz", f.hpz,
+                 "ZeRO-3 with ZeRO++'s hpZ alone: a node's ranks gather the weights, exact collectives "
+                 "(DeepSpeed zero_hpz_partition_size without qwZ/qgZ; under torchtitan HSDP, sharded over a "
+                 "node and replicated across nodes); plan shows it as ZeRO++ (hpZ N), under torchtitan HSDP");
   if (!config_flags) app.add_flag("--no-sp", f.no_sp, "forbid sequence parallelism")->excludes(sp);
   if (config_flags)
     app.add_flag("--no-overlap", f.no_overlap,
@@ -460,10 +465,20 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
   apply_moe_defaults(r.model, r.cluster, c);
   apply_dispatch_choices(f, r, c);
   if (f.no_overlap) c.overlap_grad_reduce = c.overlap_p2p = c.ep_overlap = false;
-  if (f.zeropp && f.hierarchical_partition)
-    throw InputError("--zeropp and --hierarchical-partition are alternatives; give one of them");
-  if (f.zeropp || f.hierarchical_partition) {
-    const char* flag = f.zeropp ? "--zeropp" : "--hierarchical-partition";
+  if (f.zeropp + f.hpz + f.hierarchical_partition > 1)
+    throw InputError("--zeropp, --hpz and --hierarchical-partition are alternatives; give one of them");
+  // A job file's `zeropp: true` / `hpz: true` (read as hpz_ranks > 1) is
+  // laid on the cluster's nodes as the flags are, unless a flag replaces it.
+  const bool file_hpz =
+      !f.zeropp && !f.hpz && !f.hierarchical_partition && !c.hierarchical_partition && c.hpz_ranks > 1;
+  const bool zeropp = f.zeropp || (file_hpz && c.qwz);
+  const bool hpz = f.hpz || (file_hpz && !c.qwz);
+  if (zeropp || hpz || f.hierarchical_partition) {
+    const char* flag = f.zeropp                   ? "--zeropp"
+                       : f.hpz                    ? "--hpz"
+                       : f.hierarchical_partition ? "--hierarchical-partition"
+                       : zeropp                   ? "config: zeropp"
+                                                  : "config: hpz";
     if (f.zero && *f.zero != 3)
       throw InputError(std::string(flag) + " runs ZeRO stage 3; drop --zero " + std::to_string(*f.zero) +
                        " or give --zero 3");
@@ -472,8 +487,9 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
                        " runs ZeRO stage 3, which cannot run with pipeline parallelism; use "
                        "--pp 1");
     c.zero = 3;
-    if (f.zeropp) {
+    if (zeropp || hpz) {
       apply_zeropp(r.cluster, c);
+      if (hpz) c.qwz = c.qgz = false;
     } else if (!apply_best_hierarchical_partition(r.model, r.cluster, r.job, c)) {
       throw InputError(
           "--hierarchical-partition: no partition level groups tile the data-parallel group of " +

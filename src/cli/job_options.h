@@ -71,6 +71,9 @@ struct JobFlags {
   /// ZeRO-3 with ZeRO++ as DeepSpeed ships it (hpZ over a node, qwZ, qgZ),
   /// or the 3-level hierarchical partitioning (Xu et al. 2025).
   bool zeropp = false, hierarchical_partition = false;
+  /// estimate and check: ZeRO-3 with hpZ alone over a node, exact
+  /// collectives (DeepSpeed zero_hpz_partition_size; HSDP under PyTorch FSDP).
+  bool hpz = false;
   /// Plans only: never choose the lossy int8-weight / int4-gradient
   /// collectives (ZeRO++ and the hierarchical scheme).
   bool no_quantized_comm = false;

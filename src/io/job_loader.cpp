@@ -156,7 +156,7 @@ int zero_stage(const YamlFields& f, int fallback) {
 std::vector<std::string> run_config_keys_and_job_only() {
   std::vector<std::string> keys = run_config_keys();
   keys.insert(keys.end(),
-              {"dp", "first_stage_layers", "last_stage_layers", "zeropp", "hierarchical_partition"});
+              {"dp", "first_stage_layers", "last_stage_layers", "zeropp", "hpz", "hierarchical_partition"});
   return keys;
 }
 
@@ -200,8 +200,15 @@ ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
   c.overlap_p2p = f.boolean("overlap_p2p", true);
   c.first_stage_layers = f.non_negative_int("first_stage_layers", 0);
   c.last_stage_layers = f.non_negative_int("last_stage_layers", 0);
-  if (f.boolean("zeropp", false)) c.qwz = c.qgz = true, c.hpz_ranks = 8;
+  // ZeRO++ (qwZ, qgZ and hpZ) or hpZ alone: hpz_ranks is set to a node's
+  // ranks once the cluster is known (config_from_flags).
+  const bool zeropp = f.boolean("zeropp", false), hpz = f.boolean("hpz", false);
   c.hierarchical_partition = f.boolean("hierarchical_partition", false);
+  if (zeropp + hpz + c.hierarchical_partition > 1)
+    f.fail(zeropp ? "zeropp" : "hpz", "zeropp, hpz and hierarchical_partition are alternatives; keep one");
+  if ((zeropp || hpz) && f.has("zero") && c.zero != 3)
+    f.fail(zeropp ? "zeropp" : "hpz", "runs ZeRO stage 3; set zero: 3 or drop it");
+  if (zeropp || hpz) c.zero = 3, c.hpz_ranks = 2, c.qwz = c.qgz = zeropp;
   return c;
 }
 }  // namespace

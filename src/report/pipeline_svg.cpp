@@ -207,7 +207,7 @@ std::string pipeline_timeline_text(const std::string& path, const ModelSpec& mod
                      "), more than the 4000000 a timeline replays; draw a smaller --gbs or drop --timeline");
   const std::string title = model.name + " on " + std::to_string(config.world()) + " x " +
                             cluster.device.name + ", " + std::to_string(config.gbs) + " x " +
-                            std::to_string(job.seq) + " tokens\n" + config_line(config, model.is_moe());
+                            std::to_string(job.seq) + " tokens\n" + config_line(config, model.is_moe(), &job);
   const PipelineTimeline timeline = pipeline_timeline(model, cluster, job, config);
   const bool trace = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
   return trace ? pipeline_trace_json(timeline, cost, title) : pipeline_svg(timeline, cost, title);

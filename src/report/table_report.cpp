@@ -1,5 +1,6 @@
 #include "src/report/table_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -23,7 +24,7 @@ double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
 double gb(double bytes) { return bytes / 1e9; }
 }  // namespace
 
-std::string config_line(const ParallelConfig& c, bool moe) {
+std::string config_line(const ParallelConfig& c, bool moe, const JobSpec* job) {
   std::ostringstream out;
   out << "tp " << c.tp << "  pp " << c.pp << "  vp " << c.vp << "  dp " << c.dp << "  cp " << c.cp << "  sp "
       << (c.sp ? "on" : "off") << "  zero " << c.zero << "  mbs " << c.mbs << "  recompute "
@@ -37,7 +38,10 @@ std::string config_line(const ParallelConfig& c, bool moe) {
     for (int i = 0; i < c.pp && i < ParallelConfig::kMaxSplitStages; ++i)
       out << (i ? "/" : " ") << c.stage_split[i];
   }
-  if (c.zeropp())
+  if (c.zeropp() && job != nullptr && job->pytorch_fsdp() && c.hpz_ranks > 1 && !c.qwz && !c.qgz)
+    out << "  HSDP (shard " << std::min(c.hpz_ranks, c.dp * c.cp) << " x replicate "
+        << c.dp * c.cp / std::max(1, std::min(c.hpz_ranks, c.dp * c.cp)) << ")";
+  else if (c.zeropp())
     out << "  ZeRO++ (hpZ " << c.hpz_ranks << (c.qwz ? ", qwZ" : "") << (c.qgz ? ", qgZ" : "") << ")";
   if (c.hierarchical_partition)
     out << "  hierarchical partition (weights " << partition_level_name(c.partition.params) << ", secondary "
@@ -64,7 +68,7 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
     out << format(", %.0f W limit: compute at %.3f of the datasheet peak", cluster.device.power_limit_w,
                   cluster.device.power_clock_ratio);
   out << ")\n";
-  out << "config   " << config_line(c, model.is_moe()) << "\n";
+  out << "config   " << config_line(c, model.is_moe(), job) << "\n";
   // The attention work assumed of the data (JobSpec::document_tokens).
   if (job != nullptr && job->document_tokens > 0)
     out << "data     documents of " << format("%.0f", job->document_tokens)

@@ -15,8 +15,9 @@ namespace parplan {
 
 /// One line: tp 8 pp 8 vp 2 dp 16 cp 1 sp zero 1 mbs 1 recompute selective;
 /// ep, etp and the all-to-all where ep > 1 or the model is MoE (`moe`), so an
-/// MoE plan with no expert parallelism says so.
-std::string config_line(const ParallelConfig& config, bool moe = false);
+/// MoE plan with no expert parallelism says so. With the job, hpZ under
+/// PyTorch FSDP is named as the engine runs it: HSDP.
+std::string config_line(const ParallelConfig& config, bool moe = false, const JobSpec* job = nullptr);
 /// The cost of one config: time, throughput, memory and what limits it.
 /// With the job, also how far off parplan was on held-out published runs
 /// like it (src/calibration/heldout_alike.h).
