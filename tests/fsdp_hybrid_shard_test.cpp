@@ -80,6 +80,20 @@ TEST(FsdpHybridShard, DeepSpeedHpzAddsASecondaryCopyInstead) {
               1e-9 * a.memory.params_bytes);
 }
 
+// A hpZ plan runs on the engine whose semantics it was costed under: HSDP
+// on torchtitan, the secondary weight copy on DeepSpeed, never crossed.
+TEST(FsdpHybridShard, EachEngineRunsTheHpzItWasCostedAs) {
+  const Zero3 titan("torchtitan", 16, 8), deepspeed("deepspeed", 16, 8);
+  const auto problem = [](Engine engine, const Zero3& k) {
+    const char* p = capability_problem(engine_capabilities(engine), k.model, k.job, k.config);
+    return std::string(p != nullptr ? p : "");
+  };
+  EXPECT_EQ(problem(Engine::kTorchtitan, titan), "");
+  EXPECT_EQ(problem(Engine::kDeepSpeed, deepspeed), "");
+  EXPECT_NE(problem(Engine::kTorchtitan, deepspeed).find("HSDP"), std::string::npos);
+  EXPECT_NE(problem(Engine::kDeepSpeed, titan).find("HSDP"), std::string::npos);
+}
+
 // estimate --hpz, a job file's `hpz: true` and the ZeRO++ it is part of are
 // laid on the cluster's nodes alike: hpz_ranks = the data-parallel ranks of
 // one node (tp 2: 4), exact collectives for hpZ alone.
