@@ -6,6 +6,7 @@
 
 #include "cost/step_cost.h"
 #include "src/cli/commands.h"
+#include "src/cli/engine_cost.h"
 #include "src/plan/engine_plan.h"
 #include "src/report/json_report.h"
 #include "src/report/output_files.h"
@@ -19,22 +20,31 @@ int run_check(const CheckFlags& flags) {
   check_distinct_paths({{"--timeline", flags.job.timeline}}, job_input_paths(flags.job));
   const ResolvedJob r = resolve_job(flags.job);
   const ParallelConfig config = config_from_flags(flags.job, r);
-  const CostReport cost = estimate_cost(r.model, r.cluster, r.job, config);
+  const PlannerOptions options = planner_options(flags.job, r.engine, flags.solver);
+  // Under --engine any, as plan: each engine costs the config and the
+  // optimum as it runs them; the config on the fastest engine that runs it.
+  const EngineCost costed = cost_on_engines(flags.job, r, config, options.engines);
+  const JobSpec& job = costed.job;
+  const CostReport& cost = costed.cost;
+  std::vector<EngineJob> engine_jobs;
+  if (options.engines.any) engine_jobs = jobs_per_engine(flags.job);
   // The timeline is of the config checked (the one in use), not the optimum.
   if (!flags.job.timeline.empty())
     write_file_atomically(flags.job.timeline,
-                          pipeline_timeline_text(flags.job.timeline, r.model, r.cluster, r.job, config, cost),
+                          pipeline_timeline_text(flags.job.timeline, r.model, r.cluster, job, config, cost),
                           "--timeline");
+  for (EngineJob& each : engine_jobs) each.job.pins = SearchPins{};
+  AcrossEnginesResult across = plan_across_engines(r.model, r.cluster, engine_jobs, options, 1);
   JobSpec free_job = r.job;
   free_job.pins = SearchPins{};
-  const PlannerOptions options = planner_options(flags.job, r.engine, flags.solver);
-  const PlannerResult best = plan_for_engines(r.model, r.cluster, free_job, options, 1).planner;
+  const PlannerResult best = across.found
+                                 ? across.planned.planner
+                                 : plan_for_engines(r.model, r.cluster, free_job, options, 1).planner;
   // With --engine E the given config must be one E runs.
   std::string engine_problem;
   const bool engine_runs =
       options.engines.any ||
-      !engines_running(options.engines, Plan{r.model, r.cluster, r.job, config, cost}, &engine_problem)
-           .empty();
+      !engines_running(options.engines, Plan{r.model, r.cluster, job, config, cost}, &engine_problem).empty();
 
   const bool fits = cost.memory.fits;
   // Nothing fits, the given config included: there is no optimum to report

@@ -26,8 +26,8 @@ void warn_unmodelled(const ModelSpec& model) {
 void add_engine_flags(CLI::App& app, JobFlags& f) {
   app.add_option(
       "--engine", f.engine,
-      "megatron | deepspeed | megatron-deepspeed | torchtitan | any (default any: the union of the "
-      "released engines' spaces; the output names the engine that runs the plan)");
+      "megatron | deepspeed | megatron-deepspeed | torchtitan | any (default any: every engine searched "
+      "and costed as it runs the plan; the fastest engine's plans are shown, named)");
   app.add_flag("--allow-lossy-comm", f.allow_lossy_comm,
                "also plan lossy collectives (ZeRO++ qwZ int8 weights, qgZ int4 gradients): they change the "
                "numerics of training");

@@ -203,7 +203,7 @@ void check_token_drop_engine(const JobFlags& f, const ResolvedJob& r) {
 }
 }  // namespace
 
-ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
+ResolvedJob resolve_job(const JobFlags& f, const std::string& emit, bool warn) {
   JobRequest request;
   if (f.job_file) {
     if (f.job_file->empty()) throw InputError("--job is empty: give the path of a job.yaml");
@@ -321,8 +321,25 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit) {
                               out.file_pipeline_layout_where);
   out.file_vp_given = request.config_vp_given;
   // After every input check, so a bad flag stays one line on stderr.
-  warn_unmodelled(out.model);
+  if (warn) warn_unmodelled(out.model);
   return out;
+}
+
+std::vector<EngineJob> jobs_per_engine(const JobFlags& flags) {
+  std::vector<EngineJob> jobs;
+  const EngineSelection all;
+  for (int i = 0; i < all.count; ++i) {
+    JobFlags each = flags;
+    each.engine = engine_name(all.engines[i]);
+    try {
+      ResolvedJob resolved = resolve_job(each, "", false);
+      apply_pins(each, resolved.job);
+      jobs.push_back({all.engines[i], resolved.job});
+    } catch (const InputError&) {
+      // A choice this engine does not take: it is not searched.
+    }
+  }
+  return jobs;
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include "cost/spec/model_spec.h"
 #include "cost/spec/parallel_config.h"
 #include "src/cli/common_flags.h"
+#include "src/plan/engine_plan.h"
 #include "src/plan/planner.h"
 #include "src/report/output_files.h"
 
@@ -160,7 +161,12 @@ void warn_unmodelled(const ModelSpec& model);
 
 /// Loads and checks everything; throws InputError naming the flag or field.
 /// `emit` is plan's --emit ENGINE (it implies --engine ENGINE).
-ResolvedJob resolve_job(const JobFlags& flags, const std::string& emit = "");
+ResolvedJob resolve_job(const JobFlags& flags, const std::string& emit = "", bool warn = true);
+/// The job as each engine runs it, for --engine any (plan_across_engines):
+/// `flags` resolved again with --engine set to each engine, in the union's
+/// order, silently; an engine that refuses one of the user's choices (a
+/// Megatron-LM-only flag, say) is left out.
+std::vector<EngineJob> jobs_per_engine(const JobFlags& flags);
 
 /// The config for estimate/check: flags over the job file's `config:`;
 /// throws InputError when the sizes do not divide.

@@ -82,7 +82,20 @@ int run_plan(const PlanFlags& flags) {
       cost_as_torchtitan_version(emit_options.torchtitan_version, r.job);
     }
   }
-  EnginePlanResult planned = plan_for_engines(r.model, r.cluster, r.job, options, flags.top);
+  EnginePlanResult planned;
+  bool across = false;
+  if (r.engine == "any" && !emitting) {
+    // Each engine as it runs the plan; the fastest engine's plans win.
+    AcrossEnginesResult best =
+        plan_across_engines(r.model, r.cluster, jobs_per_engine(flags.job), options, flags.top);
+    if (best.found) {
+      planned = std::move(best.planned);
+      r.job = best.job;
+      across = true;
+    }
+  }
+  // One search over the selection (and, under any, why no engine has a plan).
+  if (!across) planned = plan_for_engines(r.model, r.cluster, r.job, options, flags.top);
   PlannerResult& result = planned.planner;
   if (result.ranked.empty()) {
     if (result.search.no_valid_split) throw InputError(result.search.infeasible_reason);

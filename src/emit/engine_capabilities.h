@@ -101,6 +101,15 @@ struct EngineSelection {
   bool any = true;
 };
 
+/// The selection of one engine.
+inline EngineSelection single_engine(Engine engine) {
+  EngineSelection s;
+  s.any = false;
+  s.count = 1;
+  s.engines[0] = engine;
+  return s;
+}
+
 /// "megatron" | "deepspeed" | "megatron-deepspeed" | "torchtitan" | "any";
 /// throws InputError naming `flag` and the choices.
 EngineSelection parse_engine_selection(const std::string& name, const char* flag = "--engine");

@@ -97,6 +97,24 @@ EnginePlanResult plan_for_engines(const ModelSpec& model, const ClusterSpec& clu
   return out;
 }
 
+AcrossEnginesResult plan_across_engines(const ModelSpec& model, const ClusterSpec& cluster,
+                                        const std::vector<EngineJob>& jobs, const PlannerOptions& options,
+                                        int top) {
+  AcrossEnginesResult best;
+  for (const EngineJob& each : jobs) {
+    PlannerOptions alone = options;
+    alone.engines = single_engine(each.engine);
+    EnginePlanResult planned = plan_for_engines(model, cluster, each.job, alone, top);
+    if (planned.planner.ranked.empty()) continue;
+    const double step_s = planned.planner.ranked.front().cost.time.step_s;
+    if (best.found && step_s >= best.planned.planner.ranked.front().cost.time.step_s) continue;
+    best.planned = std::move(planned);
+    best.job = each.job;
+    best.found = true;
+  }
+  return best;
+}
+
 std::vector<Engine> engines_running(const EngineSelection& selection, const Plan& plan,
                                     std::string* why_not) {
   std::vector<Engine> out;

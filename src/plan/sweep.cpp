@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "cost/parameters.h"
+#include "src/emit/engine_capabilities.h"
 #include "src/io/decimal_int.h"
 #include "src/io/input_error.h"
 #include "src/io/input_limits.h"
@@ -274,8 +275,23 @@ std::vector<SweepOutcome> evaluate_sweep(const SweepGrid& grid, const std::vecto
     }
     // Isolated: a thread waiting inside the planner's own parallel loops does
     // not pick up another point meanwhile.
-    const EnginePlanResult result = tbb::this_task_arena::isolate(
-        [&] { return plan_for_engines(model, grid.cluster, out.point.job, options, 1); });
+    const EnginePlanResult result = tbb::this_task_arena::isolate([&] {
+      // Under any, each engine as it runs the plan (plan --engine any).
+      if (options.engines.any) {
+        std::vector<EngineJob> jobs;
+        for (int e = 0; e < options.engines.count; ++e) {
+          EngineJob each{options.engines.engines[e], out.point.job};
+          apply_engine_defaults(single_engine(each.engine), each.job);
+          jobs.push_back(each);
+        }
+        AcrossEnginesResult best = plan_across_engines(model, grid.cluster, jobs, options, 1);
+        if (best.found) {
+          out.point.job = best.job;
+          return std::move(best.planned);
+        }
+      }
+      return plan_for_engines(model, grid.cluster, out.point.job, options, 1);
+    });
     if (result.planner.ranked.empty()) {
       const std::string& why = result.planner.search.infeasible_reason;
       out.feasible = false;

@@ -1,0 +1,31 @@
+#include "src/cli/engine_cost.h"
+
+#include "cost/step_cost.h"
+#include "src/plan/engine_plan.h"
+
+namespace parplan {
+
+EngineCost cost_on_engines(const JobFlags& flags, const ResolvedJob& r, const ParallelConfig& config,
+                           const EngineSelection& selection) {
+  EngineCost out{r.job, estimate_cost(r.model, r.cluster, r.job, config), -1, {}};
+  if (!selection.any) return out;
+  bool chosen = false;
+  for (const EngineJob& each : jobs_per_engine(flags)) {
+    const CostReport cost = estimate_cost(r.model, r.cluster, each.job, config);
+    if (engines_running(single_engine(each.engine), Plan{r.model, r.cluster, each.job, config, cost}, nullptr)
+            .empty())
+      continue;
+    out.per_engine.emplace_back(each.engine, cost.time.step_s);
+    // A fit first, then the faster; the union's order on a tie.
+    const bool better = !chosen || cost.memory.fits > out.cost.memory.fits ||
+                        (cost.memory.fits == out.cost.memory.fits && cost.time.step_s < out.cost.time.step_s);
+    if (!better) continue;
+    out.job = each.job;
+    out.cost = cost;
+    out.engine = static_cast<int>(each.engine);
+    chosen = true;
+  }
+  return out;
+}
+
+}  // namespace parplan

@@ -1,0 +1,33 @@
+// --engine any in estimate and check: a config costed on each engine that
+// runs it, under that engine's recipe, as plan --engine any searches.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "cost/cost_report.h"
+#include "src/cli/job_options.h"
+
+namespace parplan {
+
+struct EngineCost {
+  /// The job the config is costed under: the chosen engine's (under any),
+  /// else the resolved one.
+  JobSpec job;
+  CostReport cost;
+  /// Under any: the engine whose cost `cost` is (an Engine value); -1 when
+  /// none runs the config or one engine was asked for.
+  int engine = -1;
+  /// Under any: every engine that runs the config, with its step time.
+  std::vector<std::pair<Engine, double>> per_engine;
+};
+
+/// With one engine (or a job file's): the config under the resolved job.
+/// Under any: each engine that runs the config (capability table, then its
+/// own rules) costs it under its recipe (jobs_per_engine), and the one where
+/// it fits, then the fastest, is kept; when none runs it, the resolved job's
+/// cost (the union's recipe).
+EngineCost cost_on_engines(const JobFlags& flags, const ResolvedJob& resolved, const ParallelConfig& config,
+                           const EngineSelection& selection);
+
+}  // namespace parplan
