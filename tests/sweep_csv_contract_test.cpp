@@ -32,7 +32,7 @@ TEST(SweepCsvContract, SameBytesWithAndWithoutTheSlurmArray) {
   const std::string grid =
       "sweep --models gpt-1.7b,mixtral-8x7b,gpt-1t --cluster dgx-a100 --gpus 8,64 --gbs 128,512 --seq 2048 "
       "--no-timings";
-  for (const std::string engine : {"", " --engine deepspeed"}) {
+  for (const std::string engine : {" --engine megatron", " --engine deepspeed"}) {
     const fs::path plain = dir.path / ("plain" + std::to_string(engine.size()) + ".csv");
     const fs::path with = dir.path / ("with" + std::to_string(engine.size()) + ".csv");
     const fs::path json_plain = dir.path / ("plain" + std::to_string(engine.size()) + ".json");
@@ -48,11 +48,11 @@ TEST(SweepCsvContract, SameBytesWithAndWithoutTheSlurmArray) {
     EXPECT_EQ(slurp(json_plain.string()), slurp(json_with.string())) << "engine:" << engine;
     // The table on stdout too, but for the array's closing line.
     EXPECT_EQ(b.out.rfind(a.out, 0), 0u) << b.out;
-    if (!engine.empty()) {
-      // Every row with a plan names the engine asked for.
-      EXPECT_EQ(csv.find(",megatron,"), std::string::npos);
-      EXPECT_NE(csv.find(",deepspeed,"), std::string::npos);
-    }
+    // Every row with a plan names the engine asked for.
+    const std::string asked = engine.substr(engine.rfind(' ') + 1);
+    const std::string other = asked == "megatron" ? "deepspeed" : "megatron";
+    EXPECT_EQ(csv.find("," + other + ","), std::string::npos) << "engine:" << engine;
+    EXPECT_NE(csv.find("," + asked + ","), std::string::npos) << "engine:" << engine;
   }
 }
 

@@ -84,9 +84,10 @@ int run_check(const CheckFlags& flags) {
     std::cout << j.dump(2) << "\n";
   } else {
     std::ostringstream out;
-    out << "config   " << config_line(config, r.model.is_moe(), &r.job) << "\n";
+    out << "config   " << config_line(config, r.model.is_moe(), &job) << "\n";
     out << "optimum  "
-        << (no_optimum ? "none: no config fits" : config_line(optimum_config, r.model.is_moe(), &r.job))
+        << (no_optimum ? "none: no config fits"
+                       : config_line(optimum_config, r.model.is_moe(), across.found ? &across.job : &job))
         << "\n\n";
     char line[200];
     char gap_text[40] = "n/a (does not fit)";

@@ -92,8 +92,8 @@ void register_commands(CLI::App& app, Commands& c) {
   add_int_option(*c.sweep, "--array-parallel", sf.array_parallel, "array tasks running at once (default 4)",
                  1, 1000000);
   c.sweep->add_option("--engine", sf.engine,
-                      "megatron | deepspeed | megatron-deepspeed | torchtitan | any (default any; "
-                      "--emit-slurm-array with any writes megatron)");
+                      "megatron | deepspeed | megatron-deepspeed | torchtitan | any (default any: each point "
+                      "on its fastest engine, costed and written for it)");
   c.sweep->add_option(
       "--engine-version", sf.engine_version,
       "torchtitan: main | 0.2 (with --engine torchtitan --emit-slurm-array: v0.2.x TOML configs, "

@@ -81,8 +81,8 @@ int run_sweep(const SweepFlags& flags) {
     }
     if (engines.any && !flags.engine_version.empty())
       throw InputError(
-          "--engine-version chooses torchtitan's config system, and --engine any writes megatron: "
-          "give --engine torchtitan, or drop --engine-version");
+          "--engine-version chooses torchtitan's config system for every point, and --engine any writes "
+          "each point for its own engine: give --engine torchtitan, or drop --engine-version");
     array.torchtitan_version = parse_engine_version(array.engine, flags.engine_version);
     array.dir = check_slurm_array_dir(flags.emit_slurm_array);
     array.array_parallel = flags.array_parallel;
