@@ -41,13 +41,36 @@ std::string config_flags(const nlohmann::json& c) {
 
 TEST(EngineAny, PlansTheFastestEnginesOptimumAsThatEngineCostsIt) {
   const nlohmann::json any = cli_json("plan" + kJob);
+  // `engines` lists each engine's own optimum, fastest first.
+  const nlohmann::json& listed = any["engines"];
+  ASSERT_EQ(listed.size(), std::size(kEngines));
+  const auto listed_as = [&](const std::string& engine) {
+    for (const auto& e : listed)
+      if (e["engine"] == engine) return e;
+    return nlohmann::json();
+  };
   double fastest = std::numeric_limits<double>::infinity();
   for (const char* engine : kEngines) {
     const test::CliRun run = test::run_cli("plan" + kJob + " --engine " + engine);
-    if (run.exit_code != 0) continue;  // the engine has no plan for the job
-    fastest = std::min(fastest, nlohmann::json::parse(run.out)["optimum"]["step_s"].get<double>());
+    const nlohmann::json e = listed_as(engine);
+    if (run.exit_code != 0) {  // the engine has no plan for the job
+      EXPECT_TRUE(e["step_s"].is_null()) << engine;
+      continue;
+    }
+    const nlohmann::json own = nlohmann::json::parse(run.out);
+    EXPECT_FALSE(own.contains("engines")) << "one engine searched: nothing to compare";
+    fastest = std::min(fastest, own["optimum"]["step_s"].get<double>());
+    EXPECT_DOUBLE_EQ(e["step_s"].get<double>(), own["optimum"]["step_s"].get<double>()) << engine;
+    EXPECT_EQ(e["config"], own["config"]) << engine;
+    EXPECT_EQ(e["chosen"].get<bool>(), engine == any["optimum"]["engine"]) << engine;
+  }
+  for (std::size_t i = 1; i < listed.size(); ++i) {
+    if (!listed[i]["step_s"].is_null()) {
+      EXPECT_LE(listed[i - 1]["step_s"].get<double>(), listed[i]["step_s"].get<double>());
+    }
   }
   EXPECT_DOUBLE_EQ(any["optimum"]["step_s"].get<double>(), fastest);
+  EXPECT_DOUBLE_EQ(listed[0]["step_s"].get<double>(), fastest);
   // The named engine prints the same plan at the same step time.
   const std::string engine = any["optimum"]["engine"];
   const nlohmann::json own =
@@ -74,6 +97,27 @@ TEST(EngineAny, EstimateGivesEachEnginesOwnStepTime) {
   }
   EXPECT_DOUBLE_EQ(any["time"]["step_s"].get<double>(), fastest);
   EXPECT_DOUBLE_EQ(any["step_s_per_engine"][any["engine"].get<std::string>()].get<double>(), fastest);
+}
+
+// An engine that cannot run the job, or does not take one of the user's
+// choices, is listed with the reason instead of a plan.
+TEST(EngineAny, PlanNamesWhyAnEngineHasNoPlan) {
+  const nlohmann::json any = cli_json(
+      "plan --model llama3-8b --cluster dgx-h100 --gpus 16 --gbs 64 --seq 8192 --precision fp8 "
+      "--fp8-recipe current --format json");
+  ASSERT_EQ(any["engines"].size(), std::size(kEngines));
+  EXPECT_EQ(any["engines"][0]["engine"], "megatron");
+  EXPECT_TRUE(any["engines"][0]["chosen"].get<bool>());
+  for (std::size_t i = 1; i < any["engines"].size(); ++i) {
+    const nlohmann::json& e = any["engines"][i];
+    EXPECT_TRUE(e["step_s"].is_null()) << e.dump();
+    const std::string reason = e["reason"];
+    if (e["engine"] == "torchtitan") {
+      EXPECT_NE(reason.find("not searched: --fp8-recipe"), std::string::npos) << reason;
+    } else {
+      EXPECT_NE(reason.find("no fp8"), std::string::npos) << reason;
+    }
+  }
 }
 
 }  // namespace

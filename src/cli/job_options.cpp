@@ -325,7 +325,7 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit, bool warn) {
   return out;
 }
 
-std::vector<EngineJob> jobs_per_engine(const JobFlags& flags) {
+std::vector<EngineJob> jobs_per_engine(const JobFlags& flags, std::vector<EngineOptimum>* refused) {
   std::vector<EngineJob> jobs;
   const EngineSelection all;
   for (int i = 0; i < all.count; ++i) {
@@ -335,8 +335,10 @@ std::vector<EngineJob> jobs_per_engine(const JobFlags& flags) {
       ResolvedJob resolved = resolve_job(each, "", false);
       apply_pins(each, resolved.job);
       jobs.push_back({all.engines[i], resolved.job});
-    } catch (const InputError&) {
+    } catch (const InputError& error) {
       // A choice this engine does not take: it is not searched.
+      if (refused != nullptr)
+        refused->push_back({all.engines[i], {}, std::string("not searched: ") + error.what()});
     }
   }
   return jobs;

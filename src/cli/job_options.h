@@ -165,8 +165,8 @@ ResolvedJob resolve_job(const JobFlags& flags, const std::string& emit = "", boo
 /// The job as each engine runs it, for --engine any (plan_across_engines):
 /// `flags` resolved again with --engine set to each engine, in the union's
 /// order, silently; an engine that refuses one of the user's choices (a
-/// Megatron-LM-only flag, say) is left out.
-std::vector<EngineJob> jobs_per_engine(const JobFlags& flags);
+/// Megatron-LM-only flag, say) is left out, with the reason in `refused`.
+std::vector<EngineJob> jobs_per_engine(const JobFlags& flags, std::vector<EngineOptimum>* refused = nullptr);
 
 /// The config for estimate/check: flags over the job file's `config:`;
 /// throws InputError when the sizes do not divide.

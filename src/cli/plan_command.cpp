@@ -86,10 +86,12 @@ int run_plan(const PlanFlags& flags) {
   bool across = false;
   if (r.engine == "any" && !emitting) {
     // Each engine as it runs the plan; the fastest engine's plans win.
+    std::vector<EngineOptimum> refused;
     AcrossEnginesResult best =
-        plan_across_engines(r.model, r.cluster, jobs_per_engine(flags.job), options, flags.top);
+        plan_across_engines(r.model, r.cluster, jobs_per_engine(flags.job, &refused), options, flags.top);
     if (best.found) {
       planned = std::move(best.planned);
+      for (EngineOptimum& each : refused) planned.planner.engine_optima.push_back(std::move(each));
       r.job = best.job;
       across = true;
     }

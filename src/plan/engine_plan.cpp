@@ -101,17 +101,38 @@ AcrossEnginesResult plan_across_engines(const ModelSpec& model, const ClusterSpe
                                         const std::vector<EngineJob>& jobs, const PlannerOptions& options,
                                         int top) {
   AcrossEnginesResult best;
+  std::vector<EngineOptimum> optima;
   for (const EngineJob& each : jobs) {
     PlannerOptions alone = options;
     alone.engines = single_engine(each.engine);
     EnginePlanResult planned = plan_for_engines(model, cluster, each.job, alone, top);
-    if (planned.planner.ranked.empty()) continue;
-    const double step_s = planned.planner.ranked.front().cost.time.step_s;
+    EngineOptimum optimum;
+    optimum.engine = each.engine;
+    if (planned.planner.ranked.empty()) {
+      const SearchResult& search = planned.planner.search;
+      optimum.reason = !planned.engine_violation.empty()
+                           ? "no plan it accepts; the best breaks: " + planned.engine_violation
+                       : !search.engine_refusal.empty()   ? "does not run this job: " + search.engine_refusal
+                       : search.infeasible_reason.empty() ? std::string("no feasible plan")
+                                                          : "no feasible plan: " + search.infeasible_reason;
+      optima.push_back(std::move(optimum));
+      continue;
+    }
+    optimum.best = planned.planner.ranked.front();
+    optima.push_back(optimum);
+    const double step_s = optimum.best.cost.time.step_s;
     if (best.found && step_s >= best.planned.planner.ranked.front().cost.time.step_s) continue;
     best.planned = std::move(planned);
     best.job = each.job;
     best.found = true;
   }
+  // Fastest first (the search order on a tie, as the choice above), then
+  // the engines without a plan.
+  std::stable_sort(optima.begin(), optima.end(), [](const EngineOptimum& a, const EngineOptimum& b) {
+    if (a.reason.empty() != b.reason.empty()) return a.reason.empty();
+    return a.reason.empty() && a.best.cost.time.step_s < b.best.cost.time.step_s;
+  });
+  best.planned.planner.engine_optima = std::move(optima);
   return best;
 }
 

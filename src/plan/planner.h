@@ -29,6 +29,18 @@ struct PlannerOptions {
   bool allow_unreleased = false;
 };
 
+/// One engine's own optimum when several engines are searched alone
+/// (--engine any, plan_across_engines).
+struct EngineOptimum {
+  Engine engine = Engine::kMegatron;
+  /// Its fastest plan, searched under its own recipe; meaningful when
+  /// `reason` is empty.
+  RankedConfig best;
+  /// Why the engine has no plan: no config it accepts fits, or it does not
+  /// take one of the user's choices.
+  std::string reason;
+};
+
 struct PlannerResult {
   /// Best first.
   std::vector<RankedConfig> ranked;
@@ -39,6 +51,9 @@ struct PlannerResult {
   /// against the alternatives, placement on a heterogeneous cluster), one
   /// sentence each.
   std::vector<std::string> notes;
+  /// --engine any: each engine's optimum, fastest first, then the engines
+  /// without a plan; empty when one engine's space was searched.
+  std::vector<EngineOptimum> engine_optima;
 };
 
 /// The notes of a plan (see PlannerResult::notes).

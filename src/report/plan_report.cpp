@@ -50,6 +50,18 @@ std::string plan_table(const ModelSpec& model, const ClusterSpec& cluster, const
       << result.search.stats.candidates << " candidates";
   if (timings) out << ", searched in " << human_duration(result.search.stats.time_s);
   out << ")\n" << alternatives_table(result.ranked, model.is_moe());
+  if (result.engine_optima.size() > 1) {
+    // --engine any: how far each engine's own optimum is from the chosen one.
+    std::vector<RankedConfig> optima;
+    for (const EngineOptimum& each : result.engine_optima)
+      if (each.reason.empty()) optima.push_back(each.best);
+    out << "\nfastest plan of each engine (each searched under its own recipe; the plans above are "
+        << (engine_of(best) ? engine_of(best) : "the fastest engine's") << "'s)\n"
+        << alternatives_table(optima, model.is_moe());
+    for (const EngineOptimum& each : result.engine_optima)
+      if (!each.reason.empty())
+        out << "  " << engine_capabilities(each.engine).name << ": " << each.reason << "\n";
+  }
   if (!result.certificates.empty()) out << "\n" << certificates_table(result.certificates, timings);
   if (!result.notes.empty()) {
     out << "\nwhy this plan\n";
@@ -87,6 +99,22 @@ nlohmann::ordered_json plan_json(const ModelSpec& model, const ClusterSpec& clus
                  {"stopped_at_time_limit", result.search.stopped_at_deadline}};
   if (timings) j["search"]["time_s"] = result.search.stats.time_s;
   j["solver"] = certificates_json(result.certificates, timings);
+  if (result.engine_optima.size() > 1) {
+    j["engines"] = nlohmann::ordered_json::array();
+    for (const EngineOptimum& each : result.engine_optima) {
+      const bool found = each.reason.empty();
+      nlohmann::ordered_json e;
+      e["engine"] = engine_capabilities(each.engine).name;
+      e["chosen"] = found && best.engine >= 0 && each.engine == static_cast<Engine>(best.engine);
+      e["step_s"] =
+          found ? nlohmann::ordered_json(each.best.cost.time.step_s) : nlohmann::ordered_json(nullptr);
+      if (found)
+        e.update(cost_json(model, each.best.config, each.best.cost, job.seq));
+      else
+        e["reason"] = each.reason;
+      j["engines"].push_back(e);
+    }
+  }
   j["alternatives"] = nlohmann::ordered_json::array();
   for (std::size_t i = 1; i < result.ranked.size(); ++i) {
     nlohmann::ordered_json alt = cost_json(model, result.ranked[i].config, result.ranked[i].cost, job.seq);

@@ -532,6 +532,7 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
     char text[400];
     result.no_valid_split = structural == 0;
     if (structural > 0 && engine_ok == 0) {
+      result.engine_refusal = engine_reason ? engine_reason : "unsupported";
       std::snprintf(
           text, sizeof text,
           "engine: no config of the search space runs on %s (%s: %s); choose another --engine",

@@ -48,6 +48,9 @@ struct SearchResult {
   SearchStats stats;
   /// When `best` is empty: the binding constraint, in one sentence.
   std::string infeasible_reason;
+  /// When no config of the space runs on the selected engine: what the
+  /// engine lacks (its capability table), e.g. "no fp8".
+  std::string engine_refusal;
   /// No config even divides the job (bad input rather than too little memory).
   bool no_valid_split = false;
   /// The deadline stopped the search: `best` is the best found so far.
