@@ -55,6 +55,18 @@ TEST(CalibrateTorchtitan, LogGivesMedianStepAfterWarmupAndTheJobFileTheConfig) {
   EXPECT_EQ(run.model.ffn_hidden, 14336);
 }
 
+// HSDP (replicate 2 x shard 4 of the 8 data-parallel ranks at tp 2): the
+// config shards every state over the 4-rank shard group, as plan writes it.
+TEST(CalibrateTorchtitan, HsdpIsTheShardGroupOfTheRun) {
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  const FitRun run = parse_torchtitan_log(
+      slurp(kLog), slurp(kToml), "--parallelism.data_parallel_replicate_degree 2", "hsdp.log", cluster);
+  EXPECT_EQ(run.config.dp, 8);
+  EXPECT_EQ(run.config.zero, 3);
+  EXPECT_EQ(run.config.hpz_ranks, 4);
+  EXPECT_TRUE(run.job.pytorch_fsdp());
+}
+
 TEST(CalibrateTorchtitan, FlagsOverrideTheJobFileAndGiveTheWorldSize) {
   const ClusterSpec cluster = load_cluster("dgx-h100");
   std::string log = slurp(kLog);
@@ -125,10 +137,12 @@ TEST(CalibrateTorchtitan, BadInputIsOneClearError) {
   const std::string short_log = log.substr(
       0, log.find("step: 10") == std::string::npos ? log.size() : log.rfind('\n', log.find("step: 10")));
   EXPECT_THROW(parse_torchtitan_log(short_log, toml, "", "short.log", cluster), InputError);
-  // HSDP cannot be expressed.
-  EXPECT_THROW(
-      parse_torchtitan_log(log, toml, "--parallelism.data_parallel_replicate_degree 2", "hsdp.log", cluster),
-      InputError);
+  // HSDP that keeps the weights gathered after forward cannot be expressed.
+  EXPECT_THROW(parse_torchtitan_log(log, toml,
+                                    "--parallelism.data_parallel_replicate_degree 2 "
+                                    "--parallelism.fsdp_reshard_after_forward never",
+                                    "hsdp.log", cluster),
+               InputError);
   // Degrees that do not multiply to the world.
   EXPECT_THROW(
       parse_torchtitan_log(log, toml, "--parallelism.data_parallel_shard_degree 3", "bad.log", cluster),

@@ -354,7 +354,7 @@ const RuleCase kCases[] = {
        p.config.hierarchical_partition = true;
        p.config.hpz_ranks = 3;
      },
-     "HSDP shard group (3)"},
+     "HSDP shard group (3 ranks)"},
     {"TorchtitanTensorParallelIsSequenceParallel", kTT, torchtitan_base, [](Plan& p) { p.config.sp = false; },
      "always applies sequence parallelism"},
     {"TorchtitanStagesPerRank", kTT, torchtitan_base,

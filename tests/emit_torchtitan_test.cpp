@@ -127,6 +127,32 @@ TEST(EmitTorchtitan, InterleavedPipelineAndHsdp) {
   EXPECT_EQ(e.toml.at("activation_checkpoint.mode"), "selective");
 }
 
+// With context parallelism FSDP shards over data_parallel_shard_degree x cp
+// ranks (torchtitan's dp_shard_cp mesh): an HSDP plan costed with a shard
+// group of one node's 4 dp x cp ranks (tp 2, cp 2) is written as
+// dp_shard 2, not 4 (which would shard over 8 ranks, two nodes).
+TEST(EmitTorchtitan, HsdpShardGroupCountsContextParallelRanks) {
+  Plan plan = llama3_70b_on_64_h100();
+  set_mesh(plan, 64, 2, 1, 2, 1);  // dp 16
+  plan.config.sp = true;
+  plan.config.zero = 3;
+  plan.config.hpz_ranks = 4;
+  plan.config.recompute = Recompute::kFull;
+  TempDir dir;
+  const Emitted e = emit_valid_on_64(plan, dir);
+  EXPECT_EQ(num(e.toml, "parallelism.data_parallel_shard_degree") *
+                num(e.toml, "parallelism.context_parallel_degree"),
+            4);
+  EXPECT_EQ(num(e.toml, "parallelism.data_parallel_shard_degree"), 2);
+  EXPECT_EQ(num(e.toml, "parallelism.data_parallel_replicate_degree"), 8);
+  // A shard group that is no whole number of cp groups has no torchtitan form.
+  plan.config.hpz_ranks = 3;
+  bool refused = false;
+  for (const std::string& v : engine_rule_violations(plan, Engine::kTorchtitan))
+    refused = refused || v.find("data_parallel_shard_degree x cp") != std::string::npos;
+  EXPECT_TRUE(refused);
+}
+
 // Assignments of the emitted Python config: "config.a.b = V" as "a.b" and the
 // keyword arguments of ParallelismConfig(...) as "parallelism.k".
 std::map<std::string, std::string> parse_python_config(const std::string& text) {

@@ -155,6 +155,12 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                  "ZeRO-3 with ZeRO++'s hpZ alone: a node's ranks gather the weights, exact collectives "
                  "(DeepSpeed zero_hpz_partition_size without qwZ/qgZ; under torchtitan HSDP, sharded over a "
                  "node and replicated across nodes); plan shows it as ZeRO++ (hpZ N), under torchtitan HSDP");
+  if (config_flags)
+    add_int_option(app, "--hsdp-shard", f.hsdp_shard,
+                   "torchtitan: ZeRO-3 as FSDP2's hybrid sharding, the model states sharded over N "
+                   "data-parallel ranks (x cp) and replicated across dp/N (data_parallel_shard_degree N, "
+                   "data_parallel_replicate_degree dp/N); N divides dp",
+                   2, kMaxGpus);
   if (!config_flags) app.add_flag("--no-sp", f.no_sp, "forbid sequence parallelism")->excludes(sp);
   if (config_flags)
     app.add_flag("--no-overlap", f.no_overlap,
@@ -311,6 +317,7 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit, bool warn) {
   out.file_sp_given = request.config_sp_given;
   out.file_attention_given = request.config_attention_given;
   out.file_dp = request.config_dp;
+  out.file_hsdp_shard = request.config_hsdp_shard;
   // --pipeline-layout replaces the job file's layout, as flags do.
   out.file_pipeline_layout_where =
       f.pipeline_layout ? "--pipeline-layout" : request.config_pipeline_layout_where;
@@ -515,6 +522,7 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
           std::to_string(c.dp * c.cp) + " ranks on " + r.cluster.name);
     }
   }
+  apply_hsdp_shard(f, r, c);
   // A job file's `hierarchical_partition: true` gets the fastest placement too.
   if (!f.hierarchical_partition && c.hierarchical_partition && c.zero == 3 && c.pp == 1)
     apply_best_hierarchical_partition(r.model, r.cluster, r.job, c);

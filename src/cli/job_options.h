@@ -75,6 +75,10 @@ struct JobFlags {
   /// estimate and check: ZeRO-3 with hpZ alone over a node, exact
   /// collectives (DeepSpeed zero_hpz_partition_size; HSDP under PyTorch FSDP).
   bool hpz = false;
+  /// estimate and check, torchtitan: --hsdp-shard N, FSDP2's hybrid
+  /// sharding over data_parallel_shard_degree N (x cp), replicated across
+  /// dp / N (torchtitan_job_options.h, apply_hsdp_shard).
+  std::optional<int> hsdp_shard;
   /// Plans only: never choose the lossy int8-weight / int4-gradient
   /// collectives (ZeRO++ and the hierarchical scheme).
   bool no_quantized_comm = false;
@@ -150,6 +154,8 @@ struct ResolvedJob {
   /// it), and whether the config named vp beside it.
   std::string file_pipeline_layout_where;
   bool file_vp_given = false;
+  /// `config: hsdp_shard` from the job file, when given.
+  std::optional<int> file_hsdp_shard;
   /// The engine the job is planned for: --engine, else the engine of
   /// --emit, else the job file's `engine:`, else "any".
   std::string engine = "any";

@@ -92,4 +92,26 @@ void apply_torchtitan_choices(const JobFlags& f, const JobRequest& request, bool
   apply_fsdp_float8_all_gather(f, request, out);
 }
 
+void apply_hsdp_shard(const JobFlags& f, const ResolvedJob& r, ParallelConfig& c) {
+  const std::optional<int> shard = f.hsdp_shard ? f.hsdp_shard : r.file_hsdp_shard;
+  if (!shard) return;
+  const std::string name = input_name(f, f.hsdp_shard.has_value(), "--hsdp-shard", "config.hsdp_shard");
+  if (f.zeropp || f.hpz || f.hierarchical_partition)
+    throw InputError(name + " and --zeropp, --hpz or --hierarchical-partition are alternatives; give one");
+  if (!torchtitan_only(r))
+    throw InputError(name +
+                     " is torchtitan's hybrid sharding (FSDP2 over a replicate x shard mesh); use it " +
+                     "with --engine torchtitan (DeepSpeed's hpZ is --hpz)");
+  if (f.zero && *f.zero != 3)
+    throw InputError(name + " runs ZeRO stage 3 (FSDP2 resharding after forward); drop --zero " +
+                     std::to_string(*f.zero) + " or give --zero 3");
+  if (c.dp % *shard != 0 || *shard >= c.dp)
+    throw InputError(name + " " + std::to_string(*shard) + " must divide dp (" + std::to_string(c.dp) +
+                     ") and be less than it (dp itself is plain FSDP: drop it)");
+  c.zero = 3;
+  c.hierarchical_partition = false;
+  c.qwz = c.qgz = false;
+  c.hpz_ranks = *shard * c.cp;
+}
+
 }  // namespace parplan

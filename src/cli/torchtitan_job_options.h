@@ -14,4 +14,11 @@ namespace parplan {
 void apply_torchtitan_choices(const JobFlags& f, const JobRequest& request, bool loss_given,
                               ResolvedJob& out);
 
+/// --hsdp-shard N or the job file's `config: hsdp_shard`: ZeRO-3 as FSDP2's
+/// hybrid sharding, every model state sharded over N data-parallel ranks
+/// (x cp: torchtitan's dp_shard_cp mesh) and replicated across dp / N; the
+/// cost model's HSDP shard group (hpz_ranks under a PyTorch-FSDP job) is
+/// N x cp ranks. torchtitan only; N divides dp and is less than it.
+void apply_hsdp_shard(const JobFlags& f, const ResolvedJob& r, ParallelConfig& c);
+
 }  // namespace parplan

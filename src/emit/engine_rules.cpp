@@ -253,9 +253,11 @@ void torchtitan_rules(const Plan& p, Rules& r) {
   r.check(c.qwz || c.qgz, "quantized ZeRO++ collectives (qwZ/qgZ) have no torchtitan equivalent.");
   r.check((c.hierarchical_partition || c.hpz_ranks > 1) && c.zero != 3,
           "hierarchical partitioning maps to HSDP in torchtitan, which needs zero 3.");
+  // The shard group is data_parallel_shard_degree x cp ranks.
   const int shard = emit_detail::deepspeed_hpz_ranks(p);
-  r.check(shard > 1 && c.dp % shard != 0,
-          "the HSDP shard group (" + s(shard) + ") must divide the data-parallel size (" + s(c.dp) + ").");
+  r.check(shard > 1 && (shard % c.cp != 0 || c.dp % (shard / c.cp) != 0),
+          "the HSDP shard group (" + s(shard) + " ranks) must be data_parallel_shard_degree x cp (cp " +
+              s(c.cp) + ") with data_parallel_shard_degree dividing dp (" + s(c.dp) + ").");
   // torchtitan's tensor-parallel plan always shards the sequence (SP).
   r.check(c.tp > 1 && !c.sp,
           "torchtitan always applies sequence parallelism with tensor parallelism; set sp.");
@@ -297,8 +299,7 @@ void torchtitan_rules(const Plan& p, Rules& r) {
   // routed experts shard over ep only (torchtitan/config/configs.py:282-290,
   // torchtitan/distributed/parallel_dims.py:187-192 at b5bcd76c).
   if (c.ep > 1) {
-    const int hsdp = emit_detail::deepspeed_hpz_ranks(p);
-    const int dp_shard = c.zero >= 2 ? (hsdp > 1 ? hsdp : c.dp) : 1;
+    const int dp_shard = c.zero >= 2 ? emit_detail::torchtitan_mesh(p).shard : 1;
     r.check(c.etp != 1, "torchtitan shards routed experts over expert_parallel_degree only; use etp 1 (etp " +
                             s(c.etp) + ").");
     r.check((dp_shard * c.cp * c.tp) % c.ep != 0,

@@ -39,9 +39,13 @@ TorchtitanMesh torchtitan_mesh(const Plan& plan) {
   const ParallelConfig& c = plan.config;
   TorchtitanMesh mesh;
   if (c.zero >= 2) {
-    mesh.shard = c.hierarchical_partition || c.hpz_ranks > 1 ? deepspeed_hpz_ranks(plan) : c.dp;
-    if (mesh.shard <= 1) mesh.shard = c.dp;
-    mesh.replicate = c.dp / mesh.shard;
+    // FSDP shards over data_parallel_shard_degree x cp (torchtitan's
+    // "dp_shard_cp" mesh, cp inside dp_shard as in parplan's tp-cp-dp rank
+    // order); an HSDP shard group of N ranks of the dp x cp group is
+    // N / cp of dp_shard (the rules refuse an N that is not whole in cp).
+    const int hsdp = c.hierarchical_partition || c.hpz_ranks > 1 ? deepspeed_hpz_ranks(plan) : 0;
+    mesh.shard = hsdp > 1 ? std::max(1, hsdp / std::max(1, c.cp)) : c.dp;
+    mesh.replicate = std::max(1, c.dp / mesh.shard);
     mesh.reshard = c.zero == 2 ? "never" : "always";
   } else {
     mesh.replicate = c.dp;

@@ -25,7 +25,8 @@ inline const std::vector<std::string>& run_config_keys() {
                                                 "overlap_p2p",
                                                 "ep_overlap",
                                                 "a2a_hierarchical",
-                                                "pipeline_layout"};
+                                                "pipeline_layout",
+                                                "hsdp_shard"};
   return keys;
 }
 

@@ -209,6 +209,13 @@ ParallelConfig read_config(const YamlFields& f, JobRequest& request) {
   if ((zeropp || hpz) && f.has("zero") && c.zero != 3)
     f.fail(zeropp ? "zeropp" : "hpz", "runs ZeRO stage 3; set zero: 3 or drop it");
   if (zeropp || hpz) c.zero = 3, c.hpz_ranks = 2, c.qwz = c.qgz = zeropp;
+  if (f.has("hsdp_shard")) {
+    request.config_hsdp_shard = static_cast<int>(f.integer("hsdp_shard", 2, kMaxGpus).value_or(2));
+    if (zeropp || hpz || c.hierarchical_partition)
+      f.fail("hsdp_shard", "is an alternative to zeropp, hpz and hierarchical_partition; keep one");
+    if (f.has("zero") && c.zero != 3) f.fail("hsdp_shard", "runs ZeRO stage 3; set zero: 3 or drop it");
+    c.zero = 3;
+  }
   return c;
 }
 }  // namespace

@@ -24,6 +24,9 @@ struct JobRequest {
   bool config_attention_given = false;
   /// `config: dp`, when given (it must equal gpus / (tp * pp * cp)).
   std::optional<int> config_dp;
+  /// `config: hsdp_shard` (torchtitan's data_parallel_shard_degree under
+  /// HSDP), when given; laid on the config by the CLI (apply_hsdp_shard).
+  std::optional<int> config_hsdp_shard;
   /// `config: pipeline_layout` (Megatron's layout text) and where it was
   /// read; laid out once the model is known (apply_pipeline_layout_text).
   std::string config_pipeline_layout, config_pipeline_layout_where;

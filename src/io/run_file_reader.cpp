@@ -63,6 +63,19 @@ ParallelConfig read_run_config(const YamlFields& f, FitRun& run) {
   // and HybridEP's dispatch (Megatron's --moe-token-dispatcher-type flex);
   // only where the run's recipe names such a backend.
   c.a2a_hierarchical = f.boolean("a2a_hierarchical", false);
+  // PyTorch FSDP's hybrid sharding (torchtitan's data_parallel_shard_degree
+  // beside a replicate degree): the shard group is that many dp ranks x cp.
+  if (f.has("hsdp_shard")) {
+    const int shard = static_cast<int>(f.integer("hsdp_shard", 2, kMaxGpus).value_or(2));
+    if (!run.job.pytorch_fsdp())
+      f.fail("hsdp_shard", "is PyTorch FSDP's hybrid sharding; set engine: torchtitan");
+    if (f.has("zero") && c.zero != 3) f.fail("hsdp_shard", "runs ZeRO stage 3; set zero: 3 or drop it");
+    const std::int64_t dp = run.job.gpus / (std::int64_t{c.tp} * c.cp * c.pp);
+    if (dp % shard != 0 || shard >= dp)
+      f.fail("hsdp_shard", "must divide dp (" + std::to_string(dp) + ") and be less than it");
+    c.zero = 3;
+    c.hpz_ranks = shard * c.cp;
+  }
   // Megatron's custom pipeline layout (--pipeline-model-parallel-layout).
   if (f.has("pipeline_layout") && run.best_vp) f.fail("pipeline_layout", "fixes vp; drop `vp: best`");
   if (f.has("pipeline_layout"))

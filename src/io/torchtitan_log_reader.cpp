@@ -354,15 +354,20 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_
                      std::to_string(shard) + " x tp " + std::to_string(tp) + " x pp " + std::to_string(pp) +
                      " x cp " + std::to_string(cp) + ") do not multiply to the world size " +
                      std::to_string(world));
-  if (replicate > 1 && shard > 1)
-    throw InputError(origin +
-                     ": HSDP (data_parallel_replicate_degree and data_parallel_shard_degree both > 1) "
-                     "cannot be expressed: zero shards over the whole data-parallel group");
   const int dp = replicate * shard;
   // FSDP2's reshard_after_forward: "default" reshards (ZeRO-3) unless a
   // pipeline runs (torchtitan/distributed: then ZeRO-2); DDP shards nothing.
   const std::string reshard = get(c, "parallelism.fsdp_reshard_after_forward", "default");
   const int zero = shard <= 1 ? 0 : reshard == "always" ? 3 : reshard == "never" ? 2 : pp > 1 ? 2 : 3;
+  // HSDP (both degrees > 1): FSDP over data_parallel_shard_degree x cp,
+  // replicated across the rest; parplan costs it resharding after forward.
+  const bool hsdp = replicate > 1 && shard > 1;
+  if (hsdp && zero != 3)
+    throw InputError(
+        origin +
+        ": HSDP (data_parallel_replicate_degree and data_parallel_shard_degree both > 1) without "
+        "resharding after forward (fsdp_reshard_after_forward never, or the default beside a "
+        "pipeline) cannot be expressed; give a run file");
 
   const int local_batch =
       get_int(c, "training.local_batch_size", get_int(c, "training.batch_size", 8, origin), origin);
@@ -403,6 +408,7 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_
   config["tp"] = tp;
   config["pp"] = pp;
   config["cp"] = cp;
+  if (hsdp) config["hsdp_shard"] = shard;
   // Looped schedules (Interleaved1F1B, LoopedBFS, InterleavedZeroBubble)
   // run two stages per rank by default (torchtitan pipeline_parallel.py).
   const std::string schedule = get(c, "parallelism.pipeline_parallel_schedule", "1F1B");

@@ -15,8 +15,14 @@
 #include "cost/step_cost.h"
 #include "solvers/stage_split.h"
 #include "src/io/input_limits.h"
+#include "src/search/sharding_choices.h"
 
 namespace parplan {
+
+using search_detail::kMaxShardingChoices;
+using search_detail::named_levels;
+using search_detail::sharding_choices;
+using search_detail::ShardingChoice;
 
 namespace {
 
@@ -63,88 +69,6 @@ struct Local {
   /// Why the first selected engine rejected a candidate (a static sentence).
   const char* engine_reason = nullptr;
 };
-
-constexpr int kPlacements = 4;
-
-// A "package" (devices sharing one socket, as the two GCDs of an MI250X)
-// exists only where a tier is narrower than a node: elsewhere the package
-// level holds the same ranks as the node, and the plan names it the node
-// (no Frontier wording on a DGX).
-PartitionPlacement named_levels(const ClusterSpec& cluster, const ParallelConfig& base,
-                                PartitionPlacement p) {
-  bool package = false;
-  for (const NetworkTier& tier : cluster.tiers)
-    package = package || (tier.ranks > 1 && tier.ranks < cluster.ranks_per_node);
-  if (package || partition_ranks(cluster, base, PartitionLevel::kPackage) !=
-                     partition_ranks(cluster, base, PartitionLevel::kNode))
-    return p;
-  for (PartitionLevel* level : {&p.params, &p.params_secondary, &p.grads, &p.optimizer})
-    if (*level == PartitionLevel::kPackage) *level = PartitionLevel::kNode;
-  return p;
-}
-
-// How ZeRO-3 shards: flat, ZeRO++ (DeepSpeed), or a hierarchical placement;
-// `quantized`: with the int8-weight / int4-gradient collectives.
-struct ShardingChoice {
-  bool zeropp = false;
-  bool hierarchical = false;
-  bool quantized = false;
-  PartitionPlacement placement;
-};
-constexpr int kMaxShardingChoices = 12;
-
-// The sharding variants of a ZeRO-3 candidate worth trying on this cluster
-// and mesh (pins and the lossy/unreleased policy respected), without
-// duplicates: placements whose level groups coincide (a cluster without a
-// package tier, a data-parallel group inside one node) are tried once.
-int sharding_choices(const ClusterSpec& cluster, const SearchPins& pins, const SearchOptions& options,
-                     const ParallelConfig& base, ShardingChoice out[kMaxShardingChoices]) {
-  int n = 0;
-  const bool pinned_zeropp = pins.zeropp == true;
-  const bool pinned_hier = pins.hierarchical_partition == true;
-  // A pin asks for the scheme as it was published, quantized collectives included.
-  const bool lossy = options.allow_lossy_comm || pinned_zeropp || pinned_hier;
-  if (!pinned_zeropp && !pinned_hier) out[n++] = ShardingChoice{};
-  if (!pinned_hier && pins.zeropp != false) {
-    ShardingChoice z;
-    z.zeropp = true;
-    // hpZ alone is exact; qwZ/qgZ only when lossy collectives are allowed.
-    if (!pinned_zeropp) out[n++] = z;
-    if (lossy) {
-      z.quantized = true;
-      out[n++] = z;
-    }
-  }
-  if (pinned_zeropp || pins.hierarchical_partition == false) return n;
-  if (!options.allow_unreleased && !pinned_hier) return n;
-  const auto& placements = hierarchical_placements();
-  int seen[kPlacements][4] = {};
-  int distinct = 0;
-  for (const PartitionPlacement& p : placements) {
-    const int ranks[4] = {
-        partition_ranks(cluster, base, p.params), partition_ranks(cluster, base, p.params_secondary),
-        partition_ranks(cluster, base, p.grads), partition_ranks(cluster, base, p.optimizer)};
-    // Nothing hierarchical about it when the partitions span the group.
-    const int shard = base.dp * base.cp;
-    if (ranks[0] == shard && ranks[1] == shard && ranks[2] == shard && ranks[3] == shard) continue;
-    bool duplicate = false;
-    for (int i = 0; i < distinct; ++i)
-      duplicate = duplicate || (seen[i][0] == ranks[0] && seen[i][1] == ranks[1] && seen[i][2] == ranks[2] &&
-                                seen[i][3] == ranks[3]);
-    if (duplicate) continue;
-    for (int k = 0; k < 4; ++k) seen[distinct][k] = ranks[k];
-    ++distinct;
-    ParallelConfig probe = base;
-    apply_hierarchical_partition(probe, p);
-    if (placement_problem(cluster, probe) != nullptr) continue;
-    ShardingChoice h;
-    h.hierarchical = true;
-    h.quantized = lossy;
-    h.placement = named_levels(cluster, base, p);
-    out[n++] = h;
-  }
-  return n;
-}
 
 // One expert layout of a mesh: ep, etp and the all-to-all variant.
 struct ExpertChoice {
@@ -447,7 +371,7 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
               if (zero > 0 && mesh.dp * mesh.cp == 1) continue;  // nothing to shard over
               ShardingChoice shardings[kMaxShardingChoices];
               const int sharding_count =
-                  zero == 3 ? sharding_choices(cluster, pins, options, shape, shardings) : 1;
+                  zero == 3 ? sharding_choices(cluster, job, options, shape, shardings) : 1;
               for (int variant = 0; variant < sharding_count; ++variant) {
                 for (Recompute recompute : recomputes) {
                   // A pinned overlap runs without full recomputation only.
@@ -457,6 +381,8 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                   ParallelConfig config = shape;
                   config.zero = zero;
                   if (zero == 3 && shardings[variant].zeropp) apply_zeropp(cluster, config);
+                  if (zero == 3 && shardings[variant].hsdp_ranks > 0)
+                    config.hpz_ranks = shardings[variant].hsdp_ranks;
                   if (zero == 3 && shardings[variant].hierarchical)
                     apply_hierarchical_partition(config, shardings[variant].placement);
                   if (zero == 3 && !shardings[variant].quantized) config.qwz = config.qgz = false;

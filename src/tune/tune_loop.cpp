@@ -108,10 +108,10 @@ TuneResult write_tune_loop(const TuneRequest& r) {
     // torchtitan's FSDP always overlaps its reduce-scatters: no config
     // exposes them, so that probe would run as the plan it came from.
     if (torchtitan && !t.config.overlap_grad_reduce) continue;
-    // HSDP (a shard group inside replicas) is written but not read back:
-    // the log reader takes FSDP over the whole data-parallel group.
-    if (torchtitan && t.config.zero >= 2 && (t.config.hierarchical_partition || t.config.hpz_ranks > 1))
-      continue;
+    // The hierarchical partition is written for torchtitan as HSDP but
+    // costed as DeepSpeed's scheme: its log would be read back as another
+    // config. (hpZ under torchtitan is HSDP both ways.)
+    if (torchtitan && t.config.zero >= 2 && t.config.hierarchical_partition) continue;
     const auto violations = engine_rule_violations(trial_plan(r, t), r.engine);
     if (violations.empty())
       accepted.push_back(t);

@@ -1,0 +1,109 @@
+// HSDP shard groups of any size (torchtitan's data_parallel_shard_degree
+// beside data_parallel_replicate_degree): `--hsdp-shard N` and the job and
+// run files' `hsdp_shard: N` cost every state sharded over N x cp ranks; the
+// search tries groups of 2, 4, ... nodes for PyTorch-FSDP engines, where a
+// node's group holds too much of a large model.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "src/emit/engine_capabilities.h"
+#include "tests/cli_support.h"
+#include "tests/model_on_cluster.h"
+
+namespace parplan::hsdp_shard_test {
+namespace {
+
+const std::string kJob =
+    "estimate --model llama3-70b --cluster dgx-h100 --gpus 128 --gbs 512 --seq 8192 --tp 2 --pp 1 --mbs 1 "
+    "--sp --recompute full --format json";
+
+nlohmann::json estimate(const std::string& args) {
+  const test::CliRun run = test::run_cli(args);
+  EXPECT_EQ(run.exit_code, 0) << args << "\n" << run.err;
+  return run.exit_code == 0 ? nlohmann::json::parse(run.out) : nlohmann::json::object();
+}
+
+// ZeRO-3 of Llama 3 70B over `shard` of 64 data-parallel ranks (tp 2).
+CostReport hsdp_cost(int gpus, int shard) {
+  test::ModelOnCluster k("llama3-70b", "dgx-h100", gpus, 512, 8192);
+  apply_engine_recipe("torchtitan", k.job);
+  k.config.tp = 2, k.config.sp = true, k.config.pp = k.config.cp = 1;
+  k.config.dp = gpus / 2;
+  k.config.mbs = 1, k.config.gbs = 512, k.config.zero = 3;
+  k.config.recompute = Recompute::kFull;
+  k.config.hpz_ranks = shard;
+  return k.cost();
+}
+
+// A shard group of 4 nodes (16 ranks at tp 2) of 16 nodes holds exactly what
+// plain FSDP over those 16 ranks (32 GPUs) holds.
+TEST(HsdpShard, AMultiNodeGroupHoldsWhatFsdpOverItHolds) {
+  const CostReport a = hsdp_cost(128, 16), b = hsdp_cost(32, 1);
+  EXPECT_DOUBLE_EQ(a.memory.params_bytes, b.memory.params_bytes);
+  EXPECT_DOUBLE_EQ(a.memory.grads_bytes, b.memory.grads_bytes);
+  EXPECT_DOUBLE_EQ(a.memory.optimizer_bytes, b.memory.optimizer_bytes);
+  // Doubling the group halves every state.
+  const CostReport c = hsdp_cost(128, 32);
+  EXPECT_NEAR(c.memory.optimizer_bytes, 0.5 * a.memory.optimizer_bytes, 1e-9 * a.memory.optimizer_bytes);
+}
+
+// The flag, the job file's key and torchtitan's own degrees name the same
+// config; cp ranks are part of the group.
+TEST(HsdpShard, FlagAndJobFileAgree) {
+  const nlohmann::json flag = estimate(kJob + " --engine torchtitan --hsdp-shard 16")["config"];
+  EXPECT_EQ(flag["hpz_ranks"], 16);
+  EXPECT_EQ(flag["zero"], 3);
+  EXPECT_FALSE(flag["qwz"].get<bool>());
+  const std::string file = test::write_temp(
+      "hsdp_shard_job.yaml",
+      "model: llama3-70b\ncluster: dgx-h100\ngpus: 128\ngbs: 512\nseq: 8192\nengine: torchtitan\n"
+      "config: {tp: 2, pp: 1, mbs: 1, sp: true, recompute: full, hsdp_shard: 16}\n");
+  EXPECT_EQ(estimate("estimate --format json --job " + file)["config"], flag);
+  std::string with_cp = kJob;
+  with_cp.replace(with_cp.find("--pp 1"), 6, "--pp 1 --cp 2");
+  EXPECT_EQ(estimate(with_cp + " --engine torchtitan --hsdp-shard 8")["config"]["hpz_ranks"], 16);
+}
+
+TEST(HsdpShard, RefusesWhatTorchtitanCannotRun) {
+  test::expect_cli_refusal(kJob + " --hsdp-shard 16", "--engine torchtitan");
+  test::expect_cli_refusal(kJob + " --engine deepspeed --hsdp-shard 16", "--engine torchtitan");
+  test::expect_cli_refusal(kJob + " --engine torchtitan --hsdp-shard 24", "must divide dp (64)");
+  test::expect_cli_refusal(kJob + " --engine torchtitan --hsdp-shard 64", "plain FSDP");
+  test::expect_cli_refusal(kJob + " --engine torchtitan --hsdp-shard 1", "--hsdp-shard");
+  test::expect_cli_refusal(kJob + " --engine torchtitan --hsdp-shard 16 --hpz", "alternatives");
+  test::expect_cli_refusal(kJob + " --engine torchtitan --hsdp-shard 16 --zero 2", "--zero 3");
+  const std::string file = test::write_temp(
+      "hsdp_shard_zero2.yaml",
+      "model: llama3-70b\ncluster: dgx-h100\ngpus: 128\ngbs: 512\nseq: 8192\nengine: torchtitan\n"
+      "config: {tp: 2, pp: 1, mbs: 1, sp: true, zero: 2, hsdp_shard: 16}\n");
+  test::expect_cli_refusal("estimate --job " + file, "hsdp_shard");
+}
+
+// Llama 3 405B on 1024 H100s under torchtitan: a node's shard group (2
+// ranks at tp 4) cannot hold its states, plain FSDP gathers over 256 ranks;
+// the optimum shards over several nodes, and is exactly the config
+// `estimate --hsdp-shard` costs, at the same step time.
+TEST(HsdpShard, PlanFindsAMultiNodeShardGroupThatEstimateReproduces) {
+  const std::string job =
+      " --model llama3-405b --cluster dgx-h100 --gpus 1024 --gbs 1024 --seq 8192 --engine torchtitan "
+      "--format json";
+  const nlohmann::json plan = estimate("plan" + job);
+  const nlohmann::json& c = plan["config"];
+  const int node_ranks = 8 / c["tp"].get<int>();
+  ASSERT_GT(c["hpz_ranks"].get<int>(), node_ranks) << c.dump();
+  std::string flags = " --tp " + std::to_string(c["tp"].get<int>()) + " --pp " +
+                      std::to_string(c["pp"].get<int>()) + " --cp " + std::to_string(c["cp"].get<int>()) +
+                      " --mbs " + std::to_string(c["mbs"].get<int>()) + " --recompute " +
+                      c["recompute"].get<std::string>() + " --hsdp-shard " +
+                      std::to_string(c["hpz_ranks"].get<int>() / c["cp"].get<int>());
+  if (c["sp"].get<bool>()) flags += " --sp";
+  if (c["recompute_layers"].get<int>() > 0)
+    flags += " --recompute-layers " + std::to_string(c["recompute_layers"].get<int>());
+  const nlohmann::json own = estimate("estimate" + job + flags);
+  EXPECT_DOUBLE_EQ(own["time"]["step_s"].get<double>(), plan["time"]["step_s"].get<double>());
+}
+
+}  // namespace
+}  // namespace parplan::hsdp_shard_test
