@@ -103,6 +103,13 @@ TEST(HsdpShard, PlanFindsAMultiNodeShardGroupThatEstimateReproduces) {
     flags += " --recompute-layers " + std::to_string(c["recompute_layers"].get<int>());
   const nlohmann::json own = estimate("estimate" + job + flags);
   EXPECT_DOUBLE_EQ(own["time"]["step_s"].get<double>(), plan["time"]["step_s"].get<double>());
+  // sweep names the variant as torchtitan runs it.
+  const nlohmann::json swept = estimate(
+      "sweep --models llama3-405b --cluster dgx-h100 --gpus 1024 --gbs 1024 --seq 8192 --engine torchtitan "
+      "--format json");
+  const nlohmann::json& point = swept["points"][0];
+  EXPECT_EQ(point["zero_variant"], "hsdp");
+  EXPECT_EQ(point["hpz_ranks"], c["hpz_ranks"]);
 }
 
 }  // namespace

@@ -73,9 +73,11 @@ std::string zero_text(const ParallelConfig& c) {
   return text;
 }
 
-const char* zero_variant(const ParallelConfig& c) {
+// torchtitan runs hpZ as HSDP (cost/step_internal.h, hsdp_shard_ranks).
+const char* zero_variant(const ParallelConfig& c, int engine) {
   if (c.zero == 0) return "none";
   if (c.hierarchical_partition) return "hierarchical";
+  if (c.zeropp() && c.zero >= 3 && engine == static_cast<int>(Engine::kTorchtitan)) return "hsdp";
   return c.zeropp() ? "zeropp" : "flat";
 }
 
@@ -107,7 +109,7 @@ nlohmann::ordered_json sweep_row(const SweepGrid& grid, const SweepOutcome& o) {
   j["etp"] = c.etp;
   j["sp"] = c.sp;
   j["zero"] = c.zero;
-  j["zero_variant"] = zero_variant(c);
+  j["zero_variant"] = zero_variant(c, o.engine);
   j["partition"] = c.hierarchical_partition
                        ? Json(std::string(level_name(c.partition.params, grid.cluster)) + "/" +
                               level_name(c.partition.params_secondary, grid.cluster) + "/" +
