@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "src/emit/engine_capabilities.h"
 #include "tests/cli_support.h"
@@ -110,6 +111,29 @@ TEST(HsdpShard, PlanFindsAMultiNodeShardGroupThatEstimateReproduces) {
   const nlohmann::json& point = swept["points"][0];
   EXPECT_EQ(point["zero_variant"], "hsdp");
   EXPECT_EQ(point["hpz_ranks"], c["hpz_ranks"]);
+}
+
+// plan --hsdp-shard N pins the degree: every plan listed shards over N
+// data-parallel ranks x cp under ZeRO-3, none faster than the free search.
+TEST(HsdpShard, PlanPinKeepsEveryPlanOnTheShardDegree) {
+  const std::string job =
+      "plan --model llama3-405b --cluster dgx-h100 --gpus 1024 --gbs 1024 --seq 8192 --engine torchtitan "
+      "--format json";
+  const nlohmann::json free = estimate(job);
+  const nlohmann::json pinned = estimate(job + " --hsdp-shard 16");
+  std::vector<nlohmann::json> plans = {pinned};
+  for (const auto& alt : pinned["alternatives"]) plans.push_back(alt);
+  for (const nlohmann::json& p : plans) {
+    EXPECT_EQ(p["config"]["zero"], 3);
+    EXPECT_EQ(p["config"]["hpz_ranks"].get<int>(), 16 * p["config"]["cp"].get<int>()) << p["config"].dump();
+    EXPECT_EQ(p["config"]["dp"].get<int>() % 16, 0);
+    EXPECT_GE(p["config"]["dp"].get<int>(), 32);
+  }
+  EXPECT_GE(pinned["time"]["step_s"].get<double>(), free["time"]["step_s"].get<double>());
+  test::expect_cli_refusal(job + " --hsdp-shard 1024", "at most 512");
+  std::string deepspeed = job;
+  deepspeed.replace(deepspeed.find("torchtitan"), 10, "deepspeed");
+  test::expect_cli_refusal(deepspeed + " --hsdp-shard 16", "--engine torchtitan");
 }
 
 }  // namespace

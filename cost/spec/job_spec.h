@@ -188,6 +188,10 @@ struct SearchPins {
   /// Hierarchical partitioning (--hierarchical-partition): as zeropp; free:
   /// tried only when the search allows the unreleased 3-level scheme.
   std::optional<bool> hierarchical_partition;
+  /// HSDP shard degree in data-parallel ranks (plan --hsdp-shard, PyTorch
+  /// FSDP engines): only ZeRO-3 plans sharding over that many dp ranks x cp,
+  /// replicated across the rest; free: HSDP over 1 to 16 nodes is tried.
+  std::optional<int> hsdp_shard;
   /// Expert-parallel size (--ep, constraints: ep; MoE); free: every divisor
   /// of the experts whose grid folds into a stage.
   std::optional<int> ep;

@@ -27,7 +27,8 @@ void add_engine_flags(CLI::App& app, JobFlags& f) {
   app.add_option(
       "--engine", f.engine,
       "megatron | deepspeed | megatron-deepspeed | torchtitan | any (default any: every engine searched "
-      "and costed as it runs the plan; the fastest engine's plans are shown, named)");
+      "and costed as it runs the plan; the fastest engine's plans are shown, named, and plan lists each "
+      "engine's own optimum below them)");
   app.add_flag("--allow-lossy-comm", f.allow_lossy_comm,
                "also plan lossy collectives (ZeRO++ qwZ int8 weights, qgZ int4 gradients): they change the "
                "numerics of training");

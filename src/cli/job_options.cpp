@@ -155,12 +155,12 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
                  "ZeRO-3 with ZeRO++'s hpZ alone: a node's ranks gather the weights, exact collectives "
                  "(DeepSpeed zero_hpz_partition_size without qwZ/qgZ; under torchtitan HSDP, sharded over a "
                  "node and replicated across nodes); plan shows it as ZeRO++ (hpZ N), under torchtitan HSDP");
-  if (config_flags)
-    add_int_option(app, "--hsdp-shard", f.hsdp_shard,
-                   "torchtitan: ZeRO-3 as FSDP2's hybrid sharding, the model states sharded over N "
-                   "data-parallel ranks (x cp) and replicated across dp/N (data_parallel_shard_degree N, "
-                   "data_parallel_replicate_degree dp/N); N divides dp",
-                   2, kMaxGpus);
+  add_int_option(app, "--hsdp-shard", f.hsdp_shard,
+                 "torchtitan: ZeRO-3 as FSDP2's hybrid sharding, the model states sharded over N "
+                 "data-parallel ranks (x cp) and replicated across dp/N (data_parallel_shard_degree N, "
+                 "data_parallel_replicate_degree dp/N); N divides dp" +
+                     std::string(config_flags ? "" : " (pins the search)"),
+                 2, kMaxGpus);
   if (!config_flags) app.add_flag("--no-sp", f.no_sp, "forbid sequence parallelism")->excludes(sp);
   if (config_flags)
     app.add_flag("--no-overlap", f.no_overlap,
@@ -579,6 +579,7 @@ void apply_pins(const JobFlags& f, JobSpec& job) {
     p.zeropp = f.zeropp;
     p.hierarchical_partition = f.hierarchical_partition;
   }
+  pin_hsdp_shard(f, job);
 }
 
 }  // namespace parplan

@@ -92,6 +92,26 @@ void apply_torchtitan_choices(const JobFlags& f, const JobRequest& request, bool
   apply_fsdp_float8_all_gather(f, request, out);
 }
 
+void pin_hsdp_shard(const JobFlags& f, JobSpec& job) {
+  if (!f.hsdp_shard) return;
+  if (!job.pytorch_fsdp())
+    throw InputError(
+        "--hsdp-shard is torchtitan's hybrid sharding (FSDP2 over a replicate x shard mesh); "
+        "use it with --engine torchtitan (DeepSpeed's hpZ is --zeropp)");
+  if (f.zeropp || f.hierarchical_partition)
+    throw InputError("--hsdp-shard and --zeropp or --hierarchical-partition are alternatives; give one");
+  if (f.zero && *f.zero != 3)
+    throw InputError("--hsdp-shard runs ZeRO stage 3 (FSDP2 resharding after forward); drop --zero " +
+                     std::to_string(*f.zero) + " or give --zero 3");
+  // dp is a multiple of the shard degree with at least two replicas.
+  if (job.gpus % *f.hsdp_shard != 0 || 2 * static_cast<long long>(*f.hsdp_shard) > job.gpus)
+    throw InputError("--hsdp-shard " + std::to_string(*f.hsdp_shard) + " must divide the " +
+                     std::to_string(job.gpus) + " GPUs and leave at least two replicas (at most " +
+                     std::to_string(job.gpus / 2) + ")");
+  job.pins.zero = 3;
+  job.pins.hsdp_shard = f.hsdp_shard;
+}
+
 void apply_hsdp_shard(const JobFlags& f, const ResolvedJob& r, ParallelConfig& c) {
   const std::optional<int> shard = f.hsdp_shard ? f.hsdp_shard : r.file_hsdp_shard;
   if (!shard) return;

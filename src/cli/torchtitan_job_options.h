@@ -21,4 +21,8 @@ void apply_torchtitan_choices(const JobFlags& f, const JobRequest& request, bool
 /// N x cp ranks. torchtitan only; N divides dp and is less than it.
 void apply_hsdp_shard(const JobFlags& f, const ResolvedJob& r, ParallelConfig& c);
 
+/// plan --hsdp-shard N: the search keeps to ZeRO-3 plans of that HSDP shard
+/// degree (SearchPins::hsdp_shard); PyTorch-FSDP jobs only.
+void pin_hsdp_shard(const JobFlags& f, JobSpec& job);
+
 }  // namespace parplan

@@ -38,10 +38,16 @@ std::string config_line(const ParallelConfig& c, bool moe, const JobSpec* job) {
     for (int i = 0; i < c.pp && i < ParallelConfig::kMaxSplitStages; ++i)
       out << (i ? "/" : " ") << c.stage_split[i];
   }
-  if (c.zeropp() && job != nullptr && job->pytorch_fsdp() && c.hpz_ranks > 1 && !c.qwz && !c.qgz)
-    out << "  HSDP (shard " << std::min(c.hpz_ranks, c.dp * c.cp) << " x replicate "
-        << c.dp * c.cp / std::max(1, std::min(c.hpz_ranks, c.dp * c.cp)) << ")";
-  else if (c.zeropp())
+  if (c.zeropp() && job != nullptr && job->pytorch_fsdp() && c.hpz_ranks > 1 && !c.qwz && !c.qgz) {
+    // torchtitan's degrees: FSDP over data_parallel_shard_degree x cp.
+    const int group = std::min(c.hpz_ranks, c.dp * c.cp);
+    out << "  HSDP (shard ";
+    if (c.cp > 1 && group % c.cp == 0)
+      out << group / c.cp << " x cp " << c.cp;
+    else
+      out << group;
+    out << " x replicate " << c.dp * c.cp / std::max(1, group) << ")";
+  } else if (c.zeropp())
     out << "  ZeRO++ (hpZ " << c.hpz_ranks << (c.qwz ? ", qwZ" : "") << (c.qgz ? ", qgZ" : "") << ")";
   if (c.hierarchical_partition)
     out << "  hierarchical partition (weights " << partition_level_name(c.partition.params) << ", secondary "

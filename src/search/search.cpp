@@ -457,7 +457,12 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
   } else if (result.best.empty()) {
     char text[400];
     result.no_valid_split = structural == 0;
-    if (structural > 0 && engine_ok == 0) {
+    if (structural > 0 && engine_ok == 0 && pins.hsdp_shard) {
+      std::snprintf(text, sizeof text,
+                    "hsdp_shard: no split of %d GPUs has a data-parallel size that --hsdp-shard %d divides "
+                    "and leaves replicas (dp a multiple of %d, at least %d); give another --hsdp-shard",
+                    world, *pins.hsdp_shard, *pins.hsdp_shard, 2 * *pins.hsdp_shard);
+    } else if (structural > 0 && engine_ok == 0) {
       result.engine_refusal = engine_reason ? engine_reason : "unsupported";
       std::snprintf(
           text, sizeof text,

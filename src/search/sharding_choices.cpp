@@ -34,6 +34,14 @@ PartitionPlacement named_levels(const ClusterSpec& cluster, const ParallelConfig
 int sharding_choices(const ClusterSpec& cluster, const JobSpec& job, const SearchOptions& options,
                      const ParallelConfig& base, ShardingChoice out[kMaxShardingChoices]) {
   const SearchPins& pins = job.pins;
+  if (pins.hsdp_shard) {
+    // The pinned group only, where the mesh's dp has room for it.
+    const int shard = *pins.hsdp_shard;
+    if (base.dp % shard != 0 || shard >= base.dp) return 0;
+    out[0].zeropp = true;
+    out[0].hsdp_ranks = shard * base.cp;
+    return 1;
+  }
   int n = 0;
   const bool pinned_zeropp = pins.zeropp == true;
   const bool pinned_hier = pins.hierarchical_partition == true;
