@@ -36,6 +36,14 @@ int hsdp_shard_ranks(const JobSpec& job, const ParallelConfig& c) {
   return std::min(c.hpz_ranks, c.dp * c.cp);
 }
 
+int hsdp_expert_shard_ranks(const JobSpec& job, const ParallelConfig& c) {
+  const int hsdp = hsdp_shard_ranks(job, c);
+  const int expert_ranks = std::max(1, c.ep * c.etp);
+  if (hsdp <= 0) return 0;
+  const long long shard = std::max(1LL, static_cast<long long>(hsdp) * c.tp / expert_ranks);
+  return shard < c.edp() ? static_cast<int>(shard) : 0;
+}
+
 ShardGroups shard_groups(const ClusterSpec& cluster, const ParallelConfig& c, const GroupSpan& span) {
   ShardGroups g;
   g.shard = c.dp * c.cp;
@@ -215,7 +223,11 @@ DpCost expert_dp_cost(const ClusterSpec& cluster, const JobSpec& job, const Para
   e.cp = 1;
   e.dp = c.edp();
   e.hierarchical_partition = false;
-  e.hpz_ranks = 1;
+  // Under HSDP the experts are hybrid-sharded too (hsdp_expert_shard_ranks).
+  // A group of one rank shards nothing: the replicas all-reduce.
+  const int expert_hsdp = hsdp_expert_shard_ranks(job, c);
+  e.hpz_ranks = expert_hsdp > 1 ? expert_hsdp : 1;
+  if (expert_hsdp == 1) e.zero = 0;
   e.qwz = e.qgz = false;
   // The dense and the expert reductions are each given the whole window
   // (optimistic when both are long: they may share links).

@@ -159,12 +159,16 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
   }
 
   if (load.expert_params > 0) {
-    // Distributed optimizer / ZeRO over the expert-data-parallel group.
-    const ModelStateBytes experts =
-        model_state_bytes(load.expert_params, c.zero, c.edp(), job.optimizer_state_bytes_per_param(c.zero),
-                          gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
+    // Distributed optimizer / ZeRO over the expert-data-parallel group, or
+    // HSDP's expert shard group.
+    const int expert_hsdp = hsdp_expert_shard_ranks(job, c);
+    const int expert_shard = expert_hsdp > 0 ? expert_hsdp : c.edp();
+    const ModelStateBytes experts = model_state_bytes(
+        load.expert_params, c.zero, expert_shard, job.optimizer_state_bytes_per_param(c.zero),
+        gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
     ModelStateBytes expert_states = experts;
-    if (job.pytorch_fsdp() && c.zero >= 3) keep_fsdp_fp32_shards(expert_states, load.expert_params, c.edp());
+    if (job.pytorch_fsdp() && c.zero >= 3)
+      keep_fsdp_fp32_shards(expert_states, load.expert_params, expert_shard);
     memory.states.params_bytes += expert_states.params_bytes;
     memory.states.grads_bytes += expert_states.grads_bytes;
     memory.states.optimizer_bytes += expert_states.optimizer_bytes;

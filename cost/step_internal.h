@@ -35,6 +35,12 @@ ShardGroups shard_groups(const ClusterSpec& cluster, const ParallelConfig& c, co
 /// not DeepSpeed hpZ's secondary weight copy beside a full partition. 0 when
 /// the plan is not HSDP.
 int hsdp_shard_ranks(const JobSpec& job, const ParallelConfig& c);
+/// The routed experts' shard group under HSDP: torchtitan borrows the
+/// expert-parallel ranks from dp_shard x cp x tp and shards the experts over
+/// the rest of that block (its dp_shard_mod_ep mesh), replicated across
+/// dp_replicate, so hsdp x tp / (ep x etp) of the expert-data-parallel
+/// ranks; 0 when the plan is not HSDP or that group is all of them.
+int hsdp_expert_shard_ranks(const JobSpec& job, const ParallelConfig& c);
 /// Ranks of the data-parallel group `span` inside one domain of `level`.
 int level_ranks(const ClusterSpec& cluster, const GroupSpan& span, PartitionLevel level);
 

@@ -50,6 +50,26 @@ TEST(HsdpShard, AMultiNodeGroupHoldsWhatFsdpOverItHolds) {
   EXPECT_NEAR(c.memory.optimizer_bytes, 0.5 * a.memory.optimizer_bytes, 1e-9 * a.memory.optimizer_bytes);
 }
 
+// Qwen3-30B-A3B with ep 8 on 128 ranks: HSDP over 16 of them holds 8x what
+// plain FSDP holds, the routed experts included: torchtitan borrows the
+// expert-parallel ranks from the shard group and shards the experts over the
+// rest of it (16 / 8 = 2 ranks), not over all 16 expert-data-parallel ranks.
+TEST(HsdpShard, ExpertsShardOverTheShardGroupLessExpertParallelism) {
+  const auto states = [](int hpz_ranks) {
+    test::ModelOnCluster k("qwen3-30b-a3b", "dgx-h100", 128, 512, 4096);
+    apply_engine_recipe("torchtitan", k.job);
+    k.config.tp = k.config.pp = k.config.cp = 1;
+    k.config.dp = 128;
+    k.config.ep = 8;
+    k.config.mbs = 1, k.config.gbs = 512, k.config.zero = 3;
+    k.config.hpz_ranks = hpz_ranks;
+    const CostReport cost = k.cost();
+    return cost.memory.params_bytes + cost.memory.grads_bytes + cost.memory.optimizer_bytes;
+  };
+  const double flat = states(1), hsdp = states(16);
+  EXPECT_NEAR(hsdp, 8.0 * flat, 1e-9 * hsdp);
+}
+
 // The flag, the job file's key and torchtitan's own degrees name the same
 // config; cp ranks are part of the group.
 TEST(HsdpShard, FlagAndJobFileAgree) {
