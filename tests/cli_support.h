@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -40,6 +41,14 @@ inline CliRun run_cli(const std::string& args, const std::string& prefix = "") {
   std::remove((base + ".out").c_str());
   std::remove((base + ".err").c_str());
   return run;
+}
+
+/// A run that must succeed, its stdout parsed as JSON (an empty object,
+/// after a failed expectation, when it does not).
+inline nlohmann::json cli_json(const std::string& args) {
+  const CliRun run = run_cli(args);
+  EXPECT_EQ(run.exit_code, 0) << args << "\n" << run.err;
+  return run.exit_code == 0 ? nlohmann::json::parse(run.out) : nlohmann::json::object();
 }
 
 /// Writes `text` to a file named after `name` in the test temp directory

@@ -19,11 +19,7 @@ const std::string kJob =
     " --model llama3-70b --cluster dgx-h100 --gpus 128 --gbs 512 --seq 8192 --format json";
 const char* const kEngines[] = {"megatron", "deepspeed", "megatron-deepspeed", "torchtitan"};
 
-nlohmann::json cli_json(const std::string& args) {
-  const test::CliRun run = test::run_cli(args);
-  EXPECT_EQ(run.exit_code, 0) << args << "\n" << run.err;
-  return run.exit_code == 0 ? nlohmann::json::parse(run.out) : nlohmann::json::object();
-}
+using test::cli_json;
 
 // The flags of a plan's config, for estimate and check.
 std::string config_flags(const nlohmann::json& c) {

@@ -101,11 +101,7 @@ TEST(FsdpHybridShard, HpzFromFlagOrJobFileIsOneNode) {
   const std::string job =
       "--model llama3-70b --cluster dgx-h100 --gpus 128 --gbs 512 --seq 8192 --tp 2 --pp 1 --mbs 1 --sp "
       "--recompute selective --format json";
-  const auto config_of = [](const std::string& args) {
-    const test::CliRun run = test::run_cli(args);
-    EXPECT_EQ(run.exit_code, 0) << args << "\n" << run.err;
-    return nlohmann::json::parse(run.out)["config"];
-  };
+  const auto config_of = [](const std::string& args) { return test::cli_json(args)["config"]; };
   const nlohmann::json flag = config_of("estimate " + job + " --hpz");
   EXPECT_EQ(flag["hpz_ranks"], 4);
   EXPECT_FALSE(flag["qwz"].get<bool>());

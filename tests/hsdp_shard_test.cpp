@@ -20,12 +20,6 @@ const std::string kJob =
     "estimate --model llama3-70b --cluster dgx-h100 --gpus 128 --gbs 512 --seq 8192 --tp 2 --pp 1 --mbs 1 "
     "--sp --recompute full --format json";
 
-nlohmann::json estimate(const std::string& args) {
-  const test::CliRun run = test::run_cli(args);
-  EXPECT_EQ(run.exit_code, 0) << args << "\n" << run.err;
-  return run.exit_code == 0 ? nlohmann::json::parse(run.out) : nlohmann::json::object();
-}
-
 // ZeRO-3 of Llama 3 70B over `shard` of 64 data-parallel ranks (tp 2).
 CostReport hsdp_cost(int gpus, int shard) {
   test::ModelOnCluster k("llama3-70b", "dgx-h100", gpus, 512, 8192);
@@ -73,7 +67,7 @@ TEST(HsdpShard, ExpertsShardOverTheShardGroupLessExpertParallelism) {
 // The flag, the job file's key and torchtitan's own degrees name the same
 // config; cp ranks are part of the group.
 TEST(HsdpShard, FlagAndJobFileAgree) {
-  const nlohmann::json flag = estimate(kJob + " --engine torchtitan --hsdp-shard 16")["config"];
+  const nlohmann::json flag = test::cli_json(kJob + " --engine torchtitan --hsdp-shard 16")["config"];
   EXPECT_EQ(flag["hpz_ranks"], 16);
   EXPECT_EQ(flag["zero"], 3);
   EXPECT_FALSE(flag["qwz"].get<bool>());
@@ -81,10 +75,10 @@ TEST(HsdpShard, FlagAndJobFileAgree) {
       "hsdp_shard_job.yaml",
       "model: llama3-70b\ncluster: dgx-h100\ngpus: 128\ngbs: 512\nseq: 8192\nengine: torchtitan\n"
       "config: {tp: 2, pp: 1, mbs: 1, sp: true, recompute: full, hsdp_shard: 16}\n");
-  EXPECT_EQ(estimate("estimate --format json --job " + file)["config"], flag);
+  EXPECT_EQ(test::cli_json("estimate --format json --job " + file)["config"], flag);
   std::string with_cp = kJob;
   with_cp.replace(with_cp.find("--pp 1"), 6, "--pp 1 --cp 2");
-  EXPECT_EQ(estimate(with_cp + " --engine torchtitan --hsdp-shard 8")["config"]["hpz_ranks"], 16);
+  EXPECT_EQ(test::cli_json(with_cp + " --engine torchtitan --hsdp-shard 8")["config"]["hpz_ranks"], 16);
 }
 
 TEST(HsdpShard, RefusesWhatTorchtitanCannotRun) {
@@ -110,7 +104,7 @@ TEST(HsdpShard, PlanFindsAMultiNodeShardGroupThatEstimateReproduces) {
   const std::string job =
       " --model llama3-405b --cluster dgx-h100 --gpus 1024 --gbs 1024 --seq 8192 --engine torchtitan "
       "--format json";
-  const nlohmann::json plan = estimate("plan" + job);
+  const nlohmann::json plan = test::cli_json("plan" + job);
   const nlohmann::json& c = plan["config"];
   const int node_ranks = 8 / c["tp"].get<int>();
   ASSERT_GT(c["hpz_ranks"].get<int>(), node_ranks) << c.dump();
@@ -122,10 +116,10 @@ TEST(HsdpShard, PlanFindsAMultiNodeShardGroupThatEstimateReproduces) {
   if (c["sp"].get<bool>()) flags += " --sp";
   if (c["recompute_layers"].get<int>() > 0)
     flags += " --recompute-layers " + std::to_string(c["recompute_layers"].get<int>());
-  const nlohmann::json own = estimate("estimate" + job + flags);
+  const nlohmann::json own = test::cli_json("estimate" + job + flags);
   EXPECT_DOUBLE_EQ(own["time"]["step_s"].get<double>(), plan["time"]["step_s"].get<double>());
   // sweep names the variant as torchtitan runs it.
-  const nlohmann::json swept = estimate(
+  const nlohmann::json swept = test::cli_json(
       "sweep --models llama3-405b --cluster dgx-h100 --gpus 1024 --gbs 1024 --seq 8192 --engine torchtitan "
       "--format json");
   const nlohmann::json& point = swept["points"][0];
@@ -139,8 +133,8 @@ TEST(HsdpShard, PlanPinKeepsEveryPlanOnTheShardDegree) {
   const std::string job =
       "plan --model llama3-405b --cluster dgx-h100 --gpus 1024 --gbs 1024 --seq 8192 --engine torchtitan "
       "--format json";
-  const nlohmann::json free = estimate(job);
-  const nlohmann::json pinned = estimate(job + " --hsdp-shard 16");
+  const nlohmann::json free = test::cli_json(job);
+  const nlohmann::json pinned = test::cli_json(job + " --hsdp-shard 16");
   std::vector<nlohmann::json> plans = {pinned};
   for (const auto& alt : pinned["alternatives"]) plans.push_back(alt);
   for (const nlohmann::json& p : plans) {
