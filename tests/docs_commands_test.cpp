@@ -91,6 +91,13 @@ std::vector<fs::path> documents() {
 class DocsCommands : public ::testing::TestWithParam<fs::path> {};
 
 TEST_P(DocsCommands, RunAsWritten) {
+#ifdef PARPLAN_SANITIZED
+  // That the documents run as written is checked in the optimised build; under
+  // the sanitizers (10-20x slower here: their plans and sweeps searched 400 s
+  // of the stage's 1 400) the CLI tests reach the same subcommands on smaller
+  // jobs, which is what memory and undefined-behaviour checks need.
+  GTEST_SKIP() << "documents' commands run in the optimised build";
+#endif
   const fs::path doc = GetParam();
   const fs::path dir = fs::path(::testing::TempDir()) /
                        ("parplan_docs_" + std::to_string(::getpid()) + "_" + doc.stem().string());

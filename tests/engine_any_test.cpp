@@ -116,5 +116,27 @@ TEST(EngineAny, PlanNamesWhyAnEngineHasNoPlan) {
   }
 }
 
+// A model an engine cannot build (no torchtitan flavor of Llama 2's shape)
+// is that engine's line under any, and a refused request under --engine.
+TEST(EngineAny, AnEngineThatCannotBuildTheModelIsNamedNotSearched) {
+  const std::string job = "plan --model llama2-7b --cluster dgx-h100 --gpus 8 --gbs 64 --seq 4096";
+  const nlohmann::json any = cli_json(job + " --format json");
+  bool listed = false;
+  for (const nlohmann::json& e : any["engines"]) {
+    if (e["engine"] != "torchtitan") continue;
+    listed = true;
+    EXPECT_TRUE(e["step_s"].is_null()) << e.dump();
+    EXPECT_NE(e["reason"].get<std::string>().find("cannot build the model as it is: torchtitan builds models "
+                                                  "from registered flavors"),
+              std::string::npos)
+        << e.dump();
+  }
+  EXPECT_TRUE(listed);
+  test::expect_cli_refusal(job + " --engine torchtitan",
+                           "--engine torchtitan cannot build llama2-7b as it is");
+  // Megatron-LM builds it: the same job plans there.
+  EXPECT_EQ(test::run_cli(job + " --engine megatron").exit_code, 0);
+}
+
 }  // namespace
 }  // namespace parplan::engine_any_test

@@ -99,6 +99,15 @@ int run_plan(const PlanFlags& flags) {
   // One search over the selection (and, under any, why no engine has a plan).
   if (!across) planned = plan_for_engines(r.model, r.cluster, r.job, options, flags.top);
   PlannerResult& result = planned.planner;
+  if (planned.model_refused) {
+    // The model, not a plan, is what the engine cannot run: a request to change.
+    std::string what = planned.engine_violation;
+    if (what.rfind(r.engine + ": ", 0) == 0) what = what.substr(r.engine.size() + 2);
+    throw InputError(r.engine == "any"
+                         ? "no engine parplan writes for can build " + r.model.name + " as it is: " + what
+                         : std::string(emitting ? "--emit " : "--engine ") + r.engine + " cannot build " +
+                               r.model.name + " as it is: " + what + " Plan it for another engine.");
+  }
   if (result.ranked.empty()) {
     if (result.search.no_valid_split) throw InputError(result.search.infeasible_reason);
     if (!planned.engine_violation.empty())

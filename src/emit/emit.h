@@ -74,6 +74,13 @@ struct EmitOptions {
 /// accepts the plan.
 std::vector<std::string> engine_rule_violations(const Plan& plan, Engine engine);
 
+/// What of the model itself `engine`'s launch files cannot carry, whatever
+/// the plan (a torchtitan flavor's fixed RoPE base, Megatron-DeepSpeed's
+/// missing Q/K norm flag, ...): one sentence each, naming the engine; empty
+/// when the engine can build the model. Every plan of such a model breaks
+/// the same rule of engine_rule_violations, so a search need not look.
+std::vector<std::string> engine_model_problems(const ModelSpec& model, Engine engine);
+
 /// What of the model parplan prices but no launch file it writes carries
 /// (sliding-window attention: Megatron-LM's --window-size came after
 /// core_r0.13.0), comma separated; empty when none. plan/estimate warn,

@@ -58,9 +58,9 @@ void model_rules(const Plan& p, Engine engine, Rules& r) {
 // What of the model this engine's files cannot carry (after the engine's own
 // rules, so that a shape no flavor matches is named first). The problems
 // name the engine as the emitter's message does; the rules add that prefix.
-void architecture_rules(const Plan& p, Engine engine, Rules& r) {
+void architecture_rules(const ModelSpec& m, Engine engine, Rules& r) {
   const std::string prefix = std::string(engine_name(engine)) + ": ";
-  for (const std::string& problem : emit_detail::engine_architecture_problems(p.model, engine))
+  for (const std::string& problem : emit_detail::engine_architecture_problems(m, engine))
     r.check(true, problem.rfind(prefix, 0) == 0 ? problem.substr(prefix.size()) : problem);
 }
 
@@ -236,13 +236,17 @@ void deepspeed_rules(const Plan& p, Engine engine, Rules& r) {
   }
 }
 
-void torchtitan_rules(const Plan& p, Rules& r) {
-  const ParallelConfig& c = p.config;
-  const ModelSpec& m = p.model;
-  // torchtitan builds models from registered flavors (torchtitan/models/llama3, qwen3).
+// torchtitan builds models from registered flavors (torchtitan/models/llama3, qwen3).
+void torchtitan_flavor_rule(const ModelSpec& m, Rules& r) {
   r.check(emit_detail::torchtitan_flavor(m) == nullptr,
           "torchtitan builds models from registered flavors; this shape matches none of llama3 8B, 70B, "
           "405B or qwen3 0.6B, 1.7B, 4B, 8B, 14B, 32B, 30B-A3B, 235B-A22B.");
+}
+
+void torchtitan_rules(const Plan& p, Rules& r) {
+  const ParallelConfig& c = p.config;
+  const ModelSpec& m = p.model;
+  torchtitan_flavor_rule(m, r);
   // torchtitan applies FSDP2 (fully_shard): parameters are always sharded with
   // the gradients; there is no optimizer-only sharding.
   r.check(c.zero == 1,
@@ -351,7 +355,14 @@ std::vector<std::string> engine_rule_violations(const Plan& plan, Engine engine)
       torchtitan_rules(plan, rules);
       break;
   }
-  architecture_rules(plan, engine, rules);
+  architecture_rules(plan.model, engine, rules);
+  return rules.take();
+}
+
+std::vector<std::string> engine_model_problems(const ModelSpec& model, Engine engine) {
+  Rules rules(engine_name(engine));
+  if (engine == Engine::kTorchtitan) torchtitan_flavor_rule(model, rules);
+  architecture_rules(model, engine, rules);
   return rules.take();
 }
 

@@ -54,9 +54,20 @@ constexpr int kDeepeningFactor = 8;
 
 EnginePlanResult plan_for_engines(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                   const PlannerOptions& options, int top) {
+  EnginePlanResult out;
+  // A model an engine cannot build breaks its rules in every plan: when no
+  // engine of the selection can, say so without searching (the search would
+  // deepen until it held every plan).
+  out.model_refused = options.engines.count > 0;
+  for (int i = 0; i < options.engines.count && out.model_refused; ++i) {
+    const std::vector<std::string> problems = engine_model_problems(model, options.engines.engines[i]);
+    out.model_refused = !problems.empty();
+    if (out.model_refused && out.engine_violation.empty()) out.engine_violation = problems.front();
+  }
+  if (out.model_refused) return out;
+  out.engine_violation.clear();
   PlannerOptions deep = options;
   deep.top_k = std::max(top, kMinSearchDepth);
-  EnginePlanResult out;
   out.planner = plan_job(model, cluster, job, deep);
   PlannerResult& result = out.planner;
   if (result.ranked.empty()) return out;
@@ -110,11 +121,16 @@ AcrossEnginesResult plan_across_engines(const ModelSpec& model, const ClusterSpe
     optimum.engine = each.engine;
     if (planned.planner.ranked.empty()) {
       const SearchResult& search = planned.planner.search;
-      optimum.reason = !planned.engine_violation.empty()
-                           ? "no plan it accepts; the best breaks: " + planned.engine_violation
-                       : !search.engine_refusal.empty()   ? "does not run this job: " + search.engine_refusal
-                       : search.infeasible_reason.empty() ? std::string("no feasible plan")
-                                                          : "no feasible plan: " + search.infeasible_reason;
+      const std::string prefix = std::string(engine_name(each.engine)) + ": ";
+      const std::string& violation = planned.engine_violation;
+      optimum.reason =
+          planned.model_refused
+              ? "cannot build the model as it is: " +
+                    (violation.rfind(prefix, 0) == 0 ? violation.substr(prefix.size()) : violation)
+          : !violation.empty()               ? "no plan it accepts; the best breaks: " + violation
+          : !search.engine_refusal.empty()   ? "does not run this job: " + search.engine_refusal
+          : search.infeasible_reason.empty() ? std::string("no feasible plan")
+                                             : "no feasible plan: " + search.infeasible_reason;
       optima.push_back(std::move(optimum));
       continue;
     }

@@ -17,6 +17,10 @@ struct EnginePlanResult {
   /// When `planner.ranked` is empty after the engine rules: the first rule
   /// the best plan broke (empty when the search itself found nothing).
   std::string engine_violation;
+  /// Whether engine_violation is of the model itself (engine_model_problems,
+  /// for every engine of the selection): no plan was searched, none could
+  /// run.
+  bool model_refused = false;
   /// The recommended plan (src/plan/recommend.h); its why.index is 0 when
   /// it is the optimum, planner.ranked.front().
   RecommendedPlan recommended;

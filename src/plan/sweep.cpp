@@ -295,9 +295,11 @@ std::vector<SweepOutcome> evaluate_sweep(const SweepGrid& grid, const std::vecto
     if (result.planner.ranked.empty()) {
       const std::string& why = result.planner.search.infeasible_reason;
       out.feasible = false;
-      out.reason = !result.engine_violation.empty() ? "no plan the engine accepts: " + result.engine_violation
-                   : why.empty()                    ? "no feasible config"
-                                                    : why;
+      out.reason = result.model_refused ? "the engine cannot build the model: " + result.engine_violation
+                   : !result.engine_violation.empty()
+                       ? "no plan the engine accepts: " + result.engine_violation
+                   : why.empty() ? "no feasible config"
+                                 : why;
     } else {
       const RankedConfig& best = result.planner.ranked.front();
       out.feasible = true;
