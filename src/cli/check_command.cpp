@@ -37,9 +37,16 @@ int run_check(const CheckFlags& flags) {
   AcrossEnginesResult across = plan_across_engines(r.model, r.cluster, engine_jobs, options, 1);
   JobSpec free_job = r.job;
   free_job.pins = SearchPins{};
-  const PlannerResult best = across.found
-                                 ? across.planned.planner
-                                 : plan_for_engines(r.model, r.cluster, free_job, options, 1).planner;
+  EnginePlanResult single;
+  if (!across.found) single = plan_for_engines(r.model, r.cluster, free_job, options, 1);
+  const PlannerResult& best = across.found ? across.planned.planner : single.planner;
+  // Why there is no optimum: the search's binding constraint, or the engine's
+  // rule every plan broke (the model itself, when the engine cannot build it).
+  std::string no_optimum_why = best.search.infeasible_reason;
+  if (!across.found && !single.engine_violation.empty())
+    no_optimum_why =
+        (single.model_refused ? "the engine cannot build the model: " : "no plan the engine accepts: ") +
+        single.engine_violation;
   // With --engine E the given config must be one E runs.
   std::string engine_problem;
   const bool engine_runs =
@@ -64,7 +71,7 @@ int run_check(const CheckFlags& flags) {
     std::cerr << "parplan: " << note << "; the gap is measured against it, so the true gap may be larger\n";
   for (const std::string& warning : certificate_warnings(best.certificates))
     std::cerr << "parplan: " << warning << "\n";
-  if (no_optimum) std::cerr << "parplan: no feasible plan: " << best.search.infeasible_reason << "\n";
+  if (no_optimum) std::cerr << "parplan: no feasible plan: " << no_optimum_why << "\n";
   if (flags.job.common.json()) {
     nlohmann::ordered_json j;
     j["step_s"] = cost.time.step_s;
@@ -86,8 +93,9 @@ int run_check(const CheckFlags& flags) {
     std::ostringstream out;
     out << "config   " << config_line(config, r.model.is_moe(), &job) << "\n";
     out << "optimum  "
-        << (no_optimum ? "none: no config fits"
-                       : config_line(optimum_config, r.model.is_moe(), across.found ? &across.job : &job))
+        << (no_optimum
+                ? (single.model_refused ? "none: the engine cannot build the model" : "none: no config fits")
+                : config_line(optimum_config, r.model.is_moe(), across.found ? &across.job : &job))
         << "\n\n";
     char line[200];
     char gap_text[40] = "n/a (does not fit)";
