@@ -150,5 +150,32 @@ TEST(HsdpShard, PlanPinKeepsEveryPlanOnTheShardDegree) {
   test::expect_cli_refusal(deepspeed + " --hsdp-shard 16", "--engine torchtitan");
 }
 
+// The plan's "why" notes name HSDP as torchtitan runs it, and a ZeRO++ plan
+// only the parts of ZeRO++ it uses (both once said "hpZ, qwZ, qgZ").
+TEST(HsdpShard, TheWhyNotesNameWhatThePlanRuns) {
+  const std::string job =
+      "plan --model llama3-8b --cluster frontier --gpus 16 --gbs 64 --seq 4096 --format json";
+  const nlohmann::json hsdp = test::cli_json(job + " --engine torchtitan --hsdp-shard 8");
+  ASSERT_EQ(hsdp["config"]["hpz_ranks"], 8);
+  bool named = false;
+  for (const nlohmann::json& note : hsdp["notes"]) {
+    const std::string text = note;
+    named = named || text.rfind("HSDP (shard 8 x replicate 2): ", 0) == 0;
+    EXPECT_EQ(text.find("ZeRO++"), std::string::npos) << text;
+    EXPECT_EQ(text.find("qwZ"), std::string::npos) << text;
+  }
+  EXPECT_TRUE(named) << hsdp["notes"].dump();
+  for (const char* lossy : {"", " --allow-lossy-comm"}) {
+    const nlohmann::json zpp = test::cli_json(job + " --engine deepspeed --zeropp" + lossy);
+    const nlohmann::json& c = zpp["config"];
+    for (const nlohmann::json& note : zpp["notes"]) {
+      const std::string text = note;
+      if (text.rfind("ZeRO++ (hpZ", 0) != 0) continue;
+      EXPECT_EQ(text.find("qwZ") != std::string::npos, c["qwz"].get<bool>()) << text;
+      EXPECT_EQ(text.find("qgZ") != std::string::npos, c["qgz"].get<bool>()) << text;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace parplan::hsdp_shard_test

@@ -14,6 +14,7 @@
 #include "src/io/input_error.h"
 #include "src/io/input_limits.h"
 #include "src/plan/placement.h"
+#include "src/plan/plan.h"
 #include "src/search/search.h"
 
 namespace parplan {
@@ -219,12 +220,19 @@ std::vector<std::string> plan_notes(const ModelSpec& model, const ClusterSpec& c
               cross_node(cluster, flat_cost, true), cost.time.dp_comm_s, zpp_cost.time.dp_comm_s) +
           fmt(" (memory %.1f GB per GPU against %.1f GB with ZeRO++)", cost.memory.peak_bytes / 1e9,
               zpp_cost.memory.peak_bytes / 1e9));
+    } else if (is_hsdp(c, job)) {
+      notes.push_back(hsdp_label(c) +
+                      fmt(": %.1f TFLOP/s per GPU against %.1f with FSDP over all %.0f ranks; cross-node "
+                          "traffic %.2f GB per GPU per step against %.2f GB",
+                          t, flat_cost.throughput.model_tflops_per_gpu, double(c.dp * c.cp),
+                          cross_node_bytes(cluster, cost) / 1e9, cross_node_bytes(cluster, flat_cost) / 1e9));
     } else {
-      notes.push_back(
-          fmt("ZeRO++ (hpZ over %.0f ranks, qwZ, qgZ): %.1f TFLOP/s per GPU against %.1f with ZeRO-3; "
-              "cross-node traffic %.2f GB per GPU per step against %.2f GB",
-              c.hpz_ranks, t, flat_cost.throughput.model_tflops_per_gpu,
-              cross_node_bytes(cluster, cost) / 1e9, cross_node_bytes(cluster, flat_cost) / 1e9));
+      notes.push_back(fmt("ZeRO++ (hpZ over %.0f ranks", c.hpz_ranks) + (c.qwz ? ", qwZ" : "") +
+                      (c.qgz ? ", qgZ" : "") +
+                      fmt("): %.1f TFLOP/s per GPU against %.1f with ZeRO-3; cross-node traffic %.2f GB per "
+                          "GPU per step against %.2f GB",
+                          t, flat_cost.throughput.model_tflops_per_gpu, cross_node_bytes(cluster, cost) / 1e9,
+                          cross_node_bytes(cluster, flat_cost) / 1e9));
     }
   }
   if ((c.qwz || c.qgz) && job.pins.zeropp != true && job.pins.hierarchical_partition != true) {

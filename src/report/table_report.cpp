@@ -38,16 +38,9 @@ std::string config_line(const ParallelConfig& c, bool moe, const JobSpec* job) {
     for (int i = 0; i < c.pp && i < ParallelConfig::kMaxSplitStages; ++i)
       out << (i ? "/" : " ") << c.stage_split[i];
   }
-  if (c.zeropp() && job != nullptr && job->pytorch_fsdp() && c.hpz_ranks > 1 && !c.qwz && !c.qgz) {
-    // torchtitan's degrees: FSDP over data_parallel_shard_degree x cp.
-    const int group = std::min(c.hpz_ranks, c.dp * c.cp);
-    out << "  HSDP (shard ";
-    if (c.cp > 1 && group % c.cp == 0)
-      out << group / c.cp << " x cp " << c.cp;
-    else
-      out << group;
-    out << " x replicate " << c.dp * c.cp / std::max(1, group) << ")";
-  } else if (c.zeropp())
+  if (job != nullptr && is_hsdp(c, *job))
+    out << "  " << hsdp_label(c);
+  else if (c.zeropp())
     out << "  ZeRO++ (hpZ " << c.hpz_ranks << (c.qwz ? ", qwZ" : "") << (c.qgz ? ", qgZ" : "") << ")";
   if (c.hierarchical_partition)
     out << "  hierarchical partition (weights " << partition_level_name(c.partition.params) << ", secondary "
