@@ -98,13 +98,14 @@ TEST(HsdpShard, RefusesWhatTorchtitanCannotRun) {
 
 // Llama 3 405B on 1024 H100s under torchtitan: a node's shard group (2
 // ranks at tp 4) cannot hold its states, plain FSDP gathers over 256 ranks;
-// the optimum shards over several nodes, and is exactly the config
-// `estimate --hsdp-shard` costs, at the same step time.
+// the optimum at tp 4 shards over several nodes (the free optimum is tp 2
+// with FSDP over all 512 ranks), and is exactly the config `estimate
+// --hsdp-shard` costs, at the same step time.
 TEST(HsdpShard, PlanFindsAMultiNodeShardGroupThatEstimateReproduces) {
   const std::string job =
       " --model llama3-405b --cluster dgx-h100 --gpus 1024 --gbs 1024 --seq 8192 --engine torchtitan "
       "--format json";
-  const nlohmann::json plan = test::cli_json("plan" + job);
+  const nlohmann::json plan = test::cli_json("plan" + job + " --tp 4");
   const nlohmann::json& c = plan["config"];
   const int node_ranks = 8 / c["tp"].get<int>();
   ASSERT_GT(c["hpz_ranks"].get<int>(), node_ranks) << c.dump();
@@ -118,13 +119,14 @@ TEST(HsdpShard, PlanFindsAMultiNodeShardGroupThatEstimateReproduces) {
     flags += " --recompute-layers " + std::to_string(c["recompute_layers"].get<int>());
   const nlohmann::json own = test::cli_json("estimate" + job + flags);
   EXPECT_DOUBLE_EQ(own["time"]["step_s"].get<double>(), plan["time"]["step_s"].get<double>());
-  // sweep names the variant as torchtitan runs it.
-  const nlohmann::json swept = test::cli_json(
-      "sweep --models llama3-405b --cluster dgx-h100 --gpus 1024 --gbs 1024 --seq 8192 --engine torchtitan "
-      "--format json");
+  // sweep names the variant as torchtitan runs it (Llama 3 8B on two
+  // Frontier nodes: HSDP within the node is the optimum).
+  const std::string small =
+      " --cluster frontier --gpus 16 --gbs 64 --seq 4096 --engine torchtitan --format json";
+  const nlohmann::json swept = test::cli_json("sweep --models llama3-8b" + small);
   const nlohmann::json& point = swept["points"][0];
   EXPECT_EQ(point["zero_variant"], "hsdp");
-  EXPECT_EQ(point["hpz_ranks"], c["hpz_ranks"]);
+  EXPECT_EQ(point["hpz_ranks"], test::cli_json("plan --model llama3-8b" + small)["config"]["hpz_ranks"]);
 }
 
 // plan --hsdp-shard N pins the degree: every plan listed shards over N

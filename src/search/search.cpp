@@ -397,10 +397,20 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                     }
                   }
                   // The engines' spaces: a table lookup per engine, no allocation.
-                  const int engine = first_engine_running(
-                      options.engines, model, job,
-                      options.allow_unreleased && config.hierarchical_partition ? released_part(config)
-                                                                                : config);
+                  auto engine_running = [&] {
+                    return first_engine_running(options.engines, model, job,
+                                                options.allow_unreleased && config.hierarchical_partition
+                                                    ? released_part(config)
+                                                    : config);
+                  };
+                  int engine = engine_running();
+                  // An engine that recomputes every layer or none (DeepSpeed's
+                  // checkpointing) runs the config with every layer recomputed.
+                  if (engine < 0 && recompute == Recompute::kFull && !pins.recompute_layers &&
+                      config.recompute_layers < model.layers / (mesh.pp * vp)) {
+                    config.recompute_layers = model.layers / (mesh.pp * vp);
+                    engine = engine_running();
+                  }
                   if (engine < 0) {
                     if (local.engine_reason == nullptr)
                       local.engine_reason = capability_problem(
@@ -495,10 +505,14 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
     } else {
       std::snprintf(
           text, sizeof text,
-          "memory: even the leanest config (tp %d, cp %d, pp %d, dp %d, zero %d, full recompute) needs "
+          "memory: even the leanest config (tp %d, cp %d, pp %d, dp %d, zero %d, mbs %d, %s) needs "
           "%.1f GiB per device but the device has %.1f GiB usable after the memory headroom; add GPUs or "
           "shorten the sequence",
           least_config.tp, least_config.cp, least_config.pp, least_config.dp, least_config.zero,
+          least_config.mbs,
+          least_config.recompute == Recompute::kFull        ? "full recompute"
+          : least_config.recompute == Recompute::kSelective ? "selective recompute"
+                                                            : "no recompute",
           least_peak / 1073741824.0,
           job.memory_budget_bytes(cluster.device.usable_hbm_bytes()) / 1073741824.0);
     }
