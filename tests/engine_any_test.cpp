@@ -142,6 +142,7 @@ TEST(EngineAny, AnEngineThatCannotBuildTheModelIsNamedNotSearched) {
       << check.err;
   EXPECT_NE(check.out.find("optimum  none: the engine cannot build the model"), std::string::npos)
       << check.out;
+  EXPECT_NE(check.out.find("optimum n/a   gap n/a"), std::string::npos) << check.out;
   // Megatron-LM builds it: the same job plans there.
   EXPECT_EQ(test::run_cli(job + " --engine megatron").exit_code, 0);
 }

@@ -76,7 +76,8 @@ int run_check(const CheckFlags& flags) {
     nlohmann::ordered_json j;
     j["step_s"] = cost.time.step_s;
     j["optimum_step_s"] = no_optimum ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(optimum_s);
-    j["gap_percent"] = fits ? nlohmann::ordered_json(gap_percent) : nlohmann::ordered_json(nullptr);
+    j["gap_percent"] =
+        fits && !no_optimum ? nlohmann::ordered_json(gap_percent) : nlohmann::ordered_json(nullptr);
     j["fits"] = fits;
     j["max_gap_percent"] = flags.max_gap_percent ? nlohmann::ordered_json(*flags.max_gap_percent) : nullptr;
     j["pass"] = pass;
@@ -99,7 +100,10 @@ int run_check(const CheckFlags& flags) {
         << "\n\n";
     char line[200];
     char gap_text[40] = "n/a (does not fit)";
-    if (fits) std::snprintf(gap_text, sizeof gap_text, "%.1f %%", gap_percent);
+    if (fits && no_optimum)
+      std::snprintf(gap_text, sizeof gap_text, "n/a");
+    else if (fits)
+      std::snprintf(gap_text, sizeof gap_text, "%.1f %%", gap_percent);
     if (no_optimum)
       std::snprintf(line, sizeof line, "step time %.3f s   optimum n/a   gap %s\n", cost.time.step_s,
                     gap_text);
