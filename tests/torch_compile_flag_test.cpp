@@ -71,6 +71,14 @@ TEST(TorchCompileFlag, CompiledTorchtitanRunsTheCompiledLoss) {
   test::expect_refusal(
       run_cli("estimate " + kJob + " --tp 1 --pp 1 --engine megatron --cross-entropy compiled"),
       "--cross-entropy compiled");
+  // Transformer Engine's in-place loss is Megatron-LM's alone: refused as a
+  // request for another engine (it used to search, then find no plan).
+  test::expect_refusal(run_cli("estimate " + kTitan + " --cross-entropy te"), "--cross-entropy te");
+  test::expect_refusal(run_cli("plan " + kJob + " --engine deepspeed --cross-entropy te"),
+                       "--engine megatron");
+  const test::CliRun any = run_cli("plan " + kJob + " --cross-entropy te");
+  EXPECT_EQ(any.exit_code, 0) << any.err;
+  EXPECT_NE(any.out.find("torchtitan: not searched: --cross-entropy te"), std::string::npos) << any.out;
 }
 
 TEST(TorchCompileFlag, OtherEnginesAndBadValuesAreRefused) {

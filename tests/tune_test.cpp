@@ -176,6 +176,16 @@ TEST(Tune, JobFileEngineIsTheTrialsEngine) {
   test::expect_cli_refusal("tune --job " + job + " --out " + out, "field 'engine': " + says);
   test::expect_cli_refusal("tune --job " + job + " --out " + out + " --emit deepspeed", "--emit: " + says);
   EXPECT_FALSE(std::filesystem::exists(out));
+  // A model the engine cannot build (no torchtitan flavor of Llama 2's
+  // shape) is refused before any search, naming where the engine came from.
+  const std::string llama2 = test::write_temp(
+      "tune_llama2.yaml",
+      "model: llama2-7b\ncluster: dgx-h100\ngpus: 32\ngbs: 256\nseq: 4096\nengine: torchtitan\n");
+  test::expect_cli_refusal("tune --job " + llama2 + " --out " + out,
+                           "field 'engine': torchtitan cannot build llama2-7b as it is");
+  test::expect_cli_refusal("tune --job " + llama2 + " --out " + out + " --emit torchtitan",
+                           "--emit: torchtitan cannot build llama2-7b as it is");
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 }  // namespace

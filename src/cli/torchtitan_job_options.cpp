@@ -51,6 +51,15 @@ void apply_torchtitan_loss(const JobFlags& f, bool loss_given, ResolvedJob& out)
     if (compiled_titan) out.job.cross_entropy = CrossEntropy::kCompiled;
     return;
   }
+  // Transformer Engine's in-place loss is Megatron-LM's switch
+  // (--cross-entropy-fusion-impl te): another engine's plan would not run as
+  // costed, whatever its config (under any, that engine is not searched).
+  const EngineSelection engines = parse_engine_selection(out.engine);
+  if (out.job.cross_entropy == CrossEntropy::kTeInPlace && !engines.any &&
+      engines.engines[0] != Engine::kMegatron)
+    throw InputError(input_name(f, !f.cross_entropy.empty(), "--cross-entropy", "cross_entropy") +
+                     " te is Transformer Engine's in-place cross-entropy, a Megatron-LM option; use it with "
+                     "--engine megatron or choose fused or eager");
   if (out.job.cross_entropy == CrossEntropy::kCompiled && !compiled_titan)
     throw InputError(input_name(f, !f.cross_entropy.empty(), "--cross-entropy", "cross_entropy") +
                      " compiled is torchtitan's loss under torch.compile; use it with --engine torchtitan "

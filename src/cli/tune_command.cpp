@@ -50,6 +50,14 @@ int run_tune(const TuneFlags& flags) {
   job_flags.job_file = flags.job_file;
   job_flags.common = flags.common;
   const ResolvedJob resolved = resolve_job(job_flags, emit);
+  // A model the engine cannot build breaks its rules in every trial: say so
+  // before searching, as `plan` does.
+  if (const auto problems = engine_model_problems(resolved.model, parse_engine(emit)); !problems.empty()) {
+    const std::string& what = problems.front();
+    throw InputError(emit_where + ": " + emit + " cannot build " + resolved.model.name +
+                     " as it is: " + (what.rfind(emit + ": ", 0) == 0 ? what.substr(emit.size() + 2) : what) +
+                     " Tune it for another engine.");
+  }
   TuneRequest r;
   r.model = resolved.model;
   r.cluster = resolved.cluster;
