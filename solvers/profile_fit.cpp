@@ -151,6 +151,8 @@ ProfileFitResult fit_profile(const ClusterSpec& start, const std::vector<FitRun>
   p.objective = options.objective;
   std::vector<double> unit;
   ProfileFitResult result;
+  // Named even when the deadline comes before the first LP.
+  result.last_lp.backend = backend_name(options.backend);
   for (const auto& c : constants) {
     p.coords.emplace_back(c);
     const double v = std::clamp(fitted_value(start, c), c.lower, c.upper);

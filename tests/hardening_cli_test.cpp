@@ -126,15 +126,15 @@ TEST(Hardening, NumericFlagsOfEveryCommandAreDecimal) {
   const std::string out = ::testing::TempDir() + "parplan_decimal_" + std::to_string(::getpid());
   test::expect_cli_refusal("tune --job " + examples + "calibrate/tune-job.yaml --trials 0x3 --out " + out,
                            "--trials must be an integer");
-  // A leading zero is a decimal digit: --gpus 08 is --gpus 8, --train-iters 010 is 10.
+  // A leading zero is a decimal digit: --gpus 08 is --gpus 8, --train-iters 020 is 20.
   const std::string budget = " --format json --no-timings --step-time-limit-ms 60000";
   const CliRun eight = run_cli(scatter + " --gpus 8" + budget);
   ASSERT_EQ(eight.exit_code, 0) << eight.err;
   EXPECT_EQ(run_cli(scatter + " --gpus 08" + budget).out, eight.out);
   const CliRun tune =
-      run_cli("tune --job " + examples + "calibrate/tune-job.yaml --trials 3 --train-iters 010 --out " + out);
+      run_cli("tune --job " + examples + "calibrate/tune-job.yaml --trials 3 --train-iters 020 --out " + out);
   ASSERT_EQ(tune.exit_code, 0) << tune.err;
-  EXPECT_NE(test::slurp(out + "/run_trials.sh").find("TRAIN_ITERS:-10}"), std::string::npos);
+  EXPECT_NE(test::slurp(out + "/run_trials.sh").find("TRAIN_ITERS:-20}"), std::string::npos);
   std::filesystem::remove_all(out);
 }
 

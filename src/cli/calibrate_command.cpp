@@ -13,10 +13,12 @@
 #include "src/io/cluster_loader.h"
 #include "src/io/data_paths.h"
 #include "src/io/input_error.h"
+#include "src/io/printable_text.h"
 #include "src/io/profile_writer.h"
 #include "src/io/run_sources.h"
 #include "src/report/calibrate_report.h"
 #include "src/report/calibrate_svg.h"
+#include "src/report/json_text.h"
 #include "src/report/output_files.h"
 #include "src/tune/calibrate.h"
 
@@ -84,6 +86,8 @@ int run_calibrate(const CalibrateFlags& flags) {
   for (const char ch : flags.name)
     if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
       throw InputError("--name holds a control character (a newline or tab); give a printable name");
+  if (!is_utf8(flags.name))
+    throw InputError("--name holds bytes that are not UTF-8 text; give a printable name");
   if (!flags.svg.empty()) check_output_path(flags.svg, "--svg");
   {
     // The profile written must not replace a run file or the profile read.
@@ -92,7 +96,9 @@ int run_calibrate(const CalibrateFlags& flags) {
     check_distinct_paths({{"--out", flags.out}, {"--svg", flags.svg}}, inputs);
   }
   const ClusterSpec cluster = load_cluster(flags.cluster);
-  const std::vector<FitRun> runs = load_runs(flags.runs, cluster);
+  std::vector<std::string> left_out;
+  const std::vector<FitRun> runs = load_runs(flags.runs, cluster, &left_out);
+  for (const std::string& note : left_out) std::cerr << "parplan: " << note << "\n";
   // The fit moves one profile's constants: a run on other hardware would be
   // predicted with its own profile and pull the fit nowhere.
   for (const FitRun& run : runs)
@@ -156,7 +162,7 @@ int run_calibrate(const CalibrateFlags& flags) {
     auto j = calibrate_json(runs, outcome, flags.objective, flags.out);
     j["stopped_at_time_limit"] = outcome.stopped_at_deadline;
     if (!note.empty()) j["note"] = note;
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     std::cout << calibrate_table(runs, outcome, flags.objective, flags.out);
     if (!note.empty()) std::cout << "\nnote: " << note << "\n";

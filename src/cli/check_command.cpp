@@ -9,6 +9,7 @@
 #include "src/cli/engine_cost.h"
 #include "src/plan/engine_plan.h"
 #include "src/report/json_report.h"
+#include "src/report/json_text.h"
 #include "src/report/output_files.h"
 #include "src/report/pipeline_svg.h"
 #include "src/report/table_report.h"
@@ -89,7 +90,7 @@ int run_check(const CheckFlags& flags) {
                    : nlohmann::ordered_json{{"config", config_json(optimum_config)}, {"step_s", optimum_s}};
     j["solver"] = certificates_json(best.certificates, flags.job.common.timings());
     j["stopped_at_time_limit"] = best.search.stopped_at_deadline;
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     std::ostringstream out;
     out << "config   " << config_line(config, r.model.is_moe(), &job) << "\n";

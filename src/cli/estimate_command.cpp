@@ -8,6 +8,7 @@
 #include "src/cli/engine_cost.h"
 #include "src/plan/engine_plan.h"
 #include "src/report/json_report.h"
+#include "src/report/json_text.h"
 #include "src/report/output_files.h"
 #include "src/report/pipeline_svg.h"
 #include "src/report/table_report.h"
@@ -57,7 +58,7 @@ int run_estimate(const JobFlags& flags) {
       j["step_s_per_engine"] = per_engine;
     }
     if (engines.empty()) j["engine_problem"] = why_not;
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     std::cout << cost_table(r.model, r.cluster, config, cost, &job);
     if (!costed.per_engine.empty()) {

@@ -19,6 +19,7 @@
 #include "src/report/error_band.h"
 #include "src/report/experts_report.h"
 #include "src/report/experts_svg.h"
+#include "src/report/json_text.h"
 #include "src/report/sweep_report.h"
 
 namespace parplan {
@@ -188,12 +189,12 @@ int run_experts(const ExpertsFlags& f) {
   if (!f.out.empty()) {
     std::vector<LayerPlacement> placements;
     for (const LayerResult& r : run.layers) placements.push_back(r.placement);
-    files.stage(f.out, eplb_json(request.shape, placements).dump() + "\n", "--out");
+    files.stage(f.out, json_text(eplb_json(request.shape, placements), -1) + "\n", "--out");
   }
   if (!f.svg.empty()) files.stage(f.svg, experts_svg(loads.loads, request.shape, run), "--svg");
   files.commit();
   if (f.format == "json") {
-    std::cout << experts_json(context, run).dump(2) << "\n";
+    std::cout << json_text(experts_json(context, run)) << "\n";
   } else {
     std::cout << experts_table(context, run);
   }

@@ -7,6 +7,7 @@
 #include "src/io/input_error.h"
 #include "src/plan/engine_plan.h"
 #include "src/report/json_report.h"
+#include "src/report/json_text.h"
 #include "src/report/output_files.h"
 #include "src/report/pipeline_svg.h"
 #include "src/report/plan_report.h"
@@ -154,7 +155,8 @@ int run_plan(const PlanFlags& flags) {
     std::cerr << "parplan: " << warning << "\n";
   const bool timings = flags.job.common.timings();
   if (flags.job.common.json())
-    std::cout << plan_json(r.model, r.cluster, r.job, result, timings, &planned.recommended).dump(2) << "\n";
+    std::cout << json_text(plan_json(r.model, r.cluster, r.job, result, timings, &planned.recommended))
+              << "\n";
   else
     std::cout << plan_table(r.model, r.cluster, r.job, result, timings, &planned.recommended);
   return 0;

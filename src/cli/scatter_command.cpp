@@ -23,6 +23,7 @@
 #include "src/io/job_loader.h"
 #include "src/io/model_loader.h"
 #include "src/io/scatter_input.h"
+#include "src/report/json_text.h"
 #include "src/report/output_files.h"
 #include "src/report/scatter_report.h"
 #include "src/report/scatter_svg.h"
@@ -238,7 +239,7 @@ int run_scatter(const ScatterFlags& f) {
   if (f.common.json()) {
     auto j = scatter_json(report);
     j["stopped_at_time_limit"] = limited.load();
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     std::cout << scatter_table(report);
     if (!note.empty()) std::cout << "note: " << note << "\n";

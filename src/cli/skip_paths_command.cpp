@@ -6,6 +6,7 @@
 #include "src/cli/commands.h"
 #include "src/io/input_error.h"
 #include "src/io/skip_problem_loader.h"
+#include "src/report/json_text.h"
 #include "src/report/output_files.h"
 #include "src/report/skip_paths_report.h"
 
@@ -66,7 +67,7 @@ int run_skip_paths(const SkipPathsFlags& flags) {
                                              std::to_string(result.schedule.makespan_s) + " s"),
                           "--svg");
   if (flags.common.json())
-    std::cout << skip_paths_json(input.problem, result, solve_s).dump(2) << "\n";
+    std::cout << json_text(skip_paths_json(input.problem, result, solve_s)) << "\n";
   else
     std::cout << skip_paths_table(input.problem, result, solve_s);
   return 0;

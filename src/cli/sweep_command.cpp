@@ -16,6 +16,7 @@
 #include "src/io/input_limits.h"
 #include "src/io/job_loader.h"
 #include "src/plan/sweep.h"
+#include "src/report/json_text.h"
 #include "src/report/output_files.h"
 #include "src/report/sweep_plot.h"
 #include "src/report/sweep_report.h"
@@ -130,7 +131,7 @@ int run_sweep(const SweepFlags& flags) {
   OutputFiles files;
   if (!flags.csv.empty()) files.stage(flags.csv, sweep_csv(grid, outcomes), "--csv");
   if (!flags.json.empty())
-    files.stage(flags.json, sweep_json(grid, outcomes, time_s).dump(2) + "\n", "--json");
+    files.stage(flags.json, json_text(sweep_json(grid, outcomes, time_s)) + "\n", "--json");
   if (!flags.plot.empty()) files.stage(flags.plot, sweep_svg(grid, outcomes), "--plot");
 
   // Files first: when one cannot be written, nothing is printed as if the
@@ -144,7 +145,7 @@ int run_sweep(const SweepFlags& flags) {
   files.commit();
 
   if (flags.common.json()) {
-    std::cout << sweep_json(grid, outcomes, time_s).dump(2) << "\n";
+    std::cout << json_text(sweep_json(grid, outcomes, time_s)) << "\n";
   } else {
     std::cout << sweep_table(grid, outcomes, time_s);
   }

@@ -6,6 +6,8 @@
 #include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"
 #include "src/io/job_loader.h"
+#include "src/report/json_report.h"
+#include "src/report/json_text.h"
 #include "src/tune/tune_loop.h"
 
 namespace parplan {
@@ -25,7 +27,12 @@ void register_tune(CLI::App& app, Commands& c) {
                      "engine: megatron | megatron-deepspeed | torchtitan (default: the job file's engine, "
                      "else megatron)");
   add_output_path_option(*c.tune, "--out", f.out, "directory for the trials (new or empty)")->required();
-  add_int_option(*c.tune, "--train-iters", f.train_iters, "iterations per trial (default 30)", 5, 100000);
+  // The trials log every 10 iterations and calibrate drops the window that
+  // holds the 3 warm-up iterations: fewer than 20 leave no timed window.
+  add_int_option(*c.tune, "--train-iters", f.train_iters,
+                 "iterations per trial (default 30; at least 20: the logs time every 10 and the first window "
+                 "holds the warm-up)",
+                 20, 100000);
   c.tune->add_option("--launcher", f.launcher, "torchrun | slurm (default: the cluster profile's)");
   c.tune->add_option("--simulate", f.simulate, "write the logs a cluster with this profile would produce");
   c.tune->add_option("--engine-version", f.engine_version,
@@ -72,7 +79,7 @@ int run_tune(const TuneFlags& flags) {
   r.launcher = parse_launcher(flags.launcher.empty() ? r.cluster.launcher_default : flags.launcher);
   r.out_dir = flags.out;
   r.train_iters = flags.train_iters;
-  if (!flags.simulate.empty()) r.simulate = load_cluster(flags.simulate);
+  if (!flags.simulate.empty()) r.simulate = load_cluster(flags.simulate, "--simulate");
   // tune solves no MILP (the trials come from the search and a greedy
   // design): --solver-time-limit has nothing to bound, and no output field
   // is wall-clock, so --no-timings changes nothing.
@@ -82,6 +89,10 @@ int run_tune(const TuneFlags& flags) {
     std::cerr << "parplan: no feasible plan to try: " << result.infeasible << "\n";
     return 1;
   }
+  if (result.simulated_oom > 0)
+    std::cerr << "parplan: --simulate: " << result.simulated_oom
+              << " trial(s) ran out of memory on the simulated cluster; their logs say so and calibrate "
+                 "leaves them out\n";
   std::string note;
   if (result.stopped_at_deadline) {
     note =
@@ -104,12 +115,13 @@ int run_tune(const TuneFlags& flags) {
                              {"vp", t.config.vp},
                              {"dp", t.config.dp},
                              {"mbs", t.config.mbs},
+                             {"config", config_json(t.config)},
                              {"predicted_step_s", t.predicted_step_s}});
     j["pinned"] = result.pinned;
     j["simulated"] = r.simulate.has_value();
     j["stopped_at_time_limit"] = result.stopped_at_deadline;
     if (!note.empty()) j["note"] = note;
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
     return 0;
   }
   std::cout << "parplan tune: " << result.trials.size() << " trials in " << flags.out << "\n";

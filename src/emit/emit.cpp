@@ -14,6 +14,7 @@
 #include "src/emit/emit_internal.h"
 #include "src/io/input_error.h"
 #include "src/io/write_error.h"
+#include "src/report/json_text.h"
 
 namespace parplan {
 
@@ -251,7 +252,7 @@ std::vector<fs::path> emit_launch_files(const Plan& plan, const EmitOptions& opt
   emit_detail::ScriptFiles files = emit_detail::launch_scripts(plan, options, out.string());
   if (options.engine == Engine::kDeepSpeed || options.engine == Engine::kMegatronDeepSpeed) {
     files.files.push_back(
-        {"ds_config.json", emit_detail::deepspeed_config(plan, options.engine).dump(2) + "\n", false});
+        {"ds_config.json", json_text(emit_detail::deepspeed_config(plan, options.engine)) + "\n", false});
     files.files.push_back({"hostfile", emit_detail::deepspeed_hostfile(emit_detail::layout_of(plan)), false});
   }
   if (options.engine == Engine::kTorchtitan) {

@@ -116,12 +116,16 @@ std::string torchtitan_toml(const Plan& plan, long long train_steps) {
   // fused_elementwise, torch.compile) and, under context parallelism, with
   // the compiled ring's exposed exchange (cost/pytorch_cp_exchange.h);
   // torchtitan compiles nothing unless asked (job_config.py Compile.enable
-  // defaults to False at v0.2.2, 73a0e69).
+  // defaults to False at v0.2.2, 73a0e69). An eager plan says so too: the
+  // [compile] section marks the file as v0.2's for `calibrate`, which reads
+  // the attention kernel from it (src/io/torchtitan_log_reader.cpp).
+  t << "\n[compile]\n";
   if (plan.job.fused_elementwise) {
-    t << "\n[compile]\n";
     t << "enable = true\n";
     t << (plan.job.cross_entropy == CrossEntropy::kCompiled ? "components = [\"model\", \"loss\"]\n"
                                                             : "components = [\"model\"]\n");
+  } else {
+    t << "enable = false\n";
   }
   if (fp8) {
     t << "\n[quantize.linear.float8]\n";

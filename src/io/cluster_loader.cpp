@@ -197,8 +197,8 @@ const char* nic_name(NicKind nic) {
   return "intra-node";
 }
 
-ClusterSpec load_cluster(const std::string& name_or_path) {
-  const auto path = resolve_catalog_file("hardware-profiles", name_or_path, "--cluster").string();
+ClusterSpec load_cluster(const std::string& name_or_path, const char* flag) {
+  const auto path = resolve_catalog_file("hardware-profiles", name_or_path, flag).string();
   const YAML::Node root = load_yaml_file(path);
   try {
     YamlFields f(root, path);

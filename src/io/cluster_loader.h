@@ -8,7 +8,7 @@
 
 namespace parplan {
 
-ClusterSpec load_cluster(const std::string& name_or_path);
+ClusterSpec load_cluster(const std::string& name_or_path, const char* flag = "--cluster");
 
 NicKind parse_nic(const std::string& text, const std::string& where);
 const char* nic_name(NicKind nic);

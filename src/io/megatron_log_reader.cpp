@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "src/io/input_error.h"
+#include "src/io/log_lines.h"
 #include "src/io/measured_figure.h"
 #include "src/io/run_file_reader.h"
 
@@ -278,7 +279,9 @@ bool looks_like_megatron_log(const std::string& text) {
          text.find("------------------------ arguments ------------------------") != std::string::npos;
 }
 
-FitRun parse_megatron_log(const std::string& text, const std::string& origin, const ClusterSpec& cluster) {
+FitRun parse_megatron_log(const std::string& log_text, const std::string& origin,
+                          const ClusterSpec& cluster) {
+  const std::string text = complete_lines(log_text);
   const Args args = parse_arguments(text, origin);
   if (args.values.empty())
     throw InputError(origin +

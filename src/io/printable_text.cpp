@@ -6,8 +6,9 @@ namespace parplan {
 
 namespace {
 
-// Length of the valid UTF-8 sequence starting at text[i] (2 to 4), or 0.
-std::size_t utf8_sequence(const std::string& text, std::size_t i) {
+// Length of the valid UTF-8 sequence starting at text[i] (2 to 4), or 0;
+// C1 control characters count as invalid unless `allow_c1`.
+std::size_t utf8_sequence(const std::string& text, std::size_t i, bool allow_c1 = false) {
   const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
   const unsigned char lead = byte(i);
   std::size_t length = 0;
@@ -31,7 +32,7 @@ std::size_t utf8_sequence(const std::string& text, std::size_t i) {
       (code >= 0xD800 && code <= 0xDFFF))
     return 0;
   // C1 control characters (U+0080..U+009F) act on some terminals too.
-  if (code >= 0x80 && code <= 0x9F) return 0;
+  if (!allow_c1 && code >= 0x80 && code <= 0x9F) return 0;
   return length;
 }
 
@@ -64,5 +65,34 @@ std::string printable_text(const std::string& text, std::size_t max_chars) {
 }
 
 std::string printable_line(const std::string& text) { return printable_text(text, std::string::npos); }
+
+bool is_utf8(const std::string& text) {
+  for (std::size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+    } else if (const std::size_t length = utf8_sequence(text, i, true); length > 0) {
+      i += length;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string utf8_or_replacement(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      out += text[i++];
+    } else if (const std::size_t length = utf8_sequence(text, i, true); length > 0) {
+      out += text.substr(i, length);
+      i += length;
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+      ++i;
+    }
+  }
+  return out;
+}
 
 }  // namespace parplan

@@ -21,4 +21,11 @@ std::string printable_text(const std::string& text, std::size_t max_chars = kExc
 /// The same without a length cap (for a whole message line).
 std::string printable_line(const std::string& text);
 
+/// Whether `text` is valid UTF-8 (what JSON output and SVG text require).
+bool is_utf8(const std::string& text);
+
+/// `text` with each byte of an invalid UTF-8 sequence replaced by U+FFFD,
+/// for output that must be valid UTF-8 whatever a file name held.
+std::string utf8_or_replacement(const std::string& text);
+
 }  // namespace parplan

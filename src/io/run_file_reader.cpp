@@ -125,6 +125,17 @@ void check_run_expressible(const FitRun& run, const ClusterSpec& cluster, const 
     throw InputError(where + ": no vp/mbs makes this config valid for the model; give them explicitly");
 }
 
+namespace {
+// Two runs of one name in a file are one run entered twice (it would weigh
+// double in the fit) or two the report could not tell apart.
+void check_new_name(const std::vector<FitRun>& runs, const std::string& where) {
+  for (std::size_t i = 0; i + 1 < runs.size(); ++i)
+    if (runs[i].name == runs.back().name)
+      throw InputError(where + ": field 'name': '" + runs.back().name +
+                       "' names an earlier run too; give each run once, under its own name");
+}
+}  // namespace
+
 FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const ClusterSpec& profile,
                       const std::string& where, const std::string& default_source) {
   YamlFields f(node, where);
@@ -183,9 +194,16 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
     text << models[model];
     run.model = parse_model_yaml(text.str(), where + ": models." + model, model);
   } else {
-    run.model = load_model(model);
+    // The catalog's message names --model; here the run names it.
+    try {
+      run.model = load_model(model);
+    } catch (const InputError& e) {
+      std::string what = e.what();
+      if (what.rfind("--model ", 0) == 0) what = what.substr(8);
+      f.fail("model", what);
+    }
   }
-  run.job.gpus = f.positive_int("gpus");
+  run.job.gpus = static_cast<int>(*f.integer("gpus", 1, kMaxGpus));
   run.job.gbs = f.positive_int("gbs");
   run.job.seq = f.positive_int("seq");
   run.job.precision = parse_precision(f.text("precision", "bf16"), where + ": field 'precision'");
@@ -310,11 +328,20 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   run.measured_step_s = step_seconds(
       figure, run.model, run.job,
       cluster.device.peak_flops_per_s(run.job.precision) / cluster.device.power_clock_ratio, where);
-  if (f.has("peak_memory_gib")) run.measured_peak_bytes = f.positive_number("peak_memory_gib") * kGib;
   // The HBM of the GPUs the run used, where its source states one that
   // differs from the profile's (torchtitan's Grand Teton H100s: 96 GB):
   // only the memory check uses it.
   if (f.has("hbm_gib")) run.hbm_bytes = f.number_in("hbm_gib", 1.0, 1e6, 0.0) * kGib;
+  if (f.has("peak_memory_gib")) {
+    // A peak above the GPU's memory is no measurement of this GPU.
+    const double hbm_gib = (run.hbm_bytes > 0 ? run.hbm_bytes : cluster.device.hbm_bytes) / kGib;
+    run.measured_peak_bytes = f.positive_number("peak_memory_gib") * kGib;
+    if (run.measured_peak_bytes / kGib > hbm_gib) {
+      char text[96];
+      std::snprintf(text, sizeof text, "is above the GPU's %.1f GiB of memory", hbm_gib);
+      f.fail("peak_memory_gib", std::string(text) + "; give the peak in GiB (hbm_gib: if the GPUs had more)");
+    }
+  }
   return run;
 }
 
@@ -328,9 +355,11 @@ std::vector<FitRun> read_run_yaml(const std::string& path, const ClusterSpec& cl
     const std::string source = f.text("source", path);
     const YAML::Node models = root["models"];
     std::vector<FitRun> out;
-    for (std::size_t i = 0; i < runs.size(); ++i)
-      out.push_back(
-          parse_run_node(runs[i], models, cluster, path + ": runs[" + std::to_string(i) + "]", source));
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const std::string where = path + ": runs[" + std::to_string(i) + "]";
+      out.push_back(parse_run_node(runs[i], models, cluster, where, source));
+      check_new_name(out, where);
+    }
     return out;
   } catch (const YAML::Exception& e) {
     throw InputError(path + ": malformed run file at line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
@@ -342,8 +371,11 @@ std::vector<std::string> split_csv(const std::string& line) {
   std::vector<std::string> cells;
   std::string cell;
   bool quoted = false;
-  for (char ch : line) {
-    if (ch == '"')
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (ch == '"' && quoted && i + 1 < line.size() && line[i + 1] == '"')
+      cell += '"', ++i;  // RFC 4180: "" inside a quoted field is one quote
+    else if (ch == '"')
       quoted = !quoted;
     else if (ch == ',' && !quoted)
       cells.push_back(cell), cell.clear();
@@ -372,6 +404,11 @@ std::vector<FitRun> read_run_csv(const std::string& path, const ClusterSpec& clu
     if (line.empty() || line[0] == '#') continue;
     const auto cells = split_csv(line);
     if (header.empty()) {
+      for (std::size_t i = 0; i < cells.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+          if (cells[i] == cells[j])
+            throw InputError(path + ": line " + std::to_string(line_number) + ": column '" + cells[i] +
+                             "' is given twice in the header; keep one");
       header = cells;
       continue;
     }
@@ -393,6 +430,7 @@ std::vector<FitRun> read_run_csv(const std::string& path, const ClusterSpec& clu
     if (config.size() > 0) node["config"] = config;
     if (measured.size() > 0) node["measured"] = measured;
     out.push_back(parse_run_node(node, YAML::Node(), cluster, where, path));
+    check_new_name(out, where);
   }
   if (out.empty()) throw InputError(path + ": no runs (a header row, then one row per run)");
   return out;

@@ -21,7 +21,8 @@ bool run_extension(const fs::path& p) {
   return e == ".yaml" || e == ".yml" || e == ".csv" || e == ".log" || e == ".txt";
 }
 
-void load_file(const fs::path& path, const ClusterSpec& cluster, std::vector<FitRun>& out) {
+void load_file(const fs::path& path, const ClusterSpec& cluster, std::vector<FitRun>& out,
+               std::vector<std::string>* notes) {
   const std::string e = path.extension().string();
   if (e == ".yaml" || e == ".yml") {
     const auto runs = read_run_yaml(path.string(), cluster);
@@ -36,6 +37,15 @@ void load_file(const fs::path& path, const ClusterSpec& cluster, std::vector<Fit
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
+  // A trial that ran out of memory measured nothing the fit can use; the
+  // loop goes on without it (tune's probes may not fit the real cluster).
+  if (text.str().find("torch.OutOfMemoryError") != std::string::npos ||
+      text.str().find("CUDA out of memory") != std::string::npos) {
+    if (!notes) throw InputError(path.string() + ": the run ran out of GPU memory; leave its log out");
+    notes->push_back(path.string() +
+                     ": the run ran out of GPU memory (its log says so); left out of the fit");
+    return;
+  }
   if (looks_like_torchtitan_log(text.str())) {
     out.push_back(read_torchtitan_log(path.string(), cluster));
     return;
@@ -60,7 +70,8 @@ void check_once(const fs::path& file, const std::string& given, std::map<fs::pat
 }
 }  // namespace
 
-std::vector<FitRun> load_runs(const std::vector<std::string>& paths, const ClusterSpec& cluster) {
+std::vector<FitRun> load_runs(const std::vector<std::string>& paths, const ClusterSpec& cluster,
+                              std::vector<std::string>* notes) {
   std::vector<FitRun> out;
   std::map<fs::path, std::string> seen;
   for (const auto& p : paths) {
@@ -78,10 +89,10 @@ std::vector<FitRun> load_runs(const std::vector<std::string>& paths, const Clust
       if (files.empty())
         throw InputError("--runs " + p + ": the directory holds no .yaml, .csv or .log files");
       for (const auto& f : files) check_once(f, p, seen);
-      for (const auto& f : files) load_file(f, cluster, out);
+      for (const auto& f : files) load_file(f, cluster, out, notes);
     } else if (fs::is_regular_file(p, ec)) {
       check_once(p, p, seen);
-      load_file(p, cluster, out);
+      load_file(p, cluster, out, notes);
     } else if (fs::exists(p, ec)) {
       throw InputError("--runs " + p +
                        ": is not a regular file or a directory; give run files or a folder of them");
@@ -89,6 +100,7 @@ std::vector<FitRun> load_runs(const std::vector<std::string>& paths, const Clust
       throw InputError("--runs " + p + ": no such file or directory");
     }
   }
+  if (out.empty()) throw InputError("--runs: every run ran out of GPU memory; nothing was measured to fit");
   return out;
 }
 

@@ -11,7 +11,9 @@
 namespace parplan {
 
 /// Throws InputError naming the path on a missing path, an unknown file
-/// kind or any bad run.
-std::vector<FitRun> load_runs(const std::vector<std::string>& paths, const ClusterSpec& cluster);
+/// kind or any bad run. A log of a run that ran out of memory is left out
+/// with a line in `notes` (without `notes`, refused).
+std::vector<FitRun> load_runs(const std::vector<std::string>& paths, const ClusterSpec& cluster,
+                              std::vector<std::string>* notes = nullptr);
 
 }  // namespace parplan

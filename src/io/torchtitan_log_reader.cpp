@@ -13,6 +13,7 @@
 
 #include "src/emit/emit.h"
 #include "src/io/input_error.h"
+#include "src/io/log_lines.h"
 #include "src/io/measured_figure.h"
 #include "src/io/megatron_log_reader.h"
 #include "src/io/model_loader.h"
@@ -104,6 +105,12 @@ Config parse_flags(const std::string& text) {
 std::string get(const Config& c, const std::string& key, const std::string& fallback) {
   const auto it = c.find(key);
   return it == c.end() ? fallback : it->second;
+}
+
+// Whether any key starts with `prefix` ("compile.": the [compile] section).
+bool has_section(const Config& c, const std::string& prefix) {
+  const auto it = c.lower_bound(prefix);
+  return it != c.end() && it->first.compare(0, prefix.size(), prefix) == 0;
 }
 
 int get_int(const Config& c, const std::string& key, int fallback, const std::string& origin) {
@@ -330,7 +337,7 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_
   Config c = python ? parse_torchtitan_python_config(job_text, job_name) : parse_toml(job_text, job_name);
   for (const auto& [k, v] : parse_flags(flags_text)) c[k] = v;
 
-  const Metrics metrics = read_metrics(log_text, origin);
+  const Metrics metrics = read_metrics(complete_lines(log_text), origin);
   if (metrics.tps.empty())
     throw InputError(origin +
                      ": no torchtitan metrics lines ('step: N  loss: ...  tps: ...') after the first " +
@@ -479,17 +486,28 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_
   run["step_s"] = static_cast<double>(gbs) * seq / (static_cast<double>(world) * median_tps);
   if (metrics.peak_gib > 0) run["peak_memory_gib"] = metrics.peak_gib;
   FitRun fit = parse_run_node(run, models, cluster, origin, origin);
-  // v0.2.x's llama3 attention is PyTorch SDPA, whose flash path is
-  // FlashAttention-2; main's model_registry builds FlexAttention (its
-  // default attn_backend, as `--emit torchtitan` writes and costs it).
-  // Without torch.compile every element-wise operator is its own kernel
-  // (compile.enable defaults to false).
-  fit.job.attention_kernel = python ? AttentionKernel::kFlex : AttentionKernel::kFlash2;
+  // The attention kernel by release: main's model_registry builds
+  // FlexAttention (its default attn_backend, as `--emit torchtitan` writes
+  // and costs it); v0.2.x's ScaledDotProductAttentionWrapper runs SDPA with
+  // cuDNN first (sdpa_kernel([CUDNN_ATTENTION, FLASH_ATTENTION, MATH],
+  // set_priority=True), models/attention.py @ v0.2.0 and v0.2.2), as
+  // `--engine-version 0.2` costs it; v0.1.0 and the 2024 releases put cuDNN
+  // first only on B200 (has_cuda_capability(10, 0)), so an H100 ran SDPA's
+  // flash path, FlashAttention-2. A v0.2 TOML has a [compile] section (v0.1
+  // and older: training.compile; `--emit torchtitan --engine-version 0.2`
+  // always writes one).
+  const bool v02_toml = !python && (has_section(c, "compile.") || has_section(c, "quantize."));
+  fit.job.attention_kernel = python     ? AttentionKernel::kFlex
+                             : v02_toml ? AttentionKernel::kCudnn
+                                        : AttentionKernel::kFlash2;
   fit.job.fp8_tp_all_gather = float8.tp_gathers_fp8;
   // The run file's config has no split keys: set as read.
   fit.config.first_stage_layers = first_stage_layers;
   fit.config.last_stage_layers = last_stage_layers;
-  fit.job.fused_elementwise = get(c, "compile.enable", "false") == "true";
+  // Without torch.compile every element-wise operator is its own kernel
+  // (compile.enable, training.compile before v0.2, default false).
+  fit.job.fused_elementwise =
+      get(c, "compile.enable", "false") == "true" || get(c, "training.compile", "false") == "true";
   if (fit.job.tp_comm_overlap && !fit.job.fused_elementwise)
     throw InputError(
         origin + ": enable_async_tensor_parallel needs compile.enable = true (torchtitan raises without it)");

@@ -184,6 +184,11 @@ std::string YamlFields::text(const char* key) const {
   if (!has(key)) fail(key, "is missing; add it");
   if (!node_[key].IsScalar() || node_[key].Scalar().empty())
     fail(key, "must be a text string (got " + describe_yaml(node_[key]) + ")");
+  // Names are printed, written to JSON and SVG and looked up: none of which
+  // can carry bytes that are not UTF-8.
+  if (!is_utf8(node_[key].Scalar()))
+    fail(key, "holds bytes that are not UTF-8 text ('" + shorten(node_[key].Scalar()) +
+                  "'); save the file as UTF-8");
   return node_[key].Scalar();
 }
 

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "src/report/json_text.h"
+
 namespace parplan {
 
 std::string pipeline_trace_json(const PipelineTimeline& timeline, const CostReport& cost,
@@ -17,7 +19,7 @@ std::string pipeline_trace_json(const PipelineTimeline& timeline, const CostRepo
   other["vp"] = timeline.vp;
   std::string o;
   o.reserve(160 * timeline.ops.size() + 1024);
-  o += "{\"displayTimeUnit\":\"ms\",\"otherData\":" + other.dump() + ",\"traceEvents\":[\n";
+  o += "{\"displayTimeUnit\":\"ms\",\"otherData\":" + json_text(other, -1) + ",\"traceEvents\":[\n";
   char buf[256];
   for (int r = 0; r < timeline.pp; ++r) {
     std::snprintf(

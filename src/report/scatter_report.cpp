@@ -6,6 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include "src/report/json_text.h"
+
 namespace parplan {
 
 namespace {
@@ -153,7 +155,7 @@ std::string scatter_out_lines(const ScatterReport& r) {
       mbs.push_back({{"groups", groups}});
     }
     line["micro_batches"] = mbs;
-    out += line.dump() + "\n";
+    out += json_text(line, -1) + "\n";
   }
   return out;
 }

@@ -2,11 +2,15 @@
 
 #include <string>
 
+#include "src/io/printable_text.h"
+
 namespace parplan {
 
 std::string xml_escape(const std::string& text) {
   std::string out;
-  for (char ch : text) {
+  // A name taken from a file may hold bytes that are not UTF-8, which no XML
+  // parser accepts.
+  for (char ch : utf8_or_replacement(text)) {
     switch (ch) {
       case '&':
         out += "&amp;";

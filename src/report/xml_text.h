@@ -7,7 +7,8 @@
 namespace parplan {
 
 /// The five predefined entities escaped; control characters other than tab
-/// and newline, which XML 1.0 does not allow, left out.
+/// and newline, which XML 1.0 does not allow, left out; bytes of invalid
+/// UTF-8 written as U+FFFD.
 std::string xml_escape(const std::string& text);
 
 /// The opening <svg> tag of a picture `width` x `height` pixels (sans-serif,

@@ -14,12 +14,21 @@ std::string fittable_keys(const ClusterSpec& cluster) {
   return out;
 }
 
+namespace {
+std::string first_memory_key(const std::vector<FittedConstant>& fitted) {
+  for (const auto& f : fitted)
+    if (f.memory_only) return f.key;
+  return "";
+}
+}  // namespace
+
 CalibrateOutcome calibrate(const ClusterSpec& cluster, const std::vector<FitRun>& runs,
                            const CalibrateOptions& options) {
   CalibrateOutcome outcome;
   const auto all = fitted_constants(cluster);
-  int figures = 0;
-  for (const auto& run : runs) figures += 1 + (run.measured_peak_bytes > 0 ? 1 : 0);
+  int memory_figures = 0;
+  for (const auto& run : runs) memory_figures += run.measured_peak_bytes > 0 ? 1 : 0;
+  const int figures = static_cast<int>(runs.size()) + memory_figures;
   if (!options.fit_keys.empty()) {
     for (const auto& key : options.fit_keys) {
       const auto c = find_fitted_constant(cluster, key);
@@ -31,18 +40,29 @@ CalibrateOutcome calibrate(const ClusterSpec& cluster, const std::vector<FitRun>
         throw InputError("--fit: '" + key + "' is named twice; name each constant once");
       outcome.fitted.push_back(*c);
     }
+    // Step times pin down the time constants, measured peaks the memory
+    // ones: each kind needs figures of its own.
+    const auto memory_keys = std::count_if(outcome.fitted.begin(), outcome.fitted.end(),
+                                           [](const FittedConstant& f) { return f.memory_only; });
+    if (memory_keys > 0 && memory_figures == 0)
+      throw InputError("--fit: only memory predictions depend on '" + first_memory_key(outcome.fitted) +
+                       "' and no run gives its measured peak memory (peak_memory_gib); give such runs or "
+                       "drop it from --fit");
     if (static_cast<int>(outcome.fitted.size()) > figures)
       throw InputError("--fit: " + std::to_string(outcome.fitted.size()) + " free constants but only " +
                        std::to_string(figures) + " measured figures in " + std::to_string(runs.size()) +
                        " runs; give more runs or fewer --fit keys");
   } else {
     // The runs pin down what the rank check keeps; at most half as many
-    // constants as measured figures, so the fit is over-determined and the
-    // leave-one-out error says something.
-    auto kept = identifiable_constants(cluster, runs, all, 1e-2);
-    const std::size_t cap = std::max(1, figures / 2);
-    if (kept.size() > cap) kept.resize(cap);
-    outcome.fitted = kept;
+    // constants of each kind as measured figures of that kind (step times
+    // for time constants, peaks for memory ones), so the fit is
+    // over-determined and the leave-one-out error says something.
+    const auto kept = identifiable_constants(cluster, runs, all, 1e-2);
+    std::size_t time_kept = 0, memory_kept = 0;
+    const std::size_t time_cap = std::max<std::size_t>(1, runs.size() / 2);
+    const std::size_t memory_cap = static_cast<std::size_t>(memory_figures / 2);
+    for (const FittedConstant& c : kept)
+      if (c.memory_only ? memory_kept++ < memory_cap : time_kept++ < time_cap) outcome.fitted.push_back(c);
     if (outcome.fitted.empty())
       throw InputError("--runs: the runs do not depend on any fitted constant; nothing to calibrate");
   }

@@ -211,4 +211,14 @@ std::string simulated_torchtitan_log(const ModelSpec& model, const JobSpec& job,
   return log.str();
 }
 
+std::string simulated_oom_log(double peak_memory_gib, double device_memory_gib) {
+  char text[300];
+  std::snprintf(
+      text, sizeof text,
+      "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB. GPU 0 has a "
+      "total capacity of %.2f GiB [simulated: the run needs %.2f GiB]\n",
+      peak_memory_gib - device_memory_gib, device_memory_gib, peak_memory_gib);
+  return text;
+}
+
 }  // namespace parplan

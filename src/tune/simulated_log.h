@@ -32,4 +32,8 @@ std::string simulated_torchtitan_log(const ModelSpec& model, const JobSpec& job,
                                      double step_s, int train_iters, double peak_flops_per_s,
                                      double peak_memory_gib, double device_memory_gib, int log_freq = 10);
 
+/// The end of a run that ran out of memory: PyTorch's
+/// torch.OutOfMemoryError line (the log readers leave such a run out).
+std::string simulated_oom_log(double peak_memory_gib, double device_memory_gib);
+
 }  // namespace parplan

@@ -50,7 +50,12 @@ bool add_if_valid(const ModelSpec& model, const ClusterSpec& cluster, Trial t, s
   if (t.config.dp < 1 || t.config.world() != t.job.gpus) return false;
   if (config_problem(model, t.job, t.config) != nullptr) return false;
   const CostReport cost = estimate_cost(model, cluster, t.job, t.config);
-  if (!cost.memory.fits) return false;
+  // A probe is a measurement, not the run to train with: one within 5 % of
+  // the memory limit would run out of memory on a cluster whose reserve is
+  // a little larger than the uncalibrated profile's, measuring nothing.
+  constexpr double kProbeMemoryMargin = 0.95;
+  if (!cost.memory.fits || cost.memory.peak_bytes > kProbeMemoryMargin * cost.memory.capacity_bytes)
+    return false;
   t.predicted_step_s = cost.time.step_s;
   out.push_back(t);
   return true;
@@ -111,7 +116,14 @@ std::vector<Trial> candidate_trials(const ModelSpec& model, const ClusterSpec& c
       const int dp = gpus / replica;
       t.job.gpus = gpus;
       t.job.gbs = std::max(1, job.gbs / best.config.dp) * dp;
-      add_if_valid(model, cluster, t, out);
+      // Sharded over fewer ranks, the states may not fit: recomputing the
+      // forward frees the activations and keeps what the probe measures.
+      if (!add_if_valid(model, cluster, t, out) && t.config.recompute != Recompute::kFull) {
+        t.why += ", full recomputation to fit";
+        t.config.recompute = Recompute::kFull;
+        t.config.recompute_layers = 0;
+        add_if_valid(model, cluster, t, out);
+      }
     }
   }
   {

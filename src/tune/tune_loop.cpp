@@ -32,11 +32,18 @@ Plan trial_plan(const TuneRequest& r, const Trial& t) {
 }
 
 std::string config_text(const Trial& t) {
+  // Two trials differing only in how many layers full recomputation
+  // covers must not read alike.
+  std::string recompute;
+  if (t.config.recompute == Recompute::kSelective) recompute = " recompute selective";
+  if (t.config.recompute == Recompute::kFull)
+    recompute = t.config.recompute_layers > 0
+                    ? " recompute full (" + std::to_string(t.config.recompute_layers) + " layers per chunk)"
+                    : " recompute full (every layer)";
   char buf[200];
   std::snprintf(buf, sizeof buf, "gpus %d gbs %d seq %d: tp %d pp %d vp %d dp %d mbs %d zero %d%s%s%s",
                 t.job.gpus, t.job.gbs, t.job.seq, t.config.tp, t.config.pp, t.config.vp, t.config.dp,
-                t.config.mbs, t.config.zero, t.config.sp ? " sp" : "",
-                t.config.recompute == Recompute::kFull ? " recompute full" : "",
+                t.config.mbs, t.config.zero, t.config.sp ? " sp" : "", recompute.c_str(),
                 t.config.overlap_grad_reduce ? "" : " no-overlap-grad-reduce");
   return buf;
 }
@@ -158,6 +165,8 @@ TuneResult write_tune_loop(const TuneRequest& r) {
     options.launcher = r.launcher;
     options.out_dir = r.out_dir / dir;
     options.torchtitan_version = r.torchtitan_version;
+    // The scripts' header and #SBATCH -t are sized for what the trial runs.
+    options.train_iters = r.train_iters;
     const auto files = emit_launch_files(trial_plan(r, t), options);
     result.files.insert(result.files.end(), files.begin(), files.end());
     const std::string log = "logs/" + dir + ".log";
@@ -182,7 +191,14 @@ TuneResult write_tune_loop(const TuneRequest& r) {
     table += "| " + dir + " | " + t.why + " | " + config_text(t) + " | " + step + " |\n";
     if (r.simulate) {
       const CostReport truth = estimate_cost(r.model, *r.simulate, t.job, t.config);
-      if (torchtitan) {
+      // A trial that fits the planning profile may not fit the simulated
+      // cluster: it fails as a real one would, and calibrate leaves it out.
+      if (truth.memory.peak_bytes > r.simulate->device.hbm_bytes) {
+        write_text(trial_log_path(r.out_dir, dir),
+                   simulated_oom_log(truth.memory.peak_bytes / kGiB, r.simulate->device.hbm_bytes / kGiB),
+                   result.files);
+        ++result.simulated_oom;
+      } else if (torchtitan) {
         write_text(
             trial_log_path(r.out_dir, dir),
             simulated_torchtitan_log(r.model, t.job, t.config, truth.time.step_s, r.train_iters,

@@ -45,6 +45,9 @@ struct TuneResult {
   /// Not empty when no plan of the job fits or passes the engine's rules:
   /// the binding constraint, as `plan` names it (then nothing is written).
   std::string infeasible;
+  /// --simulate: trials that ran out of memory on the simulated cluster
+  /// (their logs end in PyTorch's out-of-memory error).
+  int simulated_oom = 0;
 };
 
 /// Throws InputError (naming `where`: --emit, or the job file's engine
