@@ -279,9 +279,13 @@ TEST(TuneTorchtitan, V02TrialsOfAnFp8JobReadBackAsCosted) {
   }
   std::vector<FittedConstant> fit_keys;
   for (const auto& key : result.pinned) fit_keys.push_back(*find_fitted_constant(cluster, key));
+  // Read back as simulated: under the hidden profile every log's run
+  // predicts the step time the log holds.
+  for (const auto& run : runs)
+    EXPECT_NEAR(predict_run(run, hidden.cluster).step_s / run.measured_step_s, 1.0, 1e-3) << run.name;
   const ProfileFitResult fit = fit_profile(cluster, runs, fit_keys);
   for (const auto& run : runs)
-    EXPECT_NEAR(predict_run(run, fit.cluster).step_s / run.measured_step_s, 1.0, 0.03);
+    EXPECT_NEAR(predict_run(run, fit.cluster).step_s / run.measured_step_s, 1.0, 2e-3);
   fs::remove_all(dir);
   // torchtitan main's trials would run rowwise Float8: refused, nothing written.
   r.torchtitan_version = TorchtitanVersion::kMain;

@@ -161,6 +161,9 @@ YAML::Node model_node(const Config& c, const std::string& origin) {
         get(c, "model.norm_type", "rmsnorm").find("layernorm") != std::string::npos ? "layernorm" : "rmsnorm";
     m["position"] = "rope";
     m["tied_embeddings"] = false;
+    // torchtitan's Llama has no dropout (models/llama3/model: SDPA with
+    // dropout_p 0); the catalog's default (0.1, GPT's) would price one.
+    m["dropout"] = 0.0;
     return m;
   }
   throw InputError(origin + ": llama3 flavor '" + flavor + "' is not known (8B, 70B, 405B); give a run file");
