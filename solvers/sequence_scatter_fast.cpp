@@ -456,13 +456,30 @@ ScatterPlan fast_path(const Instance& in, const std::vector<std::int64_t>& lengt
   }
   const double k = in.coefficients->token_capacity_per_gpu;
   const double fixed_ms = in.coefficients->fixed_ms;
-  const int fewest = std::max(1, static_cast<int>(std::ceil(total_tokens / (in.gpus * k) - 1e-9)));
+  // Micro-batches the step needs at least: its tokens over the cluster's
+  // capacity, its sequences' narrowest groups over the GPUs, and one each
+  // for the sequences whose narrowest group is wider than half the GPUs
+  // (no two of them share a micro-batch).
+  double width_sum = 0;
+  int wide = 0;
+  for (int i = 0; i < n; ++i) {
+    int narrowest = in.gpus;
+    for (int j = 0; j < in.num_sizes; ++j)
+      if (in.capacity_tokens[j] >= in.tokens[i]) narrowest = std::min(narrowest, in.size[j]);
+    width_sum += narrowest;
+    wide += 2 * narrowest > in.gpus ? 1 : 0;
+  }
+  const int fewest = std::max({1, static_cast<int>(std::ceil(total_tokens / (in.gpus * k) - 1e-9)),
+                               static_cast<int>(std::ceil(width_sum / in.gpus - 1e-9)), wide});
 
   Packer packer(in);
   ScatterPlan best;
   const bool hurried = Clock::now() >= deadline;
   const double precision = hurried ? kHurriedCapPrecision : kCapPrecision;
-  for (int m = fewest; m <= std::min(n, fewest + kExtraMicroBatches); ++m) {
+  // Past kExtraMicroBatches the counts go on only until one packs: a step
+  // always has a plan (each sequence alone in a micro-batch at worst).
+  for (int m = fewest; m <= n; ++m) {
+    if (m > fewest + kExtraMicroBatches && !best.empty()) break;
     if (!best.empty() && (m * fixed_ms + gpu_ms / in.gpus >= best.time_ms || Clock::now() >= deadline)) break;
     // The other insertion order's cap for the same count is near this one's.
     double cap_ms = 0;
