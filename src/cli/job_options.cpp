@@ -327,8 +327,9 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit, bool warn) {
         parse_pipeline_layout(layout, f.pp.value_or(request.config ? request.config->pp : 1), out.model,
                               out.file_pipeline_layout_where);
   out.file_vp_given = request.config_vp_given;
-  // After every input check, so a bad flag stays one line on stderr.
-  if (warn) warn_unmodelled(out.model);
+  // After every input check, so a bad flag stays one line on stderr; under
+  // --emit the refusal names what the warnings would (one line).
+  if (warn && emit.empty()) warn_unmodelled(out.model);
   return out;
 }
 

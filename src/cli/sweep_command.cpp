@@ -4,6 +4,7 @@
 #include <chrono>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 
 #include "solvers/solve.h"
@@ -57,7 +58,13 @@ int run_sweep(const SweepFlags& flags) {
   if (!flags.csv.empty()) check_output_path(flags.csv, "--csv");
   if (!flags.json.empty()) check_output_path(flags.json, "--json");
   if (!flags.plot.empty()) check_output_path(flags.plot, "--plot");
-  check_distinct_paths({{"--csv", flags.csv}, {"--json", flags.json}, {"--plot", flags.plot}});
+  {
+    // No output may replace the cluster profile or a model file read.
+    std::vector<NamedPath> inputs{{"--cluster", flags.cluster}};
+    std::stringstream models(flags.models);
+    for (std::string item; std::getline(models, item, ',');) inputs.push_back({"--models", item});
+    check_distinct_paths({{"--csv", flags.csv}, {"--json", flags.json}, {"--plot", flags.plot}}, inputs);
+  }
   try {
     (void)parse_backend(flags.solver);
   } catch (const std::invalid_argument&) {

@@ -225,14 +225,15 @@ std::vector<fs::path> emit_launch_files(const Plan& plan, const EmitOptions& opt
   if (!lost.empty()) {
     std::string message = "--emit " + std::string(engine_name(options.engine)) + ": cannot write " +
                           plan.model.name + " as it is:";
-    for (const std::string& what : lost) message += (lost.size() == 1 ? " " : "\n  ") + what;
+    // One line on stderr, however many the problems (each ends its sentence).
+    for (const std::string& what : lost) message += " " + what;
     throw InputError(message);
   }
   const std::vector<std::string> violations = engine_rule_violations(plan, options.engine);
   if (!violations.empty()) {
     std::string message = "--emit " + std::string(engine_name(options.engine)) + ": the plan breaks " +
                           std::to_string(violations.size()) + " rule(s) of the engine:";
-    for (const std::string& v : violations) message += "\n  " + v;
+    for (std::size_t i = 0; i < violations.size(); ++i) message += (i == 0 ? " " : "; ") + violations[i];
     throw InputError(message);
   }
   if (options.engine == Engine::kTorchtitan) {

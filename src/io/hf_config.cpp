@@ -10,6 +10,7 @@
 
 #include "src/io/input_error.h"
 #include "src/io/input_file.h"
+#include "src/io/input_limits.h"
 #include "src/io/model_checks.h"
 #include "src/io/model_loader.h"
 #include "src/io/printable_text.h"
@@ -453,7 +454,14 @@ ModelSpec parse_hf_config(const std::string& text, const std::string& origin) {
     // nlohmann keeps the last of duplicate keys: refuse them instead.
     std::vector<std::vector<std::string>> keys_by_depth;
     std::string duplicate;
+    bool too_deep = false;
     const Json::parser_callback_t no_duplicates = [&](int depth, Json::parse_event_t event, Json& parsed) {
+      // A value nested thousands deep would overflow the stack where it is
+      // quoted back: a config.json is a few levels deep.
+      if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) &&
+          depth >= kMaxJsonDepth)
+        too_deep = true;
+      if (too_deep) return false;
       if (event == Json::parse_event_t::object_start)
         keys_by_depth.resize(depth + 2), keys_by_depth[depth + 1].clear();
       if (event == Json::parse_event_t::key && duplicate.empty() &&
@@ -466,6 +474,10 @@ ModelSpec parse_hf_config(const std::string& text, const std::string& origin) {
       return true;
     };
     const Json root = Json::parse(text, no_duplicates);
+    if (too_deep)
+      fail(origin, 0,
+           "values are nested more than " + std::to_string(kMaxJsonDepth) +
+               " levels deep; give the model's config.json as Hugging Face writes it");
     if (!duplicate.empty()) fail(origin, 0, "field '" + duplicate + "' is given twice; keep one");
     return model_from_hf(root, origin);
   } catch (const Json::parse_error& e) {

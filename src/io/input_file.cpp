@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/io/input_error.h"
+#include "src/io/input_limits.h"
 #include "src/io/printable_text.h"
 
 namespace parplan {
@@ -37,7 +38,13 @@ nlohmann::json parse_json_unique_keys(const std::string& text, const std::string
   // Per object being read: its keys so far and the latest (the name of a
   // nested object, for the message).
   std::vector<std::pair<std::set<std::string>, std::string>> open;
-  const auto on_event = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+  const auto on_event = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    // Quoting a value nested thousands deep back would overflow the stack.
+    if ((event == nlohmann::json::parse_event_t::object_start ||
+         event == nlohmann::json::parse_event_t::array_start) &&
+        depth >= kMaxJsonDepth)
+      throw InputError(label + ": values are nested more than " + std::to_string(kMaxJsonDepth) +
+                       " levels deep; no input of parplan's nests so far");
     if (event == nlohmann::json::parse_event_t::object_start) {
       open.emplace_back();
     } else if (event == nlohmann::json::parse_event_t::object_end) {

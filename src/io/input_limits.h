@@ -39,6 +39,9 @@ inline constexpr std::int64_t kMaxInputFileBytes = 1 << 20;
 /// Bytes of any other YAML input (run files, problems): 16 MiB, tens of
 /// thousands of runs; parsing that much takes a few seconds.
 inline constexpr std::int64_t kMaxYamlFileBytes = 16 << 20;
+/// JSON inputs nest at most this deep (a config.json: 3 levels; scatter's
+/// steps: 2): deeper would overflow the stack where a value is quoted back.
+inline constexpr int kMaxJsonDepth = 64;
 /// --time-limit and --solver-time-limit, in seconds (a week).
 inline constexpr double kMinTimeLimitS = 0.001;
 inline constexpr double kMaxTimeLimitS = 7 * 24 * 3600.0;
