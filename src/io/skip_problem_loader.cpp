@@ -17,6 +17,7 @@ namespace {
 
 constexpr int kMaxSkipPathNodes = 1024;
 constexpr int kMaxMicroBatchesPerSource = 4096;
+constexpr std::int64_t kMaxStepMicroBatches = 8192;
 // A task or a transfer of a billion seconds (31 years) is a typo; the bound
 // keeps every sum of the simulation finite (1e308 s doubled was infinite).
 constexpr double kMaxSeconds = 1e9;
@@ -273,6 +274,16 @@ SkipProblemInput parse_skip_problem(const YAML::Node& root, const std::string& w
   read_stages(r, in);
   p.network.memory = r.bounded_int("memory", 1, 1 << 20);
   p.micro_batches_per_source = r.bounded_int("micro_batches_per_source", 1, kMaxMicroBatchesPerSource);
+  // The path search simulates the schedule placed so far for each
+  // micro-batch it places: time grows with the square of the step's
+  // micro-batches (8192: about 7 s on 2 cores), past any time limit.
+  const std::int64_t step_micro_batches =
+      static_cast<std::int64_t>(p.stage_sizes.front()) * p.micro_batches_per_source;
+  if (step_micro_batches > kMaxStepMicroBatches)
+    r.fail("micro_batches_per_source",
+           "x the " + std::to_string(p.stage_sizes.front()) + " source nodes of stage 0 is " +
+               std::to_string(step_micro_batches) + " micro-batches a step, over " +
+               std::to_string(kMaxStepMicroBatches) + " (the path search's limit); give fewer per source");
 
   const auto& f = r.fields();
   double activation_bytes = 0;
