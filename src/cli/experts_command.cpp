@@ -3,6 +3,7 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <iostream>
 
@@ -11,6 +12,7 @@
 #include "src/io/decimal_int.h"
 #include "src/io/expert_loads.h"
 #include "src/io/input_error.h"
+#include "src/io/input_limits.h"
 #include "src/io/job_loader.h"
 #include "src/io/model_loader.h"
 #include "src/plan/expert_placement_run.h"
@@ -34,9 +36,12 @@ int parse_count(const std::string& flag, const std::string& text, int minimum) {
 double parse_seconds(const std::string& flag, const std::string& text) {
   double value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(value) || value <= 0 ||
-      value > 1e6) {
-    throw InputError(flag + " '" + text + "' must be a number of seconds in (0, 1e6]");
+  // The range every command's time limits keep (src/io/input_limits.h).
+  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(value) ||
+      value < kMinTimeLimitS || value > kMaxTimeLimitS) {
+    char range[64];
+    std::snprintf(range, sizeof range, "%g to %g", kMinTimeLimitS, kMaxTimeLimitS);
+    throw InputError(flag + " '" + text + "' must be a number of seconds from " + range);
   }
   return value;
 }

@@ -246,6 +246,16 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit, bool warn) {
           "to accept it");
     out.job.a2a_compression = r;
   }
+  // The expert flags change nothing on a dense model: a typo of the model,
+  // not a request to ignore.
+  if (!out.model.is_moe()) {
+    if (f.moe_imbalance)
+      throw InputError("--moe-imbalance: model " + out.model.name +
+                       " is dense (no experts); it applies to mixture-of-experts models");
+    if (f.a2a_compression)
+      throw InputError("--a2a-compression: model " + out.model.name +
+                       " is dense; the expert all-to-all needs a mixture-of-experts model");
+  }
   apply_moe_fp8_recipe(f, request, out);
   if (!f.routing_stats.empty()) {
     if (f.moe_imbalance)

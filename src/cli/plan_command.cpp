@@ -36,6 +36,16 @@ int run_plan(const PlanFlags& flags) {
   // A job file's config is what estimate and check cost; plan searches
   // around it (its expert keys pin the search). Say so rather than drop
   // the keys without a word.
+  // A config whose dp contradicts its own split is refused as estimate
+  // refuses it, even where plan would search around it.
+  if (r.file_dp && r.file_config) {
+    const std::int64_t ranks =
+        std::int64_t{r.file_config->tp} * r.file_config->pp * std::max(1, r.file_config->cp);
+    if (ranks > 0 && (r.job.gpus % ranks != 0 || r.job.gpus / ranks != *r.file_dp))
+      throw InputError("config: dp " + std::to_string(*r.file_dp) + " disagrees with the job: " +
+                       std::to_string(r.job.gpus) + " GPUs / (tp * pp * cp = " + std::to_string(ranks) +
+                       ") is not " + std::to_string(*r.file_dp) + "; drop dp or fix it");
+  }
   if (!r.file_config_keys_unpinned.empty()) {
     std::string keys;
     for (const std::string& k : r.file_config_keys_unpinned) keys += (keys.empty() ? "" : ", ") + k;

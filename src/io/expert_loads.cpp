@@ -13,6 +13,7 @@
 
 #include "src/io/input_error.h"
 #include "src/io/input_file.h"
+#include "src/io/input_limits.h"
 #include "src/io/printable_text.h"
 
 namespace parplan {
@@ -167,8 +168,12 @@ ExpertLoads parse_expert_loads(const std::string& text, const std::string& sourc
   const std::string body = trim(text);
   if (body.empty())
     throw InputError(source + ": file is empty; give {\"loads\": [[...], ...]} or CSV rows of loads");
-  if (body.front() == '{') return parse_json(body, source);
-  return parse_csv(text, source);
+  ExpertLoads loads = body.front() == '{' ? parse_json(body, source) : parse_csv(text, source);
+  // The limit docs/experts.md and docs/errors.md state for every width.
+  if (loads.experts() > kMaxWidth)
+    throw InputError(source + ": " + std::to_string(loads.experts()) + " experts per layer, over " +
+                     std::to_string(kMaxWidth) + "; give at most that many");
+  return loads;
 }
 
 ExpertLoads read_expert_loads(const std::string& path, const std::string& flag) {

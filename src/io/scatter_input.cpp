@@ -245,6 +245,9 @@ ScatterCoefficients load_scatter_coefficients(const std::string& path,
 std::vector<int> parse_group_sizes(const std::string& text, const std::string& flag) {
   std::vector<int> sizes;
   std::string token;
+  // A trailing comma is an empty last item, as 1,,2 holds one.
+  if (!text.empty() && text.back() == ',')
+    throw InputError(flag + ": '" + printable_text(text) + "' ends in an empty item (write e.g. 1,2,4,8)");
   std::istringstream in(text);
   while (std::getline(in, token, ',')) {
     bool digits = !token.empty() && token.size() <= 7;
@@ -252,6 +255,8 @@ std::vector<int> parse_group_sizes(const std::string& text, const std::string& f
     if (!digits || std::stoi(token) < 1) {
       throw InputError(flag + ": '" + printable_text(token) + "' is not a group size (write e.g. 1,2,4,8)");
     }
+    if (std::find(sizes.begin(), sizes.end(), std::stoi(token)) != sizes.end())
+      throw InputError(flag + ": group size " + token + " is listed twice; list each size once");
     sizes.push_back(std::stoi(token));
   }
   if (sizes.empty()) throw InputError(flag + ": give at least one group size (e.g. 1,2,4,8)");
