@@ -24,8 +24,12 @@ std::string read_text(const std::string& path, const std::string& flag) {
 
 /// A length as decimal digits (no sign, no exponent, no leading-zero octal).
 std::int64_t parse_length(const std::string& token, const std::string& where) {
-  bool digits = !token.empty() && token.size() <= 12;
+  bool digits = !token.empty();
   for (char ch : token) digits = digits && ch >= '0' && ch <= '9';
+  // A whole number too long to read is one out of range, not a malformed one.
+  if (digits && token.size() > 12)
+    throw InputError(where + ": sequence length " + printable_text(token) + " must be between 1 and " +
+                     std::to_string(kMaxSequenceTokens) + " tokens");
   if (!digits) {
     throw InputError(where + ": sequence length '" + printable_text(token) +
                      "' is not a positive whole number of tokens (write e.g. 4096)");

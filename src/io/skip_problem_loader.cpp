@@ -39,7 +39,8 @@ class Reader {
     }
     if (!ok)
       fail(key,
-           at + " must be a number (got '" + (node.IsScalar() ? node.Scalar() : "a list or mapping") + "')");
+           (at.empty() ? "" : at + " ") + "must be a number (got '" +
+               (node.IsScalar() ? node.Scalar() : "a list or mapping") + "')");
     return value;
   }
 
