@@ -70,31 +70,34 @@ TEST(CalibrateInputChecks, AQuotedCsvFieldKeepsItsDoubledQuote) {
   EXPECT_EQ(runs[0].name, "q\"uote");
 }
 
-TEST(CalibrateInputChecks, APeakAboveTheGpusMemoryIsRefused) {
-  const std::string path = test::write_temp(
-      "peak.yaml",
-      "runs:\n  - {name: a, model: gpt-1.7b, gpus: 32, gbs: 512, seq: 2048, config: {tp: 1, pp: 1, mbs: 1},\n"
-      "     step_s: 2.0, peak_memory_gib: 5000}\n");
+// A run file of one run `{name: a, FIELDS}` that calibrate must refuse
+// with a line holding `mention`.
+void expect_run_refused(const std::string& file, const std::string& fields, const std::string& mention) {
+  const std::string path = test::write_temp(file, "runs:\n  - {name: a, " + fields + "}\n");
   test::expect_cli_refusal("calibrate --cluster dgx-a100 --runs " + path + " --fit gemm_efficiency_max",
-                           "'peak_memory_gib' is above the GPU's 80.0 GiB");
+                           mention);
+}
+
+TEST(CalibrateInputChecks, APeakAboveTheGpusMemoryIsRefused) {
+  expect_run_refused("peak.yaml",
+                     "model: gpt-1.7b, gpus: 32, gbs: 512, seq: 2048, config: {tp: 1, pp: 1, mbs: 1}, "
+                     "step_s: 2.0, peak_memory_gib: 5000",
+                     "'peak_memory_gib' is above the GPU's 80.0 GiB");
 }
 
 TEST(CalibrateInputChecks, GpusBeyondTheLimitAreRefusedInRunFiles) {
-  const std::string path =
-      test::write_temp("gpus.yaml",
-                       "runs:\n  - {name: a, model: gpt-1.7b, gpus: 2000000, gbs: 4000000, seq: 2048,\n"
-                       "     config: {tp: 1, pp: 1, mbs: 1}, step_s: 2.0}\n");
-  test::expect_cli_refusal("calibrate --cluster dgx-a100 --runs " + path + " --fit gemm_efficiency_max",
-                           "'gpus'");
+  expect_run_refused(
+      "gpus.yaml",
+      "model: gpt-1.7b, gpus: 2000000, gbs: 4000000, seq: 2048, config: {tp: 1, pp: 1, mbs: 1}, "
+      "step_s: 2.0",
+      "'gpus'");
 }
 
 TEST(CalibrateInputChecks, AnUnknownModelInARunFileNamesTheRunsField) {
-  const std::string path =
-      test::write_temp("model.yaml",
-                       "runs:\n  - {name: a, model: gpt-nope, gpus: 32, gbs: 512, seq: 2048,\n"
-                       "     config: {tp: 1, pp: 1, mbs: 1}, step_s: 2.0}\n");
-  test::expect_cli_refusal("calibrate --cluster dgx-a100 --runs " + path + " --fit gemm_efficiency_max",
-                           "field 'model' 'gpt-nope' is not in the catalog");
+  expect_run_refused(
+      "model.yaml",
+      "model: gpt-nope, gpus: 32, gbs: 512, seq: 2048, config: {tp: 1, pp: 1, mbs: 1}, step_s: 2.0",
+      "field 'model' 'gpt-nope' is not in the catalog");
 }
 
 TEST(CalibrateInputChecks, AMemoryConstantWithoutMeasuredPeaksIsRefused) {
