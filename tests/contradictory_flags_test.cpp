@@ -54,5 +54,11 @@ TEST(ContradictoryFlags, ExpertsKeepsTheLimitsOfEveryCommand) {
                            "--time-limit '0.0005' must be a number of seconds");
 }
 
+TEST(ContradictoryFlags, ArrayParallelWithoutTheArrayIsRefused) {
+  test::expect_cli_refusal(
+      "sweep --models llama3-8b --cluster dgx-h100 --seq 4096 --gbs 64 --gpus 8,16 --array-parallel 4",
+      "only apply with --emit-slurm-array");
+}
+
 }  // namespace contradictory_flags
 }  // namespace parplan

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,8 @@ struct SweepFlags {
   std::string csv, json, plot, emit_slurm_array, engine = "any", solver = "cbc";
   /// --engine-version: torchtitan's config system for --emit-slurm-array.
   std::string engine_version;
-  int array_parallel = 4;
+  /// Unset: 4 with --emit-slurm-array (refused without it).
+  std::optional<int> array_parallel;
   long long train_iters = 0;
   double hours = 0;
   bool allow_lossy_comm = false, allow_unreleased = false;

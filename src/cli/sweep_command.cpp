@@ -70,7 +70,6 @@ int run_sweep(const SweepFlags& flags) {
   } catch (const std::invalid_argument&) {
     throw InputError("--solver must be cbc, glpk or exhaustive (got '" + flags.solver + "')");
   }
-  if (flags.array_parallel < 1) throw InputError("--array-parallel must be at least 1");
   EngineSelection engines = parse_engine_selection(flags.engine);
   SlurmArrayOptions array;
   if (!flags.emit_slurm_array.empty()) {
@@ -93,13 +92,16 @@ int run_sweep(const SweepFlags& flags) {
           "each point for its own engine: give --engine torchtitan, or drop --engine-version");
     array.torchtitan_version = parse_engine_version(array.engine, flags.engine_version);
     array.dir = check_slurm_array_dir(flags.emit_slurm_array);
-    array.array_parallel = flags.array_parallel;
+    array.array_parallel = flags.array_parallel.value_or(4);
     if (flags.train_iters > 0 && flags.hours > 0)
       throw InputError("--train-iters and --hours: give one of them, not both");
     array.train_iters = flags.train_iters;
     array.hours = flags.hours;
-  } else if (flags.train_iters > 0 || flags.hours > 0 || !flags.engine_version.empty()) {
-    throw InputError("--train-iters, --hours and --engine-version only apply with --emit-slurm-array DIR");
+  } else if (flags.train_iters > 0 || flags.hours > 0 || !flags.engine_version.empty() ||
+             flags.array_parallel) {
+    throw InputError(
+        "--train-iters, --hours, --engine-version and --array-parallel only apply with --emit-slurm-array "
+        "DIR");
   }
   std::vector<SweepPoint> points = sweep_points(grid);
   // Every point is costed under the engine's recipe, as plan --engine costs
