@@ -163,5 +163,19 @@ TEST(CalibrateInputChecks, ARunThatRanOutOfMemoryIsLeftOutWithANote) {
   fs::remove_all(dir);
 }
 
+// A log's file name need not be UTF-8: the run is named with U+FFFD in
+// place of such bytes and the JSON stays valid.
+TEST(CalibrateInputChecks, ALogWhoseFileNameIsNotUtf8IsRead) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("parplan_latin1_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "run-\xff.log") << fixture_text();
+  const test::CliRun run = test::run_cli("calibrate --cluster dgx-h100 --runs " + dir.string() +
+                                         " --fit gemm_efficiency_max --no-cross-validate --format json");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json j = nlohmann::json::parse(run.out);
+  EXPECT_NE(j.dump().find("run-\xEF\xBF\xBD.log"), std::string::npos) << j.dump();
+  fs::remove_all(dir);
+}
+
 }  // namespace calibrate_input_checks
 }  // namespace parplan

@@ -122,7 +122,9 @@ int run_check(const CheckFlags& flags) {
         << "\n\n";
     char line[200];
     char gap_text[40] = "n/a (does not fit)";
-    if (fits && !gap_stated)
+    if (fits && !engine_runs)
+      std::snprintf(gap_text, sizeof gap_text, "n/a (the engine does not run it)");
+    else if (fits && !gap_stated)
       std::snprintf(gap_text, sizeof gap_text, "n/a");
     else if (fits)
       std::snprintf(gap_text, sizeof gap_text, "%.1f %%", gap_percent);

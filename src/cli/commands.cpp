@@ -84,7 +84,8 @@ void register_commands(CLI::App& app, Commands& c) {
   add_int_option(*c.sweep, "--seq", sf.seq, "sequence length in tokens", 1, kMaxSeq)->required();
   c.sweep->add_option("--precision", sf.precision, "bf16 | fp16 | fp8 (default bf16)");
   add_output_path_option(*c.sweep, "--csv", sf.csv, "write one CSV row per point to FILE");
-  add_output_path_option(*c.sweep, "--json", sf.json, "write the sweep as one JSON document (a row per point) to FILE");
+  add_output_path_option(*c.sweep, "--json", sf.json,
+                         "write the sweep as one JSON document (a row per point) to FILE");
   add_output_path_option(*c.sweep, "--plot", sf.plot, "write an SVG plot (MFU and step time) to FILE.svg");
   add_output_path_option(*c.sweep, "--emit-slurm-array", sf.emit_slurm_array,
                          "write launch files of every feasible point and a Slurm job array to DIR");

@@ -15,6 +15,7 @@
 #include "src/io/input_error.h"
 #include "src/io/log_lines.h"
 #include "src/io/measured_figure.h"
+#include "src/io/printable_text.h"
 #include "src/io/run_file_reader.h"
 
 namespace parplan {
@@ -162,7 +163,7 @@ YAML::Node moe_node(const Args& args, const std::string& origin, int layers) {
 /// The run as a YAML mapping (so one reader checks every run).
 YAML::Node run_node(const Args& args, const std::string& origin, double step_s) {
   YAML::Node model;
-  model["source"] = origin + " (Megatron arguments)";
+  model["source"] = utf8_or_replacement(origin) + " (Megatron arguments)";
   model["layers"] = need_int(args, "num_layers", origin);
   model["hidden"] = need_int(args, "hidden_size", origin);
   model["ffn_hidden"] = need_int(args, "ffn_hidden_size", origin);
@@ -236,7 +237,8 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   }
 
   YAML::Node run;
-  run["name"] = origin;
+  // A file name need not be UTF-8; the run's name is printed and written to JSON.
+  run["name"] = utf8_or_replacement(origin);
   run["model"] = "megatron-log";
   run["gpus"] = need_int(args, "world_size", origin);
   run["gbs"] = need_int(args, "global_batch_size", origin);

@@ -38,9 +38,8 @@ class Reader {
       ok = in && in.peek() == std::char_traits<char>::eof() && std::isfinite(value);
     }
     if (!ok)
-      fail(key,
-           (at.empty() ? "" : at + " ") + "must be a number (got '" +
-               (node.IsScalar() ? node.Scalar() : "a list or mapping") + "')");
+      fail(key, (at.empty() ? "" : at + " ") + "must be a number (got '" +
+                    (node.IsScalar() ? node.Scalar() : "a list or mapping") + "')");
     return value;
   }
 

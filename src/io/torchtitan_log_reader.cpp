@@ -17,6 +17,7 @@
 #include "src/io/measured_figure.h"
 #include "src/io/megatron_log_reader.h"
 #include "src/io/model_loader.h"
+#include "src/io/printable_text.h"
 #include "src/io/run_file_reader.h"
 #include "src/io/torchtitan_python_config.h"
 
@@ -462,7 +463,8 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_
   if (ep > 1) config["ep"] = ep;
 
   YAML::Node run;
-  run["name"] = origin;
+  // A file name need not be UTF-8; the run's name is printed and written to JSON.
+  run["name"] = utf8_or_replacement(origin);
   run["model"] = model_name;
   run["gpus"] = world;
   run["gbs"] = gbs;

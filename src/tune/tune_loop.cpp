@@ -193,10 +193,11 @@ TuneResult write_tune_loop(const TuneRequest& r) {
       const CostReport truth = estimate_cost(r.model, *r.simulate, t.job, t.config);
       // A trial that fits the planning profile may not fit the simulated
       // cluster: it fails as a real one would, and calibrate leaves it out.
-      if (truth.memory.peak_bytes > r.simulate->device.hbm_bytes) {
+      // (Against what a process can allocate, as the plan's memory check.)
+      const double usable_bytes = r.simulate->device.usable_hbm_bytes();
+      if (truth.memory.peak_bytes > usable_bytes) {
         write_text(trial_log_path(r.out_dir, dir),
-                   simulated_oom_log(truth.memory.peak_bytes / kGiB, r.simulate->device.hbm_bytes / kGiB),
-                   result.files);
+                   simulated_oom_log(truth.memory.peak_bytes / kGiB, usable_bytes / kGiB), result.files);
         ++result.simulated_oom;
       } else if (torchtitan) {
         write_text(
