@@ -209,6 +209,19 @@ TEST(EmitDeepSpeed, PlainScriptUnderTorchrunAndDeepSpeedLauncher) {
   EXPECT_EQ(launcher.value("--num_gpus"), "8");
   EXPECT_EQ(launcher.value("--master_addr"), "n0");
   EXPECT_EQ(read_lines(out / "hostfile"), (std::vector<std::string>{"worker-0 slots=8", "worker-1 slots=8"}));
+
+  // Run as docs/emit.md shows, without MASTER_ADDR: no --master_addr, so the
+  // DeepSpeed launcher hands every node the first host's address (a default
+  // such as localhost would be handed on as it is).
+  std::map<std::string, std::string> no_addr = vars;
+  no_addr.erase("MASTER_ADDR");
+  const RunResult ds_no_addr =
+      run_clean(dir.path / "bin", r.record, "bash " + (out / "launch_deepspeed.sh").string(), no_addr);
+  ASSERT_EQ(ds_no_addr.rc, 0) << ds_no_addr.output;
+  const ArgMap no_addr_args = parse_args(read_lines(r.record / "deepspeed.args"));
+  EXPECT_FALSE(no_addr_args.has("--master_addr"));
+  EXPECT_EQ(no_addr_args.value("--master_port"), "6000");
+  EXPECT_EQ(no_addr_args.value("--num_nodes"), "2");
 }
 
 }  // namespace

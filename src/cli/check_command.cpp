@@ -41,10 +41,16 @@ int run_check(const CheckFlags& flags) {
     write_file_atomically(flags.job.timeline,
                           pipeline_timeline_text(flags.job.timeline, r.model, r.cluster, job, config, cost),
                           "--timeline");
-  for (EngineJob& each : engine_jobs) each.job.pins = SearchPins{};
+  // The optimum is free in every split dimension, but the attention kernel
+  // is the job's (plan searches only the one --attention or the profile
+  // names): it runs the checked config's, or a flash optimum would pass an
+  // unfused config as slow and an unfused one a flash config as optimal.
+  SearchPins job_pins;
+  job_pins.flash_attention = config.flash_attention;
+  for (EngineJob& each : engine_jobs) each.job.pins = job_pins;
   AcrossEnginesResult across = plan_across_engines(r.model, r.cluster, engine_jobs, options, 1);
   JobSpec free_job = r.job;
-  free_job.pins = SearchPins{};
+  free_job.pins = job_pins;
   EnginePlanResult single;
   if (!across.found) single = plan_for_engines(r.model, r.cluster, free_job, options, 1);
   const PlannerResult& best = across.found ? across.planned.planner : single.planner;

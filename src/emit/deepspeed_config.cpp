@@ -95,6 +95,12 @@ nlohmann::json deepspeed_config(const Plan& plan, Engine engine) {
   } else {
     cfg["bf16"] = {{"enabled", true}};
   }
+  // A gradient dtype the user chose (--grad-reduce-dtype) is what the plan
+  // was costed with; without the key DeepSpeed reduces in the model's dtype
+  // (runtime/engine.py communication_data_type, the key COMMUNICATION_DATA_TYPE
+  // of runtime/constants.py at deepspeedai/DeepSpeed@edaa722).
+  if (plan.job.grad_reduce != GradReduceDtype::kEngineDefault)
+    cfg["communication_data_type"] = plan.job.grad_reduce == GradReduceDtype::kFp32 ? "fp32" : "bf16";
   if (plan.config.recompute == Recompute::kFull) {
     // The keys of deepspeed/runtime/activation_checkpointing/config.py
     // (DeepSpeed v0.17.0, ACT_CHKPT_*), read by deepspeed.checkpointing.configure;

@@ -46,14 +46,22 @@ constexpr CapabilitySource kMegatronSources[] = {
      "megatron/training/arguments.py:2295,2319,1811"},
     {"fp8", "--fp8-format, --fp8-recipe delayed, tensorwise, mxfp8 or blockwise (Transformer Engine)",
      "megatron/training/arguments.py:1179-1187"},
+    {"MoE experts",
+     "--moe-grouped-gemm (one grouped GEMM over the local experts, as costed): bf16 or fp8 only, so fp16 MoE "
+     "plans are refused; MTP (--mtp-num-layers) with cp > 1 is refused in this release (allowed from "
+     "core_v0.14.0)",
+     "megatron/training/arguments.py:804-805,1073-1075"},
     {"MoE token dropping",
      "--moe-expert-capacity-factor; --moe-pad-expert-input-to-capacity (alltoall dispatcher; flex refuses "
      "it)",
      "megatron/training/arguments.py:2801-2806; "
      "megatron/core/transformer/transformer_config.py:723-727,743-755; "
      "megatron/core/transformer/moe/token_dispatcher.py:399-448"},
-    {"gradient reduction dtype", "fp32 main grads under bf16 (default) or --grad-reduce-in-bf16",
-     "megatron/training/arguments.py:683-689,2204; "
+    {"gradient reduction dtype",
+     "fp32 main grads under bf16 and fp8 (default) or --grad-reduce-in-bf16; 16-bit under fp16 or "
+     "--accumulate-allreduce-grads-in-fp32. parplan writes the flag that gives the dtype the plan was costed "
+     "with",
+     "megatron/training/arguments.py:683-689,2204,2225; "
      "megatron/core/distributed/distributed_data_parallel_config.py:11"},
     {"precision-aware optimizer",
      "--use-precision-aware-optimizer: Adam with the distributed optimizer; bf16 master remainders (2 bytes)",
@@ -82,7 +90,9 @@ constexpr CapabilitySource kDeepSpeedSources[] = {
      "deepspeed/runtime/activation_checkpointing/checkpointing.py:948"},
     {"overlap", "zero_optimization.overlap_comm (default on for stage 3)",
      "deepspeed/runtime/zero/config.py:134,351-353"},
-    {"gradient reduction dtype", "communication_data_type fp32/bf16/fp16",
+    {"gradient reduction dtype",
+     "communication_data_type fp32/bf16/fp16, written when `--grad-reduce-dtype` is given (without it the "
+     "model dtype)",
      "deepspeed/runtime/config.py:253-267"},
     {"fp8", "none: precision is the fp16 or bf16 section", "deepspeed/runtime/config.py:161-172"},
     {"MoE, token dropping",
@@ -105,8 +115,10 @@ constexpr CapabilitySource kMegatronDeepSpeedSources[] = {
      "megatron/arguments.py:974,94-96; megatron/model/gpt_model.py:459-463"},
     {"pp", "DeepSpeed PipelineModule, even split of transformer layers",
      "megatron/model/gpt_model.py:459-463"},
-    {"ep, etp", "--moe-expert-parallel-size; etp 1 or tp (--enable-expert-tensor-parallelism)",
-     "megatron/arguments.py:1159,1151-1153"},
+    {"ep, etp",
+     "--moe-expert-parallel-size; etp 1 or tp (--enable-expert-tensor-parallelism); --expert-interval always "
+     "written (its default 2 would leave every other layer dense)",
+     "megatron/arguments.py:1159,1151-1153,614; megatron/model/transformer.py:1650-1660"},
     {"zero, ZeRO++", "as DeepSpeed (zero <= 1 with pp)",
      "DeepSpeed v0.17.0 deepspeed/runtime/pipe/engine.py:77-78"},
     {"overlap",
@@ -119,7 +131,7 @@ constexpr CapabilitySource kMegatronDeepSpeedSources[] = {
      "--partition-activations: full recomputation's checkpoints split over tp (DeepSpeed checkpointing); "
      "parplan writes it with tp > 1 and no sp",
      "megatron/arguments.py:1526-1527; megatron/initialize.py:186-189"},
-    {"gradient reduction dtype", "communication_data_type",
+    {"gradient reduction dtype", "communication_data_type, written when `--grad-reduce-dtype` is given",
      "DeepSpeed v0.17.0 deepspeed/runtime/config.py:253-267"},
     {"fp8", "--fp8-e4m3 / --fp8-hybrid (Transformer Engine layers); parplan writes no fp8 plan (parplan)",
      "megatron/arguments.py:506-509,372-377"},

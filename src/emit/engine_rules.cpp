@@ -101,6 +101,18 @@ void megatron_moe_rules(const Plan& p, Rules& r) {
   r.check(
       m.is_moe() && p.job.pad_to_capacity && p.job.capacity_factor <= 0,
       "--moe-pad-expert-input-to-capacity needs --moe-expert-capacity-factor (Megatron TransformerConfig).");
+  // The experts run as one grouped GEMM (--moe-grouped-gemm, what
+  // cost/moe.h times), which validate_args allows only under --bf16
+  // (arguments.py:804-805 at core_r0.13.0; fp8 trains under --bf16).
+  r.check(m.is_moe() && p.job.precision == Precision::kFp16,
+          "MoE experts run as a grouped GEMM (--moe-grouped-gemm), which Megatron-LM allows only in bf16 "
+          "(validate_args); train in bf16 or fp8.");
+  // validate_args: "Multi-Token Prediction (MTP) is not supported with
+  // Context Parallelism" (arguments.py:1073-1075 at core_r0.13.0; lifted in
+  // core_v0.14.0).
+  r.check(m.mtp_layers > 0 && p.config.cp > 1,
+          "multi-token prediction (--mtp-num-layers) cannot run with context parallelism (cp " +
+              s(p.config.cp) + ") in Megatron-LM core_r0.13.0 (validate_args); use cp 1.");
 }
 
 // Sources: NVIDIA/Megatron-LM core_r0.13.0 (73a28a1078a8), line numbers at that commit.

@@ -239,12 +239,18 @@ std::string deepspeed_launcher_script(const ScriptContext& x) {
   s << "# Edit hostfile to name your nodes, then run this once on the first node.\n";
   s << "set -euo pipefail\n" << dir_line(x.final_dir) << "\n";
   s << user_block(program) << "\n";
-  s << "MASTER_ADDR=\"${MASTER_ADDR:-localhost}\"\n";
+  // Without --master_addr the launcher asks the hostfile's first node for
+  // its address and hands it to every node (launcher/runner.py:117-120,
+  // 495-515 at deepspeedai/DeepSpeed@edaa722); a default such as localhost
+  // would be handed on as it is, and the other nodes would meet on their own.
+  s << "# MASTER_ADDR unset: the DeepSpeed launcher uses the first host's address.\n";
+  s << "MASTER_ADDR_ARGS=()\n";
+  s << "if [ -n \"${MASTER_ADDR:-}\" ]; then MASTER_ADDR_ARGS=(--master_addr \"$MASTER_ADDR\"); fi\n";
   s << "MASTER_PORT=\"${MASTER_PORT:-6000}\"\n";
   s << "\n" << env_block(x.plan, x.options.engine) << program_block(program) << "\n";
   s << "exec deepspeed --hostfile \"$DIR/hostfile\" --num_nodes " << x.layout.nnodes << " --num_gpus "
-    << x.layout.nproc_per_node << " \\\n  --master_addr \"$MASTER_ADDR\" --master_port \"$MASTER_PORT\" "
-    << "\"${PROGRAM[@]}\"\n";
+    << x.layout.nproc_per_node << " \\\n  ${MASTER_ADDR_ARGS[@]+\"${MASTER_ADDR_ARGS[@]}\"} --master_port "
+    << "\"$MASTER_PORT\" \"${PROGRAM[@]}\"\n";
   return s.str();
 }
 

@@ -280,6 +280,17 @@ std::vector<std::string> megatron_args(const Plan& plan) {
       a.flag("--bf16");
       break;
   }
+  // The gradient dtype the plan was costed with (gradient_bytes_per_param:
+  // buffer bytes and data-parallel traffic). Megatron keeps fp32 main grads
+  // under --bf16 (fp8 trains under --bf16 too) unless --grad-reduce-in-bf16,
+  // and 16-bit ones under --fp16 unless --accumulate-allreduce-grads-in-fp32
+  // (arguments.py:683-689, 2204, 2225 at core_r0.13.0).
+  const double grad_bytes = gradient_bytes_per_param(plan.job.precision, c.zero, plan.job.grad_reduce);
+  if (plan.job.precision == Precision::kFp16) {
+    if (grad_bytes > 2.0) a.flag("--accumulate-allreduce-grads-in-fp32");
+  } else if (grad_bytes <= 2.0) {
+    a.flag("--grad-reduce-in-bf16");
+  }
   // Context parallelism needs flash or fused attention (engine_rules.cpp
   // refuses unfused with cp > 1).
   a.opt("--attention-backend", megatron_attention_backend(plan.job, c));
@@ -317,7 +328,10 @@ std::vector<std::string> megatron_deepspeed_args(const Plan& plan) {
     a.opt("--topk", m.top_k);
     a.opt("--moe-expert-parallel-size", c.ep);
     if (c.etp > 1) a.flag("--enable-expert-tensor-parallelism");
-    if (m.moe_layer_freq > 1) a.opt("--expert-interval", m.moe_layer_freq);
+    // Always written: Megatron-DeepSpeed's --expert-interval defaults to 2
+    // (megatron/arguments.py:614 @ 4efb479), which would leave every other
+    // layer a dense MLP (megatron/model/transformer.py:1650-1660).
+    a.opt("--expert-interval", std::max(1, m.moe_layer_freq));
     a.opt("--moe-loss-coeff", "0.01");
     if (plan.job.capacity_factor > 0) {
       // DeepSpeed-MoE always pads: its gating dispatches an experts x

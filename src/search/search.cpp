@@ -465,7 +465,7 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                                std::to_string(result.stats.meshes_searched) + " of " +
                                std::to_string(result.stats.meshes) + " mesh shapes searched)";
   } else if (result.best.empty()) {
-    char text[400];
+    char text[700];
     result.no_valid_split = structural == 0;
     if (structural > 0 && engine_ok == 0 && pins.hsdp_shard) {
       std::snprintf(text, sizeof text,
@@ -495,13 +495,20 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
       // Sequence parallelism asked for rules out tp 1, the split every job
       // has: name it, or a single GPU looks as if it could not be split.
       if (p.sp.value_or(false)) pins += std::string(pins.empty() ? "" : ", ") + "sp, so tp > 1";
+      // Forbidding sp rules out expert parallelism beside tp > 1
+      // (moe_config_problem): name it, or the split looks merely indivisible.
+      if (p.sp.has_value() && !*p.sp && model.is_moe())
+        pins += std::string(pins.empty() ? "" : ", ") + "no sp, so ep 1 or tp 1";
       std::snprintf(
           text, sizeof text,
           "no split of %d GPUs divides the job: check that gbs %d, seq %d and the model's %d heads and "
           "%d layers admit tp * cp * pp * dp = %d with gbs divisible by dp%s%s%s",
           world, job.gbs, job.seq, model.heads, model.layers, world,
-          pins.empty() ? "" : " and layers by pp * vp, with the pinned sizes (", pins.c_str(),
-          pins.empty() ? "" : ")");
+          pins.empty()
+              ? ""
+              : " and layers by pp * vp (with vp > 1, the micro-batches per replica, gbs / (dp * mbs), "
+                "a multiple of pp), with the pinned sizes (",
+          pins.c_str(), pins.empty() ? "" : ")");
     } else {
       std::snprintf(
           text, sizeof text,

@@ -54,7 +54,9 @@ inline const std::set<std::string>& megatron_known_flags() {
       // arguments.py:1184-1187 and 2803-2804 (core_r0.13.0).
       "--fp8-recipe", "--moe-pad-expert-input-to-capacity",
       // arguments.py:1768 (core_r0.13.0).
-      "--recompute-modules"};
+      "--recompute-modules",
+      // arguments.py:2204 and 2225 (core_r0.13.0).
+      "--grad-reduce-in-bf16", "--accumulate-allreduce-grads-in-fp32"};
   return flags;
 }
 
@@ -212,6 +214,11 @@ inline std::vector<std::string> megatron_check(const ArgMap& a, long long world,
   fail(cp > 1 && a.value("--attention-backend") == "unfused",
        "Context parallelism is only supported by TEDotProductAttention");
   fail(a.has("--fp16") && a.has("--bf16"), "fp16 and bf16 are exclusive");
+  // arguments.py:804-805 and 1073-1075 (core_r0.13.0).
+  fail(a.has("--moe-grouped-gemm") && !a.has("--bf16"),
+       "Currently GroupedGEMM for MoE only supports bf16 dtype.");
+  fail(a.has("--mtp-num-layers") && cp > 1,
+       "Multi-Token Prediction (MTP) is not supported with Context Parallelism.");
   // optimizer_config.py:194-200 at core_r0.13.0.
   fail(a.has("--use-precision-aware-optimizer") && a.has("--optimizer") && a.value("--optimizer") != "adam",
        "--use-precision-aware-optimizer only supported with adam");

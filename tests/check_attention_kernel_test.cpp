@@ -1,0 +1,64 @@
+// check's optimum runs the attention kernel of the config it checks, as plan
+// --attention searches only that kernel: the config plan recommends is the
+// optimum check states (gap 0), and a flash config on a profile whose default
+// is unfused is measured against the flash optimum, not the unfused one.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "tests/cli_support.h"
+
+namespace parplan {
+namespace check_attention {
+
+std::string config_flags(const nlohmann::json& c) {
+  std::string out;
+  for (const char* key : {"tp", "pp", "vp", "cp", "mbs", "zero"})
+    out += std::string(" --") + key + " " + std::to_string(c[key].get<int>());
+  out += " --recompute " + c["recompute"].get<std::string>();
+  if (c["recompute_layers"].get<int>() > 0)
+    out += " --recompute-layers " + std::to_string(c["recompute_layers"].get<int>());
+  if (c["sp"].get<bool>()) out += " --sp";
+  return out;
+}
+
+TEST(CheckAttentionKernel, ThePlannedConfigIsTheOptimumForEitherKernel) {
+  const std::string job = "--model llama3-8b --cluster dgx-h100 --gpus 16 --gbs 128 --seq 4096";
+  for (const std::string attention : {"flash", "unfused"}) {
+    const nlohmann::json plan =
+        test::cli_json("plan " + job + " --attention " + attention + " --format json --no-timings");
+    ASSERT_EQ(plan["config"]["attention"], attention);
+    const std::string engine = plan["engine"].get<std::string>();
+    const test::CliRun run = test::run_cli("check " + job + config_flags(plan["config"]) + " --attention " +
+                                           attention + " --engine " + engine + " --format json --no-timings");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const nlohmann::json check = nlohmann::json::parse(run.out);
+    EXPECT_NEAR(check["gap_percent"].get<double>(), 0.0, 1e-9) << attention << "\n" << run.out;
+    EXPECT_NEAR(check["optimum_step_s"].get<double>(), plan["time"]["step_s"].get<double>(),
+                1e-9 * plan["time"]["step_s"].get<double>());
+  }
+}
+
+// dgx-a100's profile times attention unfused by default (its calibration
+// runs had no fused kernel): a flash config is checked against plan
+// --attention flash's optimum.
+TEST(CheckAttentionKernel, AFlashConfigMeetsTheFlashOptimum) {
+  const std::string job =
+      "--model gpt3-175b --cluster dgx-a100 --gpus 1024 --gbs 1536 --seq 2048 --engine megatron";
+  const nlohmann::json plan = test::cli_json("plan " + job + " --attention flash --format json --no-timings");
+  const test::CliRun run = test::run_cli("check " + job +
+                                         " --tp 4 --pp 16 --vp 6 --cp 1 --mbs 1 --zero 0 --recompute "
+                                         "selective --sp --attention flash --format json "
+                                         "--no-timings");
+  const nlohmann::json check = nlohmann::json::parse(run.out);
+  const double optimum_s = plan["time"]["step_s"].get<double>();
+  EXPECT_NEAR(check["optimum_step_s"].get<double>(), optimum_s, 1e-9 * optimum_s);
+  EXPECT_EQ(check["optimum"]["config"]["attention"], "flash");
+  EXPECT_NEAR(check["gap_percent"].get<double>(), (check["step_s"].get<double>() / optimum_s - 1.0) * 100.0,
+              1e-6);
+  EXPECT_GT(check["gap_percent"].get<double>(), 0.0);
+}
+
+}  // namespace check_attention
+}  // namespace parplan
