@@ -31,6 +31,16 @@ TEST(ContradictoryFlags, PlanRefusesAJobFileWhoseDpContradictsItsSplit) {
   test::expect_cli_refusal("plan --job " + job, "config: dp 7 disagrees with the job");
 }
 
+// A pinned ZeRO stage with pins that leave one data-parallel rank shards
+// over nothing: named as such, not as configs no engine runs.
+TEST(ContradictoryFlags, ZeroPinnedWhereNothingIsShardedIsRefused) {
+  test::expect_cli_refusal(
+      "plan --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 8 --seq 4096 --tp 8 --zero 3",
+      "zero: ZeRO-3 shards the model states over the data-parallel (x cp) ranks, and every split of 8 GPUs "
+      "the "
+      "pinned sizes leave has dp x cp = 1");
+}
+
 TEST(ContradictoryFlags, GroupSizeListsWithAnEmptyOrRepeatedItemAreRefused) {
   const std::string scatter =
       "scatter --lengths " + (data_dir() / "examples/scatter/small-steps.json").string() +

@@ -66,6 +66,8 @@ struct Local {
   int structural_ok = 0;
   bool searched = false;
   long engine_ok = 0;
+  /// Shapes a pinned ZeRO stage > 0 met with nothing to shard over (dp x cp = 1).
+  long unshardable = 0;
   /// Why the first selected engine rejected a candidate (a static sentence).
   const char* engine_reason = nullptr;
 };
@@ -368,7 +370,10 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
             const bool sharded_pin = pins.zeropp == true || pins.hierarchical_partition == true;
             for (int zero = sharded_pin ? 3 : 0; zero <= zero_max; ++zero) {
               if (!pinned_ok(pins.zero, zero)) continue;
-              if (zero > 0 && mesh.dp * mesh.cp == 1) continue;  // nothing to shard over
+              if (zero > 0 && mesh.dp * mesh.cp == 1) {  // nothing to shard over
+                local.unshardable += pins.zero.has_value();
+                continue;
+              }
               ShardingChoice shardings[kMaxShardingChoices];
               const int sharding_count =
                   zero == 3 ? sharding_choices(cluster, job, options, shape, shardings) : 1;
@@ -444,9 +449,11 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
   ParallelConfig least_config;
   int structural = 0;
   long engine_ok = 0;
+  long unshardable = 0;
   const char* engine_reason = nullptr;
   for (const Local& local : locals) {
     engine_ok += local.engine_ok;
+    unshardable += local.unshardable;
     if (engine_reason == nullptr) engine_reason = local.engine_reason;
     for (const auto& item : local.top.items) merged.offer(item.config, item.cost, item.engine);
     result.stats.candidates += local.stats.candidates;
@@ -472,6 +479,14 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                     "hsdp_shard: no split of %d GPUs has a data-parallel size that --hsdp-shard %d divides "
                     "and leaves replicas (dp a multiple of %d, at least %d); give another --hsdp-shard",
                     world, *pins.hsdp_shard, *pins.hsdp_shard, 2 * *pins.hsdp_shard);
+    } else if (structural > 0 && engine_ok == 0 && unshardable > 0 && engine_reason == nullptr) {
+      result.no_valid_split = true;  // the pins contradict each other, as a split that divides nothing
+      std::snprintf(
+          text, sizeof text,
+          "zero: ZeRO-%d shards the model states over the data-parallel (x cp) ranks, and every split "
+          "of %d GPUs the pinned sizes leave has dp x cp = 1; pin --zero 0 or leave ranks to data "
+          "parallelism",
+          *pins.zero, world);
     } else if (structural > 0 && engine_ok == 0) {
       result.engine_refusal = engine_reason ? engine_reason : "unsupported";
       std::snprintf(
@@ -512,11 +527,11 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
     } else {
       std::snprintf(
           text, sizeof text,
-          "memory: even the leanest config (tp %d, cp %d, pp %d, dp %d, zero %d, mbs %d, %s) needs "
+          "memory: even the leanest config (tp %d%s, cp %d, pp %d, dp %d, zero %d, mbs %d, %s) needs "
           "%.1f GiB per device but the device has %.1f GiB usable after the memory headroom; add GPUs or "
           "shorten the sequence",
-          least_config.tp, least_config.cp, least_config.pp, least_config.dp, least_config.zero,
-          least_config.mbs,
+          least_config.tp, least_config.sp ? " with sp" : "", least_config.cp, least_config.pp,
+          least_config.dp, least_config.zero, least_config.mbs,
           least_config.recompute == Recompute::kFull        ? "full recompute"
           : least_config.recompute == Recompute::kSelective ? "selective recompute"
                                                             : "no recompute",
