@@ -70,5 +70,24 @@ TEST(MegatronLogEngine, FlashBackendReadsAsFlashAttention2) {
   EXPECT_GT(step_s, estimate_cost(cudnn.model, cudnn.cluster, cudnn.job, cudnn.config).time.step_s);
 }
 
+// The gradient dtype is read back as validate_args printed it
+// (accumulate_allreduce_grads_in_fp32): a bf16-reduced run costs 2 bytes per
+// gradient, Megatron's default under --bf16 4, and the step is the one written.
+TEST(MegatronLogEngine, GradientDtypeIsReadBack) {
+  for (const GradReduceDtype reduce : {GradReduceDtype::kBf16, GradReduceDtype::kFp32}) {
+    DensePlan p("megatron", 1);
+    p.job.grad_reduce = reduce;
+    double step_s = 0;
+    const FitRun run = round_trip(p, Engine::kMegatron, step_s);
+    EXPECT_EQ(run.job.grad_reduce, reduce);
+    EXPECT_NEAR(predict_run(run, p.cluster).step_s / step_s, 1.0, 1e-9);
+  }
+  // Left at the engine's default under --bf16 with the distributed optimizer:
+  // fp32 main grads, read as such.
+  const DensePlan p("megatron", 1);
+  double step_s = 0;
+  EXPECT_EQ(round_trip(p, Engine::kMegatron, step_s).job.grad_reduce, GradReduceDtype::kFp32);
+}
+
 }  // namespace
 }  // namespace parplan

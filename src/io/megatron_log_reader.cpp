@@ -258,6 +258,16 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
       if (ch != '[' && ch != ']' && ch != '\'' && ch != '"') names += ch;
     run["recompute_modules"] = names.find_first_not_of(", ") == std::string::npos ? "none" : names;
   }
+  // The gradient dtype as validate_args left it (the printed arguments come
+  // after it): fp32 main grads where accumulate_allreduce_grads_in_fp32 is
+  // True, else the training dtype (--grad-reduce-in-bf16 under --bf16).
+  // Megatron-DeepSpeed's is its ds_config's, not printed here.
+  if (!deepspeed && args.values.count("accumulate_allreduce_grads_in_fp32")) {
+    if (flag(args, "accumulate_allreduce_grads_in_fp32"))
+      run["grad_reduce_dtype"] = "fp32";
+    else if (run["precision"].as<std::string>() != "fp16")
+      run["grad_reduce_dtype"] = "bf16";
+  }
   if (flag(args, "cross_entropy_loss_fusion") && text_or(args, "cross_entropy_fusion_impl", "native") == "te")
     run["cross_entropy"] = "te";
   if (run["precision"].as<std::string>() == "fp8")

@@ -172,6 +172,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                 "transformer_engine",
                 "hbm_gib",
                 "cross_entropy",
+                "grad_reduce_dtype",
                 "fsdp_copy_out",
                 "fsdp_version",
                 "cluster"});
@@ -256,6 +257,14 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                             : loss == "te"       ? CrossEntropy::kTeInPlace
                             : loss == "compiled" ? CrossEntropy::kCompiled
                                                  : CrossEntropy::kFused;
+  }
+  // The dtype the run reduced its gradients in, where not its engine's
+  // default (Megatron's --grad-reduce-in-bf16; plan's --grad-reduce-dtype).
+  if (f.has("grad_reduce_dtype")) {
+    run.job.grad_reduce = f.choice("grad_reduce_dtype", {"fp32", "bf16"}) == "fp32" ? GradReduceDtype::kFp32
+                                                                                    : GradReduceDtype::kBf16;
+    if (run.job.grad_reduce == GradReduceDtype::kBf16 && run.job.precision == Precision::kFp16)
+      f.fail("grad_reduce_dtype", "bf16 needs precision bf16 or fp8 (the run trains in fp16)");
   }
   // MoE: the busiest expert-parallel rank's load over the mean (1 = balanced,
   // as benchmarks that force-balance routing state); absent: the model's default.

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cost/memory.h"
 #include "cost/tp_comm_overlap.h"
 #include "src/io/job_loader.h"
 #include "src/io/measured_figure.h"
@@ -99,6 +100,14 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
       arg_line("multi_latent_attention", py_bool(model.uses_mla())),
       arg_line("qk_layernorm", py_bool(model.qk_norm)),
   };
+  // The gradient dtype as validate_args leaves it (the launch files write the
+  // flag that gives the costed one: megatron_args.cpp).
+  if (!deepspeed) {
+    const bool fp32_grads = gradient_bytes_per_param(job.precision, config.zero, job.grad_reduce) > 2.0;
+    args.push_back(arg_line("accumulate_allreduce_grads_in_fp32", py_bool(fp32_grads)));
+    args.push_back(
+        arg_line("grad_reduce_in_bf16", py_bool(!fp32_grads && job.precision != Precision::kFp16)));
+  }
   // Megatron-DeepSpeed's own arguments (megatron/arguments.py there:
   // --deepspeed, --zero-stage, --use-flash-attn-v2).
   if (deepspeed) {
