@@ -1,6 +1,7 @@
 #include "cost/compute_time.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "cost/attention_dropout.h"
 #include "cost/attention_kernels.h"
@@ -47,8 +48,21 @@ Fp8CastTimes fp8_cast_times(const DeviceSpec& device, const LayerShape& shape, d
 double gemm_time_s(const DeviceSpec& device, double peak_flops_per_s, double m, double n, double k) {
   const double flops = 2.0 * m * n * k;
   const double smallest = std::min(m, std::min(n, k));
-  double efficiency = device.gemm_efficiency_max * smallest / (smallest + device.gemm_half_dim) * flops /
-                      (flops + device.gemm_half_flops);
+  // The efficiency curve gives a time (F + F_half)(s + s_half) / s over the
+  // smallest dimension s (F = c s): its F_half s_half / s term makes a GEMM
+  // of fewer rows slower below s* = sqrt(F_half s_half / c), which no kernel
+  // is (it could run the s* GEMM and drop the extra rows). Below s* the time
+  // is the s* GEMM's: a floor, as measured (calibration/h100-kernels/gemm.csv:
+  // 256^3 and 512^3 both about 12 us), and a few rows per expert never cost
+  // more than many.
+  double dim = smallest, work = flops;
+  if (smallest > 0 && device.gemm_half_flops > 0 && device.gemm_half_dim > 0) {
+    const double per_dim = flops / smallest;
+    const double floor_dim = std::sqrt(device.gemm_half_flops * device.gemm_half_dim / per_dim);
+    if (smallest < floor_dim) dim = floor_dim, work = per_dim * floor_dim;
+  }
+  double efficiency = device.gemm_efficiency_max * dim / (dim + device.gemm_half_dim) * work /
+                      (work + device.gemm_half_flops);
   // Called at the fp8 peak: an fp8 GEMM (the linear layers under
   // Transformer Engine's fp8 recipes), slower to saturate than bf16 and most
   // of all over a short reduction: Hopper's fp8 wgmma takes twice the K per
@@ -63,7 +77,7 @@ double gemm_time_s(const DeviceSpec& device, double peak_flops_per_s, double m, 
   if (fp8)
     efficiency = std::min(1.0, efficiency * device.fp8_gemm_ratio_max * (k + device.fp8_gemm_bf16_half_dim) /
                                    (k + device.fp8_gemm_half_dim));
-  const double compute_s = flops / (peak_flops_per_s * efficiency);
+  const double compute_s = work / (peak_flops_per_s * efficiency);
   // An fp8 GEMM reads 1-byte operands and writes a 16-bit output.
   const bool fp8_operands = peak_flops_per_s == device.peak_fp8_flops_per_s &&
                             device.peak_fp8_flops_per_s > device.peak_bf16_flops_per_s;

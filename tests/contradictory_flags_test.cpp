@@ -5,6 +5,7 @@
 // limit outside the range every command keeps.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "src/io/data_paths.h"
@@ -39,6 +40,18 @@ TEST(ContradictoryFlags, ZeroPinnedWhereNothingIsShardedIsRefused) {
       "zero: ZeRO-3 shards the model states over the data-parallel (x cp) ranks, and every split of 8 GPUs "
       "the "
       "pinned sizes leave has dp x cp = 1");
+}
+
+// run_trials.sh runs the trials from one shell: a multi-node torchrun trial
+// would wait for nodes that never join. Refused before anything is written.
+TEST(ContradictoryFlags, TuneRefusesMultiNodeTrialsUnderTorchrun) {
+  const std::string out = ::testing::TempDir() + "tune-torchrun-multinode";
+  test::expect_cli_refusal("tune --job " + std::string(PARPLAN_SOURCE_DIR) +
+                               "/examples/calibrate/tune-job-fp8.yaml --trials 6 --emit torchtitan "
+                               "--engine-version 0.2 --launcher torchrun --out " +
+                               out,
+                           "--launcher torchrun: trial 1 (plan-1) runs on 4 nodes");
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 TEST(ContradictoryFlags, GroupSizeListsWithAnEmptyOrRepeatedItemAreRefused) {

@@ -141,6 +141,39 @@ TEST(EmitEngineDtype, MegatronRefusesMultiTokenPredictionWithContextParallelism)
   EXPECT_FALSE(violates(p, Engine::kMegatron, "multi-token prediction"));
 }
 
+// torchtitan v0.2.2's maybe_enable_amp (distributed/utils.py:243-263) leaves
+// mixed precision to FSDP, or to autocast under DDP or one device: with tp or
+// pp > 1 and no FSDP or cp it trains in fp32 (training.dtype's default).
+TEST(EmitEngineDtype, TorchtitanV02RefusesTpOrPpWithoutFsdp) {
+  Plan p;
+  p.model = load_model("llama3-70b");
+  p.cluster = cluster("dgx-h100", "H100-SXM5-80GB", 8);
+  set_mesh(p, 32, 8, 4, 1, 1);  // dp 1
+  set_batch(p, 32, 1, 8192);
+  p.config.sp = true;
+  p.config.zero = 0;
+  EXPECT_FALSE(violates(p, Engine::kTorchtitan, "trains in fp32"));  // main: no such rule
+  cost_as_torchtitan_version(TorchtitanVersion::kV02, p.job);
+  EXPECT_TRUE(violates(p, Engine::kTorchtitan, "trains in fp32"));
+  set_mesh(p, 32, 8, 1, 1, 1);  // dp 4 sharded: FSDP gives mixed precision
+  p.config.zero = 3;
+  EXPECT_FALSE(violates(p, Engine::kTorchtitan, "trains in fp32"));
+  set_mesh(p, 8, 1, 1, 1, 1);  // no tp, no pp: autocast
+  p.config.zero = 0;
+  EXPECT_FALSE(violates(p, Engine::kTorchtitan, "trains in fp32"));
+}
+
+// torchtitan's flavors fix the vocabulary (llama3 128256, qwen3 151936 at
+// b5bcd76c): a Llama-3-8B shape with another vocabulary is another model,
+// not written as torchtitan's 8B.
+TEST(EmitEngineDtype, TorchtitanFlavorsMatchTheVocabularyToo) {
+  ModelSpec model = load_model("llama3-8b");
+  ASSERT_NE(emit_detail::torchtitan_flavor(model), nullptr);
+  model.vocab = 32000;
+  EXPECT_EQ(emit_detail::torchtitan_flavor(model), nullptr);
+  EXPECT_NE(emit_detail::torchtitan_flavor(load_model("qwen3-30b-a3b")), nullptr);
+}
+
 // The search skips what the engine refuses: DeepSeek-V3's best Megatron plan
 // (the example of docs/emit.md) runs without context parallelism.
 TEST(EmitEngineDtype, DeepSeekV3PlanForMegatronHasNoContextParallelism) {

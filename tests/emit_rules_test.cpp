@@ -335,7 +335,7 @@ const RuleCase kCases[] = {
      [](Plan& p) { p.config.recompute_layers = 10; }, "--checkpoint-activations covers every layer"},
     // torchtitan.
     {"TorchtitanRegisteredFlavor", kTT, torchtitan_base, [](Plan& p) { p.model.layers = 40; },
-     "matches none of llama3"},
+     "match none of llama3"},
     {"TorchtitanNoZero1", kTT, torchtitan_base, [](Plan& p) { p.config.zero = 1; },
      "ZeRO-1 has no torchtitan"},
     {"TorchtitanDdpOnlyOneDimensional", kTT, torchtitan_base, [](Plan& p) { p.config.zero = 0; },

@@ -242,6 +242,10 @@ TEST(EmitTorchtitanMain, PythonConfigWithModuleAndVersion) {
   EXPECT_EQ(std::stoll(c.at("training.num_tokens_per_train_step")), 128LL * 8192);
   EXPECT_EQ(std::stoll(c.at("training.num_tokens_per_microbatch_per_dp_rank")), 8192);
   EXPECT_EQ(c.at("training.max_context_length"), "8192");
+  // Trainer.Config._validate_cuda_graphs (trainer.py:168-199 at b5bcd76c):
+  // CUDA graphs, on by default (configs.py:75), refuse pipeline parallelism
+  // and the standard expert dispatcher; the plan is costed with eager launches.
+  EXPECT_EQ(c.at("training.disable_cuda_graphs"), "True");
   EXPECT_EQ(c.at("activation_checkpoint"), "FullAC.Config()");
   EXPECT_EQ(c.at("compile"), "CompileConfig(enable=True, components=[\"model\", \"loss\"])");
   EXPECT_NE(e.python.find("from torchtitan.config import CompileConfig, ParallelismConfig"),

@@ -359,6 +359,12 @@ struct JobSpec {
   /// (torchao/float8/float8_tensor_parallel.py), as torchtitan applies them
   /// with tensorwise Float8 (parallelize_llama.py @ 9dec370, lines 148-161).
   bool fp8_tp_all_gather = false;
+  /// Mixed precision comes only from FSDP (or from autocast under DDP or on
+  /// one device): with tp or pp > 1 and neither FSDP nor cp the engine trains
+  /// in fp32, not as costed. torchtitan v0.2.x (maybe_enable_amp,
+  /// torchtitan/distributed/utils.py:243-263 at v0.2.2); the engine rules
+  /// refuse such plans.
+  bool mixed_precision_needs_fsdp = false;
   /// ZeRO-3 / FSDP all-gathers the fp8-trained linear layers' weights in
   /// fp8 (1 byte), the embeddings, norms and output head in 16 bits:
   /// torchtitan's float8 enable_fsdp_float8_all_gather (torchao's

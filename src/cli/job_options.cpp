@@ -61,7 +61,9 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
       "--ep-overlap", f.ep_overlap,
       std::string("on | off: the expert all-to-all overlapped with the other micro-batch's compute "
                   "(MoE; Megatron's --overlap-moe-expert-parallel-comm: ep > 1, pp 1 or vp > 1, no "
-                  "full recomputation); default: on where allowed") +
+                  "full recomputation); default: on where allowed and an engine of the selection runs it "
+                  "(the released "
+                  "engines parplan writes do not: Megatron-LM core_r0.13.0 has no such flag), so off") +
           what);
   add_number_option(app, "--moe-imbalance", f.moe_imbalance,
                     "MoE: load of the busiest expert-parallel rank over the mean (>= 1; default from the "

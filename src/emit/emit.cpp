@@ -76,6 +76,7 @@ void cost_as_torchtitan_version(TorchtitanVersion version, JobSpec& job) {
   // components/quantization/float8.py:238), the name the files must give:
   // the tp all-gathers stay 16 bits.
   job.fp8_tp_all_gather = false;
+  job.mixed_precision_needs_fsdp = true;
   if (job.document_tokens > 0)
     throw InputError(
         "--document-tokens: torchtitan v0.2 attends over the whole sequence (SDPA is_causal, no "

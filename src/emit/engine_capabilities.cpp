@@ -173,8 +173,14 @@ constexpr CapabilitySource kTorchtitanSources[] = {
      "torchtitan/distributed/fsdp.py:112-135"},
     {"recompute", "selective (per-op) / full / none, every transformer block",
      "torchtitan/distributed/activation_checkpoint.py:152-163,166,185,332-337"},
-    {"precision", "bf16 mixed_precision_param; reduce in fp32 (mixed_precision_reduce)",
-     "torchtitan/config/configs.py:94,102"},
+    {"precision",
+     "bf16 mixed_precision_param; reduce in fp32 (mixed_precision_reduce); v0.2.x mixes precision only "
+     "under FSDP or cp, or by autocast without tp and pp (fp32 otherwise: refused)",
+     "torchtitan/config/configs.py:94,102; v0.2.2 torchtitan/distributed/utils.py:243-263"},
+    {"CUDA graphs",
+     "on by default in main, refused with pp > 1 or the standard expert dispatcher; parplan writes "
+     "training.disable_cuda_graphs (eager launches, as costed)",
+     "torchtitan/config/configs.py:75; torchtitan/trainer.py:168-199"},
     {"uneven first/last stages",
      "fewer layers only: pipeline_parallel_first/last_stage_less_layers (default 1)",
      "torchtitan/config/configs.py:197-207; torchtitan/distributed/pipeline_parallel.py:215-216"},

@@ -251,7 +251,8 @@ void deepspeed_rules(const Plan& p, Engine engine, Rules& r) {
 // torchtitan builds models from registered flavors (torchtitan/models/llama3, qwen3).
 void torchtitan_flavor_rule(const ModelSpec& m, Rules& r) {
   r.check(emit_detail::torchtitan_flavor(m) == nullptr,
-          "torchtitan builds models from registered flavors; this shape matches none of llama3 8B, 70B, "
+          "torchtitan builds models from registered flavors; this shape and vocabulary match none of llama3 "
+          "8B, 70B, "
           "405B or qwen3 0.6B, 1.7B, 4B, 8B, 14B, 32B, 30B-A3B, 235B-A22B.");
 }
 
@@ -308,6 +309,15 @@ void torchtitan_rules(const Plan& p, Rules& r) {
   // context-parallel.
   r.check(c.cp > 1 && !c.flash_attention,
           "context parallelism (cp " + s(c.cp) + ") needs fused (flash) attention in torchtitan.");
+  // v0.2.x: FSDP (dp_shard x cp > 1) or autocast (DDP, one device) gives
+  // mixed precision; under tp or pp without FSDP, maybe_enable_amp turns it
+  // off and training.dtype (float32) rules.
+  if (p.job.mixed_precision_needs_fsdp && (c.tp > 1 || c.pp > 1)) {
+    const int dp_shard = c.zero >= 2 ? emit_detail::torchtitan_mesh(p).shard : 1;
+    r.check(dp_shard * c.cp <= 1,
+            "torchtitan v0.2.x trains in fp32 under tp or pp without FSDP or cp (maybe_enable_amp), not in "
+            "the bf16 the plan is costed with; use zero 2 or 3 over dp > 1, or cp > 1.");
+  }
   // components/optimizer.py: Adam and AdamW only.
   r.check(p.job.optimizer == Optimizer::kSgd, "torchtitan's optimizers are Adam and AdamW; use adam.");
   // Expert parallelism as main builds it (the only torchtitan parplan writes

@@ -9,6 +9,7 @@
 // flavor without one starts from its family's nearest recipe and names its
 // own Hugging Face assets.
 #include <cmath>
+#include <string>
 
 #include "src/emit/emit_internal.h"
 #include "src/io/data_paths.h"
@@ -44,7 +45,16 @@ constexpr TorchtitanFlavor kFlavors[] = {
      1536, false, 5e6, true},
 };
 
+// The vocabulary every flavor of a family fixes (vocab_size in
+// torchtitan/models/llama3/__init__.py and qwen3/__init__.py at b5bcd76c;
+// v0.2.2's TransformerModelArgs.vocab_size, not read from the tokenizer):
+// another vocabulary is another embedding and output head.
+long long family_vocab(const TorchtitanFlavor& f) {
+  return std::string(f.family) == "qwen3" ? 151936 : 128256;
+}
+
 bool same_shape(const ModelSpec& m, const TorchtitanFlavor& f) {
+  if (m.vocab != family_vocab(f)) return false;
   const int kv = m.kv_groups > 0 ? m.kv_groups : m.heads;
   const bool block = m.gated_ffn && m.norm == NormKind::kRmsNorm && m.position == PositionKind::kRope &&
                      !m.linear_bias && !m.uses_mla();

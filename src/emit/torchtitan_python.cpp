@@ -66,6 +66,12 @@ std::string torchtitan_python_config(const Plan& plan, long long train_steps) {
   py << "    config.training.num_tokens_per_microbatch_per_dp_rank = " << c.mbs * seq << "\n";
   py << "    config.training.num_tokens_per_train_step = " << c.gbs * seq << "\n";
   py << "    config.training.mixed_precision_param = \"bfloat16\"\n";
+  // Main captures each step as a CUDA graph unless told not to
+  // (torchtitan/config/configs.py:75 at b5bcd76c) and refuses that with
+  // pipeline parallelism or a host-synchronising expert dispatcher
+  // (trainer.py:168-199); the cost model times eager launches either way.
+  py << "    # Eager launches, as costed (CUDA graphs refuse pp > 1 and the standard expert dispatcher).\n";
+  py << "    config.training.disable_cuda_graphs = True\n";
   py << "    config.parallelism = ParallelismConfig(\n";
   py << "        data_parallel_replicate_degree=" << mesh.replicate << ",\n";
   py << "        data_parallel_shard_degree=" << mesh.shard << ",\n";

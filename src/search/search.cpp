@@ -491,7 +491,8 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
       result.engine_refusal = engine_reason ? engine_reason : "unsupported";
       std::snprintf(
           text, sizeof text,
-          "engine: no config of the search space runs on %s (%s: %s); choose another --engine",
+          "engine: no config of the search space runs on %s (%s: %s); choose another --engine, or drop the "
+          "option that asks for it",
           options.engines.any ? "any released engine" : engine_capabilities(options.engines.engines[0]).name,
           engine_capabilities(options.engines.engines[0]).name,
           engine_reason ? engine_reason : "unsupported");

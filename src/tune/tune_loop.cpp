@@ -5,6 +5,7 @@
 
 #include "cost/step_cost.h"
 #include "solvers/profile_fit.h"
+#include "src/emit/emit_internal.h"
 #include "src/io/input_error.h"
 #include "src/io/job_loader.h"
 #include "src/io/write_error.h"
@@ -139,6 +140,22 @@ TuneResult write_tune_loop(const TuneRequest& r) {
   for (const auto& c : identifiable_constants(r.cluster, trial_runs(r.model, result.trials), constants, 1e-3))
     result.pinned.push_back(c.key);
 
+  // run_trials.sh starts the trials one after another from one shell; a
+  // torchrun trial over several nodes needs its launch.sh started on every
+  // one of them (NODE_RANK, MASTER_ADDR), which one shell cannot do.
+  if (r.launcher == Launcher::kTorchrun) {
+    for (std::size_t i = 0; i < result.trials.size(); ++i) {
+      const Trial& t = result.trials[i];
+      const int nodes = emit_detail::layout_of(trial_plan(r, t)).nnodes;
+      if (nodes > 1)
+        throw InputError(
+            "--launcher torchrun: trial " + std::to_string(i + 1) + " (" + t.name + ") runs on " +
+            std::to_string(nodes) +
+            " nodes, and run_trials.sh starts the trials from one shell, which cannot start "
+            "torchrun on every node; use --launcher slurm (each trial one sbatch --wait), or a job "
+            "of one node");
+    }
+  }
   // A parent that is a file, or no permission: one line, not an internal
   // error.
   fs::create_directories(r.out_dir / "logs", ec);

@@ -25,7 +25,7 @@ struct TuneRequest {
   /// torchtitan: main's Python configs or v0.2.x's TOML (the job already
   /// costed as that version runs it: cost_as_torchtitan_version).
   TorchtitanVersion torchtitan_version = TorchtitanVersion::kMain;
-  Launcher launcher = Launcher::kTorchrun;
+  Launcher launcher = Launcher::kSlurm;
   std::filesystem::path out_dir;
   int train_iters = 30;
   /// --simulate: the cluster that "runs" the trials.
