@@ -42,6 +42,9 @@ TEST(EmitSlurm, GenericClusterRunsLaunchShPerNode) {
   EXPECT_EQ(opts.at("-p"), "PARPLAN_PARTITION");
   EXPECT_EQ(opts.at("-t"), "09:25:00");  // 1000 steps * 30 s * 1.1 + 15 min, whole minutes
   EXPECT_EQ(opts.at("--ntasks-per-node"), "1");
+  // One task starts all eight ranks: whole nodes, or a shared node's default
+  // of one CPU per task would serve them all.
+  EXPECT_EQ(opts.count("--exclusive"), 1u);
 
   const fs::path record = dir.path / "record";
   fs::create_directories(record);

@@ -286,6 +286,10 @@ std::string sbatch_head(const ScriptContext& x, bool frontier) {
   } else {
     s << "#SBATCH --ntasks-per-node=1\n";
     s << "#SBATCH --gpus-per-node=" << x.layout.nproc_per_node << "\n";
+    // Whole nodes: one task per node starts every rank, so without it a site
+    // that shares nodes gives that task one CPU for all of them (and their
+    // data loaders); the plan assumes the node's links and memory its own.
+    s << "#SBATCH --exclusive\n";
   }
   s << "#SBATCH -o parplan-%j.out\n";
   // After every #SBATCH line: sweep arrays copy the leading #SBATCH block.
