@@ -260,11 +260,12 @@ std::vector<fs::path> emit_launch_files(const Plan& plan, const EmitOptions& opt
   if (options.engine == Engine::kTorchtitan) {
     const long long steps = files.train_iters;
     if (options.torchtitan_version == TorchtitanVersion::kV02)
-      files.files.push_back(
-          {emit_detail::kTorchtitanTomlFile, emit_detail::torchtitan_toml(plan, steps), false});
+      files.files.push_back({emit_detail::kTorchtitanTomlFile,
+                             emit_detail::torchtitan_toml(plan, steps, files.checkpoint_interval), false});
     else
       files.files.push_back({std::string(emit_detail::kTorchtitanPythonModule) + ".py",
-                             emit_detail::torchtitan_python_config(plan, steps), false});
+                             emit_detail::torchtitan_python_config(plan, steps, files.checkpoint_interval),
+                             false});
   }
   if (plan.cluster.heterogeneous()) {
     // Rank order and the NCCL settings of each node group.

@@ -150,9 +150,11 @@ struct TorchtitanLessLayers {
 bool torchtitan_less_layers(const ParallelConfig& config, int layers, TorchtitanLessLayers& out);
 
 /// The TOML job config of torchtitan v0.2.x; `train_steps` is training.steps.
-std::string torchtitan_toml(const Plan& plan, long long train_steps);
+/// `checkpoint_interval` > 0 turns checkpointing on at that interval (a run
+/// capped by the site's wall-time limit resumes from it).
+std::string torchtitan_toml(const Plan& plan, long long train_steps, long long checkpoint_interval);
 /// The Python config module of torchtitan main (--module/--config).
-std::string torchtitan_python_config(const Plan& plan, long long train_steps);
+std::string torchtitan_python_config(const Plan& plan, long long train_steps, long long checkpoint_interval);
 /// File and module names of the torchtitan config parplan writes.
 inline constexpr const char* kTorchtitanTomlFile = "torchtitan.toml";
 inline constexpr const char* kTorchtitanPythonModule = "parplan_torchtitan";
@@ -172,6 +174,9 @@ struct ScriptFiles {
   std::vector<std::string> notes;
   /// Iterations the scripts default to (what -t was sized for).
   long long train_iters = 0;
+  /// Under a site's wall-time cap, the iterations between checkpoints the
+  /// engine's config must save (WallTime::checkpoint_interval); 0 otherwise.
+  long long checkpoint_interval = 0;
 };
 
 /// Every file of the engine/launcher pair except ds_config.json, hostfile and

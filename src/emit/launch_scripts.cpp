@@ -50,8 +50,12 @@ std::vector<std::string> megatron_user_block(const std::string& checkout_var, co
 
 // The training block and the PROGRAM array of the Megatron flavours:
 // `head` (the script and its parallelism flags) and the flags both share.
-void add_megatron_training(Program& p, const std::string& head, long long train_iters) {
-  for (const std::string& line : megatron_training_block(train_iters)) p.user_block.push_back(line);
+// Under a site's wall-time cap (`wall.capped`) a run with CHECKPOINT_DIR
+// saves more often and, by --exit-duration-in-mins, once more inside the
+// limit before it exits (training.py's duration check saves first), so
+// resubmitting job.sbatch resumes it; without CHECKPOINT_DIR it warns.
+void add_megatron_training(Program& p, const std::string& head, const WallTime& wall) {
+  for (const std::string& line : megatron_training_block(wall.train_iters)) p.user_block.push_back(line);
   std::ostringstream prog;
   prog << "PROGRAM=(" << head << "\n"
        << "  --train-iters \"$TRAIN_ITERS\"\n"
@@ -60,29 +64,35 @@ void add_megatron_training(Program& p, const std::string& head, long long train_
        << "  --tokenizer-type \"$TOKENIZER_TYPE\" --tokenizer-model \"$TOKENIZER_MODEL\"\n"
        << "  --data-path \"${DATA_PATH_ARGS[@]}\" --split \"$DATA_SPLIT\"\n"
        << "  --log-interval 10 --eval-interval 1000 --eval-iters 10)";
-  p.program_lines = {
-      "read -r -a DATA_PATH_ARGS <<< \"$DATA_PATH\"", prog.str(),
-      "if [ -n \"$CHECKPOINT_DIR\" ]; then\n"
-      "  PROGRAM+=(--save \"$CHECKPOINT_DIR\" --load \"$CHECKPOINT_DIR\" --save-interval 500)\n"
-      "fi"};
+  const long long interval = wall.capped ? wall.checkpoint_interval : kCheckpointIntervalIters;
+  std::ostringstream save;
+  save << "if [ -n \"$CHECKPOINT_DIR\" ]; then\n"
+       << "  PROGRAM+=(--save \"$CHECKPOINT_DIR\" --load \"$CHECKPOINT_DIR\" --save-interval " << interval;
+  if (wall.capped) save << "\n    --exit-duration-in-mins " << wall.exit_minutes;
+  save << ")\n";
+  if (wall.capped)
+    save << "else\n"
+         << "  echo \"the site's wall-time limit stops this run after about " << wall.iters_that_fit
+         << " iterations; set CHECKPOINT_DIR to save it and resume on resubmission\" >&2\n";
+  save << "fi";
+  p.program_lines = {"read -r -a DATA_PATH_ARGS <<< \"$DATA_PATH\"", prog.str(), save.str()};
 }
 
-Program megatron_program(const Plan& plan, long long train_iters) {
+Program megatron_program(const Plan& plan, const WallTime& wall) {
   Program p;
   p.user_block = megatron_user_block("MEGATRON_LM", "Megatron-LM", "HuggingFaceTokenizer");
-  add_megatron_training(p, "\"$MEGATRON_LM/pretrain_gpt.py\"" + join_args(megatron_args(plan), "  "),
-                        train_iters);
+  add_megatron_training(p, "\"$MEGATRON_LM/pretrain_gpt.py\"" + join_args(megatron_args(plan), "  "), wall);
   return p;
 }
 
-Program megatron_deepspeed_program(const Plan& plan, long long train_iters) {
+Program megatron_deepspeed_program(const Plan& plan, const WallTime& wall) {
   Program p;
   p.user_block = megatron_user_block("MEGATRON_DEEPSPEED", "Megatron-DeepSpeed", "HFTokenizer");
   add_megatron_training(p,
                         "\"$MEGATRON_DEEPSPEED/pretrain_gpt.py\"" +
                             join_args(megatron_deepspeed_args(plan), "  ") +
                             "\n  --deepspeed_config \"$DIR/ds_config.json\"",
-                        train_iters);
+                        wall);
   return p;
 }
 
@@ -109,9 +119,9 @@ std::string defaulted(const std::string& var, const std::string& value) {
 Program program_for(const ScriptContext& x) {
   switch (x.options.engine) {
     case Engine::kMegatron:
-      return megatron_program(x.plan, x.wall.train_iters);
+      return megatron_program(x.plan, x.wall);
     case Engine::kMegatronDeepSpeed:
-      return megatron_deepspeed_program(x.plan, x.wall.train_iters);
+      return megatron_deepspeed_program(x.plan, x.wall);
     case Engine::kDeepSpeed:
       return deepspeed_program();
     case Engine::kTorchtitan:
@@ -301,11 +311,13 @@ std::string sbatch_head(const ScriptContext& x, bool frontier) {
 
 ScriptFiles launch_scripts(const Plan& plan, const EmitOptions& options, const std::string& final_dir) {
   const Layout layout = layout_of(plan);
-  const ScriptContext x{plan, options, layout,
-                        plan_wall_time(plan, layout.nnodes, options.train_iters, options.hours), final_dir};
+  WallTime wall = plan_wall_time(plan, layout.nnodes, options.train_iters, options.hours);
+  if (options.launcher != Launcher::kSlurm) wall.drop_site_limit();  // -t is Slurm's
+  const ScriptContext x{plan, options, layout, wall, final_dir};
   ScriptFiles out;
   out.notes = x.wall.notes;
   out.train_iters = x.wall.train_iters;
+  out.checkpoint_interval = x.wall.checkpoint_interval;
   const bool deepspeed = options.engine == Engine::kDeepSpeed || options.engine == Engine::kMegatronDeepSpeed;
   if (options.launcher == Launcher::kSlurm) {
     if (plan.cluster.frontier_launch) {
@@ -313,8 +325,6 @@ ScriptFiles launch_scripts(const Plan& plan, const EmitOptions& options, const s
       return out;
     }
     out.files.push_back({"job.sbatch", slurm_script(x), true});
-  } else {
-    out.notes.clear();  // -t is Slurm's; torchrun has no wall-time limit to meet
   }
   out.files.push_back({"launch.sh", torchrun_script(x), true});
   if (deepspeed && options.launcher == Launcher::kTorchrun)

@@ -53,7 +53,7 @@ TorchtitanMesh torchtitan_mesh(const Plan& plan) {
   return mesh;
 }
 
-std::string torchtitan_toml(const Plan& plan, long long train_steps) {
+std::string torchtitan_toml(const Plan& plan, long long train_steps, long long checkpoint_interval) {
   const ParallelConfig& c = plan.config;
   const TorchtitanMesh mesh = torchtitan_mesh(plan);
   // Batch: without a pipeline one optimizer step accumulates gbs/(mbs*dp)
@@ -151,6 +151,14 @@ std::string torchtitan_toml(const Plan& plan, long long train_steps) {
     case Recompute::kFull:
       t << "mode = \"full\"\n";
       break;
+  }
+  // Off unless enabled (job_config.py Checkpoint.enable at v0.2.2); a run
+  // the site's limit stops resumes from dump_folder/checkpoint.
+  if (checkpoint_interval > 0) {
+    t << "\n# The site's wall-time limit stops the run early: save, and resubmit to resume.\n";
+    t << "[checkpoint]\n";
+    t << "enable = true\n";
+    t << "interval = " << checkpoint_interval << "\n";
   }
   return t.str();
 }

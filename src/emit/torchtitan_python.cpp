@@ -14,7 +14,7 @@
 
 namespace parplan::emit_detail {
 
-std::string torchtitan_python_config(const Plan& plan, long long train_steps) {
+std::string torchtitan_python_config(const Plan& plan, long long train_steps, long long checkpoint_interval) {
   const ParallelConfig& c = plan.config;
   const TorchtitanMesh mesh = torchtitan_mesh(plan);
   const TorchtitanFlavor& model = *torchtitan_flavor(plan.model);  // engine_rules refused others
@@ -116,6 +116,14 @@ std::string torchtitan_python_config(const Plan& plan, long long train_steps) {
     case Recompute::kFull:
       py << "    config.activation_checkpoint = FullAC.Config()\n";
       break;
+  }
+  // Checkpointing is off unless enabled (BaseCheckpointManager.Config.enable
+  // defaults to False at b5bcd76c); a run the site's limit stops saves into
+  // dump_folder/checkpoint and the next job loads the newest step there.
+  if (checkpoint_interval > 0) {
+    py << "    # The site's wall-time limit stops the run early: save, and resubmit to resume.\n";
+    py << "    config.checkpoint.enable = True\n";
+    py << "    config.checkpoint.interval = " << checkpoint_interval << "\n";
   }
   py << "    return config\n";
   return py.str();

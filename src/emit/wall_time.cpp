@@ -25,6 +25,13 @@ const WallTimeBin* bin_for(const BatchLimits& limits, int nodes) {
 
 }  // namespace
 
+void WallTime::drop_site_limit() {
+  capped = false;
+  checkpoint_interval = 0;
+  exit_minutes = 0;
+  notes.clear();
+}
+
 std::string slurm_time(long long seconds) {
   const long long days = seconds / 86400;
   const long long h = seconds % 86400 / 3600, m = seconds % 3600 / 60, s = seconds % 60;
@@ -94,15 +101,22 @@ WallTime plan_wall_time(const Plan& plan, int nodes, long long train_iters, doub
       w.iters_that_fit = step_s > 0
                              ? static_cast<long long>(std::max(0.0, w.limit_s - kStartupAllowanceS) / step_s)
                              : w.train_iters;
+      // Megatron measures its minutes from the start of its Python process:
+      // the start-up allowance before it is spent again on the final save.
+      w.exit_minutes =
+          std::max(1LL, static_cast<long long>(std::floor((w.limit_s - kStartupAllowanceS - step_s) / 60.0)));
+      w.checkpoint_interval = std::clamp(w.iters_that_fit / 4, 1LL, kCheckpointIntervalIters);
       std::ostringstream note;
       note << "the run needs " << hours_text(needed_s) << " but " << plan.cluster.name << " allows "
            << hours_text(w.limit_s) << " for " << nodes << " nodes; -t asks for the limit, in which about "
            << w.iters_that_fit << " of " << w.train_iters
-           << " iterations fit: save checkpoints and resubmit to continue";
+           << " iterations fit: the scripts save a checkpoint every " << w.checkpoint_interval
+           << " iterations (Megatron's when CHECKPOINT_DIR is set); resubmit job.sbatch to resume";
       w.notes.push_back(note.str());
       w.explanation.push_back("capped: about " + std::to_string(w.iters_that_fit) + " of " +
-                              std::to_string(w.train_iters) +
-                              " iterations fit; save checkpoints and resubmit for the rest");
+                              std::to_string(w.train_iters) + " iterations fit; a checkpoint every " +
+                              std::to_string(w.checkpoint_interval) +
+                              " iterations, resubmit to resume from the newest");
     }
   } else if (w.seconds > 24 * 3600) {
     w.notes.push_back(plan.cluster.name + " states no wall-time limit (batch_limits) and the run needs " +

@@ -21,6 +21,10 @@ inline constexpr long long kDefaultTrainIters = 1000;
 /// OLCF reports torchrun alone adding up to 10 minutes on Frontier; 15 minutes
 /// covers an srun launch with a checkpoint load at scale.
 inline constexpr double kStartupAllowanceS = 900;
+/// Checkpoint interval when nothing forces a shorter one: Megatron-LM's
+/// examples and torchtitan's recipes save every 500 steps
+/// (CheckpointManager.Config(interval=500) in llama3/config_registry.py).
+inline constexpr long long kCheckpointIntervalIters = 500;
 /// Margin on the predicted step time when the profile states no larger
 /// measured error (its calibration block's max_step_error).
 inline constexpr double kStepTimeMargin = 0.10;
@@ -35,10 +39,20 @@ struct WallTime {
   /// The site's limit for the node count (0: the profile states none).
   double limit_s = 0;
   bool capped = false;
+  /// When capped: save a checkpoint every this many iterations (a quarter of
+  /// what fits, at most kCheckpointIntervalIters), so a resubmitted job resumes
+  /// where the last one stopped; 0 when not capped.
+  long long checkpoint_interval = 0;
+  /// When capped: Megatron's --exit-duration-in-mins, after which it saves a
+  /// checkpoint and exits inside the limit; 0 when not capped.
+  long long exit_minutes = 0;
   /// Comment lines (without "# ") saying how the time was chosen.
   std::vector<std::string> explanation;
   /// Sentences for stderr (the cap, an unknown limit over 24 h).
   std::vector<std::string> notes;
+
+  /// torchrun has no wall-time limit to meet: forget the cap and its notes.
+  void drop_site_limit();
 };
 
 /// Throws InputError when train_iters/hours are out of range, --hours leaves no
