@@ -267,5 +267,23 @@ TEST(CalibrateIo, RunsGivenTwiceAreRefusedByTheCli) {
                            "give each run file once");
 }
 
+TEST(CalibrateIo, OutputsInsideARunsFolderAreRefused) {
+  // Writing over a log of the folder, or a profile beside its logs, leaves a
+  // folder the next calibrate cannot read.
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("parplan_runs_dir_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path log = dir / "run.log";
+  std::filesystem::copy_file(data_dir() / kFixture, log, std::filesystem::copy_options::overwrite_existing);
+  const std::string before = test::slurp(log.string());
+  const std::string calibrate = "calibrate --cluster dgx-h100 --fit gemm_efficiency_max --runs " + dir.string();
+  test::expect_cli_refusal(calibrate + " --out " + log.string(), "inside --runs");
+  test::expect_cli_refusal(calibrate + " --svg " + log.string(), "inside --runs");
+  test::expect_cli_refusal(calibrate + " --out " + (dir / "fitted.yaml").string(), "inside --runs");
+  EXPECT_EQ(test::slurp(log.string()), before);
+  EXPECT_FALSE(std::filesystem::exists(dir / "fitted.yaml"));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace parplan

@@ -51,6 +51,7 @@ void register_calibrate(CLI::App& app, Commands& c) {
 }
 
 namespace {
+namespace fs = std::filesystem;
 /// --fit's comma-separated keys; an empty list or item is a mistake (an
 /// unset shell variable, a doubled comma), not the default selection.
 std::vector<std::string> split_keys(const std::string& text) {
@@ -94,6 +95,17 @@ int run_calibrate(const CalibrateFlags& flags) {
     std::vector<NamedPath> inputs{{"--cluster", flags.cluster}};
     for (const std::string& run : flags.runs) inputs.push_back({"--runs", run});
     check_distinct_paths({{"--out", flags.out}, {"--svg", flags.svg}}, inputs);
+    // Nor land in a --runs folder as a file the next calibrate would read as
+    // a run (overwriting a log there, or a new profile .yaml beside them).
+    for (const NamedPath& output : {NamedPath{"--out", flags.out}, NamedPath{"--svg", flags.svg}}) {
+      if (output.path.empty() || !run_file_name(output.path)) continue;
+      std::error_code ec;
+      const fs::path folder = fs::weakly_canonical(fs::absolute(output.path, ec).parent_path(), ec);
+      for (const std::string& run : flags.runs)
+        if (fs::is_directory(run, ec) && fs::weakly_canonical(fs::absolute(run, ec), ec) == folder)
+          throw InputError(output.flag + " " + output.path.string() + " is inside --runs " + run +
+                           ", which reads it as a run file; write it outside that folder");
+    }
   }
   const ClusterSpec cluster = load_cluster(flags.cluster);
   std::vector<std::string> left_out;
@@ -154,7 +166,13 @@ int run_calibrate(const CalibrateFlags& flags) {
     block.cv_max_error = outcome.cv_max_abs;
     const std::string name =
         flags.name.empty() ? std::filesystem::path(flags.out).stem().string() : flags.name;
-    files.stage(flags.out, calibrated_profile_text(original.str(), values, block, name), "--out");
+    std::string text;
+    try {
+      text = calibrated_profile_text(original.str(), values, block, name);
+    } catch (const InputError& e) {
+      throw InputError("--out: " + flags.cluster + ": " + e.what());
+    }
+    files.stage(flags.out, text, "--out");
   }
   if (!flags.svg.empty()) files.stage(flags.svg, calibrate_svg(runs, outcome, cluster.name), "--svg");
   files.commit();

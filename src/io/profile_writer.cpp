@@ -1,10 +1,14 @@
 #include "src/io/profile_writer.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <cmath>
 #include <cstdio>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
+
+#include "src/io/input_error.h"
 
 namespace parplan {
 
@@ -15,6 +19,7 @@ ProfileKey profile_key_of(const std::string& fitted_key) {
     const char* fitted;
     const char* key;
     double scale;
+    const char* old_key = nullptr;  // the deprecated spelling the loader still reads
   } kDevice[] = {
       {"gemm_efficiency_max", "gemm_efficiency_max", 1},
       {"gemm_half_dim", "gemm_half_dim", 1},
@@ -24,15 +29,15 @@ ProfileKey profile_key_of(const std::string& fitted_key) {
       {"memory_bound_efficiency", "memory_bound_efficiency", 1},
       {"overlap_compute_slowdown", "overlap_compute_slowdown", 1},
       {"layer_overhead_s", "layer_overhead_us", 1e6},
-      {"reserved_bytes", "reserved_gib", 1.0 / (1024.0 * 1024.0 * 1024.0)},
+      {"reserved_bytes", "reserved_gib", 1.0 / (1024.0 * 1024.0 * 1024.0), "reserved_gb"},
   };
   for (const auto& d : kDevice)
-    if (fitted_key == d.fitted) return {"device", -1, d.key, d.scale};
+    if (fitted_key == d.fitted) return {"device", -1, d.key, d.scale, d.old_key ? d.old_key : ""};
   static const std::regex kTier(R"(tiers\[(\d+)\]\.(efficiency|latency_s))");
   std::smatch m;
   if (std::regex_match(fitted_key, m, kTier)) {
     const bool latency = m[2] == "latency_s";
-    return {"tiers", std::stoi(m[1]), latency ? "latency_us" : "efficiency", latency ? 1e6 : 1.0};
+    return {"tiers", std::stoi(m[1]), latency ? "latency_us" : "efficiency", latency ? 1e6 : 1.0, ""};
   }
   throw std::invalid_argument("no profile key for fitted constant " + fitted_key);
 }
@@ -78,7 +83,8 @@ bool section_range(const std::vector<std::string>& lines, const std::string& sec
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].rfind(section + ":", 0) != 0) continue;
     std::size_t j = i + 1;
-    while (j < lines.size() && (!is_content(lines[j]) || indent_of(lines[j]) > 0)) ++j;
+    // A block list may sit at the key's own column ("tiers:" then "- name:").
+    while (j < lines.size() && (!is_content(lines[j]) || indent_of(lines[j]) > 0 || lines[j][0] == '-')) ++j;
     // Trailing comments and blank lines belong to what follows.
     while (j > i + 1 && !is_content(lines[j - 1])) --j;
     *begin = i + 1;
@@ -111,9 +117,12 @@ bool tier_range(const std::vector<std::string>& lines, int tier, std::size_t* be
   return true;
 }
 
+// Replaces the line of `key` (or of its deprecated spelling `old_key`) in
+// [begin, end), or inserts one at `default_indent`.
 void set_key(std::vector<std::string>& lines, std::size_t begin, std::size_t end, const std::string& key,
-             const std::string& value, const std::string& comment, int default_indent) {
-  const std::regex line_re("^(\\s*(?:- )?)" + key + ":.*$");
+             const std::string& old_key, const std::string& value, const std::string& comment,
+             int default_indent) {
+  const std::regex line_re("^(\\s*(?:- )?)(?:" + key + (old_key.empty() ? "" : "|" + old_key) + "):.*$");
   for (std::size_t i = begin; i < end; ++i) {
     std::smatch m;
     if (std::regex_match(lines[i], m, line_re)) {
@@ -125,13 +134,60 @@ void set_key(std::vector<std::string>& lines, std::size_t begin, std::size_t end
   while (at > begin && !is_content(lines[at - 1])) --at;
   lines.insert(lines.begin() + at, std::string(default_indent, ' ') + key + ": " + value + "  # " + comment);
 }
+
+// The column of a mapping's keys: the first content line's in [begin, end)
+// (after its dash, for a list entry), or `fallback`.
+int key_column(const std::vector<std::string>& lines, std::size_t begin, std::size_t end, int fallback) {
+  for (std::size_t i = begin; i < end; ++i) {
+    if (!is_content(lines[i])) continue;
+    const std::string& line = lines[i];
+    std::size_t at = static_cast<std::size_t>(indent_of(line));
+    if (line[at] == '-') at = line.find_first_not_of(' ', at + 1);
+    return at == std::string::npos ? fallback : static_cast<int>(at);
+  }
+  return fallback;
+}
+// The loader must read back what was fitted: a layout the line edits above
+// miss (flow style, a section they cannot find) is refused, not written with
+// the old values under a calibration block that claims the new ones.
+void check_written(const std::string& text, const std::vector<FittedValue>& values) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(std::string("the calibrated profile would not be valid YAML (") + e.what() +
+                     "); write the profile in block style, one key per line");
+  }
+  for (const auto& v : values) {
+    const ProfileKey k = profile_key_of(v.key);
+    YAML::Node node = root[k.section];
+    if (node && k.tier >= 0) node = node.IsSequence() ? node[static_cast<std::size_t>(k.tier)] : YAML::Node();
+    bool ok = node && node.IsMap() && node[k.key] && node[k.key].IsScalar() &&
+              (k.old_key.empty() || !node[k.old_key]);
+    if (ok) {
+      try {
+        const double written = node[k.key].as<double>();
+        ok = std::abs(written - std::stod(number(v.after * k.scale))) <= 1e-12 * std::abs(written);
+      } catch (const std::exception&) {
+        ok = false;
+      }
+    }
+    if (!ok)
+      throw InputError("cannot write the fitted " + v.key + " into the profile's layout (flow style, or " +
+                       k.section +
+                       " not found as a block); write the profile in block style, one key per line");
+  }
+}
 }  // namespace
 
 std::string calibrated_profile_text(const std::string& original, const std::vector<FittedValue>& values,
                                     const CalibrationBlock& block, const std::string& name) {
   std::vector<std::string> lines;
   std::istringstream in(original);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF files are written with LF
+    lines.push_back(line);
+  }
   // Drop an earlier calibration block: the new one replaces it.
   std::size_t cb = 0, ce = 0;
   if (section_range(lines, "calibration", &cb, &ce))
@@ -147,12 +203,9 @@ std::string calibrated_profile_text(const std::string& original, const std::vect
     const ProfileKey k = profile_key_of(v.key);
     std::size_t begin = 0, end = 0;
     if (!section_range(lines, k.section, &begin, &end)) continue;
-    int indent = 2;
-    if (k.tier >= 0) {
-      if (!tier_range(lines, k.tier, &begin, &end)) continue;
-      indent = indent_of(lines[begin]) + 2;
-    }
-    set_key(lines, begin, end, k.key, number(v.after * k.scale),
+    if (k.tier >= 0 && !tier_range(lines, k.tier, &begin, &end)) continue;
+    const int indent = key_column(lines, begin, end, 2);
+    set_key(lines, begin, end, k.key, k.old_key, number(v.after * k.scale),
             "fitted by parplan calibrate " + (block.date.empty() ? "" : block.date + " ") + "(was " +
                 number(v.before * k.scale) + ")",
             indent);
@@ -180,6 +233,7 @@ std::string calibrated_profile_text(const std::string& original, const std::vect
     out << "  cv_mean_step_error: " << number(block.cv_mean_error) << "  # leave-one-out\n";
     out << "  cv_max_step_error: " << number(block.cv_max_error) << "\n";
   }
+  check_written(out.str(), values);
   return out.str();
 }
 

@@ -19,6 +19,8 @@ struct ProfileKey {
   std::string key;
   /// Profile value = SI value * scale.
   double scale = 1;
+  /// A deprecated spelling the loader still reads (its line is replaced).
+  std::string old_key;
 };
 /// Throws std::invalid_argument on a key that has no profile spelling.
 ProfileKey profile_key_of(const std::string& fitted_key);

@@ -16,11 +16,6 @@ namespace parplan {
 namespace {
 namespace fs = std::filesystem;
 
-bool run_extension(const fs::path& p) {
-  const std::string e = p.extension().string();
-  return e == ".yaml" || e == ".yml" || e == ".csv" || e == ".log" || e == ".txt";
-}
-
 void load_file(const fs::path& path, const ClusterSpec& cluster, std::vector<FitRun>& out,
                std::vector<std::string>* notes) {
   const std::string e = path.extension().string();
@@ -70,6 +65,11 @@ void check_once(const fs::path& file, const std::string& given, std::map<fs::pat
 }
 }  // namespace
 
+bool run_file_name(const fs::path& p) {
+  const std::string e = p.extension().string();
+  return e == ".yaml" || e == ".yml" || e == ".csv" || e == ".log" || e == ".txt";
+}
+
 std::vector<FitRun> load_runs(const std::vector<std::string>& paths, const ClusterSpec& cluster,
                               std::vector<std::string>* notes) {
   std::vector<FitRun> out;
@@ -83,7 +83,7 @@ std::vector<FitRun> load_runs(const std::vector<std::string>& paths, const Clust
       for (; it != end; it.increment(ec)) {
         if (ec) throw InputError("--runs " + p + ": cannot list the directory (" + ec.message() + ")");
         std::error_code entry_ec;
-        if (it->is_regular_file(entry_ec) && run_extension(it->path())) files.push_back(it->path());
+        if (it->is_regular_file(entry_ec) && run_file_name(it->path())) files.push_back(it->path());
       }
       std::sort(files.begin(), files.end());
       if (files.empty())
