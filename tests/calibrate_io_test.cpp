@@ -276,7 +276,8 @@ TEST(CalibrateIo, OutputsInsideARunsFolderAreRefused) {
   const std::filesystem::path log = dir / "run.log";
   std::filesystem::copy_file(data_dir() / kFixture, log, std::filesystem::copy_options::overwrite_existing);
   const std::string before = test::slurp(log.string());
-  const std::string calibrate = "calibrate --cluster dgx-h100 --fit gemm_efficiency_max --runs " + dir.string();
+  const std::string calibrate =
+      "calibrate --cluster dgx-h100 --fit gemm_efficiency_max --runs " + dir.string();
   test::expect_cli_refusal(calibrate + " --out " + log.string(), "inside --runs");
   test::expect_cli_refusal(calibrate + " --svg " + log.string(), "inside --runs");
   test::expect_cli_refusal(calibrate + " --out " + (dir / "fitted.yaml").string(), "inside --runs");
