@@ -68,9 +68,12 @@ int run_check(const CheckFlags& flags) {
       !engines_running(options.engines, Plan{r.model, r.cluster, job, config, cost}, &engine_problem).empty();
 
   const bool fits = cost.memory.fits;
+  // --time-limit ran out before the search visited any config: nothing to
+  // compare with, so neither an optimum nor a pass can be stated.
+  const bool cut_before_any = best.search.stopped_at_deadline && best.ranked.empty();
   // Nothing fits, the given config included: there is no optimum to report
   // (the search says which constraint binds).
-  const bool no_optimum = best.ranked.empty() && !(fits && engine_runs);
+  const bool no_optimum = cut_before_any || (best.ranked.empty() && !(fits && engine_runs));
   // The given config may beat what the search visits (e.g. a layout it does
   // not generate); then it is the optimum.
   const bool given_is_best =
@@ -81,14 +84,17 @@ int run_check(const CheckFlags& flags) {
   // faster than any plan the engine runs).
   const bool gap_stated = fits && engine_runs && !no_optimum;
   const double gap_percent = fits ? (cost.time.step_s / optimum_s - 1.0) * 100.0 : INFINITY;
-  const bool pass =
-      fits && engine_runs && (!flags.max_gap_percent || gap_percent <= *flags.max_gap_percent + 1e-9);
+  const bool pass = fits && engine_runs && !cut_before_any &&
+                    (!flags.max_gap_percent || gap_percent <= *flags.max_gap_percent + 1e-9);
 
-  if (const std::string note = time_limit_note(best.search); !note.empty())
+  if (cut_before_any)
+    std::cerr << "parplan: --time-limit reached before any config was searched: no optimum to measure the "
+                 "gap against; raise --time-limit\n";
+  else if (const std::string note = time_limit_note(best.search); !note.empty())
     std::cerr << "parplan: " << note << "; the gap is measured against it, so the true gap may be larger\n";
   for (const std::string& warning : certificate_warnings(best.certificates))
     std::cerr << "parplan: " << warning << "\n";
-  if (no_optimum) std::cerr << "parplan: no feasible plan: " << no_optimum_why << "\n";
+  if (no_optimum && !cut_before_any) std::cerr << "parplan: no feasible plan: " << no_optimum_why << "\n";
   // Exit 1 names what binds: memory, or the engine's rule.
   if (!fits) {
     char text[200];
@@ -122,9 +128,10 @@ int run_check(const CheckFlags& flags) {
     std::ostringstream out;
     out << "config   " << config_line(config, r.model.is_moe(), &job) << "\n";
     out << "optimum  "
-        << (no_optimum
-                ? (single.model_refused ? "none: the engine cannot build the model" : "none: no config fits")
-                : config_line(optimum_config, r.model.is_moe(), across.found ? &across.job : &job))
+        << (no_optimum ? (cut_before_any         ? "none: --time-limit reached before any config was searched"
+                          : single.model_refused ? "none: the engine cannot build the model"
+                                                 : "none: no config fits")
+                       : config_line(optimum_config, r.model.is_moe(), across.found ? &across.job : &job))
         << "\n\n";
     char line[200];
     char gap_text[40] = "n/a (does not fit)";
@@ -143,9 +150,10 @@ int run_check(const CheckFlags& flags) {
     out << line;
     if (flags.max_gap_percent) {
       std::snprintf(line, sizeof line, "%s: %s (max gap %g %%)\n", pass ? "PASS" : "FAIL",
-                    !fits
-                        ? "the config does not fit in memory"
-                        : (pass ? "within the allowed gap" : "slower than the optimum by more than allowed"),
+                    !fits            ? "the config does not fit in memory"
+                    : cut_before_any ? "no optimum searched within --time-limit"
+                    : pass           ? "within the allowed gap"
+                                     : "slower than the optimum by more than allowed",
                     *flags.max_gap_percent);
       out << line;
     }

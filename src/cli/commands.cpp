@@ -53,8 +53,10 @@ void register_commands(CLI::App& app, Commands& c) {
 
   c.check = app.add_subcommand("check", "Compare a config with the optimum; for CI");
   c.check->footer(
-      "Example:\n  parplan check --model gpt3-175b --cluster dgx-a100 --gpus 1024 --gbs 1536 --seq 2048 \\\n"
-      "                --tp 8 --pp 8 --max-gap 5\n  parplan check --job job.yaml --max-gap 3 --format json");
+      "Examples:\n"
+      "  parplan check --model gpt3-175b --cluster dgx-a100 --gpus 1024 --gbs 1536 --seq 2048 \\\n"
+      "                --tp 8 --pp 8 --sp --recompute selective --max-gap 5   # exit 1: over 5 % slower\n"
+      "  parplan check --job examples/gpt-1t-expert-config.yaml --max-gap 3 --format json");
   add_job_flags(*c.check, c.check_flags.job, true);
   add_timeline_flag(*c.check, c.check_flags.job.timeline);
   add_engine_flags(*c.check, c.check_flags.job);
