@@ -1,181 +1,71 @@
-// calibrate and tune input checks: logs cut mid-line, repeated CSV columns
-// and run names, peaks above the GPU's memory, memory constants without
-// measured peaks, names that are not UTF-8, trials too short to time, and
-// trials that ran out of memory.
+// calibrate and tune take measured runs and a simulated cluster under the
+// limits a job file has: a run the planner would refuse (seq over 16M, fp8
+// on a GPU without fp8, more GPUs than the profile holds) is one line and
+// exit 2, not a fit dragged to its bounds or logs of an impossible cluster.
+// Each kind of constant needs measured figures of its own kind.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 
-#include "src/io/cluster_loader.h"
-#include "src/io/data_paths.h"
-#include "src/io/input_error.h"
-#include "src/io/megatron_log_reader.h"
-#include "src/io/run_sources.h"
 #include "tests/cli_support.h"
 
 namespace parplan {
-namespace calibrate_input_checks {
+namespace {
 
-namespace fs = std::filesystem;
-
-const std::string kFixture = "tests/calibrate_fixtures/megatron-gpt-1.7b-16gpu.log";
-
-std::string fixture_text() { return test::slurp((data_dir() / kFixture).string()); }
-
-// A log cut after "elapsed time per iteration (ms): 15" must not read 15 ms:
-// the unterminated last line is left out and the median is the whole log's
-// up to it.
-TEST(CalibrateInputChecks, ALogCutMidLineIsReadUpToItsLastFullLine) {
-  const ClusterSpec cluster = load_cluster("dgx-h100");
-  const std::string text = fixture_text();
-  const FitRun whole = parse_megatron_log(text, "whole.log", cluster);
-  const std::size_t last = text.rfind("elapsed time per iteration (ms):");
-  ASSERT_NE(last, std::string::npos);
-  const std::string cut = text.substr(0, last) + "elapsed time per iteration (ms): 15";
-  // The cut log lost its last iteration line; the others are as written.
-  std::string without_last = text.substr(0, text.rfind('\n', last) + 1);
-  const FitRun expected = parse_megatron_log(without_last, "expected.log", cluster);
-  const FitRun read = parse_megatron_log(cut, "cut.log", cluster);
-  EXPECT_DOUBLE_EQ(read.measured_step_s, expected.measured_step_s);
-  EXPECT_GT(read.measured_step_s, 1.0);  // not 15 ms
-  EXPECT_GT(whole.measured_step_s, 1.0);
+std::string run_yaml(const std::string& seq, const std::string& extra) {
+  return "runs:\n  - name: a\n    model: llama3-8b\n    gpus: 8\n    gbs: 64\n    seq: " + seq +
+         "\n    precision: bf16\n    config: {tp: 1, pp: 1, vp: 1, mbs: 1, zero: 1, sp: false, recompute: "
+         "none}\n"
+         "    step_s: 5.3\n" +
+         extra;
 }
 
-const std::string kRunCsvHeader = "name,model,gpus,gbs,seq,tp,pp,mbs,unit,value,formula\n";
-const std::string kRunRow = "gpt-1.7b,32,512,2048,1,1,1,tflops_per_gpu,137,megatron\n";
-
-TEST(CalibrateInputChecks, ARepeatedCsvColumnIsRefused) {
-  const std::string path =
-      test::write_temp("dupcol.csv",
-                       "name,model,gpus,gbs,seq,tp,pp,mbs,unit,value,formula,formula\n"
-                       "a,gpt-1.7b,32,512,2048,1,1,1,tflops_per_gpu,137,narayanan,megatron\n");
-  test::expect_cli_refusal("calibrate --cluster dgx-a100 --runs " + path + " --fit gemm_efficiency_max",
-                           "column 'formula' is given twice");
+TEST(CalibrateInputChecks, RunsKeepTheJobLimits) {
+  const std::string runs = test::write_temp("huge_seq_runs.yaml", run_yaml("100000000", ""));
+  test::expect_cli_refusal("calibrate --cluster dgx-h100 --fit gemm_efficiency_max --runs " + runs,
+                           "the sequence length (seq) is 100000000; parplan accepts at most 16777216");
 }
 
-TEST(CalibrateInputChecks, TwoRunsOfOneNameInAFileAreRefused) {
-  const std::string path =
-      test::write_temp("dupname.csv", kRunCsvHeader + "a," + kRunRow + "b," + kRunRow + "a," + kRunRow);
-  test::expect_cli_refusal("calibrate --cluster dgx-a100 --runs " + path + " --fit gemm_efficiency_max",
-                           "'a' names an earlier run too");
+TEST(CalibrateInputChecks, APeakMemoryPinsNoTimeConstant) {
+  // One step time and one peak: one time constant at most.
+  const std::string runs =
+      test::write_temp("one_run_with_peak.yaml", run_yaml("4096", "    peak_memory_gib: 40\n"));
+  test::expect_cli_refusal(
+      "calibrate --cluster dgx-h100 --fit gemm_efficiency_max,layer_overhead_s --runs " + runs,
+      "2 step-time constants but only 1 measured step times");
 }
 
-TEST(CalibrateInputChecks, AQuotedCsvFieldKeepsItsDoubledQuote) {
-  const std::string path =
-      test::write_temp("quote.csv", kRunCsvHeader + "\"q\"\"uote\"," + kRunRow + "b," + kRunRow);
-  const auto runs = load_runs({path}, load_cluster("dgx-a100"));
-  ASSERT_EQ(runs.size(), 2u);
-  EXPECT_EQ(runs[0].name, "q\"uote");
+TEST(CalibrateInputChecks, AnOpenQuoteInARunCsvIsRefused) {
+  const std::string runs = test::write_temp("open_quote.csv",
+                                            "model,gpus,gbs,seq,precision,tp,pp,dp,mbs,step_s\n"
+                                            "llama3-8b,8,64,4096,bf16,1,1,8,1,\"5\n");
+  test::expect_cli_refusal("calibrate --cluster dgx-h100 --fit gemm_efficiency_max --runs " + runs,
+                           "line 2: a quoted field is not closed");
 }
 
-// A run file of one run `{name: a, FIELDS}` that calibrate must refuse
-// with a line holding `mention`.
-void expect_run_refused(const std::string& file, const std::string& fields, const std::string& mention) {
-  const std::string path = test::write_temp(file, "runs:\n  - {name: a, " + fields + "}\n");
-  test::expect_cli_refusal("calibrate --cluster dgx-a100 --runs " + path + " --fit gemm_efficiency_max",
-                           mention);
+TEST(CalibrateInputChecks, TuneSimulatesOnlyAClusterThatRunsTheJob) {
+  const std::string examples = std::string(PARPLAN_SOURCE_DIR) + "/examples/calibrate/";
+  const std::string out = ::testing::TempDir() + "parplan_tune_sim_" + std::to_string(::getpid());
+  // fp8 trials on an A100 profile (no fp8 peak).
+  test::expect_cli_refusal("tune --job " + examples +
+                               "tune-job-fp8.yaml --trials 3 --emit torchtitan --out " + out +
+                               " --simulate dgx-a100",
+                           "--simulate dgx-a100: precision fp8");
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
-TEST(CalibrateInputChecks, APeakAboveTheGpusMemoryIsRefused) {
-  expect_run_refused("peak.yaml",
-                     "model: gpt-1.7b, gpus: 32, gbs: 512, seq: 2048, config: {tp: 1, pp: 1, mbs: 1}, "
-                     "step_s: 2.0, peak_memory_gib: 5000",
-                     "'peak_memory_gib' is above the GPU's 80.0 GiB");
-}
-
-TEST(CalibrateInputChecks, GpusBeyondTheLimitAreRefusedInRunFiles) {
-  expect_run_refused(
-      "gpus.yaml",
-      "model: gpt-1.7b, gpus: 2000000, gbs: 4000000, seq: 2048, config: {tp: 1, pp: 1, mbs: 1}, "
-      "step_s: 2.0",
-      "'gpus'");
-}
-
-TEST(CalibrateInputChecks, AnUnknownModelInARunFileNamesTheRunsField) {
-  expect_run_refused(
-      "model.yaml",
-      "model: gpt-nope, gpus: 32, gbs: 512, seq: 2048, config: {tp: 1, pp: 1, mbs: 1}, step_s: 2.0",
-      "field 'model' 'gpt-nope' is not in the catalog");
-}
-
-TEST(CalibrateInputChecks, AMemoryConstantWithoutMeasuredPeaksIsRefused) {
-  test::expect_cli_refusal("calibrate --cluster dgx-a100 --runs " +
-                               (data_dir() / "examples/calibrate/narayanan-table1.csv").string() +
-                               " --fit reserved_bytes,gemm_efficiency_max --no-cross-validate",
-                           "only memory predictions depend on 'reserved_bytes'");
-}
-
-// JSON and SVG must stay valid whatever bytes a name holds: a run file's
-// name that is not UTF-8 is refused at input, never an internal error.
-TEST(CalibrateInputChecks, ANameThatIsNotUtf8IsRefusedAtInput) {
-  const std::string path = test::write_temp("utf8.csv", kRunCsvHeader + "a\xff" + "b," + kRunRow);
-  test::expect_cli_refusal("calibrate --cluster dgx-a100 --runs " + path +
-                               " --fit gemm_efficiency_max --no-cross-validate --format json",
-                           "not UTF-8");
-  const std::string out = ::testing::TempDir() + "parplan_utf8_" + std::to_string(::getpid()) + ".yaml";
-  test::expect_cli_refusal("calibrate --cluster dgx-a100 --runs " +
-                               (data_dir() / "examples/calibrate/narayanan-table1.csv").string() +
-                               " --fit gemm_efficiency_max --no-cross-validate --out " + out +
-                               " --name \"$(printf '\\377\\376')\"",
-                           "--name holds bytes that are not UTF-8");
-}
-
-// A model file's name holding a byte that is no UTF-8 (a Latin-1 file) is
-// refused where it is read, not left to fail the JSON output.
-TEST(CalibrateInputChecks, AModelNameThatIsNotUtf8IsRefused) {
-  std::string model = test::slurp((data_dir() / "models/llama3-8b.yaml").string());
-  const std::size_t name = model.find("name:");
-  ASSERT_NE(name, std::string::npos);
-  model = model.substr(0, name) +
-          "name: ab\xff"
-          "c" +
-          model.substr(model.find('\n', name));
-  const std::string path = test::write_temp("badname-model.yaml", model);
-  test::expect_cli_refusal("estimate --model " + path +
-                               " --cluster dgx-h100 --gpus 8 --gbs 8 --seq 4096 --tp 1 --pp 1 --format json",
-                           "not UTF-8");
-}
-
-TEST(CalibrateInputChecks, TuneRefusesTrialsTooShortToTime) {
-  const std::string out = ::testing::TempDir() + "parplan_short_" + std::to_string(::getpid());
-  test::expect_cli_refusal("tune --job " + (data_dir() / "examples/calibrate/tune-job.yaml").string() +
-                               " --trials 2 --train-iters 19 --out " + out,
-                           "--train-iters must be an integer from 20");
-  EXPECT_FALSE(fs::exists(out));
-}
-
-// A log that ends in PyTorch's out-of-memory error is left out of the fit
-// with a line on stderr; calibrate goes on with the others.
-TEST(CalibrateInputChecks, ARunThatRanOutOfMemoryIsLeftOutWithANote) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("parplan_oom_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "a.log") << fixture_text();
-  std::ofstream(dir / "b.log")
-      << fixture_text().substr(0, fixture_text().find("iteration")) +
-             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n";
+TEST(CalibrateInputChecks, ScatterSpeedupOfZeroOverZeroIsADash) {
+  const std::string coefficients =
+      test::write_temp("zero_coefficients.json",
+                       R"({"quadratic_ms": 0, "linear_ms": 0, "fixed_ms": 0, "token_capacity_per_gpu": 5992,)"
+                       R"( "alltoall_ms_per_token": {"2": 0, "4": 0, "8": 0}, "group_sizes": [1, 2, 4, 8]})");
+  const std::string lengths = test::write_temp("two_lengths.txt", "1024 2048\n");
   const test::CliRun run =
-      test::run_cli("calibrate --cluster dgx-h100 --runs " + dir.string() + " --fit gemm_efficiency_max");
-  EXPECT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_NE(run.err.find("b.log: the run ran out of GPU memory"), std::string::npos) << run.err;
-  EXPECT_NE(run.out.find("1 runs"), std::string::npos) << run.out;
-  fs::remove_all(dir);
+      test::run_cli("scatter --gpus 8 --lengths " + lengths + " --coefficients " + coefficients);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out.find("nan"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("speedup -"), std::string::npos) << run.out;
 }
 
-// A log's file name need not be UTF-8: the run is named with U+FFFD in
-// place of such bytes and the JSON stays valid.
-TEST(CalibrateInputChecks, ALogWhoseFileNameIsNotUtf8IsRead) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("parplan_latin1_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "run-\xff.log") << fixture_text();
-  const test::CliRun run = test::run_cli("calibrate --cluster dgx-h100 --runs " + dir.string() +
-                                         " --fit gemm_efficiency_max --no-cross-validate --format json");
-  EXPECT_EQ(run.exit_code, 0) << run.err;
-  const nlohmann::json j = nlohmann::json::parse(run.out);
-  EXPECT_NE(j.dump().find("run-\xEF\xBF\xBD.log"), std::string::npos) << j.dump();
-  fs::remove_all(dir);
-}
-
-}  // namespace calibrate_input_checks
+}  // namespace
 }  // namespace parplan

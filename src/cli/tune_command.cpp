@@ -5,6 +5,7 @@
 #include "src/cli/commands.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/input_error.h"
+#include "src/io/input_limits.h"
 #include "src/io/job_loader.h"
 #include "src/report/json_report.h"
 #include "src/report/json_text.h"
@@ -79,7 +80,16 @@ int run_tune(const TuneFlags& flags) {
   r.launcher = parse_launcher(flags.launcher.empty() ? r.cluster.launcher_default : flags.launcher);
   r.out_dir = flags.out;
   r.train_iters = flags.train_iters;
-  if (!flags.simulate.empty()) r.simulate = load_cluster(flags.simulate, "--simulate");
+  if (!flags.simulate.empty()) {
+    r.simulate = load_cluster(flags.simulate, "--simulate");
+    // The simulated cluster runs the job as the planning one would: the same
+    // limits (its GPUs, an fp8 peak for fp8) before any log is written.
+    try {
+      check_input_limits(r.model, *r.simulate, r.job);
+    } catch (const InputError& e) {
+      throw InputError("--simulate " + flags.simulate + ": " + e.what());
+    }
+  }
   // tune solves no MILP (the trials come from the search and a greedy
   // design): --solver-time-limit has nothing to bound, and no output field
   // is wall-clock, so --no-timings changes nothing.

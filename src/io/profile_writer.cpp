@@ -160,8 +160,12 @@ void check_written(const std::string& text, const std::vector<FittedValue>& valu
   }
   for (const auto& v : values) {
     const ProfileKey k = profile_key_of(v.key);
-    YAML::Node node = root[k.section];
-    if (node && k.tier >= 0) node = node.IsSequence() ? node[static_cast<std::size_t>(k.tier)] : YAML::Node();
+    // (Not `node = node[i]`: yaml-cpp's assignment writes into the node.)
+    const YAML::Node section = root[k.section];
+    const YAML::Node node =
+        k.tier < 0
+            ? section
+            : (section && section.IsSequence() ? section[static_cast<std::size_t>(k.tier)] : YAML::Node());
     bool ok = node && node.IsMap() && node[k.key] && node[k.key].IsScalar() &&
               (k.old_key.empty() || !node[k.old_key]);
     if (ok) {

@@ -110,6 +110,11 @@ MeasuredFigure read_measured(const YamlFields& f) {
 
 void check_run_expressible(const FitRun& run, const ClusterSpec& cluster, const std::string& where) {
   check_precision_supported(cluster, run.job.precision, where + ": precision");
+  try {
+    check_input_limits(run.model, cluster, run.job);
+  } catch (const InputError& e) {
+    throw InputError(where + ": " + e.what());
+  }
   const ParallelConfig& c = run.config;
   // Each size may be up to 2e9: the product needs 64 bits.
   const std::int64_t model_ranks = std::int64_t{c.tp} * c.cp * c.pp;
@@ -376,6 +381,7 @@ std::vector<FitRun> read_run_yaml(const std::string& path, const ClusterSpec& cl
 }
 
 namespace {
+/// Throws a bare InputError on a quote left open (the caller names the line).
 std::vector<std::string> split_csv(const std::string& line) {
   std::vector<std::string> cells;
   std::string cell;
@@ -391,6 +397,7 @@ std::vector<std::string> split_csv(const std::string& line) {
     else if (ch != '\r')
       cell += ch;
   }
+  if (quoted) throw InputError("a quoted field is not closed (a '\"' is missing); close it");
   cells.push_back(cell);
   for (auto& c : cells) {
     const auto b = c.find_first_not_of(" \t"), e = c.find_last_not_of(" \t");
@@ -411,7 +418,12 @@ std::vector<FitRun> read_run_csv(const std::string& path, const ClusterSpec& clu
   while (std::getline(in, line)) {
     ++line_number;
     if (line.empty() || line[0] == '#') continue;
-    const auto cells = split_csv(line);
+    std::vector<std::string> cells;
+    try {
+      cells = split_csv(line);
+    } catch (const InputError& e) {
+      throw InputError(path + ": line " + std::to_string(line_number) + ": " + e.what());
+    }
     if (header.empty()) {
       for (std::size_t i = 0; i < cells.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)

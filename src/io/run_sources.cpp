@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "src/io/input_error.h"
+#include "src/io/input_limits.h"
 #include "src/io/megatron_log_reader.h"
 #include "src/io/run_file_reader.h"
 #include "src/io/torchtitan_log_reader.h"
@@ -16,8 +17,26 @@ namespace parplan {
 namespace {
 namespace fs = std::filesystem;
 
+void load_file_runs(const fs::path& path, const ClusterSpec& cluster, std::vector<FitRun>& out,
+                    std::vector<std::string>* notes);
+
+// The limits a job file has (seq, gbs, GPUs, the model's sizes), for the runs
+// of every reader: an absurd run would pull the fit to its bounds.
 void load_file(const fs::path& path, const ClusterSpec& cluster, std::vector<FitRun>& out,
                std::vector<std::string>* notes) {
+  const std::size_t first = out.size();
+  load_file_runs(path, cluster, out, notes);
+  for (std::size_t i = first; i < out.size(); ++i) {
+    try {
+      check_input_limits(out[i].model, out[i].own_cluster ? *out[i].own_cluster : cluster, out[i].job);
+    } catch (const InputError& e) {
+      throw InputError(path.string() + ": run " + out[i].name + ": " + e.what());
+    }
+  }
+}
+
+void load_file_runs(const fs::path& path, const ClusterSpec& cluster, std::vector<FitRun>& out,
+                    std::vector<std::string>* notes) {
   const std::string e = path.extension().string();
   if (e == ".yaml" || e == ".yml") {
     const auto runs = read_run_yaml(path.string(), cluster);

@@ -42,6 +42,15 @@ double speedup(const ScatterStepResult& r) {
   return r.static_size > 0 ? r.static_time_ms / r.plan.time_ms : std::nan("");
 }
 
+/// A speedup for the table: "-" where it is undefined (0 ms over 0 ms, as
+/// JSON's null).
+std::string ratio_text(double ratio) {
+  if (!std::isfinite(ratio)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", ratio);
+  return buf;
+}
+
 /// "64x1 + 8x4 | 2x32": the micro-batches' groups as size x count.
 std::string shape(const ScatterPlan& plan) {
   std::string text;
@@ -174,16 +183,17 @@ std::string scatter_table(const ScatterReport& r) {
         s.static_size > 0 ? std::to_string(static_cast<long long>(std::llround(s.static_time_ms))) + "(" +
                                 std::to_string(s.static_size) + ")"
                           : "-";
-    std::snprintf(buf, sizeof buf, "%5zu %5zu %4zu  %-34s %11.1f %13s %8.3f %7.2f %s\n", i, r.steps[i].size(),
+    std::snprintf(buf, sizeof buf, "%5zu %5zu %4zu  %-34s %11.1f %13s %8s %7.2f %s\n", i, r.steps[i].size(),
                   s.plan.micro_batches.size(), groups.c_str(), s.plan.time_ms, static_text.c_str(),
-                  speedup(s), 100 * s.certificate.gap, status_name(s.certificate.status));
+                  ratio_text(speedup(s)).c_str(), 100 * s.certificate.gap, status_name(s.certificate.status));
     out << buf;
   }
   const Totals t = totals(r);
   out << "\nsummary: " << r.results.size() << " steps, " << std::llround(t.adaptive_ms) << " ms adaptive";
   if (t.static_all) {
-    std::snprintf(buf, sizeof buf, ", %lld ms static, speedup %.3f",
-                  static_cast<long long>(std::llround(t.static_ms)), t.static_ms / t.adaptive_ms);
+    std::snprintf(buf, sizeof buf, ", %lld ms static, speedup %s",
+                  static_cast<long long>(std::llround(t.static_ms)),
+                  ratio_text(t.static_ms / t.adaptive_ms).c_str());
     out << buf;
   }
   std::snprintf(buf, sizeof buf, ", worst gap %.2f %%", 100 * t.worst_gap);

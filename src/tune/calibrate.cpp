@@ -48,10 +48,15 @@ CalibrateOutcome calibrate(const ClusterSpec& cluster, const std::vector<FitRun>
       throw InputError("--fit: only memory predictions depend on '" + first_memory_key(outcome.fitted) +
                        "' and no run gives its measured peak memory (peak_memory_gib); give such runs or "
                        "drop it from --fit");
-    if (static_cast<int>(outcome.fitted.size()) > figures)
-      throw InputError("--fit: " + std::to_string(outcome.fitted.size()) + " free constants but only " +
-                       std::to_string(figures) + " measured figures in " + std::to_string(runs.size()) +
-                       " runs; give more runs or fewer --fit keys");
+    const auto time_keys = static_cast<std::ptrdiff_t>(outcome.fitted.size()) - memory_keys;
+    if (time_keys > static_cast<std::ptrdiff_t>(runs.size()))
+      throw InputError("--fit: " + std::to_string(time_keys) + " step-time constants but only " +
+                       std::to_string(runs.size()) + " measured step times (a measured peak memory pins " +
+                       "no time constant); give more runs or fewer --fit keys");
+    if (memory_keys > memory_figures)
+      throw InputError("--fit: " + std::to_string(memory_keys) + " memory constants but only " +
+                       std::to_string(memory_figures) +
+                       " measured peak memories; give more such runs or fewer --fit keys");
   } else {
     // The runs pin down what the rank check keeps; at most half as many
     // constants of each kind as measured figures of that kind (step times
