@@ -121,6 +121,11 @@ std::vector<BadInput> bad_inputs() {
       {"SeqBeyondLearnedPositions", "plan --model gpt3-175b --cluster dgx-a100 --gpus 64 --gbs 64 --seq 4096",
        "--seq"},
       {"UnknownSolver", base + "--gpus 64 --solver gurobi", "--solver"},
+      // A mistyped option is named with the nearest one, not reported as the
+      // required option it stands for missing.
+      {"MistypedRequiredOption", "experts --load x.json --gpus 8",
+       "unknown option --load (did you mean --loads?)"},
+      {"MistypedOptionWithValue", base + "--gpus 64 --tpp 3", "unknown option --tpp (did you mean --tp?)"},
   };
 }
 

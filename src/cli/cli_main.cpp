@@ -1,6 +1,7 @@
 #include "src/cli/cli_main.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "src/cli/commands.h"
 #include "src/io/input_error.h"
@@ -56,6 +58,51 @@ std::string empty_value_error(const CLI::App& app) {
   return "";
 }
 
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The first --option the command does not have, named with the nearest one
+// it has: CLI11 would report a missing required option first ("--loads is
+// required" for a mistyped --load), or list the stray words in reverse
+// order ("not expected: 3 --tpp").
+std::string unknown_option(const CLI::App& app, int argc, const char* const* argv) {
+  if (argc < 3) return "";
+  const CLI::App* sub = nullptr;
+  for (const CLI::App* each : app.get_subcommands({}))
+    if (each->check_name(argv[1])) sub = each;
+  if (sub == nullptr) return "";
+  for (int i = 2; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") break;
+    if (word.size() < 3 || word.compare(0, 2, "--") != 0) continue;
+    const std::string name = word.substr(0, word.find('='));
+    if (sub->get_option_no_throw(name) != nullptr || app.get_option_no_throw(name) != nullptr) continue;
+    std::string nearest;
+    std::size_t best = 3;  // at most two edits away
+    for (const CLI::Option* option : sub->get_options())
+      for (const std::string& long_name : option->get_lnames()) {
+        const std::size_t d = edit_distance(name.substr(2), long_name);
+        if (d < best) best = d, nearest = "--" + long_name;
+      }
+    const std::string where = "parplan " + sub->get_name();
+    return where + ": unknown option " + printable_text(name) +
+           (nearest.empty() ? "" : " (did you mean " + nearest + "?)") + " (run '" + where + " --help')";
+  }
+  return "";
+}
+
 }  // namespace
 
 int cli_main(int argc, const char* const* argv) {
@@ -69,6 +116,10 @@ int cli_main(int argc, const char* const* argv) {
   if (const std::string word = unknown_command(app, argc, argv); !word.empty()) {
     std::cerr << "parplan: unknown command '" << printable_text(word) << "' (commands: " << names
               << "; run 'parplan --help')\n";
+    return 2;
+  }
+  if (const std::string problem = unknown_option(app, argc, argv); !problem.empty()) {
+    std::cerr << problem << "\n";
     return 2;
   }
   try {
