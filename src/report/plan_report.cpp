@@ -49,7 +49,7 @@ std::string plan_table(const ModelSpec& model, const ClusterSpec& cluster, const
   out << "top " << result.ranked.size() << " of " << result.search.stats.feasible << " feasible configs ("
       << result.search.stats.candidates << " candidates";
   if (timings) out << ", searched in " << human_duration(result.search.stats.time_s);
-  out << ")\n" << alternatives_table(result.ranked, model.is_moe());
+  out << ")\n" << alternatives_table(result.ranked, model.is_moe(), &job);
   if (result.engine_optima.size() > 1) {
     // --engine any: how far each engine's own optimum is from the chosen one.
     std::vector<RankedConfig> optima;
@@ -57,7 +57,7 @@ std::string plan_table(const ModelSpec& model, const ClusterSpec& cluster, const
       if (each.reason.empty()) optima.push_back(each.best);
     out << "\nfastest plan of each engine (each searched under its own recipe; the plans above are "
         << (engine_of(best) ? engine_of(best) : "the fastest engine's") << "'s)\n"
-        << alternatives_table(optima, model.is_moe());
+        << alternatives_table(optima, model.is_moe(), &job);
     for (const EngineOptimum& each : result.engine_optima)
       if (!each.reason.empty())
         out << "  " << engine_capabilities(each.engine).name << ": " << each.reason << "\n";

@@ -128,10 +128,30 @@ std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const
   return out.str();
 }
 
-std::string alternatives_table(const std::vector<RankedConfig>& ranked, bool moe) {
+namespace {
+// What tells apart rows that share every column: the sharding layout beyond
+// the ZeRO stage, the hierarchical partition, the expert all-to-all.
+std::string layout_tag(const ParallelConfig& c, const JobSpec* job, bool moe) {
+  std::string tag;
+  const auto add = [&](const std::string& part) { tag += (tag.empty() ? "" : ",") + part; };
+  if (job != nullptr && is_hsdp(c, *job))
+    add("hsdp/" + std::to_string(std::min(c.hpz_ranks, c.dp * c.cp)));
+  else if (c.zeropp())
+    add("zero++/hpz" + std::to_string(c.hpz_ranks) + (c.qwz ? "+qwz" : "") + (c.qgz ? "+qgz" : ""));
+  if (c.hierarchical_partition) add("hier-partition");
+  if (moe && c.a2a_hierarchical) add("a2a-hier");
+  if (moe && c.ep_overlap) add("ep-overlap");
+  return tag;
+}
+}  // namespace
+
+std::string alternatives_table(const std::vector<RankedConfig>& ranked, bool moe, const JobSpec* job) {
+  bool any_tag = false;
+  for (const auto& r : ranked) any_tag = any_tag || !layout_tag(r.config, job, moe).empty();
   std::ostringstream out;
   out << "rank  tp  pp  vp    dp  cp" << (moe ? "  ep etp" : "")
-      << "  sp  zero  mbs  recompute       step_s    MFU   memory_GiB limiter   engine\n";
+      << "  sp  zero  mbs  recompute       step_s    MFU   memory_GiB limiter   engine"
+      << (any_tag ? "            layout" : "") << "\n";
   int rank = 1;
   for (const auto& r : ranked) {
     const ParallelConfig& c = r.config;
@@ -146,11 +166,16 @@ std::string alternatives_table(const std::vector<RankedConfig>& ranked, bool moe
       std::snprintf(line, sizeof line, " %3d %3d", c.ep, c.etp);
       out << line;
     }
-    std::snprintf(line, sizeof line, " %3s %5d %4d  %-12s %9.3f %5.1f%% %10.1f  %-9s %s\n",
-                  c.sp ? "on" : "off", c.zero, c.mbs, recompute.c_str(), r.cost.time.step_s,
-                  100 * r.cost.throughput.mfu, gib(r.cost.memory.peak_bytes), limiter_key(r.cost.limiter),
-                  engine);
+    std::snprintf(line, sizeof line, " %3s %5d %4d  %-12s %9.3f %5.1f%% %10.1f  %-9s %s", c.sp ? "on" : "off",
+                  c.zero, c.mbs, recompute.c_str(), r.cost.time.step_s, 100 * r.cost.throughput.mfu,
+                  gib(r.cost.memory.peak_bytes), limiter_key(r.cost.limiter), engine);
     out << line;
+    if (any_tag) {
+      const std::string tag = layout_tag(c, job, moe);
+      const std::size_t engine_width = std::string(engine).size();
+      out << std::string(engine_width < 18 ? 18 - engine_width : 1, ' ') << (tag.empty() ? "-" : tag);
+    }
+    out << "\n";
   }
   return out.str();
 }

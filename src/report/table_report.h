@@ -24,7 +24,11 @@ std::string config_line(const ParallelConfig& config, bool moe = false, const Jo
 std::string cost_table(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& config,
                        const CostReport& cost, const JobSpec* job = nullptr);
 /// Runners-up, one line each; ep and etp columns for an MoE model.
-std::string alternatives_table(const std::vector<RankedConfig>& ranked, bool moe = false);
+/// `job` (optional) tells HSDP from ZeRO++ in the layout column, shown when
+/// a row has a layout beyond its columns (HSDP, ZeRO++, hierarchical
+/// partition, hierarchical all-to-all, overlapped expert all-to-all).
+std::string alternatives_table(const std::vector<RankedConfig>& ranked, bool moe = false,
+                               const JobSpec* job = nullptr);
 
 }  // namespace parplan
 
