@@ -15,7 +15,6 @@ namespace {
 std::string str(long long v) { return std::to_string(v); }
 
 constexpr long long kMaxPlacementGpus = 1 << 20;
-constexpr long long kMaxPlacementSlots = 1 << 24;
 constexpr long long kMaxPlacementPairs = 1LL << 28;
 
 }  // namespace
@@ -28,7 +27,7 @@ std::string validate_shape(const ExpertPlacementShape& s) {
   if (s.groups < 0) return "--groups must be >= 1 (got " + str(s.groups) + ")";
   // Beyond these the per-layer tables (experts x GPUs) would not fit in memory.
   if (s.gpus > kMaxPlacementGpus)
-    return "--gpus " + str(s.gpus) + " is larger than " + str(kMaxPlacementGpus);
+    return "--gpus must be an integer from 1 to " + str(kMaxPlacementGpus) + " (got " + str(s.gpus) + ")";
   if (static_cast<long long>(s.experts) + s.redundant > kMaxPlacementSlots) {
     return "experts + --redundant exceeds " + str(kMaxPlacementSlots) +
            " physical slots; give a smaller --redundant";

@@ -28,6 +28,10 @@ struct ExpertPlacementShape {
   int gpus_per_node() const { return nodes > 0 ? gpus / nodes : 0; }
 };
 
+/// Physical slots (experts + redundant) of one layer: beyond them the
+/// per-layer tables would not fit in memory. --redundant is read up to it.
+inline constexpr long long kMaxPlacementSlots = 1 << 24;
+
 /// Empty when the shape admits a placement; otherwise one sentence naming
 /// the flag (--gpus, --nodes, --groups, --redundant) and the rule it breaks.
 std::string validate_shape(const ExpertPlacementShape& shape);

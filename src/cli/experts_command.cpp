@@ -1,7 +1,6 @@
 // `parplan experts`: places MoE experts from routing statistics (reads the
 // loads, calls run_expert_placement, prints the table or JSON, writes --out).
 #include <charconv>
-#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -73,8 +72,8 @@ StepTimeJob resolve_step_time_job(const ExpertsFlags& f, const ExpertLoads& load
       throw InputError("--model/--cluster need --gbs and --seq for the predicted step time (or give --job)");
     job.gpus = shape.gpus;
   }
-  if (!f.gbs.empty()) job.gbs = parse_count("--gbs", f.gbs, 1, INT_MAX);
-  if (!f.seq.empty()) job.seq = parse_count("--seq", f.seq, 1, INT_MAX);
+  if (!f.gbs.empty()) job.gbs = parse_count("--gbs", f.gbs, 1, kMaxGbs);
+  if (!f.seq.empty()) job.seq = parse_count("--seq", f.seq, 1, kMaxSeq);
   StepTimeJob out{resolve_job(job), std::nullopt};
   const ResolvedJob& r = out.resolved;
   if (!r.model.is_moe()) throw InputError("model " + r.model.name + " has no routed experts to place");
@@ -164,10 +163,11 @@ int run_experts(const ExpertsFlags& f) {
   request.time_limit_s = f.time_limit.empty() ? 1.0 : parse_seconds("--time-limit", f.time_limit);
   if (!f.solver_time_limit.empty())
     request.solver_time_limit_s = parse_seconds("--solver-time-limit", f.solver_time_limit);
-  request.shape.gpus = parse_count("--gpus", f.gpus, 1, INT_MAX);
-  request.shape.nodes = f.nodes.empty() ? 1 : parse_count("--nodes", f.nodes, 1, INT_MAX);
-  request.shape.groups = f.groups.empty() ? 0 : parse_count("--groups", f.groups, 1, INT_MAX);
-  request.shape.redundant = f.redundant.empty() ? 0 : parse_count("--redundant", f.redundant, 0, INT_MAX);
+  request.shape.gpus = parse_count("--gpus", f.gpus, 1, kMaxGpus);
+  request.shape.nodes = f.nodes.empty() ? 1 : parse_count("--nodes", f.nodes, 1, kMaxNodes);
+  request.shape.groups = f.groups.empty() ? 0 : parse_count("--groups", f.groups, 1, kMaxWidth);
+  request.shape.redundant =
+      f.redundant.empty() ? 0 : parse_count("--redundant", f.redundant, 0, kMaxPlacementSlots);
   if ((!f.model.empty()) != (!f.cluster.empty()))
     throw InputError("--model and --cluster go together (or give --job)");
   if (f.job_file.empty() && f.model.empty()) {
