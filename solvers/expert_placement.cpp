@@ -19,6 +19,24 @@ constexpr long long kMaxPlacementPairs = 1LL << 28;
 
 }  // namespace
 
+namespace {
+
+/// " (try --redundant R)" with the nearest R that makes the slots a
+/// multiple of the GPUs and that the other rules accept (the next one up,
+/// else the one below), or "" when neither is accepted.
+std::string redundant_suggestion(const ExpertPlacementShape& s) {
+  const long long rest = (static_cast<long long>(s.experts) + s.redundant) % s.gpus;
+  for (const long long r : {s.redundant + s.gpus - rest, s.redundant - rest}) {
+    if (r < 0 || r > kMaxPlacementSlots) continue;
+    ExpertPlacementShape candidate = s;
+    candidate.redundant = static_cast<int>(r);
+    if (validate_shape(candidate).empty()) return " (try --redundant " + str(r) + ")";
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string validate_shape(const ExpertPlacementShape& s) {
   if (s.experts < 1) return "the loads have no experts: give at least one load per layer";
   if (s.gpus < 1) return "--gpus must be at least 1 (got " + str(s.gpus) + ")";
@@ -47,8 +65,7 @@ std::string validate_shape(const ExpertPlacementShape& s) {
   }
   if (physical % s.gpus != 0) {
     return "experts + --redundant = " + str(physical) + " is not a multiple of --gpus " + str(s.gpus) +
-           ": every GPU holds the same number of slots (try --redundant " +
-           str((s.gpus - physical % s.gpus) % s.gpus + s.redundant) + ")";
+           ": every GPU holds the same number of slots" + redundant_suggestion(s);
   }
   if (physical > static_cast<long long>(s.experts) * s.gpus) {
     return "--redundant " + str(s.redundant) +
