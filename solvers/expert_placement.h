@@ -72,6 +72,12 @@ struct PlacementOptions {
   double solver_time_limit_s = 1;
   /// No MILP starts after this instant; one that runs stops by it.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  /// The whole run's deadline for the count-vector bound, the one part of a
+  /// layer's lower bound that grows with the layer (thousands of count
+  /// vectors): after it, or when it passes mid-way, a layer keeps its
+  /// cheaper bounds (still valid; the stated gap only wider), so thousands of
+  /// layers end near --time-limit.
+  std::chrono::steady_clock::time_point bound_deadline = std::chrono::steady_clock::time_point::max();
   /// A (sub)problem whose MILP has at most this many binaries (experts x
   /// possible counts x GPUs) is solved whole; larger ones by windows of GPUs
   /// around the busiest GPU.

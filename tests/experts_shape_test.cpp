@@ -1,11 +1,14 @@
 // validate_shape: when the slots are not a multiple of the GPUs, the
-// --redundant it suggests is one the shape rules then accept.
+// --redundant it suggests is one the shape rules then accept; the limit on
+// the layers of a loads file.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include "solvers/expert_placement.h"
+#include "src/io/input_limits.h"
 #include "tests/cli_support.h"
 
 namespace parplan {
@@ -50,6 +53,20 @@ TEST(ExpertsShape, TooManyRedundantSuggestsTheLargestThatFits) {
   const test::CliRun run = test::run_cli("experts --loads " + loads + " --gpus 8 --redundant 57");
   test::expect_refusal(run, "(try --redundant 56)");
   EXPECT_EQ(test::run_cli("experts --loads " + loads + " --gpus 8 --redundant 56 --time-limit 0.1").exit_code,
+            0);
+}
+
+TEST(ExpertsShape, LayersBeyondTheModelLimitAreRefused) {
+  std::string rows;
+  for (std::int64_t l = 0; l <= kMaxLayers; ++l) rows += "1,2,3,4\n";
+  test::expect_cli_refusal(
+      "experts --loads " + test::write_temp("layers.csv", rows) + " --gpus 2",
+      std::to_string(kMaxLayers + 1) + " MoE layers, over " + std::to_string(kMaxLayers));
+  // The limit itself is placed.
+  rows.resize(rows.size() - std::string("1,2,3,4\n").size());
+  EXPECT_EQ(test::run_cli("experts --loads " + test::write_temp("layers_max.csv", rows) +
+                          " --gpus 2 --time-limit 0.5 --format json")
+                .exit_code,
             0);
 }
 

@@ -181,7 +181,12 @@ ExpertLoads parse_expert_loads(const std::string& text, const std::string& sourc
   // says what the JSON format wants.
   const bool json = body.front() == '{' || body.front() == '[';
   ExpertLoads loads = json ? parse_json(body, source) : parse_csv(text, source);
-  // The limit docs/experts.md and docs/errors.md state for every width.
+  // The limits docs/experts.md and docs/errors.md state: a model's layers
+  // (published MoE models have at most a few hundred MoE layers; each layer
+  // takes its share of --time-limit) and every width.
+  if (loads.layers() > kMaxLayers)
+    throw InputError(source + ": " + std::to_string(loads.layers()) + " MoE layers, over " +
+                     std::to_string(kMaxLayers) + "; give at most that many (split the file)");
   if (loads.experts() > kMaxWidth)
     throw InputError(source + ": " + std::to_string(loads.experts()) + " experts per layer, over " +
                      std::to_string(kMaxWidth) + "; give at most that many");
