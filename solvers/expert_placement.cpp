@@ -15,8 +15,25 @@ namespace {
 std::string str(long long v) { return std::to_string(v); }
 
 constexpr long long kMaxPlacementGpus = 1 << 20;
-constexpr long long kMaxPlacementSlots = 1 << 24;
 constexpr long long kMaxPlacementPairs = 1LL << 28;
+
+}  // namespace
+
+namespace {
+
+/// " (try --redundant R)" with the nearest R that makes the slots a
+/// multiple of the GPUs and that the other rules accept (the next one up,
+/// else the one below), or "" when neither is accepted.
+std::string redundant_suggestion(const ExpertPlacementShape& s) {
+  const long long rest = (static_cast<long long>(s.experts) + s.redundant) % s.gpus;
+  for (const long long r : {s.redundant + s.gpus - rest, s.redundant - rest}) {
+    if (r < 0 || r > kMaxPlacementSlots) continue;
+    ExpertPlacementShape candidate = s;
+    candidate.redundant = static_cast<int>(r);
+    if (validate_shape(candidate).empty()) return " (try --redundant " + str(r) + ")";
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -28,7 +45,7 @@ std::string validate_shape(const ExpertPlacementShape& s) {
   if (s.groups < 0) return "--groups must be >= 1 (got " + str(s.groups) + ")";
   // Beyond these the per-layer tables (experts x GPUs) would not fit in memory.
   if (s.gpus > kMaxPlacementGpus)
-    return "--gpus " + str(s.gpus) + " is larger than " + str(kMaxPlacementGpus);
+    return "--gpus must be an integer from 1 to " + str(kMaxPlacementGpus) + " (got " + str(s.gpus) + ")";
   if (static_cast<long long>(s.experts) + s.redundant > kMaxPlacementSlots) {
     return "experts + --redundant exceeds " + str(kMaxPlacementSlots) +
            " physical slots; give a smaller --redundant";
@@ -48,8 +65,7 @@ std::string validate_shape(const ExpertPlacementShape& s) {
   }
   if (physical % s.gpus != 0) {
     return "experts + --redundant = " + str(physical) + " is not a multiple of --gpus " + str(s.gpus) +
-           ": every GPU holds the same number of slots (try --redundant " +
-           str((s.gpus - physical % s.gpus) % s.gpus + s.redundant) + ")";
+           ": every GPU holds the same number of slots" + redundant_suggestion(s);
   }
   if (physical > static_cast<long long>(s.experts) * s.gpus) {
     return "--redundant " + str(s.redundant) +

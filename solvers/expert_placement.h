@@ -28,6 +28,10 @@ struct ExpertPlacementShape {
   int gpus_per_node() const { return nodes > 0 ? gpus / nodes : 0; }
 };
 
+/// Physical slots (experts + redundant) of one layer: beyond them the
+/// per-layer tables would not fit in memory. --redundant is read up to it.
+inline constexpr long long kMaxPlacementSlots = 1 << 24;
+
 /// Empty when the shape admits a placement; otherwise one sentence naming
 /// the flag (--gpus, --nodes, --groups, --redundant) and the rule it breaks.
 std::string validate_shape(const ExpertPlacementShape& shape);
@@ -68,6 +72,12 @@ struct PlacementOptions {
   double solver_time_limit_s = 1;
   /// No MILP starts after this instant; one that runs stops by it.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  /// The whole run's deadline for the count-vector bound, the one part of a
+  /// layer's lower bound that grows with the layer (thousands of count
+  /// vectors): after it, or when it passes mid-way, a layer keeps its
+  /// cheaper bounds (still valid; the stated gap only wider), so thousands of
+  /// layers end near --time-limit.
+  std::chrono::steady_clock::time_point bound_deadline = std::chrono::steady_clock::time_point::max();
   /// A (sub)problem whose MILP has at most this many binaries (experts x
   /// possible counts x GPUs) is solved whole; larger ones by windows of GPUs
   /// around the busiest GPU.

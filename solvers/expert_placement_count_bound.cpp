@@ -136,21 +136,29 @@ void sorted_replicas(const std::vector<double>& loads, const std::vector<int>& c
 }  // namespace
 
 double replica_count_bound(const std::vector<double>& loads, int gpus, int redundant, int cap,
-                           long max_vectors) {
+                           long max_vectors, std::chrono::steady_clock::time_point deadline) {
   const int experts = static_cast<int>(loads.size());
   const int slots = gpus > 0 ? (experts + redundant) / gpus : 0;
   const double mean = std::accumulate(loads.begin(), loads.end(), 0.0) / std::max(1, gpus);
   std::vector<DealtReplica> replicas;
   std::vector<double> x;
   double best = std::numeric_limits<double>::infinity();
+  bool cut = false;
+  long seen = 0;
   const bool visited =
       for_each_count_vector(experts, gpus, redundant, cap, max_vectors, [&](const auto& count) {
+        // The clock every 64 vectors: reading it costs about as much as a
+        // small vector's bound.
+        if (cut || (seen++ % 64 == 0 && std::chrono::steady_clock::now() >= deadline)) {
+          cut = true;
+          return;
+        }
         sorted_replicas(loads, count, replicas);
         x.clear();
         for (const DealtReplica& r : replicas) x.push_back(r.load);
         best = std::min(best, dealt_bound(x, gpus, slots, mean));
       });
-  return visited && std::isfinite(best) ? best : 0;
+  return visited && !cut && std::isfinite(best) ? best : 0;
 }
 
 std::vector<std::vector<int>> paired_placement(const std::vector<double>& loads, int gpus, int redundant,

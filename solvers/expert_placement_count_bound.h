@@ -5,6 +5,7 @@
 // count vectors bounds every placement.
 #pragma once
 
+#include <chrono>
 #include <vector>
 
 namespace parplan {
@@ -28,8 +29,11 @@ namespace parplan {
 /// relaxation, so it stays valid). Returns 0 (no bound) when there are more
 /// than `max_vectors` count vectors, or the layer is too large for them
 /// (vectors x (replicas + slots per GPU squared) above 1e8).
-double replica_count_bound(const std::vector<double>& loads, int gpus, int redundant, int cap,
-                           long max_vectors = 20000);
+/// `deadline`: past it the enumeration stops and 0 is returned (the least
+/// over part of the vectors could exceed the optimum).
+double replica_count_bound(
+    const std::vector<double>& loads, int gpus, int redundant, int cap, long max_vectors = 20000,
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
 
 /// With two slots per GPU (experts + redundant = 2 gpus), a placement from
 /// the same count vectors: each vector's replicas dealt largest beside

@@ -20,6 +20,8 @@ constexpr double kOptimalGap = 1e-6;
 constexpr double kImprovement = 1e-9;
 /// Restarts only for few experts (at most 16 x 15 restarts, a few ms).
 constexpr int kMaxRestartExperts = 16;
+/// Count vectors the count-vector bound enumerates at most (its default).
+constexpr long kMaxBoundVectors = 20000;
 
 /// GPUs [gpu_begin, gpu_begin + gpus) and the experts that live only there.
 struct Block {
@@ -119,7 +121,8 @@ void balance_nodes(const std::vector<double>& loads, int nodes, std::vector<std:
   gpu_experts = std::move(ordered);
 }
 
-double layer_lower_bound(const std::vector<double>& loads, const ExpertPlacementShape& shape) {
+double layer_lower_bound(const std::vector<double>& loads, const ExpertPlacementShape& shape,
+                         Deadline deadline) {
   const double total = std::accumulate(loads.begin(), loads.end(), 0.0);
   // With groups a replica stays in its node, so an expert has at most
   // gpus_per_node replicas and a group's load lands on one node's GPUs.
@@ -127,8 +130,11 @@ double layer_lower_bound(const std::vector<double>& loads, const ExpertPlacement
   const std::vector<int> count = replicate(loads, shape.redundant, cap);
   double bound = total / shape.gpus;
   for (size_t e = 0; e < loads.size(); ++e) bound = std::max(bound, loads[e] / count[e]);
-  // Whole count vectors dealt S replicas to a GPU (small layers only).
-  bound = std::max(bound, replica_count_bound(loads, shape.gpus, shape.redundant, cap));
+  // Whole count vectors dealt S replicas to a GPU (small layers only, and
+  // only while the run has time: past its deadline the bounds here are it).
+  if (Clock::now() < deadline)
+    bound = std::max(
+        bound, replica_count_bound(loads, shape.gpus, shape.redundant, cap, kMaxBoundVectors, deadline));
   if (shape.groups > 0) {
     const int group_size = shape.experts / shape.groups;
     for (int g = 0; g < shape.groups; ++g) {
@@ -338,7 +344,7 @@ LayerResult place_layer_heuristic(const std::vector<double>& loads, const Expert
   r.greedy_max_load = make_placement(loads, greedy).max_load;
   r.placement = make_placement(loads, improved);
   r.heuristic_max_load = r.placement.max_load;
-  r.lower_bound_load = layer_lower_bound(loads, shape);
+  r.lower_bound_load = layer_lower_bound(loads, shape, options.bound_deadline);
   // Blocks solved to optimality bound the layer when no other assignment of
   // groups to nodes could do better: one block, or one group per node (every
   // assignment the same up to renaming nodes).

@@ -38,6 +38,22 @@ TEST(ExpertsCli, BadLoadFilesExitTwoWithOneLine) {
   expect_bad_input("--loads " + write_temp("broken.json", "{\"loads\": [[1,2]") + " --gpus 2",
                    "not valid JSON");
   expect_bad_input("--loads /nonexistent/loads.csv --gpus 2", "no such file");
+  // A bare list is JSON without its object: the JSON format's message.
+  expect_bad_input("--loads " + write_temp("bare.json", "[[1,2,3,4]]") + " --gpus 2", "{\"loads\":");
+}
+
+TEST(ExpertsCli, UnderflowingLoadIsZeroInCsvAndJson) {
+  // 1e-400 is below the smallest double: both readers round it to 0.
+  const std::string tail = " --gpus 2 --format json --no-timings --time-limit 0.1";
+  const CliRun csv = run_cli("experts --loads " + write_temp("under.csv", "1,2,1e-400,4\n") + tail);
+  const CliRun json =
+      run_cli("experts --loads " + write_temp("under.json", "{\"loads\": [[1,2,1e-400,4]]}") + tail);
+  const CliRun zero = run_cli("experts --loads " + write_temp("zero3.csv", "1,2,0,4\n") + tail);
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  ASSERT_EQ(zero.exit_code, 0) << zero.err;
+  EXPECT_EQ(nlohmann::json::parse(csv.out)["layers"], nlohmann::json::parse(zero.out)["layers"]);
+  EXPECT_EQ(nlohmann::json::parse(json.out)["layers"], nlohmann::json::parse(zero.out)["layers"]);
 }
 
 TEST(ExpertsCli, BadShapesExitTwoWithOneLine) {

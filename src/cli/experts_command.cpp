@@ -1,7 +1,6 @@
 // `parplan experts`: places MoE experts from routing statistics (reads the
 // loads, calls run_expert_placement, prints the table or JSON, writes --out).
 #include <charconv>
-#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -28,9 +27,10 @@ namespace parplan {
 
 namespace {
 
-/// An integer flag, read as every command reads one (src/io/decimal_int.h).
-int parse_count(const std::string& flag, const std::string& text, int minimum) {
-  return static_cast<int>(read_decimal_int(text, flag, minimum, INT_MAX));
+/// An integer flag, read as every command reads one (src/io/decimal_int.h),
+/// within the bound every command states for it (src/io/input_limits.h).
+int parse_count(const std::string& flag, const std::string& text, int minimum, std::int64_t maximum) {
+  return static_cast<int>(read_decimal_int(text, flag, minimum, maximum));
 }
 
 double parse_seconds(const std::string& flag, const std::string& text) {
@@ -53,10 +53,16 @@ double mean_imbalance(const ExpertPlacementRun& run, int gpus, const std::functi
   return run.layers.empty() ? 1.0 : sum / run.layers.size();
 }
 
-/// The step with each placement: the placement's GPUs are the plan's ep
-/// ranks, and its mean imbalance over the layers the ep group's.
-PlacementStepTimes predict_step_times(const ExpertsFlags& f, const ExpertLoads& loads,
-                                      const ExpertPlacementShape& shape, const ExpertPlacementRun& run) {
+/// The job the predicted step time uses, resolved and checked before the
+/// placement runs, so that a bad --model, --job or --gbs is refused at once
+/// (not after --time-limit seconds of placing).
+struct StepTimeJob {
+  ResolvedJob resolved;
+  std::optional<ParallelConfig> config;
+};
+
+StepTimeJob resolve_step_time_job(const ExpertsFlags& f, const ExpertLoads& loads,
+                                  const ExpertPlacementShape& shape) {
   JobFlags job;
   if (!f.job_file.empty()) job.job_file = f.job_file;
   job.model = f.model;
@@ -66,14 +72,14 @@ PlacementStepTimes predict_step_times(const ExpertsFlags& f, const ExpertLoads& 
       throw InputError("--model/--cluster need --gbs and --seq for the predicted step time (or give --job)");
     job.gpus = shape.gpus;
   }
-  if (!f.gbs.empty()) job.gbs = parse_count("--gbs", f.gbs, 1);
-  if (!f.seq.empty()) job.seq = parse_count("--seq", f.seq, 1);
-  const ResolvedJob r = resolve_job(job);
+  if (!f.gbs.empty()) job.gbs = parse_count("--gbs", f.gbs, 1, kMaxGbs);
+  if (!f.seq.empty()) job.seq = parse_count("--seq", f.seq, 1, kMaxSeq);
+  StepTimeJob out{resolve_job(job), std::nullopt};
+  const ResolvedJob& r = out.resolved;
   if (!r.model.is_moe()) throw InputError("model " + r.model.name + " has no routed experts to place");
   if (r.model.experts != loads.experts())
     throw InputError("--loads has " + std::to_string(loads.experts()) + " experts per layer but model " +
                      r.model.name + " has " + std::to_string(r.model.experts) + " routed experts");
-  std::optional<ParallelConfig> config;
   if (r.file_config) {
     if (r.file_config->ep > 1 && r.file_config->ep != shape.gpus)
       throw InputError("--gpus " + std::to_string(shape.gpus) +
@@ -82,14 +88,22 @@ PlacementStepTimes predict_step_times(const ExpertsFlags& f, const ExpertLoads& 
                        std::to_string(r.file_config->ep) + "; give --gpus " +
                        std::to_string(r.file_config->ep));
     job.ep = shape.gpus;
-    config = config_from_flags(job, r);
+    out.config = config_from_flags(job, r);
   }
+  return out;
+}
+
+/// The step with each placement: the placement's GPUs are the plan's ep
+/// ranks, and its mean imbalance over the layers the ep group's.
+PlacementStepTimes predict_step_times(const ExpertsFlags& f, const StepTimeJob& job,
+                                      const ExpertPlacementShape& shape, const ExpertPlacementRun& run) {
   std::vector<PlacementImbalance> imbalances = {
       {"static", mean_imbalance(run, shape.gpus, [&](int l) { return run.baselines[l].static_max_load; })},
       {"greedy", mean_imbalance(run, shape.gpus, [&](int l) { return run.baselines[l].greedy_max_load; })},
       {"parplan", mean_imbalance(run, shape.gpus, [&](int l) { return run.layers[l].placement.max_load; })}};
+  const ResolvedJob& r = job.resolved;
   PlacementStepTimes times =
-      predict_placement_step_times(r.model, r.cluster, r.job, config, shape.gpus, imbalances, f.solver);
+      predict_placement_step_times(r.model, r.cluster, r.job, job.config, shape.gpus, imbalances, f.solver);
   times.error_band = error_band_text(r.cluster);
   return times;
 }
@@ -149,10 +163,11 @@ int run_experts(const ExpertsFlags& f) {
   request.time_limit_s = f.time_limit.empty() ? 1.0 : parse_seconds("--time-limit", f.time_limit);
   if (!f.solver_time_limit.empty())
     request.solver_time_limit_s = parse_seconds("--solver-time-limit", f.solver_time_limit);
-  request.shape.gpus = parse_count("--gpus", f.gpus, 1);
-  request.shape.nodes = f.nodes.empty() ? 1 : parse_count("--nodes", f.nodes, 1);
-  request.shape.groups = f.groups.empty() ? 0 : parse_count("--groups", f.groups, 1);
-  request.shape.redundant = f.redundant.empty() ? 0 : parse_count("--redundant", f.redundant, 0);
+  request.shape.gpus = parse_count("--gpus", f.gpus, 1, kMaxGpus);
+  request.shape.nodes = f.nodes.empty() ? 1 : parse_count("--nodes", f.nodes, 1, kMaxNodes);
+  request.shape.groups = f.groups.empty() ? 0 : parse_count("--groups", f.groups, 1, kMaxWidth);
+  request.shape.redundant =
+      f.redundant.empty() ? 0 : parse_count("--redundant", f.redundant, 0, kMaxPlacementSlots);
   if ((!f.model.empty()) != (!f.cluster.empty()))
     throw InputError("--model and --cluster go together (or give --job)");
   if (f.job_file.empty() && f.model.empty()) {
@@ -175,6 +190,8 @@ int run_experts(const ExpertsFlags& f) {
   request.shape.experts = loads.experts();
   if (const std::string problem = validate_shape(request.shape); !problem.empty()) throw InputError(problem);
 
+  std::optional<StepTimeJob> step_time_job;
+  if (!f.job_file.empty() || !f.model.empty()) step_time_job = resolve_step_time_job(f, loads, request.shape);
   if (request.time_limit_s >= 2) {
     std::cerr << "parplan experts: placing " << loads.layers() << " layers (heuristic, then " << f.solver
               << " MILP on the widest gaps for up to " << request.time_limit_s << " s)\n";
@@ -185,8 +202,8 @@ int run_experts(const ExpertsFlags& f) {
   context.loads = &loads;
   context.request = request;
   context.timings = !f.no_timings;
-  if (!f.job_file.empty() || !f.model.empty()) {
-    context.step_times = predict_step_times(f, loads, request.shape, run);
+  if (step_time_job) {
+    context.step_times = predict_step_times(f, *step_time_job, request.shape, run);
     context.step_time_note = context.step_times.note;
   }
   // --out and --svg as a set: both complete before either replaces its target.

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <sstream>
@@ -51,15 +51,19 @@ void check_value(double v, const std::string& source, int layer, int expert) {
 }
 
 /// A decimal number (no hex, a leading zero is not octal); false when the
-/// field is not entirely a number. Out of range becomes infinity.
+/// field is not entirely a number. Out of range, it is read as the JSON
+/// reader reads it (strtod): too large becomes infinity (refused by
+/// check_value), too small rounds to 0 or the nearest subnormal, so that
+/// 1e-400 means the same in a CSV as in a JSON file.
 bool parse_number(const std::string& field, double& value) {
   if (field.empty()) return false;
   const char* begin = field.data();
   if (*begin == '+') ++begin;
   const char* end = field.data() + field.size();
   const auto [ptr, ec] = std::from_chars(begin, end, value, std::chars_format::general);
-  if (ec == std::errc::result_out_of_range) value = std::numeric_limits<double>::infinity();
-  return ptr == end && (ec == std::errc() || ec == std::errc::result_out_of_range);
+  if (ptr != end) return false;
+  if (ec == std::errc::result_out_of_range) value = std::strtod(std::string(begin, end).c_str(), nullptr);
+  return ec == std::errc() || ec == std::errc::result_out_of_range;
 }
 
 void check_shape(const ExpertLoads& out, const std::string& source) {
@@ -95,6 +99,10 @@ ExpertLoads parse_json(const std::string& text, const std::string& source) {
   } catch (const nlohmann::json::exception&) {
     // The parser reports a number beyond double's range (1e400) as out_of_range.
     throw InputError(source + ": a number is beyond the largest double; give tokens routed (>= 0)");
+  }
+  if (doc.is_array()) {
+    throw InputError(source +
+                     ": the file is a bare list; wrap it as {\"loads\": [[tokens per expert] per layer]}");
   }
   if (!doc.is_object() || !doc.contains("loads") || !doc["loads"].is_array()) {
     throw InputError(
@@ -168,8 +176,17 @@ ExpertLoads parse_expert_loads(const std::string& text, const std::string& sourc
   const std::string body = trim(text);
   if (body.empty())
     throw InputError(source + ": file is empty; give {\"loads\": [[...], ...]} or CSV rows of loads");
-  ExpertLoads loads = body.front() == '{' ? parse_json(body, source) : parse_csv(text, source);
-  // The limit docs/experts.md and docs/errors.md state for every width.
+  // A CSV row starts with a number or a header name, never a bracket: a
+  // leading '[' is JSON (a bare list of layers), read as JSON so its error
+  // says what the JSON format wants.
+  const bool json = body.front() == '{' || body.front() == '[';
+  ExpertLoads loads = json ? parse_json(body, source) : parse_csv(text, source);
+  // The limits docs/experts.md and docs/errors.md state: a model's layers
+  // (published MoE models have at most a few hundred MoE layers; each layer
+  // takes its share of --time-limit) and every width.
+  if (loads.layers() > kMaxLayers)
+    throw InputError(source + ": " + std::to_string(loads.layers()) + " MoE layers, over " +
+                     std::to_string(kMaxLayers) + "; give at most that many (split the file)");
   if (loads.experts() > kMaxWidth)
     throw InputError(source + ": " + std::to_string(loads.experts()) + " experts per layer, over " +
                      std::to_string(kMaxWidth) + "; give at most that many");

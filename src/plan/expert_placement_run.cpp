@@ -34,6 +34,7 @@ ExpertPlacementRun run_expert_placement(const std::vector<std::vector<double>>& 
   PlacementOptions options;
   options.backend = request.backend;
   options.deadline = after(request.start, request.time_limit_s - request.reserve_s);
+  options.bound_deadline = options.deadline;
   options.solver_time_limit_s =
       request.solver_time_limit_s > 0 ? request.solver_time_limit_s : std::max(request.time_limit_s, 1e-3);
 
