@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <span>
 
 #include "solvers/skip_partition_search.h"
 
@@ -102,6 +103,13 @@ SkipCandidate fallback_path(const SkipNetwork& net, const std::vector<std::vecto
   return c;
 }
 
+/// Every stage above the one before it: a path without a swap.
+bool ascending(const std::vector<int>& stages) {
+  for (std::size_t i = 1; i < stages.size(); ++i)
+    if (stages[i] <= stages[i - 1]) return false;
+  return true;
+}
+
 }  // namespace
 
 SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& effort, SkipSimulator& sim) {
@@ -130,6 +138,9 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
     if (hurry && first_hurried < 0) first_hurried = m;
     for (int c = 0; c < static_cast<int>(in.candidates[si].size()); ++c) {
       const SkipCandidate& cand = in.candidates[si][c];
+      // Hurried micro-batches take stages in ascending order (no swap): they
+      // then cannot deadlock among themselves (below).
+      if (hurry && !ascending(cand.stages)) continue;
       if (!capacity.fits(cand.stages, left)) continue;
       if (hurry) {
         first_fit = c;
@@ -149,8 +160,8 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
       // The shortest paths all use stages without room: search again over the
       // stages with room only.
       const int keep = 4 * std::max<int>(1, static_cast<int>(in.candidates[si].size()));
-      for (SkipCandidate& cand :
-           skip_candidates(net, capacity.with_room(in.partition), sources[si], in.path_length, false, keep)) {
+      for (SkipCandidate& cand : skip_candidates(net, capacity.with_room(in.partition), sources[si],
+                                                 in.path_length, false, keep, effort.deadline_s)) {
         if (!capacity.fits(cand.stages, left)) continue;
         if (!extra_fits) extra = cand, extra_fits = true;
         mbs.back().path = cand.path;
@@ -184,18 +195,15 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
 
   Score current = score(sim, net, mbs);
   if (first_hurried >= 0 && current.makespan_s == std::numeric_limits<double>::infinity()) {
-    // The hurried picks skipped the deadlock check one by one; they
-    // deadlocked, so check them now, releasing a deadlocking one once every
-    // earlier micro-batch has finished (as above).
-    std::vector<SkipMicroBatch> checked(mbs.begin(), mbs.begin() + first_hurried);
-    for (int m = first_hurried; m < n_mb; ++m) {
-      checked.push_back(mbs[m]);
-      if (score(sim, net, checked).makespan_s < std::numeric_limits<double>::infinity()) continue;
-      checked.pop_back();
-      mbs[m].release_s = checked.empty() ? 0.0 : sim.score(net, checked).makespan_s;
-      checked.push_back(mbs[m]);
-    }
-    mbs = std::move(checked);
+    // The hurried picks skipped the deadlock check one by one (checking each
+    // simulates all before it: quadratic, minutes for thousands). Their paths
+    // take stages in ascending order, so a cycle of full nodes needs an
+    // earlier micro-batch's swap: released once every earlier micro-batch
+    // has finished, they run on empty nodes and cannot deadlock. Two
+    // simulations, however many micro-batches.
+    const std::span<const SkipMicroBatch> earlier(mbs.data(), first_hurried);
+    const double prefix_s = first_hurried == 0 ? 0.0 : sim.score(net, earlier).makespan_s;
+    for (int m = first_hurried; m < n_mb; ++m) mbs[m].release_s = std::max(mbs[m].release_s, prefix_s);
     current = score(sim, net, mbs);
   }
   for (int pass = 0; pass < effort.improve_passes && !past_deadline(); ++pass) {

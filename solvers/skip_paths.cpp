@@ -37,7 +37,12 @@ std::vector<int> capacity_per_stage(const SkipProblem& p) {
   return cap;
 }
 
-PathSearchInput path_input(const SkipProblem& p, const SkipPartition& partition, bool full, int keep) {
+/// Past `deadline_s` each source keeps the paths its enumeration found so far
+/// (hundreds of nodes per stage have more paths than any limit allows). Each
+/// source has at least `grace_s` / sources of its own, so that a search
+/// started late still has paths to choose from.
+PathSearchInput path_input(const SkipProblem& p, const SkipPartition& partition, bool full, int keep,
+                           double deadline_s = std::numeric_limits<double>::infinity(), double grace_s = 0) {
   PathSearchInput in;
   in.network = &p.network;
   in.partition = partition;
@@ -45,11 +50,13 @@ PathSearchInput path_input(const SkipProblem& p, const SkipPartition& partition,
   in.path_length = full ? static_cast<int>(partition.size()) : p.path_length;
   in.capacity = full ? std::vector<int>(partition.size(), micro_batch_count(p)) : capacity_per_stage(p);
   for (int src : partition[0])
-    in.candidates.push_back(skip_candidates(p.network, partition, src, in.path_length, full, keep));
+    in.candidates.push_back(skip_candidates(
+        p.network, partition, src, in.path_length, full, keep,
+        std::max(deadline_s, steady_now_s() + grace_s / static_cast<double>(partition[0].size()))));
   return in;
 }
 
-double lower_bound_s(const SkipProblem& p, const SkipPartition& partition) {
+double lower_bound_s(const SkipProblem& p, const SkipPartition& partition, double deadline_s) {
   const SkipNetwork& net = p.network;
   const int k = p.micro_batches_per_source;
   const int rounds = (k + net.memory - 1) / net.memory;
@@ -64,9 +71,12 @@ double lower_bound_s(const SkipProblem& p, const SkipPartition& partition) {
     // Each holds one of the source's `memory` slots from its first forward to
     // its last backward, at least one idle round trip: some slot serves
     // ceil(K / memory) of them one after another.
-    const auto best = skip_candidates(net, partition, src, p.path_length, false, 1);
+    // Cut short by `deadline_s`, the path found need not be the shortest:
+    // the chain term is then left out (the bound stays valid).
+    bool cut = false;
+    const auto best = skip_candidates(net, partition, src, p.path_length, false, 1, deadline_s, &cut);
     const double chain_s =
-        best.empty() ? 0 : rounds * best[0].round_trip_s + (rounds - 1) * net.task_overhead_s;
+        best.empty() || cut ? 0 : rounds * best[0].round_trip_s + (rounds - 1) * net.task_overhead_s;
     bound_s = std::max({bound_s, work_s, chain_s});
   }
   return bound_s;
@@ -108,6 +118,27 @@ SkipSchedule exhaustive_paths(const SkipProblem& p, const SkipPartition& partiti
   return best;
 }
 
+/// The warm start has this problem's shape and keeps its rules.
+bool warm_start_fits(const SkipProblem& p, const SkipSchedule& s) {
+  if (s.partition.size() != p.stage_sizes.size()) return false;
+  std::vector<int> seen(p.network.nodes, 0);
+  for (std::size_t st = 0; st < s.partition.size(); ++st) {
+    if (static_cast<int>(s.partition[st].size()) != p.stage_sizes[st]) return false;
+    for (int node : s.partition[st])
+      if (node < 0 || node >= p.network.nodes || seen[node]++) return false;
+  }
+  std::vector<int> per_source(p.network.nodes, 0);
+  for (const SkipMicroBatch& mb : s.micro_batches) {
+    if (mb.source < 0 || mb.source >= p.network.nodes || !(mb.release_s >= 0)) return false;
+    for (int node : mb.path)
+      if (node < 0 || node >= p.network.nodes) return false;
+    ++per_source[mb.source];
+  }
+  for (int src : s.partition[0])
+    if (per_source[src] != p.micro_batches_per_source) return false;
+  return static_cast<int>(s.micro_batches.size()) == micro_batch_count(p) && schedule_violation(p, s).empty();
+}
+
 }  // namespace
 
 SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& options) {
@@ -129,13 +160,25 @@ SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& o
   }
 
   SkipSimulator sim;
+  const SkipSchedule* warm =
+      options.warm_start && warm_start_fits(p, *options.warm_start) ? &*options.warm_start : nullptr;
   SkipPartition partition = options.partition;
   if (partition.empty()) {
     const SkipPartition seed = block_partition(p.stage_sizes);
-    const double cands_per_source =
-        static_cast<double>(skip_candidates(p.network, seed, seed[0][0], p.path_length, false, 0).size());
-    const double combos = partition_count(p.stage_sizes) * std::pow(cands_per_source, n_mb);
-    if (combos <= options.exhaustive_limit) {
+    // Enumerable when partitions x paths^micro-batches stays within the
+    // limit. Paths per source (the same for every partition and source) are
+    // counted only up to the most that could pass: a large network has
+    // billions, too many to store or even to count.
+    const double partitions = partition_count(p.stage_sizes);
+    bool enumerable = partitions <= options.exhaustive_limit;
+    if (enumerable) {
+      const double most = std::floor(std::pow(options.exhaustive_limit / partitions, 1.0 / n_mb) + 1e-9);
+      const auto limit = static_cast<long long>(std::min(most, 1e9)) + 1;
+      const long long paths = skip_candidate_count(p.network, seed, seed[0][0], p.path_length, false, limit);
+      enumerable = paths < limit &&
+                   partitions * std::pow(static_cast<double>(paths), n_mb) <= options.exhaustive_limit;
+    }
+    if (enumerable) {
       double best_s = std::numeric_limits<double>::infinity();
       for_each_partition(p.network.nodes, p.stage_sizes, [&](const SkipPartition& candidate) {
         ++result.partitions_evaluated;
@@ -156,7 +199,8 @@ SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& o
       PathSearchEffort quick_effort;
       quick_effort.deadline_s = start_s + 0.8 * options.time_limit_s;
       auto quick_score = [&](const SkipPartition& candidate) {
-        return search_paths(path_input(p, candidate, false, quick_keep), quick_effort, sims.local())
+        return search_paths(path_input(p, candidate, false, quick_keep, quick_effort.deadline_s),
+                            quick_effort, sims.local())
             .makespan_s;
       };
       const SkipPartition chains = chain_partition(p.network, p.stage_sizes);
@@ -175,6 +219,10 @@ SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& o
       double start_score_s = quick_score(seed);
       const double chains_score_s = quick_score(chains);
       if (chains_score_s < start_score_s) start_score_s = chains_score_s, start = chains;
+      if (warm) {
+        const double warm_score_s = quick_score(warm->partition);
+        if (warm_score_s < start_score_s) start_score_s = warm_score_s, start = warm->partition;
+      }
       // Leave a fifth of the time for the final path search and the baseline.
       const double deadline_s = 0.8 * options.time_limit_s;
       PartitionSearchResult ls =
@@ -193,22 +241,46 @@ SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& o
   }
 
   const PathSearchEffort effort{3, options.search_release_times, start_s + options.time_limit_s};
+  // Past the limit, the final path searches still enumerate paths for up to
+  // this long (each, over all its sources).
+  const double grace_s = std::max(0.5, 0.05 * options.time_limit_s);
   // The schedule and the baseline are independent: side by side, one
   // simulator each (the same answer as one after the other).
   SkipSchedule polished;
   tbb::parallel_invoke(
       [&] {
-        polished = search_paths(path_input(p, partition, false, options.candidates_per_source), effort, sim);
+        polished = search_paths(
+            path_input(p, partition, false, options.candidates_per_source, effort.deadline_s, grace_s),
+            effort, sim);
       },
       [&] {
         SkipSimulator own;
-        result.full_pipeline =
-            search_paths(path_input(p, partition, true, options.candidates_per_source), effort, own);
+        result.full_pipeline = search_paths(
+            path_input(p, partition, true, options.candidates_per_source, effort.deadline_s, grace_s), effort,
+            own);
       });
   result.time_limited = result.time_limited || polished.time_limited || result.full_pipeline.time_limited;
   if (!result.exhaustive || polished.makespan_s < result.schedule.makespan_s - 1e-9)
     result.schedule = std::move(polished);
-  result.lower_bound_s = lower_bound_s(p, partition);
+  if (warm) {
+    const double warm_s = sim.score(p.network, warm->micro_batches).makespan_s;
+    if (warm_s < result.schedule.makespan_s - 1e-9) {
+      result.schedule = SkipSchedule{warm->partition, warm->micro_batches, warm_s, false};
+      if (warm->partition != partition) {
+        // The baseline and the bound are over the answer's partition.
+        partition = warm->partition;
+        SkipSimulator own;
+        result.full_pipeline = search_paths(
+            path_input(p, partition, true, options.candidates_per_source, effort.deadline_s, grace_s), effort,
+            own);
+        result.time_limited = result.time_limited || result.full_pipeline.time_limited;
+      }
+    }
+  }
+  // A few seconds at most past the limit: the shortest path is a bounded
+  // search, but over hundreds of nodes per stage it can take minutes.
+  result.lower_bound_s =
+      lower_bound_s(p, partition, steady_now_s() + std::max(1.0, 0.1 * options.time_limit_s));
   return result;
 }
 

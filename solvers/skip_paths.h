@@ -27,6 +27,14 @@ struct SkipProblem {
   std::vector<std::optional<int>> stage_capacity;
 };
 
+struct SkipSchedule {
+  std::vector<std::vector<int>> partition;
+  std::vector<SkipMicroBatch> micro_batches;
+  double makespan_s = 0;
+  /// The path search reached its deadline (PathSearchEffort::deadline_s).
+  bool time_limited = false;
+};
+
 struct SkipSolveOptions {
   /// Wall-clock limit of the whole solve; the best schedule so far is
   /// returned and `time_limited` set.
@@ -49,14 +57,13 @@ struct SkipSolveOptions {
   /// Short by default: the MILP only seeds the local search, which scores
   /// partitions by the simulated makespan (and the 20-node target is 1 s).
   double solver_time_limit_s = 0.25;
-};
-
-struct SkipSchedule {
-  std::vector<std::vector<int>> partition;
-  std::vector<SkipMicroBatch> micro_batches;
-  double makespan_s = 0;
-  /// The path search reached its deadline (PathSearchEffort::deadline_s).
-  bool time_limited = false;
+  /// A schedule of the same shape (stage sizes, path length, micro-batches
+  /// per source), e.g. the one found for slower links: its partition seeds
+  /// the partition search, and replayed on this network it is the answer
+  /// unless the search finds better. So links made faster (a network no
+  /// slower on any pair) give no slower answer than this schedule replayed
+  /// on them. Ignored when it breaks this problem's rules.
+  std::optional<SkipSchedule> warm_start;
 };
 
 struct SkipSolveResult {

@@ -171,6 +171,13 @@ void read_network(const Reader& r, SkipProblem& p, double activation_bytes_from_
   if (f.has("transfer_s")) {
     for (const char* k : {"latency_ms", "bandwidth_gb_per_s", "bandwidth_gib_per_s"})
       if (f.has(k)) r.fail(k, "cannot be given together with transfer_s; keep one of them");
+    // Both only enter transfers derived from latency and bandwidth: beside
+    // transfer_s they would be ignored, silently.
+    for (const char* k : {"activation_bytes", "message_overhead_s"})
+      if (f.has(k))
+        r.fail(k,
+               "has no effect beside transfer_s (it only enters transfers derived from latency_ms and "
+               "bandwidth); remove it, or give latency_ms and a bandwidth instead of transfer_s");
     p.network.transfer_s = r.matrix("transfer_s", n, false);
     return;
   }
@@ -294,6 +301,14 @@ SkipProblemInput parse_skip_problem(const YAML::Node& root, const std::string& w
     if (f.has("stage_forward_s"))
       r.fail("stage_forward_s", "cannot be given together with model and cluster; keep one");
     p.network.forward_s.assign(p.network.nodes, cost_model_times(r, p, activation_bytes));
+  } else if (const char* k = f.has("micro_batch_size") ? "micro_batch_size"
+                             : f.has("seq")            ? "seq"
+                                                       : nullptr) {
+    // Both only enter the cost model's task times: without it they would be
+    // ignored, silently.
+    r.fail(k,
+           "has no effect without model and cluster (it only enters the cost model's task times); "
+           "remove it, or give model and cluster instead of stage_forward_s");
   } else if (!f.has("stage_forward_s")) {
     r.fail("stage_forward_s",
            "is missing; give seconds per stage forward (one number or one per node), or model and cluster");
