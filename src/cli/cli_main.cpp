@@ -14,6 +14,7 @@
 #include "src/cli/commands.h"
 #include "src/io/input_error.h"
 #include "src/io/printable_text.h"
+#include "src/io/suggest.h"
 
 namespace parplan {
 
@@ -56,21 +57,6 @@ std::string empty_value_error(const CLI::App& app) {
     }
   }
   return "";
-}
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 // The first --option the command does not have, named with the nearest one
