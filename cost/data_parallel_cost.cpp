@@ -77,6 +77,27 @@ double fsdp_exposed_s(double comm_s, double edge_s, double window_s, double slow
   edge_s = std::min(edge_s, comm_s);
   return edge_s + exposed_after_overlap_s(comm_s - edge_s, window_s, slowdown);
 }
+
+// The part of `window_s` that hiding `comm_s` (its first `edge_s` exposed)
+// occupies: compute slowed by (1 + slowdown) runs beside it
+// (exposed_after_overlap_s), so two exchanges hidden one after the other in
+// what each leaves cost exactly what hiding their sum in the window does.
+double window_used_s(double comm_s, double edge_s, double window_s, double slowdown) {
+  const double hidden_comm_s = std::max(0.0, comm_s - std::min(edge_s, comm_s));
+  return std::clamp(hidden_comm_s / (1.0 + slowdown), 0.0, std::max(0.0, window_s));
+}
+
+// `window` less what an exchange occupied of the whole micro-batch
+// (`compute_used_s`, spread over its forward and backward alike), of its
+// last backward and of its first forward.
+StageTime window_after(StageTime window, double compute_used_s, double backward_used_s,
+                       double forward_used_s) {
+  const double left = window.compute_s > 0 ? std::max(0.0, 1.0 - compute_used_s / window.compute_s) : 0.0;
+  window.backward_last_s = std::max(0.0, window.backward_last_s * left - backward_used_s);
+  window.forward_s = std::max(0.0, window.forward_s * left - forward_used_s);
+  window.compute_s = std::max(0.0, window.compute_s - compute_used_s - backward_used_s - forward_used_s);
+  return window;
+}
 }  // namespace
 
 DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelConfig& c, double params,
@@ -86,6 +107,7 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
   const int shard = c.dp * c.cp;
   const double slowdown = cluster.device.overlap_compute_slowdown;
   out.optimizer_params = params / (c.zero >= 1 ? shard : 1);
+  out.window_left = window;
   if (shard <= 1) return out;
   const int first = stage * c.tp * c.cp * c.dp;
   const GroupSpan span = group_span_at(cluster, shard, c.tp, first);
@@ -173,6 +195,9 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
     out.exposed_s = m * fsdp_exposed_s(per_micro_batch, edge_s, hidden, slowdown) +
                     exposed_after_overlap_s(step_reduce, backward_slack, slowdown) +
                     exposed_after_overlap_s(step_gather, forward_slack, slowdown);
+    out.window_left = window_after(window, window_used_s(per_micro_batch, edge_s, hidden, slowdown),
+                                   window_used_s(step_reduce, 0, backward_slack, slowdown),
+                                   window_used_s(step_gather, 0, forward_slack, slowdown));
     return out;
   }
   const double grad_bytes = gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce) * params;
@@ -207,6 +232,8 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
       edge_share > 0 ? bucketed_all_gather_s(cluster, span, edge_share * weight_bytes, 1, nullptr, 1) : 0.0;
   out.exposed_s = reductions * fsdp_exposed_s(reduce, edge_reduce_s, reduce_window, slowdown) +
                   gathers * fsdp_exposed_s(gather, edge_gather_s, gather_window, slowdown);
+  out.window_left = window_after(window, 0, window_used_s(reduce, edge_reduce_s, reduce_window, slowdown),
+                                 window_used_s(gather, edge_gather_s, gather_window, slowdown));
   return out;
 }
 
@@ -229,8 +256,7 @@ DpCost expert_dp_cost(const ClusterSpec& cluster, const JobSpec& job, const Para
   e.hpz_ranks = expert_hsdp > 1 ? expert_hsdp : 1;
   if (expert_hsdp == 1) e.zero = 0;
   e.qwz = e.qgz = false;
-  // The dense and the expert reductions are each given the whole window
-  // (optimistic when both are long: they may share links).
+  // `window`: what the dense exchange of the stage left (DpCost::window_left).
   return dp_cost(cluster, job, e, expert_params, window, m, stage, traffic, units);
 }
 

@@ -132,8 +132,8 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
     }
     const DpCost dp = dp_cost(cluster, job, c, max_params, slowest, m, 0, &report.dp_traffic, max_units,
                               max_edge_params, std::min(max_linear_params, max_params));
-    const DpCost edp =
-        expert_dp_cost(cluster, job, c, max_expert_params, slowest, m, 0, &report.dp_traffic, max_moe_units);
+    const DpCost edp = expert_dp_cost(cluster, job, c, max_expert_params, dp.window_left, m, 0,
+                                      &report.dp_traffic, max_moe_units);
     time.dp_comm_s = dp.exposed_s + edp.exposed_s;
     time.optimizer_s =
         optimizer_step_s(device, dp.optimizer_params + edp.optimizer_params, job.optimizer_kernels);
@@ -150,8 +150,8 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
       TierTraffic traffic;
       const DpCost dp = dp_cost(cluster, job, c, load.params, t, m, stage, &traffic, shard_units(load),
                                 load.edge_unit_params, load.linear_params);
-      const DpCost edp = expert_dp_cost(cluster, job, c, load.expert_params, t, m, stage, &traffic,
-                                        std::ceil(load.moe_layers));
+      const DpCost edp = expert_dp_cost(cluster, job, c, load.expert_params, dp.window_left, m, stage,
+                                        &traffic, std::ceil(load.moe_layers));
       if (stage == 0 || dp.exposed_s + edp.exposed_s > time.dp_comm_s)
         time.dp_comm_s = dp.exposed_s + edp.exposed_s, report.dp_traffic = traffic;
       time.optimizer_s = std::max(

@@ -182,6 +182,10 @@ double pipeline_bubble_s(int pp, int vp, double stage_micro_batch_s);
 struct DpCost {
   double exposed_s = 0;         // left on the critical path after overlap
   double optimizer_params = 0;  // parameters this rank's optimizer updates
+  // The overlap window this exchange left unused: a second exchange of the
+  // same stage (the experts') may hide only behind that, or a faster GPU,
+  // whose shorter window both would subtract in full, could slow the step.
+  StageTime window_left;
 };
 
 // Over the dp x cp group (Megatron's distributed optimizer and gradient
