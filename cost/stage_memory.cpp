@@ -102,6 +102,43 @@ StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelC
   return stage_load_counted(model, job, c, stage, stage_layers(model.layers, c, stage), true);
 }
 
+CriticalStages critical_stages(const ModelSpec& model, const ParallelConfig& c) {
+  CriticalStages out;
+  if (c.custom_split()) {
+    out.all = true;
+    return out;
+  }
+  out.stage[out.count++] = 0;
+  if (c.pp > 1) out.stage[out.count++] = c.pp - 1;
+  // The middle stages' mixes, counted incrementally over the layer index
+  // (stage_moe_layers with `exact`, without its per-stage rescan).
+  double kept_layers[CriticalStages::kMax], kept_moe[CriticalStages::kMax];
+  int kept = 0;
+  int start = stage_layers(model.layers, c, 0);
+  for (int stage = 1; stage + 1 < c.pp; ++stage) {
+    const int layers = stage_layers(model.layers, c, stage);
+    double moe = 0;
+    if (model.is_moe() && c.vp == 1) {
+      for (int i = start; i < start + layers && i < model.layers; ++i) moe += is_moe_layer(model, i) ? 1 : 0;
+    } else {
+      moe = stage_moe_layers(model, c, stage, layers, false);
+    }
+    start += layers;
+    bool dominated = false;
+    for (int k = 0; k < kept && !dominated; ++k)
+      dominated =
+          kept_layers[k] >= layers && kept_moe[k] >= moe && kept_layers[k] - kept_moe[k] >= layers - moe;
+    if (dominated) continue;
+    if (out.count == CriticalStages::kMax) {
+      out.all = true;
+      return out;
+    }
+    kept_layers[kept] = layers, kept_moe[kept] = moe, ++kept;
+    out.stage[out.count++] = stage;
+  }
+  return out;
+}
+
 ActivationShape activation_shape(const JobSpec& job, const ParallelConfig& c) {
   ActivationShape shape;
   shape.seq = job.seq;
@@ -277,12 +314,12 @@ MemoryBreakdown memory_breakdown(const ModelSpec& model, const ClusterSpec& clus
          moe_layers * moe_layer_activation_bytes(model, shape, moe_shape(model, job, c))) /
         model.layers;
   // Stage 0 holds the most micro-batches; the last stage holds the logits;
-  // a middle stage may hold one layer more than either.
+  // a middle stage may hold one layer more than either, or more MoE layers.
   // A custom split may give any stage the most layers: look at all of them.
-  const int candidates[3] = {0, c.pp - 1, c.pp > 2 ? 1 : 0};
-  const int count = c.custom_split() ? c.pp : 3;
+  const CriticalStages critical = critical_stages(model, c);
+  const int count = critical.all ? c.pp : critical.count;
   for (int i = 0; i < count; ++i) {
-    const int stage = c.custom_split() ? i : candidates[i];
+    const int stage = critical.all ? i : critical.stage[i];
     const StageLoad load = stage_load(model, job, c, stage);
     const StageMemory memory = stage_memory(model, cluster, job, c, load, stage);
     if (memory.peak_bytes > out.peak_bytes) {

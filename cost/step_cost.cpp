@@ -118,8 +118,10 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
     double max_params = 0;
     double max_expert_params = 0;
     double max_units = 0, max_moe_units = 0, max_edge_params = 0, max_linear_params = 0;
-    const int probe[3] = {0, c.pp - 1, c.pp > 2 ? 1 : 0};
-    for (int stage : probe) {
+    const CriticalStages critical = critical_stages(model, c);
+    const int probes = critical.all ? c.pp : critical.count;
+    for (int i = 0; i < probes; ++i) {
+      const int stage = critical.all ? i : critical.stage[i];
       const StageLoad load = stage_load(model, job, c, stage);
       max_params = std::max(max_params, load.params);
       max_linear_params = std::max(max_linear_params, load.linear_params);

@@ -71,6 +71,20 @@ struct StageLoad {
 StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage,
                      int layers);
 StageLoad stage_load(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c, int stage);
+
+/// The stages of a split that is not custom whose time or memory can be the
+/// largest: the first and the last (embedding, head, the most micro-batches
+/// in flight) and, of the middle ones, the earliest of each mix of layers
+/// and MoE layers that no earlier middle stage holds at least as much of
+/// (an earlier stage holds more micro-batches in flight, the same mix costs
+/// the same time). `all`: more mixes than fit; look at every stage.
+struct CriticalStages {
+  static constexpr int kMax = 16;
+  int count = 0;
+  int stage[kMax] = {};
+  bool all = false;
+};
+CriticalStages critical_stages(const ModelSpec& model, const ParallelConfig& c);
 ActivationShape activation_shape(const JobSpec& job, const ParallelConfig& c);
 /// The MoE block of one micro-batch on one rank under config `c`.
 MoeShape moe_shape(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c);
