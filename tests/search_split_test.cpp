@@ -1,7 +1,7 @@
-// The search's pipeline splits: an uneven split is solved for each
-// candidate's own ZeRO stage and recomputation, and full recomputation may
-// cover the largest stage of an uneven split. Each search is pinned down to a
-// few shapes to stay fast.
+// The search's pipeline splits and expert layouts: an uneven split is solved
+// for each candidate's own ZeRO stage and recomputation, full recomputation
+// may cover the largest stage of an uneven split, and every etp dividing tp
+// is tried. Each search is pinned down to a few shapes to stay fast.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -71,6 +71,21 @@ TEST(SearchSplit, LayersThatDoNotDivideOverPpNeverMeanNoSplit) {
     EXPECT_GT(first, 0);
     EXPECT_GT(last, 0);
     EXPECT_GT(32 - first - last, 0);
+  }
+}
+
+TEST(SearchExperts, EveryEtpDividingTpIsSearched) {
+  // tp 4 allows etp 1, 2 and 4; etp 2 was never tried. Each pinned etp is a
+  // part of the free search's space, so the free optimum is no slower.
+  const std::string job =
+      "plan --model mixtral-8x7b --cluster dgx-h100 --gpus 16 --gbs 256 --seq 4096 --tp 4 --pp 2 --cp 1 "
+      "--vp 1 --mbs 1 --zero 1 --recompute selective --format json --no-timings";
+  const double free_s = cli_json(job)["time"]["step_s"].get<double>();
+  for (int etp : {1, 2, 4}) {
+    const auto pinned = cli_json(job + " --etp " + std::to_string(etp));
+    ASSERT_TRUE(pinned.contains("config")) << etp;
+    EXPECT_EQ(pinned["config"]["etp"], etp);
+    EXPECT_LE(free_s, pinned["time"]["step_s"].get<double>() * (1 + 1e-12)) << "etp " << etp;
   }
 }
 

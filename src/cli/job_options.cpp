@@ -49,7 +49,8 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   add_int_option(app, "--mbs", f.mbs, std::string("micro-batch size") + what, 1, kMaxGbs);
   add_int_option(app, "--zero", f.zero, std::string("ZeRO stage 0..3") + what, 0, 3);
   add_int_option(app, "--ep", f.ep, std::string("expert-parallel size (MoE)") + what, 1, kMaxGpus);
-  add_int_option(app, "--etp", f.etp, std::string("expert tensor-parallel size (MoE; 1 or tp)") + what, 1,
+  add_int_option(app, "--etp", f.etp,
+                 std::string("expert tensor-parallel size (MoE; plan tries each divisor of tp)") + what, 1,
                  kMaxGpus);
   app.add_option(
       "--a2a", f.a2a,

@@ -79,12 +79,13 @@ struct ExpertChoice {
   int etp = 1;
   bool hierarchical = false;
 };
-constexpr int kMaxExpertChoices = 96;
+constexpr int kMaxExpertChoices = 192;
 
-// The expert layouts worth trying (pins respected): etp 1 or tp (the two
-// Megatron and torchtitan both run), every ep dividing the experts whose
-// expert grid folds into the stage (etp * ep divides tp * cp * dp), flat
-// all-to-all, and hierarchical when the group spans nodes.
+// The expert layouts worth trying (pins respected): every etp dividing tp
+// (Megatron runs any etp; an engine that runs only 1 or tp refuses the rest
+// in the engine check), every ep dividing the experts whose expert grid folds
+// into the stage (etp * ep divides tp * cp * dp), flat all-to-all, and
+// hierarchical when the group spans nodes.
 int expert_choices(const ModelSpec& model, const ClusterSpec& cluster, const SearchPins& pins,
                    const ParallelConfig& base, ExpertChoice out[kMaxExpertChoices]) {
   if (!model.is_moe()) {
@@ -93,12 +94,13 @@ int expert_choices(const ModelSpec& model, const ClusterSpec& cluster, const Sea
   }
   const int stage_ranks = base.tp * base.cp * base.dp;
   int n = 0;
-  const int etps[2] = {1, base.tp};
-  for (int i = 0; i < (base.tp > 1 ? 2 : 1); ++i) {
-    const int etp = etps[i];
-    if (!pinned_ok(pins.etp, etp) || model.expert_ffn_hidden % etp != 0) continue;
+  // A pinned etp is tried as given, as estimate takes it (the validator's
+  // rules only); free, the divisors of tp.
+  for (int etp = pins.etp.value_or(1); etp <= pins.etp.value_or(base.tp); ++etp) {
+    if ((!pins.etp && base.tp % etp != 0) || model.expert_ffn_hidden % etp != 0) continue;
     for (int ep = 1; ep <= model.experts && n + 2 <= kMaxExpertChoices; ++ep) {
-      if (model.experts % ep != 0 || stage_ranks % (etp * ep) != 0 || !pinned_ok(pins.ep, ep)) continue;
+      if (model.experts % ep != 0 || stage_ranks % (std::int64_t{etp} * ep) != 0 || !pinned_ok(pins.ep, ep))
+        continue;
       ParallelConfig probe = base;
       probe.ep = ep;
       probe.etp = etp;
