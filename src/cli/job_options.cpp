@@ -398,14 +398,7 @@ void check_config_flags(const ResolvedJob& r, const ParallelConfig& c) {
     throw InputError("--recompute-modules applies only with --recompute selective (the config recomputes " +
                      std::string(recompute_name(c.recompute)) +
                      "); drop the modules or recompute selectively");
-  if (c.recompute == Recompute::kFull) {
-    const std::int64_t chunk_layers = r.model.layers / (static_cast<std::int64_t>(c.pp) * c.vp);
-    if (c.recompute_layers > chunk_layers)
-      throw InputError("--recompute-layers " + std::to_string(c.recompute_layers) +
-                       " exceeds the layers of a model chunk (" + std::to_string(r.model.layers) +
-                       " layers / (pp " + std::to_string(c.pp) + " x vp " + std::to_string(c.vp) +
-                       ") = " + std::to_string(chunk_layers) + ")");
-  }
+  check_recompute_layers(r, c);
 }
 }  // namespace
 
