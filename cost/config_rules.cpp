@@ -115,9 +115,12 @@ ConfigViolation expert_rules(const ModelSpec& model, const JobSpec& job, const P
 }
 
 ConfigViolation recompute_rules(const ModelSpec& model, const ParallelConfig& c) {
-  const int per_chunk = model.layers / (c.pp * c.vp);
+  // A count above a chunk's layers recomputes the whole chunk (Megatron's
+  // block method stops at the chunk's end); only a count no chunk could
+  // hold in any layout is refused here. The CLI holds a given config to its
+  // own largest chunk (src/cli/recompute_layers_check.cpp).
   if (c.recompute == Recompute::kFull && c.recompute_layers * std::int64_t{c.vp} > model.layers)
-    return violated(ConfigRule::kRecomputeLayers, c.recompute_layers, per_chunk);
+    return violated(ConfigRule::kRecomputeLayers, c.recompute_layers, max_chunk_layers(model.layers, c));
   return {};
 }
 
@@ -235,7 +238,7 @@ std::string describe(const ConfigViolation& v) {
     case ConfigRule::kRouteGroups:
       return "the " + n(v.a) + " routing groups must divide the " + n(v.b) + " experts";
     case ConfigRule::kRecomputeLayers:
-      return "recompute layers " + n(v.a) + " exceed the " + n(v.b) + " layers of a model chunk";
+      return "recompute layers " + n(v.a) + " exceed the " + n(v.b) + " layers of the largest model chunk";
   }
   return "invalid config";
 }
@@ -303,7 +306,7 @@ const char* config_problem(const ModelSpec& model, const JobSpec& job, const Par
     case ConfigRule::kRouteGroups:
       return "the routing groups must divide the experts";
     case ConfigRule::kRecomputeLayers:
-      return "recompute layers exceed the layers of a stage";
+      return "recompute layers exceed the layers of the largest model chunk";
   }
   return "invalid config";
 }

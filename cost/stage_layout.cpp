@@ -32,6 +32,22 @@ int stage_layers(int layers, const ParallelConfig& config, int stage) {
   return base + (remainder >= 2 ? 1 : 0);
 }
 
+int max_chunk_layers(int layers, const ParallelConfig& config) {
+  const int vp = std::max(1, config.vp);
+  int largest = 0;
+  // Outside a custom split the middle stages hold alike, but for the even
+  // split's remainder, which goes to stage 1 first: the largest stage is
+  // the first, the second or the last (the search asks for every candidate).
+  if (config.custom_split()) {
+    for (int s = 0; s < std::max(1, config.pp); ++s)
+      largest = std::max(largest, stage_layers(layers, config, s));
+  } else {
+    for (int s : {0, 1, config.pp - 1})
+      if (s >= 0 && s < config.pp) largest = std::max(largest, stage_layers(layers, config, s));
+  }
+  return config.pipeline_layout ? largest : (largest + vp - 1) / vp;
+}
+
 bool apply_pipeline_layout(const PipelineLayout& layout, ParallelConfig& config) {
   const int pp = config.pp;
   if (!layout.given() || pp < 1 || pp > ParallelConfig::kMaxSplitStages || layout.stages % pp != 0)

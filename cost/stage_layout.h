@@ -14,6 +14,14 @@ namespace parplan {
 /// to the middle stages first (which carry neither embedding nor head).
 int stage_layers(int layers, const ParallelConfig& config, int stage);
 
+/// Layers of the largest model chunk (virtual stage) of `config`: the
+/// most layers one chunk can recompute in full (Megatron's --recompute-method
+/// block counts --recompute-num-layers per chunk). An uneven first/last
+/// split counts its largest stage. Under a custom pipeline layout the config
+/// keeps only each rank's total, so that total (an upper bound on any of its
+/// chunks) stands for the largest chunk.
+int max_chunk_layers(int layers, const ParallelConfig& config);
+
 /// Lays `config` out as the custom pipeline layout: vp from the layout's
 /// virtual stages over config.pp, each rank's layers (the sum of its
 /// chunks') in stage_split, config.pipeline_layout set. False, config

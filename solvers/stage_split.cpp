@@ -119,10 +119,15 @@ StageSplitResult equal_middle_fast(const StageSplitInput& input) {
   std::vector<int> best_n;
   for (int x = lo; x <= middle_cap && static_cast<long long>(x) * (p - 2) <= input.layers; ++x) {
     const int rest = input.layers - x * (p - 2);
+    // The middle stages' time does not depend on the first/last split: once
+    // per x, not per f (the search solves this for every candidate).
+    double middle_s = 0;
+    for (int s = 1; s + 1 < p; ++s) middle_s = std::max(middle_s, stage_time(input, s, x));
+    // Stage times never fall with more layers: no larger x can tie the best.
+    if (middle_s > best * (1 + 1e-12)) break;
     for (int f = std::max(lo, rest - last_cap); f <= std::min(first_cap, rest - lo); ++f) {
       const int l = rest - f;
-      double m = std::max(stage_time(input, 0, f), stage_time(input, p - 1, l));
-      for (int s = 1; s + 1 < p; ++s) m = std::max(m, stage_time(input, s, x));
+      const double m = std::max({stage_time(input, 0, f), stage_time(input, p - 1, l), middle_s});
       const int distance = std::abs(f - x) + std::abs(l - x);
       if (m < best * (1 - 1e-12) || (m <= best * (1 + 1e-12) && distance < best_distance)) {
         best = m;

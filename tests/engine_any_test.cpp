@@ -32,6 +32,11 @@ std::string config_flags(const nlohmann::json& c) {
   if (c["recompute"] == "full" && c["recompute_layers"].get<int>() > 0)
     f += " --recompute-layers " + std::to_string(c["recompute_layers"].get<int>());
   if (c["zeropp"].get<bool>()) f += c["qwz"].get<bool>() ? " --zeropp" : " --hpz";
+  // An uneven split is part of the plan (the search solves it per candidate).
+  if (c["first_stage_layers"].get<int>() > 0)
+    f += " --first-stage-layers " + std::to_string(c["first_stage_layers"].get<int>());
+  if (c["last_stage_layers"].get<int>() > 0)
+    f += " --last-stage-layers " + std::to_string(c["last_stage_layers"].get<int>());
   return f;
 }
 

@@ -188,7 +188,7 @@ TEST(Hardening, ConflictingFlagsExitTwo) {
   test::expect_cli_refusal("estimate " + kM + " --tp 8 --pp 8 --recompute full --recompute-layers 1000000",
                            "--recompute-layers must be an integer from 0 to 10000");
   test::expect_cli_refusal("estimate " + kM + " --tp 8 --pp 8 --recompute full --recompute-layers 50",
-                           "exceeds the layers of a model chunk");
+                           "--recompute-layers 50 exceeds the 12 layers of the largest model chunk");
   test::expect_cli_refusal("check " + kM + " --tp 8 --pp 8 --max-gap nan", "--max-gap must be a number");
   test::expect_cli_refusal("check " + kM + " --tp 8 --pp 8 --max-gap inf", "--max-gap must be a number");
 }

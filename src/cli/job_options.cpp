@@ -49,7 +49,8 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   add_int_option(app, "--mbs", f.mbs, std::string("micro-batch size") + what, 1, kMaxGbs);
   add_int_option(app, "--zero", f.zero, std::string("ZeRO stage 0..3") + what, 0, 3);
   add_int_option(app, "--ep", f.ep, std::string("expert-parallel size (MoE)") + what, 1, kMaxGpus);
-  add_int_option(app, "--etp", f.etp, std::string("expert tensor-parallel size (MoE; 1 or tp)") + what, 1,
+  add_int_option(app, "--etp", f.etp,
+                 std::string("expert tensor-parallel size (MoE; plan tries each divisor of tp)") + what, 1,
                  kMaxGpus);
   app.add_option(
       "--a2a", f.a2a,
@@ -397,14 +398,7 @@ void check_config_flags(const ResolvedJob& r, const ParallelConfig& c) {
     throw InputError("--recompute-modules applies only with --recompute selective (the config recomputes " +
                      std::string(recompute_name(c.recompute)) +
                      "); drop the modules or recompute selectively");
-  if (c.recompute == Recompute::kFull) {
-    const std::int64_t chunk_layers = r.model.layers / (static_cast<std::int64_t>(c.pp) * c.vp);
-    if (c.recompute_layers > chunk_layers)
-      throw InputError("--recompute-layers " + std::to_string(c.recompute_layers) +
-                       " exceeds the layers of a model chunk (" + std::to_string(r.model.layers) +
-                       " layers / (pp " + std::to_string(c.pp) + " x vp " + std::to_string(c.vp) +
-                       ") = " + std::to_string(chunk_layers) + ")");
-  }
+  check_recompute_layers(r, c);
 }
 }  // namespace
 

@@ -178,6 +178,12 @@ std::vector<EngineJob> jobs_per_engine(const JobFlags& flags, std::vector<Engine
 /// throws InputError when the sizes do not divide.
 ParallelConfig config_from_flags(const JobFlags& flags, const ResolvedJob& resolved);
 
+/// --recompute-layers (or a job file's config: recompute_layers) against
+/// the layers of the largest model chunk of `config` (an uneven first/last
+/// split's or a custom pipeline layout's own); throws InputError naming the
+/// flag. Nothing when the layout itself is invalid (refused on its own).
+void check_recompute_layers(const ResolvedJob& resolved, const ParallelConfig& config);
+
 /// Applies the parallel flags as search pins.
 void apply_pins(const JobFlags& flags, JobSpec& job);
 

@@ -318,6 +318,11 @@ std::map<std::string, std::string> parse_torchtitan_python_config(const std::str
                          ") sequences: not expressible as a batch of sequences");
       out[to] = std::to_string(tokens / seq);
     }
+    // At main a micro-batch is one model forward, and with a pipeline one
+    // pipeline micro-batch (trainer.py runs num_pp_microbatches of them per
+    // step): the v0.2 key's value, unless a config sets that key itself.
+    if (out.count("training.local_batch_size") && !out.count("parallelism.pipeline_parallel_microbatch_size"))
+      out["parallelism.pipeline_parallel_microbatch_size"] = out["training.local_batch_size"];
   }
   if (code.find("float8") != std::string::npos || code.find("Float8") != std::string::npos ||
       (defaults != nullptr && defaults->float8 && !own_model_spec)) {

@@ -79,6 +79,34 @@ void check_plan_pins(const ModelSpec& model, const JobSpec& job) {
     need(*p.recompute_layers <= 0 || !p.recompute || *p.recompute == Recompute::kFull,
          "--recompute-layers " + std::to_string(*p.recompute_layers) + " applies only with --recompute full");
   }
+  // A pinned first/last split the other stages cannot take would leave the
+  // search nothing to try: say which flag, not "no split divides the job".
+  if ((p.first_stage_layers.value_or(0) > 0 || p.last_stage_layers.value_or(0) > 0) && p.pp && *p.pp >= 2) {
+    const int first = p.first_stage_layers.value_or(0), last = p.last_stage_layers.value_or(0);
+    const int others = *p.pp - (first > 0) - (last > 0);
+    const int left = model.layers - first - last;
+    const auto n = [](int x) { return std::to_string(x); };
+    std::string flags = first > 0 ? "--first-stage-layers " + n(first) : "";
+    if (last > 0) flags += (flags.empty() ? "" : " and ") + std::string("--last-stage-layers ") + n(last);
+    const std::string verb = first > 0 && last > 0 ? " leave " : " leaves ";
+    const std::string job_text = "the model's " + n(model.layers) + " layers with --pp " + n(*p.pp);
+    const std::string stages = others == 1 ? " pipeline stage" : " pipeline stages";
+    need(others > 0 || left == 0, flags + " must add up to " + job_text + " (they sum to " + n(first + last) +
+                                      "); give values that sum to " + n(model.layers));
+    need(left >= others, flags + verb + n(std::max(0, left)) + " of " + job_text + " for the other " +
+                             n(others) + stages + ", and every stage needs a layer: give at most " +
+                             n(model.layers - others) + " layers to the first and last stage together");
+    need(others == 0 || left % others == 0,
+         flags + verb + n(left) + " of " + job_text + " for the other " + n(others) + stages +
+             ", which must hold equal counts (Megatron's middle stages): give values that "
+             "leave a multiple of " +
+             n(others));
+  }
+  // The hierarchical all-to-all is a way of exchanging tokens between
+  // expert-parallel ranks; ep 1 has none to exchange.
+  if (p.a2a_hierarchical.value_or(false) && p.ep && *p.ep < 2)
+    throw InputError("--a2a hierarchical sets the expert all-to-all, which --ep " + std::to_string(*p.ep) +
+                     " does not have; give --ep 2 or more, or drop --a2a hierarchical");
 }
 
 double solve_time_limit_s(const PlannerOptions& options) {

@@ -12,6 +12,7 @@
 #include "cost/collectives.h"
 #include "cost/config_rules.h"
 #include "cost/moe_dispatch.h"
+#include "cost/stage_layout.h"
 #include "cost/step_cost.h"
 #include "solvers/stage_split.h"
 #include "src/io/input_limits.h"
@@ -78,12 +79,13 @@ struct ExpertChoice {
   int etp = 1;
   bool hierarchical = false;
 };
-constexpr int kMaxExpertChoices = 96;
+constexpr int kMaxExpertChoices = 192;
 
-// The expert layouts worth trying (pins respected): etp 1 or tp (the two
-// Megatron and torchtitan both run), every ep dividing the experts whose
-// expert grid folds into the stage (etp * ep divides tp * cp * dp), flat
-// all-to-all, and hierarchical when the group spans nodes.
+// The expert layouts worth trying (pins respected): every etp dividing tp
+// (Megatron runs any etp; an engine that runs only 1 or tp refuses the rest
+// in the engine check), every ep dividing the experts whose expert grid folds
+// into the stage (etp * ep divides tp * cp * dp), flat all-to-all, and
+// hierarchical when the group spans nodes.
 int expert_choices(const ModelSpec& model, const ClusterSpec& cluster, const SearchPins& pins,
                    const ParallelConfig& base, ExpertChoice out[kMaxExpertChoices]) {
   if (!model.is_moe()) {
@@ -92,12 +94,13 @@ int expert_choices(const ModelSpec& model, const ClusterSpec& cluster, const Sea
   }
   const int stage_ranks = base.tp * base.cp * base.dp;
   int n = 0;
-  const int etps[2] = {1, base.tp};
-  for (int i = 0; i < (base.tp > 1 ? 2 : 1); ++i) {
-    const int etp = etps[i];
-    if (!pinned_ok(pins.etp, etp) || model.expert_ffn_hidden % etp != 0) continue;
+  // A pinned etp is tried as given, as estimate takes it (the validator's
+  // rules only); free, the divisors of tp.
+  for (int etp = pins.etp.value_or(1); etp <= pins.etp.value_or(base.tp); ++etp) {
+    if ((!pins.etp && base.tp % etp != 0) || model.expert_ffn_hidden % etp != 0) continue;
     for (int ep = 1; ep <= model.experts && n + 2 <= kMaxExpertChoices; ++ep) {
-      if (model.experts % ep != 0 || stage_ranks % (etp * ep) != 0 || !pinned_ok(pins.ep, ep)) continue;
+      if (model.experts % ep != 0 || stage_ranks % (std::int64_t{etp} * ep) != 0 || !pinned_ok(pins.ep, ep))
+        continue;
       ParallelConfig probe = base;
       probe.ep = ep;
       probe.etp = etp;
@@ -166,94 +169,6 @@ bool apply_best_hierarchical_partition(const ModelSpec& model, const ClusterSpec
   }
   if (found) config = best;
   return found;
-}
-
-StageSplitInput stage_split_input(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                                  const ParallelConfig& config, bool every_stage) {
-  StageSplitInput in;
-  in.layers = model.layers;
-  in.stages = config.pp;
-  // Megatron's layout (equal middle stages) on a uniform cluster; on a
-  // heterogeneous one every stage runs at its own speed: the general split.
-  in.equal_middle_stages = !cluster.heterogeneous();
-  if (cluster.heterogeneous()) every_stage = true;
-  in.layer_time_s.resize(config.pp);
-  in.extra_time_s.resize(config.pp);
-  in.layer_memory_bytes.resize(config.pp);
-  in.extra_memory_bytes.resize(config.pp);
-  in.memory_cap_bytes.assign(config.pp, job.memory_budget_bytes(cluster.device.usable_hbm_bytes()));
-  ParallelConfig even = config;
-  even.first_stage_layers = even.last_stage_layers = 0;
-  even.stage_split = {};
-  // Stage 1 holds the most in-flight micro-batches of the middle stages, so
-  // unless asked for every stage it stands for all of them.
-  StageCoefficients middle;
-  if (config.pp > 2 && !every_stage) middle = stage_coefficients(model, cluster, job, even, 1);
-  for (int s = 0; s < config.pp; ++s) {
-    const bool edge = s == 0 || s == config.pp - 1;
-    const StageCoefficients k =
-        edge || every_stage ? stage_coefficients(model, cluster, job, even, s) : middle;
-    in.layer_time_s[s] = k.layer_time_s;
-    in.extra_time_s[s] = std::max(0.0, k.extra_time_s);
-    in.layer_memory_bytes[s] = std::max(0.0, k.layer_memory_bytes);
-    in.extra_memory_bytes[s] = std::max(0.0, k.fixed_memory_bytes);
-  }
-  return in;
-}
-
-bool apply_uneven_split(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                        ParallelConfig& config) {
-  if (config.pp < 2 || config.vp != 1) return false;
-  const StageSplitResult split = stage_split_fast(stage_split_input(model, cluster, job, config, false));
-  if (!split.feasible()) return false;
-  const int first = split.layers_per_stage.front();
-  const int last = split.layers_per_stage.back();
-  const bool even =
-      model.layers % config.pp == 0 && first == model.layers / config.pp && last == model.layers / config.pp;
-  if (even) return false;
-  config.first_stage_layers = first;
-  config.last_stage_layers = last;
-  return true;
-}
-
-bool apply_heterogeneous_split(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                               ParallelConfig& config) {
-  if (!cluster.heterogeneous() || config.pp < 2 || config.vp != 1 ||
-      config.pp > ParallelConfig::kMaxSplitStages)
-    return false;
-  ParallelConfig even = config;
-  even.first_stage_layers = even.last_stage_layers = 0;
-  even.stage_split = {};
-  if (model.layers % config.pp != 0) return false;
-  const StageSplitResult split = stage_split_fast(stage_split_input(model, cluster, job, even, true));
-  if (!split.feasible()) return false;
-  bool uneven = false;
-  for (int s = 0; s < config.pp; ++s)
-    uneven = uneven || split.layers_per_stage[s] != model.layers / config.pp;
-  if (!uneven) return false;
-  config = even;
-  for (int s = 0; s < config.pp; ++s)
-    config.stage_split[s] = static_cast<std::uint16_t>(split.layers_per_stage[s]);
-  return true;
-}
-
-int min_recompute_layers(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                         ParallelConfig config) {
-  config.recompute = Recompute::kFull;
-  const int per_chunk = model.layers / (config.pp * config.vp);
-  // Memory falls monotonically as more layers are recomputed: binary search.
-  config.recompute_layers = per_chunk;
-  if (!estimate_memory(model, cluster, job, config).fits) return -1;
-  int low = 1, high = per_chunk;
-  while (low < high) {
-    const int mid = (low + high) / 2;
-    config.recompute_layers = mid;
-    if (estimate_memory(model, cluster, job, config).fits)
-      high = mid;
-    else
-      low = mid + 1;
-  }
-  return low;
 }
 
 SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
@@ -334,27 +249,30 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
           // then dropped by the engine check, leaving no expert-parallel
           // plan without pipelining.
           shape.ep_overlap = overlap_allowed && pins.ep_overlap.value_or(engines_overlap);
-          // Layouts: the even split when Megatron accepts it, and the optimal
-          // uneven first/last split (stage-split formulation, exact fast path).
-          // A pinned first/last split is the only layout.
+          // Layouts: the even split when Megatron accepts it, and the fastest
+          // uneven split (stage-split formulation, exact fast path) when it
+          // differs; a candidate that does not fit on the layout holding the
+          // fastest split is split again under its own memory (its ZeRO stage,
+          // sharding and recomputation) below. A pinned first/last split is
+          // the only layout.
           const bool pinned_split = pins.first_stage_layers.has_value() || pins.last_stage_layers.has_value();
           if (pinned_split) {
             shape.first_stage_layers = pins.first_stage_layers.value_or(0);
             shape.last_stage_layers = pins.last_stage_layers.value_or(0);
           }
-          ParallelConfig uneven = shape;
-          const bool has_uneven =
-              !pinned_split &&
-              (cluster.heterogeneous() ? apply_heterogeneous_split(model, cluster, job, uneven)
-                                       : apply_uneven_split(model, cluster, job, uneven));
+          ParallelConfig fastest = shape;
+          const bool free_split = !pinned_split && apply_stage_split(model, cluster, job, fastest, false);
+          const bool has_uneven = free_split && !even_split(fastest);
           for (int layout = 0; layout < 2; ++layout) {
             if (layout == 1 && !has_uneven) break;
-            if (layout == 1) shape = uneven;
+            if (layout == 1) shape = fastest;
             if (config_problem(model, job, shape) != nullptr) continue;
             ++local.structural_ok;
+            const bool resplit = free_split && (layout == 1 || !has_uneven);
             // Lower bound for every zero/recompute variant of this shape: no
             // recomputation, no data-parallel communication and no optimizer
-            // step (whose cost falls with the ZeRO stage).
+            // step (whose cost falls with the ZeRO stage). A split solved
+            // under a memory cap is no faster than the fastest one.
             const CostReport bound = estimate_cost(model, cluster, job, shape);
             ++local.stats.evaluated;
             const double bound_s = bound.time.step_s - bound.time.dp_comm_s - bound.time.optimizer_s;
@@ -367,6 +285,51 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                 zero_max =
                     std::max(zero_max, engine_capabilities(options.engines.engines[e]).max_zero_with_pp);
             }
+            // Costs one candidate, keeping it when an engine runs it and it fits.
+            enum class Outcome { kRefused, kNoFit, kKept };
+            const auto evaluate = [&](ParallelConfig config) {
+              if (config.recompute == Recompute::kFull) {
+                if (pins.recompute_layers) {
+                  config.recompute_layers = *pins.recompute_layers;
+                } else {
+                  const int k = min_recompute_layers(model, cluster, job, config);
+                  config.recompute_layers = k < 0 ? max_chunk_layers(model.layers, config) : k;
+                }
+              }
+              // The engines' spaces: a table lookup per engine, no allocation.
+              auto engine_running = [&] {
+                return first_engine_running(options.engines, model, job,
+                                            options.allow_unreleased && config.hierarchical_partition
+                                                ? released_part(config)
+                                                : config);
+              };
+              int engine = engine_running();
+              // An engine that recomputes every layer or none (DeepSpeed's
+              // checkpointing) runs the config with every layer recomputed.
+              if (engine < 0 && config.recompute == Recompute::kFull && !pins.recompute_layers &&
+                  config.recompute_layers < max_chunk_layers(model.layers, config)) {
+                config.recompute_layers = max_chunk_layers(model.layers, config);
+                engine = engine_running();
+              }
+              if (engine < 0) {
+                if (local.engine_reason == nullptr)
+                  local.engine_reason =
+                      capability_problem(engine_capabilities(options.engines.engines[0]), model, job, config);
+                return Outcome::kRefused;
+              }
+              ++local.engine_ok;
+              const MemoryBreakdown memory = estimate_memory(model, cluster, job, config);
+              if (memory.peak_bytes < local.least_peak_bytes) {
+                local.least_peak_bytes = memory.peak_bytes;
+                local.least_peak_config = config;
+              }
+              if (!memory.fits) return Outcome::kNoFit;
+              const CostReport cost = estimate_cost(model, cluster, job, config);
+              ++local.stats.evaluated;
+              ++local.stats.feasible;
+              local.top.offer(config, cost, engine);
+              return Outcome::kKept;
+            };
             const bool sharded_pin = pins.zeropp == true || pins.hierarchical_partition == true;
             for (int zero = sharded_pin ? 3 : 0; zero <= zero_max; ++zero) {
               if (!pinned_ok(pins.zero, zero)) continue;
@@ -393,46 +356,14 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                   if (zero == 3 && !shardings[variant].quantized) config.qwz = config.qgz = false;
                   config.recompute = recompute;
                   config.ep_overlap = shape.ep_overlap && recompute != Recompute::kFull;
-                  if (recompute == Recompute::kFull) {
-                    if (pins.recompute_layers) {
-                      config.recompute_layers = *pins.recompute_layers;
-                    } else {
-                      const int k = min_recompute_layers(model, cluster, job, config);
-                      config.recompute_layers = k < 0 ? model.layers / (mesh.pp * vp) : k;
-                    }
-                  }
-                  // The engines' spaces: a table lookup per engine, no allocation.
-                  auto engine_running = [&] {
-                    return first_engine_running(options.engines, model, job,
-                                                options.allow_unreleased && config.hierarchical_partition
-                                                    ? released_part(config)
-                                                    : config);
-                  };
-                  int engine = engine_running();
-                  // An engine that recomputes every layer or none (DeepSpeed's
-                  // checkpointing) runs the config with every layer recomputed.
-                  if (engine < 0 && recompute == Recompute::kFull && !pins.recompute_layers &&
-                      config.recompute_layers < model.layers / (mesh.pp * vp)) {
-                    config.recompute_layers = model.layers / (mesh.pp * vp);
-                    engine = engine_running();
-                  }
-                  if (engine < 0) {
-                    if (local.engine_reason == nullptr)
-                      local.engine_reason = capability_problem(
-                          engine_capabilities(options.engines.engines[0]), model, job, config);
-                    continue;
-                  }
-                  ++local.engine_ok;
-                  const MemoryBreakdown memory = estimate_memory(model, cluster, job, config);
-                  if (memory.peak_bytes < local.least_peak_bytes) {
-                    local.least_peak_bytes = memory.peak_bytes;
-                    local.least_peak_config = config;
-                  }
-                  if (!memory.fits) continue;
-                  const CostReport cost = estimate_cost(model, cluster, job, config);
-                  ++local.stats.evaluated;
-                  ++local.stats.feasible;
-                  local.top.offer(config, cost, engine);
+                  if (evaluate(config) != Outcome::kNoFit || !resplit) continue;
+                  // The fastest split does not fit this candidate: the fastest
+                  // one that does under its own memory-saving options. The even
+                  // layout, when it is one, was costed on its own.
+                  ParallelConfig capped = config;
+                  if (apply_stage_split(model, cluster, job, capped, true) && !same_split(capped, shape) &&
+                      !even_split(capped) && config_problem(model, job, capped) == nullptr)
+                    evaluate(capped);
                 }
               }
             }

@@ -81,10 +81,21 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
 /// Middle stages share stage 1's coefficients unless every_stage.
 StageSplitInput stage_split_input(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                   const ParallelConfig& config, bool every_stage);
-/// Sets config.first/last_stage_layers to the optimal uneven split when it
-/// differs from the even one; false when the even split is kept.
-bool apply_uneven_split(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                        ParallelConfig& config);
+/// Lays `config`'s layers over its pipeline stages as the stage-split
+/// formulation solves it for the config as given (its ZeRO stage, sharding
+/// and recomputation; full recomputation counted on every layer): the
+/// fastest split whose every stage fits its memory (memory_capped), or the
+/// fastest outright. Uniform clusters get Megatron's first/last split,
+/// heterogeneous ones the general split (stage_split; pp dividing the
+/// layers, at most ParallelConfig::kMaxSplitStages). An optimum that is even
+/// leaves the even layout (no first/last, no stage_split). False, config
+/// unchanged, when pp < 2, vp > 1 or no split fits.
+bool apply_stage_split(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                       ParallelConfig& config, bool memory_capped);
+/// The even layout: no first/last stage layers, no custom split.
+bool even_split(const ParallelConfig& config);
+/// Whether two configs lay their layers over the stages alike.
+bool same_split(const ParallelConfig& a, const ParallelConfig& b);
 
 /// The hierarchical placements the search tries (the 3-level scheme first).
 const std::array<PartitionPlacement, 4>& hierarchical_placements();
@@ -94,15 +105,10 @@ const std::array<PartitionPlacement, 4>& hierarchical_placements();
 bool apply_best_hierarchical_partition(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                        ParallelConfig& config);
 
-/// Heterogeneous clusters: sets config.stage_split to the optimal general
-/// split (every stage its own layer count, slower stages fewer layers) when
-/// it differs from the even one; false otherwise or on uniform clusters.
-bool apply_heterogeneous_split(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                               ParallelConfig& config);
-
 /// The fewest fully recomputed layers per model chunk that make `config` fit
-/// (closed form over the stage's memory, which falls linearly in the count);
-/// -1 when even recomputing every layer does not fit.
+/// (binary search: memory falls monotonically in the count), at most the
+/// layers of its largest chunk (max_chunk_layers: with an uneven split, the
+/// largest stage's); -1 when even recomputing every layer does not fit.
 int min_recompute_layers(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                          ParallelConfig config);
 
