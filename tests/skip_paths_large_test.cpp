@@ -60,8 +60,8 @@ int busiest_node_load(const SkipSchedule& s, int nodes) {
 
 // 128 micro-batches each visit 5 of 224 nodes (2.9 a node on average). The
 // short limit hurries part of the path search (all of it under the
-// sanitizers); hurried or not, the schedule spreads (1.09 and 1.17 times the
-// bound when written, busiest node 5).
+// sanitizers); hurried or not, the schedule spreads, well within the bounds
+// below.
 TEST(SkipPathsLarge, MicroBatchesSpreadOverTheNodesAndTheMakespanStaysNearTheBound) {
   const SkipProblem p = geo_problem(256);
   SkipSolveOptions options;
