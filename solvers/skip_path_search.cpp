@@ -136,7 +136,12 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
     int best = -1, first_fit = -1;
     const bool hurry = past_deadline();
     if (hurry && first_hurried < 0) first_hurried = m;
-    for (int c = 0; c < static_cast<int>(in.candidates[si].size()); ++c) {
+    const int n_cand = static_cast<int>(in.candidates[si].size());
+    // Hurried micro-batches of one source start from successive candidates:
+    // all on its first one they would queue at the same nodes.
+    const int first = hurry && n_cand > 0 ? (m / n_src) % n_cand : 0;
+    for (int k = 0; k < n_cand; ++k) {
+      const int c = (first + k) % n_cand;
       const SkipCandidate& cand = in.candidates[si][c];
       // Hurried micro-batches take stages in ascending order (no swap): they
       // then cannot deadlock among themselves (below).

@@ -17,6 +17,7 @@
 #include "solvers/skip_partition_search.h"
 #include "solvers/skip_path_rules.h"
 #include "solvers/skip_path_search.h"
+#include "solvers/skip_spread_candidates.h"
 
 namespace parplan {
 
@@ -37,6 +38,18 @@ std::vector<int> capacity_per_stage(const SkipProblem& p) {
   return cap;
 }
 
+/// Stages this large have too many paths to enumerate, and their shortest
+/// round trips all run through the same few nodes: candidates are then
+/// chosen spread over the nodes (solvers/skip_spread_candidates.h).
+/// Networks above this many nodes skip the partition search (below).
+constexpr int kLargeNetworkNodes = 128;
+
+bool spread_out(const SkipPartition& partition) {
+  for (std::size_t s = 1; s < partition.size(); ++s)
+    if (partition[s].size() > kSpreadStageNodes) return true;
+  return false;
+}
+
 /// Past `deadline_s` each source keeps the paths its enumeration found so far
 /// (hundreds of nodes per stage have more paths than any limit allows). Each
 /// source has at least `grace_s` / sources of its own, so that a search
@@ -49,6 +62,12 @@ PathSearchInput path_input(const SkipProblem& p, const SkipPartition& partition,
   in.micro_batches_per_source = p.micro_batches_per_source;
   in.path_length = full ? static_cast<int>(partition.size()) : p.path_length;
   in.capacity = full ? std::vector<int>(partition.size(), micro_batch_count(p)) : capacity_per_stage(p);
+  if (keep > 0 && spread_out(partition)) {
+    in.candidates =
+        spread_skip_candidates(p.network, partition, in.path_length, full, p.micro_batches_per_source, keep,
+                               std::max(deadline_s, steady_now_s() + grace_s));
+    return in;
+  }
   for (int src : partition[0])
     in.candidates.push_back(skip_candidates(
         p.network, partition, src, in.path_length, full, keep,
@@ -56,11 +75,42 @@ PathSearchInput path_input(const SkipProblem& p, const SkipPartition& partition,
   return in;
 }
 
+/// No rule-abiding path from `src` has a shorter round trip: each hop at its
+/// least (used when the exact shortest path is cut short by the deadline).
+double least_round_trip_s(const SkipProblem& p, const SkipPartition& partition, int src,
+                          double least_hop_between_s) {
+  const SkipNetwork& net = p.network;
+  double least_task_s = std::numeric_limits<double>::infinity();
+  double least_hop_s = std::numeric_limits<double>::infinity();
+  for (std::size_t s = 1; s < partition.size(); ++s)
+    for (int node : partition[s]) {
+      least_task_s = std::min(least_task_s, net.forward_s[node] * (1 + net.backward_factor));
+      least_hop_s = std::min(least_hop_s, net.transfer(src, node) + net.transfer(node, src));
+    }
+  // Out from the source, back to it, and path_length - 2 hops between later nodes.
+  return net.forward_s[src] * (1 + net.backward_factor + net.loss_factor) +
+         (p.path_length - 1) * least_task_s + 2 * least_hop_s + (p.path_length - 2) * least_hop_between_s;
+}
+
+/// Least round trip between two nodes of different stages after stage 0.
+double least_hop_between_s(const SkipNetwork& net, const SkipPartition& partition) {
+  std::vector<int> stage_of(net.nodes, -1);
+  for (std::size_t s = 1; s < partition.size(); ++s)
+    for (int node : partition[s]) stage_of[node] = static_cast<int>(s);
+  double least_s = std::numeric_limits<double>::infinity();
+  for (int a = 0; a < net.nodes; ++a)
+    for (int b = a + 1; b < net.nodes; ++b)
+      if (stage_of[a] > 0 && stage_of[b] > 0 && stage_of[a] != stage_of[b])
+        least_s = std::min(least_s, net.transfer(a, b) + net.transfer(b, a));
+  return std::isfinite(least_s) ? least_s : 0.0;
+}
+
 double lower_bound_s(const SkipProblem& p, const SkipPartition& partition, double deadline_s) {
   const SkipNetwork& net = p.network;
   const int k = p.micro_batches_per_source;
   const int rounds = (k + net.memory - 1) / net.memory;
   double bound_s = 0;
+  double hop_between_s = -1;  // computed when first needed: N^2
   for (int src : partition[0]) {
     // Every micro-batch runs forward, loss and backward on its source.
     // 3K tasks, 3K-1 gaps; K of them follow a first forward.
@@ -70,13 +120,15 @@ double lower_bound_s(const SkipProblem& p, const SkipPartition& partition, doubl
                           (2 * k - 1) * net.task_overhead_s + k * first_gap_s;
     // Each holds one of the source's `memory` slots from its first forward to
     // its last backward, at least one idle round trip: some slot serves
-    // ceil(K / memory) of them one after another.
-    // Cut short by `deadline_s`, the path found need not be the shortest:
-    // the chain term is then left out (the bound stays valid).
-    bool cut = false;
-    const auto best = skip_candidates(net, partition, src, p.path_length, false, 1, deadline_s, &cut);
-    const double chain_s =
-        best.empty() || cut ? 0 : rounds * best[0].round_trip_s + (rounds - 1) * net.task_overhead_s;
+    // ceil(K / memory) of them one after another. Past the deadline the
+    // shortest path gives way to a bound on it, each hop at its least.
+    const SkipCandidate best = skip_shortest_path(net, partition, src, p.path_length, deadline_s);
+    double trip_s = best.round_trip_s;
+    if (best.path.empty()) {
+      if (hop_between_s < 0) hop_between_s = least_hop_between_s(net, partition);
+      trip_s = least_round_trip_s(p, partition, src, hop_between_s);
+    }
+    const double chain_s = rounds * trip_s + (rounds - 1) * net.task_overhead_s;
     bound_s = std::max({bound_s, work_s, chain_s});
   }
   return bound_s;
@@ -204,6 +256,14 @@ SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& o
             .makespan_s;
       };
       const SkipPartition chains = chain_partition(p.network, p.stage_sizes);
+      // On large networks neither the local search nor the MILP improved on
+      // the better seed (128 to 1024 generated nodes) while they took most of
+      // the time (20 s of 26 on 256 nodes; the MILP's model alone 6 s on 1024):
+      // the seeds' quick scores choose.
+      const bool large = spread_out(seed) || p.network.nodes > kLargeNetworkNodes;
+      // The MILP takes at least its 0.05 s and its model's build: not worth
+      // it when the whole solve has under 0.5 s.
+      const bool run_milp = !large && options.time_limit_s >= 0.5;
       // The link MILP, warm-started from the chains, is the third seed. It
       // runs beside a local search from the better of the other two, which
       // is the search to keep unless the MILP returns another partition that
@@ -212,9 +272,11 @@ SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& o
       milp_options.time_limit_s =
           std::max(0.05, std::min(options.solver_time_limit_s, 0.25 * options.time_limit_s));
       milp_options.relative_gap = 1e-4;
-      std::future<SkipPartitionMilpResult> milp_future = std::async(std::launch::async, [&] {
-        return solve_skip_partition_milp(p.network, p.stage_sizes, chains, options.backend, milp_options);
-      });
+      std::future<SkipPartitionMilpResult> milp_future;
+      if (run_milp)
+        milp_future = std::async(std::launch::async, [&] {
+          return solve_skip_partition_milp(p.network, p.stage_sizes, chains, options.backend, milp_options);
+        });
       SkipPartition start = seed;
       double start_score_s = quick_score(seed);
       const double chains_score_s = quick_score(chains);
@@ -225,17 +287,28 @@ SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& o
       }
       // Leave a fifth of the time for the final path search and the baseline.
       const double deadline_s = 0.8 * options.time_limit_s;
-      PartitionSearchResult ls =
-          local_search_partition(start, quick_score, options.partition_evaluations, start_s, deadline_s);
-      const SkipPartitionMilpResult milp = milp_future.get();
-      result.partition_milp = milp.certificate;
-      result.partition_link_cost_s = milp.link_cost_s;
-      result.warm_start_link_cost_s = milp.warm_start_cost_s;
-      if (milp.partition != chains && quick_score(milp.partition) < start_score_s)
-        ls = local_search_partition(milp.partition, quick_score, options.partition_evaluations, start_s,
-                                    deadline_s);
+      PartitionSearchResult ls{start, start_score_s, 0, false};
+      if (large)
+        result.notes.push_back(
+            "partition: the better of the seeds by quick score (no local search or partition MILP on a "
+            "network of over " +
+            std::to_string(kLargeNetworkNodes) + " nodes or a stage of over " +
+            std::to_string(kSpreadStageNodes) + ")");
+      else
+        ls = local_search_partition(start, quick_score, options.partition_evaluations, start_s, deadline_s);
+      if (run_milp) {
+        const SkipPartitionMilpResult milp = milp_future.get();
+        result.partition_milp = milp.certificate;
+        result.partition_link_cost_s = milp.link_cost_s;
+        result.warm_start_link_cost_s = milp.warm_start_cost_s;
+        if (milp.partition != chains && quick_score(milp.partition) < start_score_s)
+          ls = local_search_partition(milp.partition, quick_score, options.partition_evaluations, start_s,
+                                      deadline_s);
+      } else if (!large) {
+        result.notes.push_back("partition MILP skipped: under 0.5 s left of --time-limit");
+      }
       partition = ls.best;
-      result.partitions_evaluated = ls.evaluations + 3;
+      result.partitions_evaluated = large ? (warm ? 3 : 2) : ls.evaluations + 3;
       result.time_limited = ls.time_limited;
     }
   }

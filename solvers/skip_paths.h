@@ -83,6 +83,8 @@ struct SkipSolveResult {
   SolverCertificate partition_milp;
   double partition_link_cost_s = 0;
   double warm_start_link_cost_s = 0;
+  /// What was left out or cut short and why, one sentence each (reported).
+  std::vector<std::string> notes;
   /// Non-empty when no schedule obeys the rules: the binding rule.
   std::string infeasible;
 };

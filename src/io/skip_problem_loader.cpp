@@ -3,6 +3,7 @@
 #include "src/io/skip_problem_loader.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <sstream>
 
@@ -31,16 +32,23 @@ class Reader {
 
   double number(const YAML::Node& node, const char* key, const std::string& at) const {
     double value = 0;
-    bool ok = node.IsScalar();
-    if (ok) {
-      std::istringstream in(node.Scalar());
-      in >> value;
-      ok = in && in.peek() == std::char_traits<char>::eof() && std::isfinite(value);
-    }
-    if (!ok)
+    if (!parse_number(node, value))
       fail(key, (at.empty() ? "" : at + " ") + "must be a number (got '" +
                     (node.IsScalar() ? node.Scalar() : "a list or mapping") + "')");
     return value;
+  }
+
+  /// A finite number in `node`. The plain form is read without a stream: a
+  /// 1024-node problem has two million of them.
+  static bool parse_number(const YAML::Node& node, double& value) {
+    if (!node.IsScalar()) return false;
+    const std::string& text = node.Scalar();
+    const char* end = text.data() + text.size();
+    const auto [stop, error] = std::from_chars(text.data(), end, value);
+    if (error == std::errc() && stop == end) return std::isfinite(value);
+    std::istringstream in(text);
+    in >> value;
+    return in && in.peek() == std::char_traits<char>::eof() && std::isfinite(value);
   }
 
   double non_negative(const char* key, double fallback) const {
@@ -66,17 +74,24 @@ class Reader {
       fail(key, "must be a list of " + std::to_string(n) + " rows (one per node), " + std::to_string(n) +
                     " numbers each");
     std::vector<double> out(static_cast<std::size_t>(n) * n);
-    for (int i = 0; i < n; ++i) {
-      if (!m[i].IsSequence() || static_cast<int>(m[i].size()) != n)
+    // Iterated, not indexed: node[i] builds a key node per lookup, and the
+    // entry's name only when it is wrong (seconds on 1024 x 1024).
+    int i = 0;
+    for (const YAML::Node& row : m) {
+      if (!row.IsSequence() || static_cast<int>(row.size()) != n)
         fail(key, "row " + std::to_string(i) + " must have " + std::to_string(n) +
                       " numbers (the matrix is N x N)");
-      for (int j = 0; j < n; ++j) {
-        const std::string at = "entry [" + std::to_string(i) + "][" + std::to_string(j) + "]";
-        const double v = number(m[i][j], key, at);
-        if (v < 0) fail(key, at + " must not be negative (got " + m[i][j].Scalar() + ")");
-        if (positive && i != j && v == 0) fail(key, at + " must be positive");
+      int j = 0;
+      for (const YAML::Node& entry : row) {
+        const auto at = [&] { return "entry [" + std::to_string(i) + "][" + std::to_string(j) + "]"; };
+        double v = 0;
+        if (!parse_number(entry, v)) number(entry, key, at());
+        if (v < 0) fail(key, at() + " must not be negative (got " + entry.Scalar() + ")");
+        if (positive && i != j && v == 0) fail(key, at() + " must be positive");
         out[static_cast<std::size_t>(i) * n + j] = v;
+        ++j;
       }
+      ++i;
     }
     return out;
   }

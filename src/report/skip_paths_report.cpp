@@ -54,6 +54,7 @@ nlohmann::ordered_json skip_paths_json(const SkipProblem& p, const SkipSolveResu
   j["exhaustive"] = r.exhaustive;
   j["time_limited"] = r.time_limited;
   j["partitions_evaluated"] = r.partitions_evaluated;
+  if (!r.notes.empty()) j["notes"] = r.notes;
   if (!r.partition_milp.name.empty()) {
     const SolverCertificate& c = r.partition_milp;
     nlohmann::ordered_json m = {{"backend", c.backend},
@@ -100,6 +101,7 @@ std::string skip_paths_table(const SkipProblem& p, const SkipSolveResult& r, std
     o << "\n";
   }
   if (r.time_limited) o << "note            stopped at --time-limit: the best schedule found so far\n";
+  for (const std::string& note : r.notes) o << "note            " << note << "\n";
   if (solve_s) o << "solve time      " << fixed(*solve_s, 3) << " s\n";
   o << "\n  mb  source  release_s  path (node/stage, forward order)\n";
   for (std::size_t m = 0; m < r.schedule.micro_batches.size(); ++m) {
