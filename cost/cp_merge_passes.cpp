@@ -1,6 +1,8 @@
 #include "cost/cp_merge_passes.h"
 
 #include <algorithm>
+#include <array>
+#include <vector>
 
 namespace parplan {
 
@@ -25,11 +27,14 @@ namespace parplan {
 // and their .contiguous() copies nothing, while the KV buffer is
 // [2, 2, s/2, b, h, d] (K and V stacked, then the two chunks) and kv[:, 0]
 // is strided.
-CpMergeBytes te_ring_merge_bytes(int cp, double q_bytes, double o_bytes, double kv_bytes,
-                                 TransformerEngineVersion version) {
-  if (cp <= 1) return {};
-  const bool v18 = version == TransformerEngineVersion::kV1_8;
-  CpMergeBytes slowest;
+namespace {
+// Passes of one rank, in tensor sizes: bytes = passes x the tensor's bytes.
+struct RankPasses {
+  double fwd_kv = 0, fwd_o = 0, bwd_kv = 0, bwd_q = 0;
+};
+
+std::vector<RankPasses> te_rank_passes(int cp, bool v18) {
+  std::vector<RankPasses> ranks;
   for (int r = 0; r < cp; ++r) {
     // Forward. torch.cat((k.view(-1), v.view(-1))) into the first send
     // buffer (l. 1690): read K, V, write them.
@@ -82,10 +87,45 @@ CpMergeBytes te_ring_merge_bytes(int cp, double q_bytes, double o_bytes, double 
         bwd_kv += lower ? 1.0 + 1.0 : 2.0;
       }
     }
-    const CpMergeBytes rank{fwd_kv * kv_bytes + fwd_o * o_bytes, bwd_kv * kv_bytes + bwd_q * q_bytes};
+    ranks.push_back({fwd_kv, fwd_o, bwd_kv, bwd_q});
+  }
+  return ranks;
+}
+
+// The pass counts depend on cp (and the variant) alone, but take O(cp^2) to
+// count: the search asks for them per candidate, so counts up to
+// kCachedRanks ranks are counted once (a thread-safe static).
+constexpr int kCachedRanks = 64;
+
+template <class Count>
+const std::vector<RankPasses>& cached_passes(int cp, int variant, Count count) {
+  static const auto table = [&] {
+    std::array<std::array<std::vector<RankPasses>, kCachedRanks + 1>, 2> t;
+    for (int v = 0; v < 2; ++v)
+      for (int n = 2; n <= kCachedRanks; ++n) t[v][n] = count(n, v == 1);
+    return t;
+  }();
+  return table[variant][cp];
+}
+
+CpMergeBytes slowest_rank(const std::vector<RankPasses>& ranks, double q_bytes, double o_bytes,
+                          double kv_bytes) {
+  CpMergeBytes slowest;
+  for (const RankPasses& p : ranks) {
+    const CpMergeBytes rank{p.fwd_kv * kv_bytes + p.fwd_o * o_bytes, p.bwd_kv * kv_bytes + p.bwd_q * q_bytes};
     if (rank.forward + rank.backward > slowest.forward + slowest.backward) slowest = rank;
   }
   return slowest;
+}
+}  // namespace
+
+CpMergeBytes te_ring_merge_bytes(int cp, double q_bytes, double o_bytes, double kv_bytes,
+                                 TransformerEngineVersion version) {
+  if (cp <= 1) return {};
+  const bool v18 = version == TransformerEngineVersion::kV1_8;
+  if (cp > kCachedRanks) return slowest_rank(te_rank_passes(cp, v18), q_bytes, o_bytes, kv_bytes);
+  static constexpr auto count = [](int n, bool v) { return te_rank_passes(n, v); };
+  return slowest_rank(cached_passes(cp, v18 ? 1 : 0, count), q_bytes, o_bytes, kv_bytes);
 }
 
 // PyTorch's context_parallel: torch/distributed/tensor/experimental/_attention.py
@@ -97,9 +137,9 @@ CpMergeBytes te_ring_merge_bytes(int cp, double q_bytes, double o_bytes, double 
 // takes step i <= r with all its queries and half the KV ("partial" false),
 // i > r with the second half of its queries ("partial" true, half the
 // output). Softmax statistics (one fp32 per head and token) are left out.
-CpMergeBytes pytorch_ring_merge_bytes(int cp, double q_bytes, double o_bytes, double kv_bytes, bool fused) {
-  if (cp <= 1) return {};
-  CpMergeBytes slowest;
+namespace {
+std::vector<RankPasses> pytorch_rank_passes(int cp, bool fused) {
+  std::vector<RankPasses> ranks;
   for (int r = 0; r < cp; ++r) {
     double fwd_kv = 0, fwd_o = 0, bwd_kv = 0, bwd_q = 0;
     // key.contiguous(), value.contiguous(): the attention module hands SDPA
@@ -164,10 +204,17 @@ CpMergeBytes pytorch_ring_merge_bytes(int cp, double q_bytes, double o_bytes, do
         bwd_q += half_q ? 0.5 * 5.0 + 4.0 : 5.0;
       }
     }
-    const CpMergeBytes rank{fwd_kv * kv_bytes + fwd_o * o_bytes, bwd_kv * kv_bytes + bwd_q * q_bytes};
-    if (rank.forward + rank.backward > slowest.forward + slowest.backward) slowest = rank;
+    ranks.push_back({fwd_kv, fwd_o, bwd_kv, bwd_q});
   }
-  return slowest;
+  return ranks;
+}
+}  // namespace
+
+CpMergeBytes pytorch_ring_merge_bytes(int cp, double q_bytes, double o_bytes, double kv_bytes, bool fused) {
+  if (cp <= 1) return {};
+  if (cp > kCachedRanks) return slowest_rank(pytorch_rank_passes(cp, fused), q_bytes, o_bytes, kv_bytes);
+  static constexpr auto count = [](int n, bool f) { return pytorch_rank_passes(n, f); };
+  return slowest_rank(cached_passes(cp, fused ? 1 : 0, count), q_bytes, o_bytes, kv_bytes);
 }
 
 double torchtitan_sdpa_kv_elements_per_token(const ModelSpec& model, int tp) {

@@ -1,5 +1,7 @@
 #include "cost/parameters.h"
 
+#include <algorithm>
+
 #include "cost/moe.h"
 
 namespace parplan {
@@ -62,11 +64,16 @@ bool is_moe_layer(const ModelSpec& model, int index) {
   return (index - model.first_dense_layers) % freq == 0;
 }
 
-int moe_layer_count(const ModelSpec& model) {
-  int count = 0;
-  for (int i = 0; i < model.layers; ++i) count += is_moe_layer(model, i) ? 1 : 0;
-  return count;
+int moe_layers_before(const ModelSpec& model, int index) {
+  // Closed form of counting is_moe_layer over the indices: the cost model
+  // asks per candidate, so no loop over the layers.
+  index = std::min(index, model.layers);
+  if (!model.is_moe() || index <= model.first_dense_layers) return 0;
+  const int freq = model.moe_layer_freq > 0 ? model.moe_layer_freq : 1;
+  return (index - model.first_dense_layers + freq - 1) / freq;
 }
+
+int moe_layer_count(const ModelSpec& model) { return moe_layers_before(model, model.layers); }
 
 double dense_layer_params(const ModelSpec& model) {
   return attention_params(model) + dense_ffn_params(model) + layer_norm_params(model);

@@ -17,6 +17,8 @@ double moe_active_ffn_params(const ModelSpec& model);
 double layer_norm_params(const ModelSpec& model);
 /// Whether layer `index` (0-based) is an MoE layer.
 bool is_moe_layer(const ModelSpec& model, int index);
+/// MoE layers among layers 0 .. index - 1 (index clamped to the model).
+int moe_layers_before(const ModelSpec& model, int index);
 /// Number of MoE layers in the model.
 int moe_layer_count(const ModelSpec& model);
 /// One dense transformer layer.

@@ -25,9 +25,7 @@ double stage_moe_layers(const ModelSpec& model, const ParallelConfig& c, int sta
   if (exact && c.vp == 1) {
     int start = 0;
     for (int s = 0; s < stage; ++s) start += stage_layers(model.layers, c, s);
-    int count = 0;
-    for (int i = start; i < start + layers && i < model.layers; ++i) count += is_moe_layer(model, i) ? 1 : 0;
-    return count;
+    return moe_layers_before(model, start + layers) - moe_layers_before(model, start);
   }
   return static_cast<double>(moe_layer_count(model)) / model.layers * layers;
 }
@@ -119,7 +117,7 @@ CriticalStages critical_stages(const ModelSpec& model, const ParallelConfig& c) 
     const int layers = stage_layers(model.layers, c, stage);
     double moe = 0;
     if (model.is_moe() && c.vp == 1) {
-      for (int i = start; i < start + layers && i < model.layers; ++i) moe += is_moe_layer(model, i) ? 1 : 0;
+      moe = moe_layers_before(model, start + layers) - moe_layers_before(model, start);
     } else {
       moe = stage_moe_layers(model, c, stage, layers, false);
     }
