@@ -132,6 +132,28 @@ TEST(TopologyHolmes, SlowerStagesGetFewerLayersWithAnOptimalCertificate) {
   EXPECT_TRUE(found);
 }
 
+// No even layout exists when pp divides no layer count but 1, and on the
+// mixed cluster pp 1 would put a data-parallel group across the two NIC
+// groups: the per-stage split is the only plan, not "no split divides the
+// job" (a bad-input refusal of a job that runs).
+TEST(TopologyHolmes, APrimeLayerCountGetsAPerStageSplit) {
+  Holmes h;
+  h.model.layers = 31;
+  h.job.pins.vp = 1;
+  const SearchResult result = search_configs(h.model, h.mixed, h.job, SearchOptions{});
+  ASSERT_FALSE(result.best.empty()) << result.infeasible_reason;
+  const ParallelConfig& c = result.best.front().config;
+  ASSERT_GE(c.pp, 2);
+  ASSERT_TRUE(c.custom_split());
+  int layers = 0;
+  for (int s = 0; s < c.pp; ++s) {
+    EXPECT_GE(stage_layers(h.model.layers, c, s), 1) << s;
+    layers += stage_layers(h.model.layers, c, s);
+  }
+  EXPECT_EQ(layers, 31);
+  EXPECT_EQ(config_problem(h.model, h.job, c), nullptr);
+}
+
 TEST(TopologyHolmes, PlacementOfAUniformClusterNamesItsFabric) {
   const Holmes h;
   ParallelConfig c;

@@ -56,10 +56,13 @@ bool same_split(const ParallelConfig& a, const ParallelConfig& b) {
 bool apply_stage_split(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                        ParallelConfig& config, bool memory_capped) {
   if (config.pp < 2 || config.vp != 1) return false;
-  // The general split replaces an even layout, which a heterogeneous
-  // cluster's search needs first (its meshes keep pp dividing the layers).
+  // A heterogeneous cluster's stages run at their own speeds: the general
+  // split (every stage its own count), which is also the only layout there
+  // when pp does not divide the layers. Its coefficients are read off one
+  // and two layers per stage, so the even layout they start from need not
+  // be one a run could use.
   const bool general = cluster.heterogeneous();
-  if (general && (config.pp > ParallelConfig::kMaxSplitStages || model.layers % config.pp != 0)) return false;
+  if (general && config.pp > ParallelConfig::kMaxSplitStages) return false;
   ParallelConfig even = config;
   even.first_stage_layers = even.last_stage_layers = 0;
   even.stage_split = {};
