@@ -17,6 +17,7 @@
 #include "src/tune/tune_loop.h"
 #include "tests/cli_support.h"
 #include "tests/synthetic_runs.h"
+#include "tests/tune_support.h"
 
 namespace parplan {
 namespace {
@@ -80,16 +81,8 @@ TEST(Tune, SimulatedTrialLogsRecoverTheHiddenProfileAndPassEngineRules) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("parplan_tune_test_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  TuneRequest r;
-  r.model = s.model;
-  r.cluster = s.cluster;
-  r.job = s.job;
-  r.job_file = "job.yaml";
-  r.cluster_arg = "dgx-h100";
-  r.trials = 8;
-  r.out_dir = dir;
-  r.simulate = s.hidden.cluster;
-  const TuneResult result = write_tune_loop(r);
+  const TuneResult result =
+      write_tune_loop(test::simulated_tune_request(s.model, s.cluster, s.job, 8, dir, s.hidden.cluster));
   ASSERT_EQ(result.trials.size(), 8u);
   for (const auto& t : result.trials) {
     Plan plan{s.model, s.cluster, t.job, t.config, {}};

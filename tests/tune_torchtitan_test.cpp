@@ -22,6 +22,7 @@
 #include "src/tune/tune_loop.h"
 #include "tests/cli_support.h"
 #include "tests/synthetic_runs.h"
+#include "tests/tune_support.h"
 
 namespace parplan {
 namespace {
@@ -201,16 +202,9 @@ TEST(TorchtitanPythonConfig, RefusesConfigsItCannotRead) {
 // Llama 3 8B on 32 H100s, tuned for torchtitan with `trials` trials whose
 // logs a hidden profile writes into `dir`.
 TuneRequest llama3_8b_tune(const fs::path& dir, int trials, const HiddenProfile& hidden) {
-  TuneRequest r;
-  r.model = load_model("llama3-8b");
-  r.cluster = load_cluster("dgx-h100");
-  r.job = torchtitan_job(32, 256, 4096);
-  r.job_file = "job.yaml";
-  r.cluster_arg = "dgx-h100";
-  r.trials = trials;
+  TuneRequest r = test::simulated_tune_request(load_model("llama3-8b"), load_cluster("dgx-h100"),
+                                               torchtitan_job(32, 256, 4096), trials, dir, hidden.cluster);
   r.engine = Engine::kTorchtitan;
-  r.out_dir = dir;
-  r.simulate = hidden.cluster;
   return r;
 }
 

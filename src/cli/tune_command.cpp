@@ -126,7 +126,8 @@ int run_tune(const TuneFlags& flags) {
                              {"dp", t.config.dp},
                              {"mbs", t.config.mbs},
                              {"config", config_json(t.config)},
-                             {"predicted_step_s", t.predicted_step_s}});
+                             {"predicted_step_s", t.predicted_step_s},
+                             {"expert_layout", t.expert_layout}});
     j["pinned"] = result.pinned;
     j["simulated"] = r.simulate.has_value();
     j["stopped_at_time_limit"] = result.stopped_at_deadline;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "cost/step_cost.h"
 #include "solvers/profile_fit.h"
@@ -44,6 +45,52 @@ std::vector<Trial> top_plan_trials(const ModelSpec& model, const ClusterSpec& cl
 }
 
 namespace {
+// ", predicted 6.1 % slower": within the held-out MoE error, a layout
+// trial is worth its run.
+std::string slower_text(double step_s, double best_step_s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, ", predicted %.1f %% slower", 100.0 * (step_s / best_step_s - 1.0));
+  return buf;
+}
+}  // namespace
+
+std::vector<Trial> expert_layout_trials(const ModelSpec& model, const ClusterSpec& cluster,
+                                        const JobSpec& job, const Trial& best,
+                                        const std::vector<int>& skip_ep, int count,
+                                        const TrialSearchLimit& limit) {
+  std::vector<Trial> out;
+  if (!model.is_moe() || job.pins.ep || count <= 0) return out;
+  for (int ep = 1; ep <= model.experts && ep <= job.gpus; ++ep) {
+    if (model.experts % ep != 0 || ep == best.config.ep ||
+        std::find(skip_ep.begin(), skip_ep.end(), ep) != skip_ep.end())
+      continue;
+    JobSpec pinned = job;
+    pinned.pins.ep = ep;
+    SearchOptions options;
+    options.top_k = 1;
+    options.deadline = limit.deadline;
+    options.engines = limit.engines;
+    const SearchResult result = search_configs(model, cluster, pinned, options);
+    if (limit.stopped_at_deadline && result.stopped_at_deadline) *limit.stopped_at_deadline = true;
+    if (result.best.empty()) continue;
+    Trial t;
+    t.name = "layout-ep" + std::to_string(ep);
+    t.why = "expert layout: the best plan at ep " + std::to_string(ep) + " (plan #1 runs ep " +
+            std::to_string(best.config.ep) + ")";
+    t.job = job;  // the pin chose the layout; the trial runs the job as given
+    t.config = result.best.front().config;
+    t.predicted_step_s = result.best.front().cost.time.step_s;
+    t.expert_layout = true;
+    out.push_back(t);
+  }
+  for (Trial& t : out) t.why += slower_text(t.predicted_step_s, best.predicted_step_s);
+  std::sort(out.begin(), out.end(),
+            [](const Trial& a, const Trial& b) { return a.predicted_step_s < b.predicted_step_s; });
+  if (static_cast<int>(out.size()) > count) out.resize(static_cast<std::size_t>(count));
+  return out;
+}
+
+namespace {
 bool add_if_valid(const ModelSpec& model, const ClusterSpec& cluster, Trial t, std::vector<Trial>& out) {
   t.config.gbs = t.job.gbs;
   t.config.dp = t.job.gpus / (t.config.tp * t.config.cp * t.config.pp);
@@ -67,6 +114,24 @@ std::vector<Trial> candidate_trials(const ModelSpec& model, const ClusterSpec& c
   std::vector<Trial> out = top_plan_trials(model, cluster, job, 8, limit);
   if (out.empty()) return out;
   const Trial best = out.front();
+  if (model.is_moe() && !job.pins.ep) {
+    // The best plan of each other expert-parallel size: a top plan when one
+    // runs it (the first one is that size's best), else a pinned search.
+    // The fastest is always measured (choose_trials), the others when the
+    // design wants them.
+    std::vector<int> seen;
+    for (Trial& t : out) {
+      if (t.config.ep == best.config.ep || std::find(seen.begin(), seen.end(), t.config.ep) != seen.end())
+        continue;
+      seen.push_back(t.config.ep);
+      t.expert_layout = true;
+      t.why += ", the best at ep " + std::to_string(t.config.ep) + " (plan #1 runs ep " +
+               std::to_string(best.config.ep) + ")" + slower_text(t.predicted_step_s, best.predicted_step_s);
+    }
+    const int more = std::max(0, 2 - static_cast<int>(seen.size()));
+    for (Trial& t : expert_layout_trials(model, cluster, job, best, seen, more, limit))
+      out.push_back(std::move(t));
+  }
   auto probe = [&](const std::string& name, const std::string& why) {
     Trial t = best;
     t.name = "probe-" + name;
@@ -191,6 +256,13 @@ std::vector<Trial> choose_trials(const ModelSpec& model, const ClusterSpec& clus
       for (std::size_t b = 0; b < m; ++b) info[a][b] += rows[i][a] * rows[i][b];
   };
   take(0);  // the best plan: the run the user wants anyway
+  // The fastest other expert layout (candidates list them fastest first):
+  // which layout wins is what a MoE job's trials must settle first.
+  for (std::size_t i = 1; i < candidates.size() && static_cast<int>(chosen.size()) < k; ++i) {
+    if (!candidates[i].expert_layout) continue;
+    take(i);
+    break;
+  }
   while (static_cast<int>(chosen.size()) < k) {
     double best_score = -1e301;
     std::size_t best = candidates.size();

@@ -27,6 +27,10 @@ struct Trial {
   JobSpec job;
   ParallelConfig config;
   double predicted_step_s = 0;
+  /// The best plan of another expert-parallel size than plan #1's (MoE):
+  /// measured beside plan #1 whatever the design prefers, because the cost
+  /// model ranks expert layouts only within its held-out MoE error.
+  bool expert_layout = false;
 };
 
 /// The constants a tuning loop tries to pin: the step-time constants of
@@ -53,12 +57,22 @@ struct TrialSearchLimit {
 std::vector<Trial> top_plan_trials(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                    int top, const TrialSearchLimit& limit = {});
 
-/// Top plans and probes; every trial valid and fitting in memory.
+/// For a MoE job whose ep is free: the best plan at each expert-parallel
+/// size other than `best`'s and those in `skip_ep`, fastest first, at most
+/// `count` (one pinned search per size, within the limit's deadline).
+std::vector<Trial> expert_layout_trials(const ModelSpec& model, const ClusterSpec& cluster,
+                                        const JobSpec& job, const Trial& best,
+                                        const std::vector<int>& skip_ep, int count,
+                                        const TrialSearchLimit& limit = {});
+
+/// Top plans, the runner-up expert layouts (MoE) and probes; every trial
+/// valid and fitting in memory.
 std::vector<Trial> candidate_trials(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                                     const TrialSearchLimit& limit = {});
 
-/// K trials: the best plan first, then greedily the candidate that most
-/// increases log det of the design's information matrix over `constants`.
+/// K trials: the best plan first, then the fastest expert-layout trial
+/// (MoE), then greedily the candidate that most increases log det of the
+/// design's information matrix over `constants`.
 std::vector<Trial> choose_trials(const ModelSpec& model, const ClusterSpec& cluster,
                                  const std::vector<Trial>& candidates,
                                  const std::vector<FittedConstant>& constants, int k);

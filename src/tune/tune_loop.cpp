@@ -32,7 +32,7 @@ Plan trial_plan(const TuneRequest& r, const Trial& t) {
   return p;
 }
 
-std::string config_text(const Trial& t) {
+std::string config_text(const Trial& t, bool moe) {
   // Two trials differing only in how many layers full recomputation
   // covers must not read alike.
   std::string recompute;
@@ -41,10 +41,16 @@ std::string config_text(const Trial& t) {
     recompute = t.config.recompute_layers > 0
                     ? " recompute full (" + std::to_string(t.config.recompute_layers) + " layers per chunk)"
                     : " recompute full (every layer)";
-  char buf[200];
-  std::snprintf(buf, sizeof buf, "gpus %d gbs %d seq %d: tp %d pp %d vp %d dp %d mbs %d zero %d%s%s%s",
+  // A MoE trial names its expert layout: the layout trials differ in it.
+  std::string experts;
+  if (moe)
+    experts = " ep " + std::to_string(t.config.ep) + " etp " + std::to_string(t.config.etp) +
+              (t.config.a2a_hierarchical ? " a2a hierarchical" : "") +
+              (t.config.ep_overlap ? " ep-overlap" : "");
+  char buf[240];
+  std::snprintf(buf, sizeof buf, "gpus %d gbs %d seq %d: tp %d pp %d vp %d dp %d%s mbs %d zero %d%s%s%s",
                 t.job.gpus, t.job.gbs, t.job.seq, t.config.tp, t.config.pp, t.config.vp, t.config.dp,
-                t.config.mbs, t.config.zero, t.config.sp ? " sp" : "", recompute.c_str(),
+                experts.c_str(), t.config.mbs, t.config.zero, t.config.sp ? " sp" : "", recompute.c_str(),
                 t.config.overlap_grad_reduce ? "" : " no-overlap-grad-reduce");
   return buf;
 }
@@ -172,6 +178,7 @@ TuneResult write_tune_loop(const TuneRequest& r) {
              "export TRAIN_STEPS=\"$TRAIN_ITERS\"\n"
            : "");
   std::string table = "| trial | why | config | predicted step (s) |\n|---|---|---|---|\n";
+  std::string layout_note;
   for (std::size_t i = 0; i < result.trials.size(); ++i) {
     const Trial& t = result.trials[i];
     char prefix[40];
@@ -205,7 +212,16 @@ TuneResult write_tune_loop(const TuneRequest& r) {
       script += "bash " + dir + "/launch.sh > " + log + " 2>&1\n";
     char step[32];
     std::snprintf(step, sizeof step, "%.3f", t.predicted_step_s);
-    table += "| " + dir + " | " + t.why + " | " + config_text(t) + " | " + step + " |\n";
+    table += "| " + dir + " | " + t.why + " | " + config_text(t, r.model.is_moe()) + " | " + step + " |\n";
+    if (t.expert_layout && layout_note.empty())
+      layout_note =
+          "Which expert layout is faster is for the logs to say: parplan's MoE predictions are off by "
+          "up to a third on published runs, and have ranked two expert layouts the wrong way round "
+          "(docs/cost-model-moe.md in parplan). If " +
+          dir + " runs faster than trial-01-" + result.trials.front().name +
+          ", plan with its layout pinned (`--ep " + std::to_string(t.config.ep) +
+          "`): the calibrated profile's constants are shared by "
+          "every layout and may still rank them the other way.\n\n";
     if (r.simulate) {
       const CostReport truth = estimate_cost(r.model, *r.simulate, t.job, t.config);
       // A trial that fits the planning profile may not fit the simulated
@@ -251,7 +267,7 @@ TuneResult write_tune_loop(const TuneRequest& r) {
       " GPUs\n\n" +
       "Written by `parplan tune`. The trials are the best plan and runs chosen so that together they pin "
       "down " +
-      "the profile constants the plans depend on (" + pinned + ").\n\n" + table +
+      "the profile constants the plans depend on (" + pinned + ").\n\n" + table + "\n" + layout_note +
       "\n## The loop\n\n"
       "1. Run the trials (" +
       std::to_string(r.train_iters) + " iterations each; set the variables each launch " +

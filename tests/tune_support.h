@@ -1,0 +1,26 @@
+// A tune request whose trials' logs are simulated on `truth`: the loop as a
+// test runs it (job file and cluster argument as the README prints them).
+#pragma once
+
+#include <filesystem>
+
+#include "src/tune/tune_loop.h"
+
+namespace parplan::test {
+
+inline TuneRequest simulated_tune_request(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                          int trials, const std::filesystem::path& out_dir,
+                                          const ClusterSpec& truth) {
+  TuneRequest r;
+  r.model = model;
+  r.cluster = cluster;
+  r.job = job;
+  r.job_file = "job.yaml";
+  r.cluster_arg = cluster.name;
+  r.trials = trials;
+  r.out_dir = out_dir;
+  r.simulate = truth;
+  return r;
+}
+
+}  // namespace parplan::test
