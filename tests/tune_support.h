@@ -8,9 +8,9 @@
 
 namespace parplan::test {
 
-inline TuneRequest simulated_tune_request(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                                          int trials, const std::filesystem::path& out_dir,
-                                          const ClusterSpec& truth) {
+inline TuneRequest simulated_tune_request(const ModelSpec& model, const ClusterSpec& cluster,
+                                          const JobSpec& job, int trials,
+                                          const std::filesystem::path& out_dir, const ClusterSpec& truth) {
   TuneRequest r;
   r.model = model;
   r.cluster = cluster;
