@@ -110,6 +110,35 @@ bool ascending(const std::vector<int>& stages) {
   return true;
 }
 
+/// Every micro-batch placed as a hurried one is (no scoring): sources take
+/// successive candidates, paths without a swap, the first that leaves room.
+/// A handful of passes over the candidates and no simulation.
+void place_all_hurried(const PathSearchInput& in, std::vector<SkipMicroBatch>& mbs,
+                       std::vector<std::vector<int>>& chosen_stages) {
+  const std::vector<int>& sources = in.partition[0];
+  const int n_src = static_cast<int>(sources.size());
+  const int n_mb = n_src * in.micro_batches_per_source;
+  Capacity capacity(in.capacity, in.path_length);
+  mbs.clear();
+  chosen_stages.assign(n_mb, {});
+  for (int m = 0; m < n_mb; ++m) {
+    const int si = m % n_src;
+    const int left = n_mb - m - 1;
+    const int n_cand = static_cast<int>(in.candidates[si].size());
+    const int first = n_cand > 0 ? (m / n_src) % n_cand : 0;
+    SkipCandidate pick;
+    bool found = false;
+    for (int k = 0; k < n_cand && !found; ++k) {
+      const SkipCandidate& cand = in.candidates[si][(first + k) % n_cand];
+      if (ascending(cand.stages) && capacity.fits(cand.stages, left)) pick = cand, found = true;
+    }
+    if (!found) pick = fallback_path(*in.network, in.partition, sources[si], capacity.roomiest_stages());
+    mbs.push_back(SkipMicroBatch{sources[si], pick.path, 0});
+    chosen_stages[m] = pick.stages;
+    capacity.take(pick.stages, 1);
+  }
+}
+
 }  // namespace
 
 SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& effort, SkipSimulator& sim) {
@@ -210,6 +239,21 @@ SkipSchedule search_paths(const PathSearchInput& in, const PathSearchEffort& eff
     const double prefix_s = first_hurried == 0 ? 0.0 : sim.score(net, earlier).makespan_s;
     for (int m = first_hurried; m < n_mb; ++m) mbs[m].release_s = std::max(mbs[m].release_s, prefix_s);
     current = score(sim, net, mbs);
+  }
+  if (first_hurried > 0) {
+    // Cut short halfway, the scored picks and the hurried ones can make a
+    // slower schedule than hurrying them all (1024 nodes: 72.8 s against
+    // 68.9 s when the deadline fell a second later): more time must not
+    // give a worse answer, so the all-hurried placement is the floor.
+    std::vector<SkipMicroBatch> all_hurried;
+    std::vector<std::vector<int>> all_hurried_stages;
+    place_all_hurried(in, all_hurried, all_hurried_stages);
+    const Score hurried = score(sim, net, all_hurried);
+    if (better(hurried, current)) {
+      current = hurried;
+      mbs = std::move(all_hurried);
+      chosen_stages = std::move(all_hurried_stages);
+    }
   }
   for (int pass = 0; pass < effort.improve_passes && !past_deadline(); ++pass) {
     bool improved = false;

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <sstream>
 
 #include "cost/compute_time.h"
 #include "src/io/cluster_loader.h"
+#include "src/io/flow_row_matrix.h"
 #include "src/io/input_error.h"
 #include "src/io/model_loader.h"
 #include "src/io/yaml_fields.h"
@@ -23,10 +25,15 @@ constexpr std::int64_t kMaxStepMicroBatches = 8192;
 // keeps every sum of the simulation finite (1e308 s doubled was infinite).
 constexpr double kMaxSeconds = 1e9;
 constexpr double kMaxFactor = 1e6;
+const std::vector<std::string> kMatrixKeys = {"transfer_s", "latency_ms", "bandwidth_gb_per_s",
+                                              "bandwidth_gib_per_s"};
+
+using FastMatrices = std::map<std::string, std::vector<std::vector<double>>>;
 
 class Reader {
  public:
-  Reader(const YAML::Node& root, std::string where) : root_(root), f_(root, std::move(where)) {}
+  Reader(const YAML::Node& root, std::string where, const FastMatrices* fast)
+      : root_(root), f_(root, std::move(where)), fast_(fast) {}
 
   [[noreturn]] void fail(const char* key, const std::string& what) const { f_.fail(key, what); }
 
@@ -69,6 +76,9 @@ class Reader {
 
   /// n x n matrix of numbers >= 0 (> 0 off the diagonal when `positive`).
   std::vector<double> matrix(const char* key, int n, bool positive) const {
+    if (fast_ != nullptr)
+      if (const auto found = fast_->find(key); found != fast_->end())
+        return fast_matrix(key, found->second, n, positive);
     const YAML::Node m = root_[key];
     if (!m.IsSequence() || static_cast<int>(m.size()) != n)
       fail(key, "must be a list of " + std::to_string(n) + " rows (one per node), " + std::to_string(n) +
@@ -100,8 +110,28 @@ class Reader {
   const YamlFields& fields() const { return f_; }
 
  private:
+  /// The rows the fast path read (src/io/flow_row_matrix.h). Any fault
+  /// throws: load_skip_problem then reads the file as YAML alone, whose
+  /// message names the entry as written.
+  std::vector<double> fast_matrix(const char* key, const std::vector<std::vector<double>>& rows, int n,
+                                  bool positive) const {
+    if (static_cast<int>(rows.size()) != n) fail(key, "is not N x N");
+    std::vector<double> out;
+    out.reserve(static_cast<std::size_t>(n) * n);
+    for (int i = 0; i < n; ++i) {
+      if (static_cast<int>(rows[i].size()) != n) fail(key, "is not N x N");
+      for (int j = 0; j < n; ++j) {
+        const double v = rows[i][j];
+        if (v < 0 || (positive && i != j && v == 0)) fail(key, "has an entry out of range");
+        out.push_back(v);
+      }
+    }
+    return out;
+  }
+
   YAML::Node root_;
   YamlFields f_;
+  const FastMatrices* fast_ = nullptr;
 };
 
 void read_stages(const Reader& r, SkipProblemInput& in) {
@@ -265,9 +295,10 @@ void check_time_bounds(const Reader& r, const SkipProblem& p) {
 
 }  // namespace
 
-SkipProblemInput parse_skip_problem(const YAML::Node& root, const std::string& where) {
+namespace {
+SkipProblemInput parse_problem(const YAML::Node& root, const std::string& where, const FastMatrices* fast) {
   if (!root.IsMap()) throw InputError(where + ": expected a mapping of fields (nodes, stage_sizes, ...)");
-  Reader r(root, where);
+  Reader r(root, where, fast);
   r.fields().allow_only({"nodes",
                          "stage_sizes",
                          "stages",
@@ -350,8 +381,29 @@ SkipProblemInput parse_skip_problem(const YAML::Node& root, const std::string& w
   return in;
 }
 
+}  // namespace
+
+SkipProblemInput parse_skip_problem(const YAML::Node& root, const std::string& where) {
+  return parse_problem(root, where, nullptr);
+}
+
 SkipProblemInput load_skip_problem(const std::string& path) {
-  return parse_skip_problem(load_yaml_file(path), path);
+  const std::string text = read_yaml_file_text(path);
+  // The matrices in their usual form are read in one pass; the rest of the
+  // file, and any file the fast reading does not take whole, as YAML.
+  const FlowRowExtraction fast = extract_flow_row_matrices(text, kMatrixKeys);
+  if (!fast.matrices.empty()) {
+    try {
+      const YAML::Node root = load_yaml_text(fast.text, path);
+      bool placeholders = root.IsMap();
+      for (const auto& [key, rows] : fast.matrices)
+        placeholders = placeholders && root[key].IsSequence() && root[key].size() == 0;
+      if (placeholders) return parse_problem(root, path, &fast.matrices);
+    } catch (const InputError&) {
+      // Bad input is worded by the plain reading below, as it always was.
+    }
+  }
+  return parse_problem(load_yaml_text(text, path), path, nullptr);
 }
 
 }  // namespace parplan

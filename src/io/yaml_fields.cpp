@@ -272,7 +272,9 @@ YAML::Node load_yaml_text(const std::string& text, const std::string& origin) {
   }
 }
 
-YAML::Node load_yaml_file(const std::string& path) {
+YAML::Node load_yaml_file(const std::string& path) { return load_yaml_text(read_yaml_file_text(path), path); }
+
+std::string read_yaml_file_text(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
     throw InputError(path + ": is not a regular file (a directory, FIFO or device); give a YAML file");
@@ -285,7 +287,7 @@ YAML::Node load_yaml_file(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError(path + ": cannot be read; check that it exists and is readable");
-  return load_yaml_text(text.str(), path);
+  return text.str();
 }
 
 }  // namespace parplan

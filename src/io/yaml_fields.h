@@ -68,6 +68,9 @@ int yaml_line(const YAML::Node& node);
 /// Loads a YAML file of one document; throws InputError with the parser's
 /// line on bad syntax, and for a second document, a directory or a FIFO.
 YAML::Node load_yaml_file(const std::string& path);
+/// The bytes of a YAML input file, with load_yaml_file's checks (a regular
+/// file, within the size limit, readable).
+std::string read_yaml_file_text(const std::string& path);
 /// The same for text already read; `origin` names it in messages.
 YAML::Node load_yaml_text(const std::string& text, const std::string& origin);
 
