@@ -277,9 +277,13 @@ SkipSolveResult solve_skip_paths(const SkipProblem& p, const SkipSolveOptions& o
         milp_future = std::async(std::launch::async, [&] {
           return solve_skip_partition_milp(p.network, p.stage_sizes, chains, options.backend, milp_options);
         });
+      // The two seeds are scored side by side under one deadline: one after
+      // the other, a short limit scored the first and hurried the second,
+      // and which won depended on where the deadline fell.
       SkipPartition start = seed;
-      double start_score_s = quick_score(seed);
-      const double chains_score_s = quick_score(chains);
+      double start_score_s = 0, chains_score_s = 0;
+      tbb::parallel_invoke([&] { start_score_s = quick_score(seed); },
+                           [&] { chains_score_s = quick_score(chains); });
       if (chains_score_s < start_score_s) start_score_s = chains_score_s, start = chains;
       if (warm) {
         const double warm_score_s = quick_score(warm->partition);
