@@ -102,7 +102,7 @@ TEST(FlowRowMatrix, BadEntriesAreWordedAsTheYamlReadingWordsThem) {
     }
     return std::string("no error");
   };
-  const std::vector<std::string> bad = {
+  std::vector<std::string> bad = {
       kHead + network("  - [0, 20, 30]\n  - [20, 0, -1]\n  - [30, 1.5, 0]\n", kBandwidth),
       kHead + network(kLatency, "  - [2, 0, 0.03]\n  - [0.02, 2, 1e1]\n  - [0.03, 1e1, 2]\n"),
       kHead + network("  - [0, 20]\n  - [20, 0, 1.5]\n  - [30, 1.5, 0]\n", kBandwidth),
@@ -111,12 +111,23 @@ TEST(FlowRowMatrix, BadEntriesAreWordedAsTheYamlReadingWordsThem) {
       kHead + network(kLatency, kBandwidth) + "stage_forward_s: 2\n",
       kHead + network(kLatency, kBandwidth) + "memory: [1\n",
   };
+  // The block taken from inside a quoted scalar (found by the fuzzer): the
+  // placeholder is no top-level key, so the plain reading takes the file.
+  bad.push_back(kHead + "'quoted\n" + network(kLatency, kBandwidth) + "'\n");
   for (std::size_t i = 0; i < bad.size(); ++i) {
     const std::string name = "fast_bad_" + std::to_string(i) + ".yaml";
     const std::string plain = message(name, bad[i], false);
     EXPECT_NE(plain, "no error") << bad[i];
     EXPECT_EQ(message(name, bad[i], true), plain) << bad[i];
   }
+}
+
+// The fuzzer's find: a quoted key running over the rows left no top-level
+// `transfer_s`, and asking for it threw out of the reader.
+TEST(FlowRowMatrix, RowsInsideAQuotedScalarAreTheParsersToRefuse) {
+  EXPECT_THROW(load_skip_problem(std::string(PARPLAN_SOURCE_DIR) +
+                                 "/tests/fuzz/corpus/skip_problem/fast-rows-inside-quoted-scalar.yaml"),
+               InputError);
 }
 
 }  // namespace skip_fast_reading_test

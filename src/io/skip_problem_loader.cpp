@@ -395,12 +395,18 @@ SkipProblemInput load_skip_problem(const std::string& path) {
   if (!fast.matrices.empty()) {
     try {
       const YAML::Node root = load_yaml_text(fast.text, path);
+      // Each taken block must have become a top-level `key: []`: a block
+      // that lay inside a quoted scalar or a flow collection did not, and
+      // the plain reading takes the file.
       bool placeholders = root.IsMap();
-      for (const auto& [key, rows] : fast.matrices)
-        placeholders = placeholders && root[key].IsSequence() && root[key].size() == 0;
+      for (const auto& [key, rows] : fast.matrices) {
+        const YAML::Node value = placeholders ? root[key] : YAML::Node();
+        placeholders = placeholders && value.IsDefined() && value.IsSequence() && value.size() == 0;
+      }
       if (placeholders) return parse_problem(root, path, &fast.matrices);
     } catch (const InputError&) {
       // Bad input is worded by the plain reading below, as it always was.
+    } catch (const YAML::Exception&) {
     }
   }
   return parse_problem(load_yaml_text(text, path), path, nullptr);
