@@ -25,13 +25,7 @@ namespace {
 struct MoeJob {
   ModelSpec model = load_model("mixtral-8x7b");
   ClusterSpec cluster = load_cluster("dgx-h100");
-  JobSpec job;
-  MoeJob() {
-    job.gpus = 64;
-    job.gbs = 256;
-    job.seq = 4096;
-    apply_engine_recipe("megatron", job);
-  }
+  JobSpec job = test::recipe_job("megatron", 64, 256, 4096);
 };
 
 double best_step_at_ep(const MoeJob& s, int ep) {

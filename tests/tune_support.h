@@ -4,9 +4,21 @@
 
 #include <filesystem>
 
+#include "src/emit/engine_capabilities.h"
 #include "src/tune/tune_loop.h"
 
 namespace parplan::test {
+
+/// A job of `gpus` GPUs, `gbs` sequences of `seq` tokens, resolved as
+/// `tune --emit ENGINE` resolves it: that engine's recipe.
+inline JobSpec recipe_job(const char* engine, int gpus, int gbs, int seq) {
+  JobSpec job;
+  job.gpus = gpus;
+  job.gbs = gbs;
+  job.seq = seq;
+  apply_engine_recipe(engine, job);
+  return job;
+}
 
 inline TuneRequest simulated_tune_request(const ModelSpec& model, const ClusterSpec& cluster,
                                           const JobSpec& job, int trials,

@@ -25,16 +25,11 @@ namespace {
 struct TuneSetup {
   ModelSpec model = load_model("llama3-8b");
   ClusterSpec cluster = load_cluster("dgx-h100");
-  JobSpec job;
+  JobSpec job = test::recipe_job("megatron", 32, 256, 4096);
   HiddenProfile hidden;
   std::vector<FittedConstant> time_constants;
   std::vector<double> time_values;
   TuneSetup() {
-    job.gpus = 32;
-    job.gbs = 256;
-    job.seq = 4096;
-    // As `tune --emit megatron` resolves the job: Megatron's recipe.
-    apply_engine_recipe("megatron", job);
     hidden = hidden_h100_profile(cluster);
     for (std::size_t j = 0; j < hidden.constants.size(); ++j) {
       if (hidden.constants[j].memory_only) continue;  // logs carry step times only

@@ -35,14 +35,7 @@ fs::path scratch(const std::string& name) {
   return dir;
 }
 
-JobSpec torchtitan_job(int gpus, int gbs, int seq) {
-  JobSpec job;
-  job.gpus = gpus;
-  job.gbs = gbs;
-  job.seq = seq;
-  apply_engine_recipe("torchtitan", job);
-  return job;
-}
+JobSpec torchtitan_job(int gpus, int gbs, int seq) { return test::recipe_job("torchtitan", gpus, gbs, seq); }
 
 // Every plan of the top trials and probes that torchtitan runs as costed:
 // emitted, its log simulated, read back with the Python config beside it.
