@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
     const YAML::Node nodes = load_yaml_file(path)["runs"];
     // Second tally: only runs on the hardware the profile describes (without
     // the h100-500w tag, torchtitan's 500 W HBM2e H100s, which are slower,
-    // the h200 tag, runs on dgx-h200, and the frontier tag, MI250X GCDs).
+    // the h200 tag, runs on dgx-h200, the frontier tag, MI250X GCDs, and the
+    // a100 tag, BLOOM's A100s on Jean Zay).
     std::map<std::string, Tally> by_category, same_hardware;
     Tally all, all_same_hardware;
     std::printf("%-36s %-32s %6s %4s %4s %10s %10s %8s\n", "run", "categories", "gpus", "vp", "mbs",
@@ -68,7 +69,7 @@ int main(int argc, char** argv) {
         const std::string t = tag.as<std::string>();
         tags += (tags.empty() ? "" : ",") + t;
         by_category[t].add(error);
-        other_hardware = other_hardware || t == "h100-500w" || t == "h200" || t == "frontier";
+        other_hardware = other_hardware || t == "h100-500w" || t == "h200" || t == "frontier" || t == "a100";
       }
       all.add(error);
       if (!other_hardware) {
@@ -115,7 +116,7 @@ int main(int argc, char** argv) {
       }
     }
     std::printf("\n%-12s %5s %10s %10s   %s\n", "category", "runs", "mean|err|", "max|err|",
-                "without h100-500w, h200, frontier: runs mean max");
+                "without h100-500w, h200, frontier, a100: runs mean max");
     const auto row = [](const char* tag, const Tally& t, const Tally& s) {
       std::printf("%-12s %5d %9.1f%% %9.1f%%", tag, t.count, 100 * t.sum / t.count, 100 * t.worst);
       if (s.count > 0)

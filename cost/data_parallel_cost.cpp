@@ -106,7 +106,8 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
   DpCost out;
   const int shard = c.dp * c.cp;
   const double slowdown = cluster.device.overlap_compute_slowdown;
-  out.optimizer_params = params / (c.zero >= 1 ? shard : 1);
+  const int optimizer_stage = job.optimizer_shard_stage(c.zero);
+  out.optimizer_params = params / (optimizer_stage >= 1 ? shard : 1);
   out.window_left = window;
   if (shard <= 1) return out;
   const int first = stage * c.tp * c.cp * c.dp;
@@ -216,15 +217,20 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
                         : per_unit
                             ? bucketed_all_gather_s(cluster, span, grad_bytes, units, traffic, reductions)
                             : all_gather_s(cluster, span, grad_bytes, traffic, reductions);
-  const double gather = c.zero == 0 ? 0.0
+  // DeepSpeed's BF16_Optimizer all-reduces the fp32 gradients and gathers
+  // the weights its partition updated (JobSpec::optimizer_shard_stage).
+  const double gather = optimizer_stage == 0 ? 0.0
                         : per_unit
                             ? bucketed_all_gather_s(cluster, span, weight_bytes, units, traffic, gathers)
                             : all_gather_s(cluster, span, weight_bytes, traffic);
   // Overlap hides each reduction behind its micro-batch's backward and the
-  // parameter gather behind the next step's first forward.
+  // parameter gather behind the next step's first forward; DeepSpeed's
+  // ZeRO-1 and BF16_Optimizer gather inside optimizer.step()
+  // (all_gather_dp_groups in stage_1_and_2.py and bf16_optimizer.py step).
   const double reduce_window =
       c.overlap_grad_reduce && sync.window == GradSyncWindow::kOwnBackward ? window.backward_last_s : 0.0;
-  const double gather_window = c.overlap_grad_reduce ? window.forward_s : 0.0;
+  const double gather_window =
+      c.overlap_grad_reduce && job.grad_sync != GradSyncSchedule::kDeepSpeed ? window.forward_s : 0.0;
   const double edge_share = per_unit && params > 0 ? std::min(1.0, edge_unit_params / params) : 0.0;
   const double edge_reduce_s =
       edge_share > 0 ? bucketed_all_gather_s(cluster, span, edge_share * grad_bytes, 1, nullptr, 1) : 0.0;
@@ -235,6 +241,18 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
   out.window_left = window_after(window, 0, window_used_s(reduce, edge_reduce_s, reduce_window, slowdown),
                                  window_used_s(gather, edge_gather_s, gather_window, slowdown));
   return out;
+}
+
+double tied_embedding_reduce_s(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                               const ParallelConfig& c) {
+  if (!model.tied_embeddings || c.pp <= 1 || c.zero >= 3) return 0.0;
+  // Rank order is stage by stage: the last stage's first rank lies
+  // (pp - 1) stages of tp x cp x dp ranks after the first's.
+  const int stage_ranks = c.tp * c.cp * c.dp;
+  const GroupSpan span = group_span_at(cluster, 2, (c.pp - 1) * stage_ranks, 0);
+  const double bytes = static_cast<double>(model.vocab) * model.hidden / c.tp *
+                       gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce);
+  return all_reduce_s(cluster, span, bytes);
 }
 
 DpCost expert_dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelConfig& c,

@@ -27,7 +27,15 @@ struct GradSyncPlan {
 ///   ZeRO-0/1 "communicate only at gradient accumulation boundaries";
 ///   deepspeed/runtime/zero/stage_1_and_2.py:1767-1769
 ///   reduce_ready_partitions_and_remove_grads reduces when partition_gradients
-///   or at the boundary): ZeRO-2 every micro-batch, else once.
+///   or at the boundary): ZeRO-2 every micro-batch, else once. When
+///   (kDeepSpeed, at v0.16.4-6-g38327e07f): ZeRO-1's bucket hooks reduce
+///   during the boundary micro-batch's backward (overlap_comm); ZeRO-0
+///   runs buffered_allreduce_fallback from allreduce_gradients after
+///   loss.backward() returns (engine.py:2048-2062, backward()); the
+///   PipelineEngine turns enable_backward_allreduce off
+///   (runtime/pipe/engine.py:81) and reduces in _exec_reduce_grads
+///   (engine.py:293-301), the ReduceGrads instruction TrainSchedule issues
+///   after the last micro-batch's backward (runtime/pipe/schedule.py).
 /// - Megatron-LM (NVIDIA/Megatron-LM core_v0.15.0rc7-2333-gd98e8a64,
 ///   megatron/core/pipeline_parallel/schedules.py:2253-2267 disable_grad_sync
 ///   for every micro-batch, enable_grad_sync at 2434/2461 before the last

@@ -6,6 +6,7 @@
 #include "cost/collectives.h"
 #include "cost/compute_time.h"
 #include "cost/cp_merge_passes.h"
+#include "cost/grad_accumulation.h"
 #include "cost/memory.h"
 #include "cost/micro_pipeline_tp.h"
 #include "cost/mla.h"
@@ -307,6 +308,9 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
         c.dp * c.cp);
     costs.reduce_copy_in_s_per_param = bytes > 0 ? memory_bound_s(device, bytes) : 0.0;
   }
+  const double accumulate_bytes =
+      grad_accumulation_bytes_per_param(job.grad_accumulation, job.precision, c.zero, c.micro_batches());
+  costs.grad_accumulate_s_per_param = accumulate_bytes > 0 ? memory_bound_s(device, accumulate_bytes) : 0.0;
   // Point-to-point: activations forward and gradients backward, once per
   // chunk boundary, b s h / t elements (scatter-gather or sp).
   if (c.pp > 1) {
@@ -337,7 +341,8 @@ StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const 
   if (load.last) t.forward_s += edges.head_forward_s, backward += edges.head_backward_s;
   const double copy_out_s = costs.unshard_copy_s_per_param * (load.params + load.expert_params);
   t.forward_s += copy_out_s;
-  backward += copy_out_s + costs.reduce_copy_in_s_per_param * (load.params + load.expert_params);
+  backward += copy_out_s + (costs.reduce_copy_in_s_per_param + costs.grad_accumulate_s_per_param) *
+                               (load.params + load.expert_params);
   t.compute_s = t.forward_s + backward + extra;
   t.backward_last_s = backward + extra;
   t.tp_s = load.layers * (dense_comm.tp_forward_s + dense_comm.tp_backward_s) +

@@ -168,9 +168,9 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
                          const ParallelConfig& c, const StageLoad& load, int stage) {
   const DeviceSpec& device = cluster.device;
   StageMemory memory;
-  memory.states =
-      model_state_bytes(load.params, c.zero, c.dp * c.cp, job.optimizer_state_bytes_per_param(c.zero),
-                        gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
+  memory.states = model_state_bytes(load.params, job.optimizer_shard_stage(c.zero), c.dp * c.cp,
+                                    job.optimizer_state_bytes_per_param(c.zero),
+                                    gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
   if (c.hierarchical_partition && c.zero >= 3) {
     const GroupSpan span = group_span_at(cluster, c.dp * c.cp, c.tp, stage * c.tp * c.cp * c.dp);
     const ShardGroups g = shard_groups(cluster, c, span);
@@ -198,9 +198,10 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
     // HSDP's expert shard group.
     const int expert_hsdp = hsdp_expert_shard_ranks(job, c);
     const int expert_shard = expert_hsdp > 0 ? expert_hsdp : c.edp();
-    const ModelStateBytes experts = model_state_bytes(
-        load.expert_params, c.zero, expert_shard, job.optimizer_state_bytes_per_param(c.zero),
-        gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
+    const ModelStateBytes experts =
+        model_state_bytes(load.expert_params, job.optimizer_shard_stage(c.zero), expert_shard,
+                          job.optimizer_state_bytes_per_param(c.zero),
+                          gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
     ModelStateBytes expert_states = experts;
     if (job.pytorch_fsdp() && c.zero >= 3)
       keep_fsdp_fp32_shards(expert_states, load.expert_params, expert_shard);

@@ -161,6 +161,7 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
           optimizer_step_s(device, dp.optimizer_params + edp.optimizer_params, job.optimizer_kernels));
     }
   }
+  time.dp_comm_s += tied_embedding_reduce_s(model, cluster, job, c);
   time.compute_s = m * slowest.compute_s;
   time.tp_comm_s = m * slowest.tp_s;
   time.cp_comm_s = m * slowest.cp_s;

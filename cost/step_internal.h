@@ -152,6 +152,10 @@ struct PerLayerCosts {
   /// micro-batch in the backward: seconds per parameter of the stage; 0
   /// when it does not apply.
   double reduce_copy_in_s_per_param = 0;
+  /// The engine's summing of micro-batch gradients outside the GEMM
+  /// (cost/grad_accumulation.h): seconds per parameter of the stage and per
+  /// micro-batch, in its backward; 0 when it does not apply.
+  double grad_accumulate_s_per_param = 0;
 };
 
 /// The forward time selective recomputation repeats in one layer whose
@@ -219,6 +223,15 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
 inline double shard_units(const StageLoad& load) {
   return load.layers + load.mtp + (load.first ? 1 : 0) + (load.last ? 1 : 0);
 }
+
+/// The tied word embedding's gradient all-reduce between the first and the
+/// last pipeline stage, which both hold it (Megatron-LM's
+/// _allreduce_word_embedding_grads in finalize_model_grads, after the
+/// schedule; DeepSpeed's PipelineEngine ReduceTiedGrads instruction before
+/// ReduceGrads): exposed, in the gradient dtype; 0 without a pipeline, an
+/// untied head, or ZeRO-3 (whose engines shard the embedding instead).
+double tied_embedding_reduce_s(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                               const ParallelConfig& c);
 
 /// The same for the stage's routed-expert parameters over the
 /// expert-data-parallel group (edp ranks, stride etp * ep: MoE parallel

@@ -11,9 +11,6 @@
 namespace parplan::emit_test {
 namespace {
 
-const std::map<std::string, std::string> kMegatronUser = {
-    {"MEGATRON_LM", "/opt/Megatron-LM"}, {"DATA_PATH", "/data/a_text_document"}, {"TOKENIZER_MODEL", "gpt2"}};
-
 // GPT-3 175B on 128 DGX nodes at 30 s a step, under a 6-hour limit.
 Plan capped_175b() {
   Plan plan = gpt3_175b_on_1024_a100();

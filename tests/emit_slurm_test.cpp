@@ -20,9 +20,6 @@ std::map<std::string, std::string> sbatch_options(const fs::path& script) {
   return out;
 }
 
-const std::map<std::string, std::string> kMegatronUser = {
-    {"MEGATRON_LM", "/opt/Megatron-LM"}, {"DATA_PATH", "/data/a_text_document"}, {"TOKENIZER_MODEL", "gpt2"}};
-
 std::map<std::string, std::string> with(std::map<std::string, std::string> vars,
                                         const std::map<std::string, std::string>& more) {
   for (const auto& kv : more) vars[kv.first] = kv.second;

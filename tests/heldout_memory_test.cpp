@@ -66,16 +66,17 @@ TEST(HeldoutHardware, TorchtitanRunsNameTheGrandTetonProfile) {
   const YAML::Node nodes = load_yaml_file(heldout_path())["runs"];
   int tagged = 0;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    bool grand_teton = false, h200 = false, frontier = false;
+    bool grand_teton = false, h200 = false, frontier = false, a100 = false;
     for (const auto& tag : nodes[i]["category"]) {
       grand_teton = grand_teton || tag.as<std::string>() == "h100-500w";
       h200 = h200 || tag.as<std::string>() == "h200";
       frontier = frontier || tag.as<std::string>() == "frontier";
+      a100 = a100 || tag.as<std::string>() == "a100";
     }
     EXPECT_DOUBLE_EQ(runs[i].hbm_bytes, 0.0) << runs[i].name;
-    if (h200 || frontier) {
+    if (h200 || frontier || a100) {
       ASSERT_TRUE(runs[i].own_cluster.has_value()) << runs[i].name;
-      EXPECT_EQ(runs[i].own_cluster->name, h200 ? "dgx-h200" : "frontier");
+      EXPECT_EQ(runs[i].own_cluster->name, h200 ? "dgx-h200" : frontier ? "frontier" : "jean-zay-a100");
       continue;
     }
     if (!grand_teton) {

@@ -37,7 +37,7 @@ void expect_expressible_and_predicted(const std::string& path, std::size_t least
   ASSERT_EQ(runs.size(), nodes.size());
   ASSERT_GE(runs.size(), least_runs);
   const std::set<std::string> known = {"h100-bf16", "h100-fp8", "fsdp",        "long-seq", "moe",
-                                       "h100-500w", "h200",     "llm-foundry", "frontier"};
+                                       "h100-500w", "h200",     "llm-foundry", "frontier", "a100"};
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const FitRun& run = runs[i];
     EXPECT_FALSE(nodes[i]["source"].as<std::string>().empty()) << run.name;

@@ -7,6 +7,7 @@
 #include "cost/collectives.h"
 #include "cost/stage_layout.h"
 #include "cost/step_cost.h"
+#include "cost/step_internal.h"
 #include "solvers/stage_split.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
@@ -87,7 +88,13 @@ TEST(TopologyHolmes, MixedIsFasterThanEthernetAndNearInfiniBand) {
   const double t_ethernet = estimate_cost(h.model, h.ethernet, h.job, c).time.step_s;
   const double t_ib = estimate_cost(h.model, h.ib, h.job, c).time.step_s;
   EXPECT_GE(t_ethernet / t_mixed, 1.5);
-  EXPECT_LE(t_mixed / t_ib, 1.15);
+  // Near InfiniBand: within a quarter. What the mixed set-up pays beyond the
+  // pipeline's boundary is the tied embedding's gradient all-reduce between
+  // the first stage (InfiniBand group) and the last (RoCE group), which
+  // Megatron runs over the Ethernet between them after the schedule.
+  EXPECT_LE(t_mixed / t_ib, 1.25);
+  EXPECT_GT(detail::tied_embedding_reduce_s(h.model, h.mixed, h.job, c),
+            2 * detail::tied_embedding_reduce_s(h.model, h.ib, h.job, c));
   // And it beats the best Ethernet-only plan too.
   const SearchResult eth = search_configs(h.model, h.ethernet, h.job, SearchOptions{});
   ASSERT_FALSE(eth.best.empty());

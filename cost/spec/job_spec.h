@@ -42,7 +42,7 @@ enum class GradSyncSchedule : std::uint8_t {
   kEveryMicroBatch,
   /// Once per step, bucketed, overlapped with the last micro-batch's
   /// backward (Megatron-LM DDP / distributed optimizer with
-  /// --overlap-grad-reduce; DeepSpeed ZeRO-0/1).
+  /// --overlap-grad-reduce; DeepSpeed ZeRO-1 without a pipeline).
   kLastMicroBatch,
   /// Once per step, after the stage's last backward, not overlapped with it
   /// (PyTorch pipelining's REDUCE_GRAD action under FSDP2: torchtitan + PP).
@@ -50,6 +50,10 @@ enum class GradSyncSchedule : std::uint8_t {
   /// torchtitan: kAfterLastBackward with a pipeline, kEveryMicroBatch
   /// without one.
   kTorchtitan,
+  /// DeepSpeed (and Megatron-DeepSpeed): ZeRO-2 every micro-batch; ZeRO-1
+  /// with the last micro-batch's backward; ZeRO-0, and any stage under
+  /// its PipelineEngine (pp > 1), after the last backward.
+  kDeepSpeed,
 };
 
 /// How the loss is computed, which sets the logits' footprint at the start
@@ -132,6 +136,15 @@ enum class ShardUnit : std::uint8_t { kBuckets, kLayer };
 /// Which engine's memory-bound passes a unit's gradient goes through before
 /// its ZeRO-2/3 reduce-scatter (cost/sharded_grad_passes.h).
 enum class ShardedGradPasses : std::uint8_t { kNone, kFsdp1, kDeepSpeedZero3 };
+
+/// How a step's micro-batch gradients are summed before data parallelism
+/// reduces them (cost/grad_accumulation.h): inside the weight-gradient GEMM
+/// or in the sharded buffers each micro-batch reduces into (kFused:
+/// Megatron-LM's gradient accumulation fusion, FSDP's and ZeRO-2/3's
+/// per-micro-batch reductions), or in memory-bound passes over the stage's
+/// 16-bit gradients (kDeepSpeed: ZeRO-0/1 under DeepSpeed, autograd's
+/// in-place accumulation or the bf16 optimizer's fp32 copy).
+enum class GradAccumulation : std::uint8_t { kFused, kDeepSpeed };
 
 /// Transformer Engine's per-tensor fp8 scaling: delayed (the scale from an
 /// amax history, the amax reduced inside the cast kernel; Megatron's
@@ -313,6 +326,8 @@ struct JobSpec {
   /// cast and division (Composer, llm-foundry: run-file fsdp_version 1),
   /// DeepSpeed ZeRO-3's bucket copy, concatenation and division.
   ShardedGradPasses sharded_grad_passes = ShardedGradPasses::kNone;
+  /// How micro-batch gradients are summed (cost/grad_accumulation.h).
+  GradAccumulation grad_accumulation = GradAccumulation::kFused;
   /// MoE: host time per kernel launch after the dropless dispatcher's
   /// per-layer host wait (cost/moe_host_sync.h); 0 = the wait is not priced.
   /// Off by default: no figure measured on a training host is in the
@@ -397,6 +412,17 @@ struct JobSpec {
   /// during the backward (cost/stage_memory.cpp).
   bool pytorch_fsdp() const { return fsdp_copy_out || sharded_grad_passes == ShardedGradPasses::kFsdp1; }
 
+  /// The ZeRO stage the optimizer states are sharded at: DeepSpeed under
+  /// bf16 without ZeRO runs its BF16_Optimizer, which partitions the fp32
+  /// master weights and Adam states over data parallelism as ZeRO-1 does
+  /// and gathers the updated bf16 weights after the step
+  /// (deepspeed/runtime/bf16_optimizer.py _setup_for_real_optimizer, step;
+  /// cost/grad_accumulation.h).
+  int optimizer_shard_stage(int zero) const {
+    const bool bf16_optimizer =
+        zero == 0 && grad_accumulation == GradAccumulation::kDeepSpeed && precision == Precision::kBf16;
+    return bf16_optimizer ? 1 : zero;
+  }
   double optimizer_state_bytes_per_param(int zero = 0) const {
     if (optimizer != Optimizer::kAdam) return 8.0;
     return precision_aware_optimizer && zero >= 1 && precision != Precision::kFp16 ? 10.0 : 12.0;

@@ -132,6 +132,8 @@ struct EngineRecipe {
   bool fp8_saves_cast = true;
   /// When gradients are reduced (cost/grad_sync_schedule.h).
   GradSyncSchedule grad_sync = GradSyncSchedule::kEngineDefault;
+  /// How micro-batch gradients are summed (cost/grad_accumulation.h).
+  GradAccumulation grad_accumulation = GradAccumulation::kFused;
   /// The attention kernel the engine runs (kProfile: not known).
   AttentionKernel attention_kernel = AttentionKernel::kProfile;
   /// Full recomputation's checkpoints split over tp (Megatron-DeepSpeed).

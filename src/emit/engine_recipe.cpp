@@ -14,6 +14,8 @@ namespace {
 GradSyncSchedule engine_grad_sync(Engine engine) {
   if (engine == Engine::kMegatron) return GradSyncSchedule::kLastMicroBatch;
   if (engine == Engine::kTorchtitan) return GradSyncSchedule::kTorchtitan;
+  if (engine == Engine::kDeepSpeed || engine == Engine::kMegatronDeepSpeed)
+    return GradSyncSchedule::kDeepSpeed;
   return GradSyncSchedule::kEngineDefault;
 }
 
@@ -68,6 +70,7 @@ void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job) {
   job.separate_gate_up = recipe.separate_gate_up;
   job.fp8_tp_all_gather = recipe.fp8_tp_all_gather;
   job.grad_sync = recipe.grad_sync;
+  job.grad_accumulation = recipe.grad_accumulation;
   job.attention_kernel = recipe.attention_kernel;
 }
 
@@ -121,10 +124,13 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
   // checkpointing; parplan's launch files pass --partition-activations.
   // DeepSpeed's ZeRO-3 (also under Megatron-DeepSpeed) copies, concatenates
   // and divides every gradient before its reduce-scatter
-  // (cost/sharded_grad_passes.h).
+  // (cost/sharded_grad_passes.h); at ZeRO-0/1 it sums micro-batch
+  // gradients in passes of its own (cost/grad_accumulation.h).
   if (!selection.any &&
-      (selection.engines[0] == Engine::kDeepSpeed || selection.engines[0] == Engine::kMegatronDeepSpeed))
+      (selection.engines[0] == Engine::kDeepSpeed || selection.engines[0] == Engine::kMegatronDeepSpeed)) {
     recipe.sharded_grad_passes = ShardedGradPasses::kDeepSpeedZero3;
+    recipe.grad_accumulation = GradAccumulation::kDeepSpeed;
+  }
   if (!selection.any && selection.engines[0] == Engine::kMegatronDeepSpeed) {
     recipe.partition_activations = true;
     // Its MoE layers are DeepSpeed-MoE's (megatron/model/transformer.py @

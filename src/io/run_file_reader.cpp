@@ -180,6 +180,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                 "grad_reduce_dtype",
                 "fsdp_copy_out",
                 "fsdp_version",
+                "partition_activations",
                 "cluster"});
   FitRun run;
   run.name = f.text("name", where);
@@ -243,6 +244,11 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   // FSDP2 copies every gathered parameter out of the all-gather buffer
   // (torchtitan's recipe sets it); FSDP1's flat parameters are views of that
   // buffer, so a run of an FSDP1 engine (llm-foundry / Composer) says false.
+  // DeepSpeed's activation checkpointing splits each checkpoint over the
+  // tensor-parallel ranks (partition_activations); a run that did not set
+  // it says false (the megatron-deepspeed recipe sets it, as parplan's
+  // launch files do).
+  run.job.partition_activations = f.boolean("partition_activations", run.job.partition_activations);
   run.job.fsdp_copy_out = f.boolean("fsdp_copy_out", run.job.fsdp_copy_out);
   // Which PyTorch FSDP ran the ZeRO stage: 2 copies out of the gather
   // buffer, 1 casts and divides each unit's gradients before reducing them.

@@ -65,6 +65,10 @@ inline void set_batch(Plan& p, int gbs, int mbs, int seq) {
 /// GPT-3 175B (Brown et al. 2020: 96 layers, 12288 hidden, 96 heads, 2048
 /// tokens, batch 1536) on 1024 A100 with tp 8, pp 8 and 2 virtual stages
 /// (Narayanan et al. 2021 train it with tp 8 and interleaved pipelines).
+// The environment a Megatron-LM launch file needs from its user.
+inline const std::map<std::string, std::string> kMegatronUser = {
+    {"MEGATRON_LM", "/opt/Megatron-LM"}, {"DATA_PATH", "/data/a_text_document"}, {"TOKENIZER_MODEL", "gpt2"}};
+
 inline Plan gpt3_175b_on_1024_a100() {
   Plan p;
   p.model = gpt("gpt3-175b", 96, 12288, 96);
