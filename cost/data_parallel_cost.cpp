@@ -123,7 +123,7 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
     // reduces in fp32 (torchtitan's FSDP2 mixed_precision_reduce float32,
     // Composer's FSDP1 DEFAULT), twice the 16-bit gradient's bytes.
     const double grad_bytes =
-        (c.qgz ? 0.5 : gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce)) * params;
+        (c.qgz ? 0.5 : gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce_for(c.zero))) * params;
     ShardGroups g = shard_groups(cluster, c, span);
     // HSDP: every partition is the shard group; FSDP all-reduces each
     // reduce-scattered gradient shard across the replicas with it, unit by
@@ -201,7 +201,8 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
                                    window_used_s(step_gather, 0, forward_slack, slowdown));
     return out;
   }
-  const double grad_bytes = gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce) * params;
+  const double grad_bytes =
+      gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce_for(c.zero)) * params;
   // How many reductions a step runs and what each may hide behind is the
   // engine's schedule (cost/grad_sync_schedule.h): DeepSpeed's ZeRO-2
   // reduce-scatters every micro-batch, Megatron-LM once with the last
@@ -251,7 +252,7 @@ double tied_embedding_reduce_s(const ModelSpec& model, const ClusterSpec& cluste
   const int stage_ranks = c.tp * c.cp * c.dp;
   const GroupSpan span = group_span_at(cluster, 2, (c.pp - 1) * stage_ranks, 0);
   const double bytes = static_cast<double>(model.vocab) * model.hidden / c.tp *
-                       gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce);
+                       gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce_for(c.zero));
   return all_reduce_s(cluster, span, bytes);
 }
 

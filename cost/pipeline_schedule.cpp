@@ -298,14 +298,14 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
     // reduce-scatter input in the reduce dtype (chunk_cat, on the compute
     // stream; torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py), and
     // divides through the collective (ReduceOp.AVG for fp32 and bf16).
-    costs.reduce_copy_in_s_per_param =
-        memory_bound_s(device, 2.0 + gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
+    costs.reduce_copy_in_s_per_param = memory_bound_s(
+        device, 2.0 + gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce_for(c.zero)));
   } else {
     // FSDP1's or DeepSpeed ZeRO-3's passes (cost/sharded_grad_passes.h),
     // on their reduction stream but taking the GPU's memory bandwidth.
     const double bytes = sharded_grad_pass_bytes(
-        job.sharded_grad_passes, c.zero, gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce),
-        c.dp * c.cp);
+        job.sharded_grad_passes, c.zero,
+        gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce_for(c.zero)), c.dp * c.cp);
     costs.reduce_copy_in_s_per_param = bytes > 0 ? memory_bound_s(device, bytes) : 0.0;
   }
   const double accumulate_bytes =

@@ -168,9 +168,10 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
                          const ParallelConfig& c, const StageLoad& load, int stage) {
   const DeviceSpec& device = cluster.device;
   StageMemory memory;
-  memory.states = model_state_bytes(load.params, job.optimizer_shard_stage(c.zero), c.dp * c.cp,
-                                    job.optimizer_state_bytes_per_param(c.zero),
-                                    gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
+  memory.states =
+      model_state_bytes(load.params, job.optimizer_shard_stage(c.zero), c.dp * c.cp,
+                        job.optimizer_state_bytes_per_param(c.zero),
+                        gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce_for(c.zero)));
   if (c.hierarchical_partition && c.zero >= 3) {
     const GroupSpan span = group_span_at(cluster, c.dp * c.cp, c.tp, stage * c.tp * c.cp * c.dp);
     const ShardGroups g = shard_groups(cluster, c, span);
@@ -184,7 +185,7 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
     if (hsdp > 0)
       memory.states =
           model_state_bytes(load.params, c.zero, hsdp, job.optimizer_state_bytes_per_param(c.zero),
-                            gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
+                            gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce_for(c.zero)));
     keep_fsdp_fp32_shards(memory.states, load.params, hsdp > 0 ? hsdp : c.dp * c.cp);
   } else if (c.hpz_ranks > 1 && c.zero >= 3) {
     // hpZ: a secondary copy of the weights sharded over hpz_ranks ranks
@@ -201,7 +202,7 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
     const ModelStateBytes experts =
         model_state_bytes(load.expert_params, job.optimizer_shard_stage(c.zero), expert_shard,
                           job.optimizer_state_bytes_per_param(c.zero),
-                          gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce));
+                          gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce_for(c.zero)));
     ModelStateBytes expert_states = experts;
     if (job.pytorch_fsdp() && c.zero >= 3)
       keep_fsdp_fp32_shards(expert_states, load.expert_params, expert_shard);
@@ -218,7 +219,8 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
   const int m = c.micro_batches();
   if (c.zero == 2 && m > 1 && grad_sync_plan(job.grad_sync, c.zero, c.pp, m).reductions == 1)
     memory.states.grads_bytes +=
-        gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce) * (load.params + load.expert_params);
+        gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce_for(c.zero)) *
+        (load.params + load.expert_params);
 
   ActivationShape shape = activation_shape(job, c);
   ActivationShape stored = shape;

@@ -11,7 +11,7 @@ namespace check_binding {
 TEST(CheckBindingConstraint, AConfigThatDoesNotFitSaysHowMuchMoreItNeeds) {
   const test::CliRun run = test::run_cli(
       "check --model llama3-8b --cluster dgx-h100 --gpus 64 --gbs 256 --seq 4096 --tp 1 --pp 1 --zero 1 "
-      "--mbs 2");
+      "--mbs 2 --engine megatron");
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_NE(run.err.find("the config does not fit in memory: it needs"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("GiB more)"), std::string::npos) << run.err;

@@ -40,6 +40,21 @@ TEST(GradAccumulationBytes, FollowDeepSpeedsOptimizers) {
   EXPECT_EQ(bytes(GradAccumulation::kDeepSpeed, Precision::kBf16, 3, 8), 0.0);
 }
 
+TEST(DeepSpeedGradDtype, ZeroOneReducesInBf16AndTheBf16OptimizerInFp32) {
+  JobSpec job;
+  job.grad_accumulation = GradAccumulation::kDeepSpeed;
+  EXPECT_EQ(job.grad_reduce_for(1), GradReduceDtype::kBf16);
+  EXPECT_EQ(job.grad_reduce_for(0), GradReduceDtype::kEngineDefault);
+  EXPECT_EQ(gradient_bytes_per_param(Precision::kBf16, 0, job.grad_reduce_for(0)), 4.0);
+  EXPECT_EQ(gradient_bytes_per_param(Precision::kBf16, 1, job.grad_reduce_for(1)), 2.0);
+  // A dtype the user gives stands.
+  job.grad_reduce = GradReduceDtype::kFp32;
+  EXPECT_EQ(job.grad_reduce_for(1), GradReduceDtype::kFp32);
+  // Megatron-LM's main_grad stays fp32 under bf16.
+  JobSpec megatron;
+  EXPECT_EQ(gradient_bytes_per_param(Precision::kBf16, 1, megatron.grad_reduce_for(1)), 4.0);
+}
+
 TEST(DeepSpeedGradSync, ZeroZeroAndThePipelineEngineReduceAfterTheLastBackward) {
   const auto plan = [](int zero, int pp) {
     return grad_sync_plan(GradSyncSchedule::kDeepSpeed, zero, pp, 8);
@@ -88,9 +103,9 @@ TEST(DeepSpeedBf16Optimizer, PartitionsOptimizerStatesAsZeroOneDoes) {
   const MemoryBreakdown z0 = estimate_cost(model, cluster, job, pipelined(0)).memory;
   const MemoryBreakdown z1 = estimate_cost(model, cluster, job, pipelined(1)).memory;
   EXPECT_DOUBLE_EQ(z0.optimizer_bytes, z1.optimizer_bytes);
-  // fp32 gradients, unpartitioned, in both.
-  EXPECT_DOUBLE_EQ(z0.grads_bytes, z1.grads_bytes);
+  // Unpartitioned gradients: the BF16_Optimizer's fp32 ones, ZeRO-1's bf16.
   EXPECT_DOUBLE_EQ(z0.grads_bytes, 2 * z0.params_bytes);
+  EXPECT_DOUBLE_EQ(z1.grads_bytes, z1.params_bytes);
   const MemoryBreakdown megatron_z0 =
       estimate_cost(model, cluster, deepspeed_job("megatron", Precision::kBf16), pipelined(0)).memory;
   EXPECT_NEAR(megatron_z0.optimizer_bytes, 4 * z0.optimizer_bytes, 1e-6 * megatron_z0.optimizer_bytes);

@@ -412,6 +412,18 @@ struct JobSpec {
   /// during the backward (cost/stage_memory.cpp).
   bool pytorch_fsdp() const { return fsdp_copy_out || sharded_grad_passes == ShardedGradPasses::kFsdp1; }
 
+  /// The dtype data parallelism reduces gradients in at ZeRO stage `zero`:
+  /// the one given (--grad-reduce-dtype), else the engine's. DeepSpeed's
+  /// ZeRO-1 optimizer keeps bf16 gradients and reduces them in that dtype
+  /// (get_data_types: gradient accumulation in the model dtype once ZeRO is
+  /// on; communication_data_type defaults to it); its BF16_Optimizer
+  /// (bf16 without ZeRO) keeps and all-reduces fp32 ones, as Megatron-LM's
+  /// main_grad (cost/memory.h gradient_bytes_per_param).
+  GradReduceDtype grad_reduce_for(int zero) const {
+    const bool deepspeed_zero1 = grad_reduce == GradReduceDtype::kEngineDefault &&
+                                 grad_accumulation == GradAccumulation::kDeepSpeed && zero == 1;
+    return deepspeed_zero1 ? GradReduceDtype::kBf16 : grad_reduce;
+  }
   /// The ZeRO stage the optimizer states are sharded at: DeepSpeed under
   /// bf16 without ZeRO runs its BF16_Optimizer, which partitions the fp32
   /// master weights and Adam states over data parallelism as ZeRO-1 does

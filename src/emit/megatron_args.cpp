@@ -285,7 +285,8 @@ std::vector<std::string> megatron_args(const Plan& plan) {
   // under --bf16 (fp8 trains under --bf16 too) unless --grad-reduce-in-bf16,
   // and 16-bit ones under --fp16 unless --accumulate-allreduce-grads-in-fp32
   // (arguments.py:683-689, 2204, 2225 at core_r0.13.0).
-  const double grad_bytes = gradient_bytes_per_param(plan.job.precision, c.zero, plan.job.grad_reduce);
+  const double grad_bytes =
+      gradient_bytes_per_param(plan.job.precision, c.zero, plan.job.grad_reduce_for(c.zero));
   if (plan.job.precision == Precision::kFp16) {
     if (grad_bytes > 2.0) a.flag("--accumulate-allreduce-grads-in-fp32");
   } else if (grad_bytes <= 2.0) {

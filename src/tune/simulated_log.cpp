@@ -103,7 +103,8 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
   // The gradient dtype as validate_args leaves it (the launch files write the
   // flag that gives the costed one: megatron_args.cpp).
   if (!deepspeed) {
-    const bool fp32_grads = gradient_bytes_per_param(job.precision, config.zero, job.grad_reduce) > 2.0;
+    const bool fp32_grads =
+        gradient_bytes_per_param(job.precision, config.zero, job.grad_reduce_for(config.zero)) > 2.0;
     args.push_back(arg_line("accumulate_allreduce_grads_in_fp32", py_bool(fp32_grads)));
     args.push_back(
         arg_line("grad_reduce_in_bf16", py_bool(!fp32_grads && job.precision != Precision::kFp16)));
