@@ -32,7 +32,8 @@ void keep_fsdp_fp32_shards(ModelStateBytes& states, double params, int shard_ran
 /// reduces main_grad in fp32 unless --grad-reduce-in-bf16
 /// (megatron/training/arguments.py: "bfloat16 requires gradient accumulation
 /// and all-reduce to be done in fp32"); fp16 keeps 16-bit gradients, and
-/// DeepSpeed ZeRO-2/3 reduce in the model dtype (communication_data_type).
+/// DeepSpeed ZeRO-1/2/3 reduce in the model dtype (communication_data_type;
+/// JobSpec::grad_reduce_for passes DeepSpeed's ZeRO-1 as bf16).
 /// An explicit `reduce` dtype (--grad-reduce-dtype) overrides that default:
 /// 4 bytes for fp32, 2 for bf16 (NVIDIA's NeMo Llama 3 recipes reduce in
 /// bf16: NeMo-Framework-Launcher examples/training/llama/h100/
