@@ -1,0 +1,44 @@
+// The ranked plans are distinct configs: a ZeRO++ hpZ choice whose node
+// holds one data-parallel rank (tp x cp fill it) is plain ZeRO-3 and is not
+// offered twice (src/search/sharding_choices.cpp).
+#include <gtest/gtest.h>
+
+#include <set>
+#include <tuple>
+
+#include "src/emit/engine_capabilities.h"
+#include "src/io/cluster_loader.h"
+#include "src/io/model_loader.h"
+#include "src/search/search.h"
+
+namespace parplan {
+namespace search_distinct_plans_test {
+
+TEST(SearchDistinctPlans, NoConfigIsRankedTwice) {
+  const ModelSpec model = load_model("gpt3-175b");
+  const ClusterSpec cluster = load_cluster("dgx-a100");
+  for (const char* engine : {"megatron-deepspeed", "deepspeed", "torchtitan"}) {
+    JobSpec job;
+    job.gpus = 1024;
+    job.gbs = 1536;
+    job.seq = 2048;
+    apply_engine_recipe(engine, job);
+    SearchOptions options;
+    options.top_k = 20;
+    options.engines = parse_engine_selection(engine);
+    const SearchResult r = search_configs(model, cluster, job, options);
+    ASSERT_FALSE(r.best.empty()) << engine;
+    std::set<std::tuple<int, int, int, int, int, bool, int, int, int, int, int, bool, bool, bool, int>> seen;
+    for (const auto& ranked : r.best) {
+      const ParallelConfig& c = ranked.config;
+      const auto key = std::make_tuple(c.tp, c.pp, c.vp, c.dp, c.cp, c.sp, c.zero, c.mbs,
+                                       static_cast<int>(c.recompute), c.recompute_layers, c.hpz_ranks, c.qwz,
+                                       c.qgz, c.hierarchical_partition, c.stage_split[0]);
+      EXPECT_TRUE(seen.insert(key).second) << engine << ": tp " << c.tp << " pp " << c.pp << " dp " << c.dp
+                                           << " zero " << c.zero << " mbs " << c.mbs;
+    }
+  }
+}
+
+}  // namespace search_distinct_plans_test
+}  // namespace parplan
