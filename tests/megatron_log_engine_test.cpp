@@ -57,6 +57,33 @@ TEST(MegatronLogEngine, MegatronDeepSpeedLogIsCostedWithItsOwnRecipe) {
   EXPECT_NEAR(predict_run(run, p.cluster).step_s / step_s, 1.0, 1e-9);
 }
 
+// BigScience's Megatron-DeepSpeed fork (BLOOM's training logs) prints the
+// iteration time in seconds: "elapsed time per iteration (s): 104.70".
+TEST(MegatronLogEngine, AnElapsedTimeInSecondsReadsAsTheSameStep) {
+  const DensePlan p("megatron-deepspeed", 1);
+  double step_s = 0;
+  const FitRun ms_run = round_trip(p, Engine::kMegatronDeepSpeed, step_s);
+  std::string log =
+      simulated_megatron_log(p.model, p.job, p.config, step_s, 50, 10, Engine::kMegatronDeepSpeed);
+  const std::string key = "elapsed time per iteration (ms): ";
+  std::string seconds_log;
+  std::size_t at = 0, lines = 0;
+  for (std::size_t hit; (hit = log.find(key, at)) != std::string::npos;
+       at = log.find_first_of(" |", hit + key.size())) {
+    const std::size_t value_at = hit + key.size();
+    const std::size_t value_end = log.find_first_of(" |", value_at);
+    const double ms = std::stod(log.substr(value_at, value_end - value_at));
+    seconds_log += log.substr(at, hit - at) + "elapsed time per iteration (s): " + std::to_string(ms / 1e3);
+    ++lines;
+  }
+  seconds_log += log.substr(at);
+  ASSERT_GT(lines, 0u);
+  ASSERT_EQ(seconds_log.find(key), std::string::npos);
+  const FitRun s_run = parse_megatron_log(seconds_log, "bloom-style.log", p.cluster);
+  EXPECT_NEAR(s_run.measured_step_s / ms_run.measured_step_s, 1.0, 1e-5);
+  EXPECT_NEAR(s_run.measured_step_s / step_s, 1.0, 1e-4);
+}
+
 // --attention-backend flash forces Transformer Engine's FlashAttention:
 // costed as FlashAttention-2, and slower than cuDNN's on an H100.
 TEST(MegatronLogEngine, FlashBackendReadsAsFlashAttention2) {

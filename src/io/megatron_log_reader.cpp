@@ -288,6 +288,7 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
 
 bool looks_like_megatron_log(const std::string& text) {
   return text.find("elapsed time per iteration (ms)") != std::string::npos ||
+         text.find("elapsed time per iteration (s)") != std::string::npos ||
          text.find("------------------------ arguments ------------------------") != std::string::npos;
 }
 
@@ -304,7 +305,9 @@ FitRun parse_megatron_log(const std::string& log_text, const std::string& origin
   const int interval = std::max(1, int_or(args, "log_interval", 1));
   static const std::regex kIteration(R"(iteration\s+(\d+)\s*/\s*\d+\s*\|)");
   // The whole token after the colon: "1500.4abc" is no time to cut short.
-  static const std::regex kElapsed(R"(elapsed time per iteration \(ms\):\s*([^\s|]*))");
+  // Megatron-LM prints milliseconds; BigScience's Megatron-DeepSpeed fork
+  // (BLOOM's logs) seconds.
+  static const std::regex kElapsed(R"(elapsed time per iteration \((ms|s)\):\s*([^\s|]*))");
   std::vector<double> times_ms;
   std::istringstream in(text);
   std::string line;
@@ -321,24 +324,26 @@ FitRun parse_megatron_log(const std::string& log_text, const std::string& origin
     }
     // Megatron averages over the last `interval` iterations.
     if (iteration - interval < kWarmupIterations) continue;
-    const std::string elapsed = el.str(1);
-    const std::optional<double> ms = parse_printed_number(elapsed);
+    const bool seconds = el.str(1) == "s";
+    const std::string elapsed = el.str(2);
+    std::optional<double> ms = parse_printed_number(elapsed);
     if (!ms || *ms <= 0)
       throw InputError(origin + ": line " + std::to_string(line_number) + ": elapsed time per iteration '" +
-                       elapsed + "' is not a positive number of milliseconds");
+                       elapsed + "' is not a positive number of " + (seconds ? "seconds" : "milliseconds"));
+    if (seconds) *ms *= 1e3;
     if (*ms < 1e3 * kMinStepSeconds || *ms > 1e3 * kMaxStepSeconds) {
       char range[64];
       std::snprintf(range, sizeof range, "%g ms to %g ms", 1e3 * kMinStepSeconds, 1e3 * kMaxStepSeconds);
       throw InputError(
           origin + ": line " + std::to_string(line_number) + ": elapsed time per iteration " + elapsed +
-          " ms is outside " + range +
+          (seconds ? " s" : " ms") + " is outside " + range +
           ", no plausible step (docs/calibrate.md, \"Measured figures\"); give the log as Megatron "
           "wrote it");
     }
     times_ms.push_back(*ms);
   }
   if (times_ms.empty())
-    throw InputError(origin + ": no 'elapsed time per iteration (ms)' lines after the first " +
+    throw InputError(origin + ": no 'elapsed time per iteration (ms)' or '(s)' lines after the first " +
                      std::to_string(kWarmupIterations) +
                      " (warm-up) iterations; run longer (--train-iters 30)");
   std::sort(times_ms.begin(), times_ms.end());
