@@ -17,6 +17,7 @@
 #include "src/emit/engine_capabilities.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
+#include "tests/tune_support.h"
 
 namespace parplan {
 namespace deepspeed_grad_passes_test {
@@ -70,13 +71,9 @@ TEST(DeepSpeedGradSync, ZeroZeroAndThePipelineEngineReduceAfterTheLastBackward) 
   EXPECT_EQ(plan(2, 1).window, GradSyncWindow::kOwnBackward);
 }
 
-JobSpec deepspeed_job(const std::string& engine, Precision precision) {
-  JobSpec job;
-  job.gpus = 64;
-  job.gbs = 256;
-  job.seq = 2048;
+JobSpec deepspeed_job(const char* engine, Precision precision) {
+  JobSpec job = test::recipe_job(engine, 64, 256, 2048);
   job.precision = precision;
-  apply_engine_recipe(engine, job);
   return job;
 }
 

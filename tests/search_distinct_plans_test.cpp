@@ -6,10 +6,10 @@
 #include <set>
 #include <tuple>
 
-#include "src/emit/engine_capabilities.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
 #include "src/search/search.h"
+#include "tests/tune_support.h"
 
 namespace parplan {
 namespace search_distinct_plans_test {
@@ -18,11 +18,7 @@ TEST(SearchDistinctPlans, NoConfigIsRankedTwice) {
   const ModelSpec model = load_model("gpt3-175b");
   const ClusterSpec cluster = load_cluster("dgx-a100");
   for (const char* engine : {"megatron-deepspeed", "deepspeed", "torchtitan"}) {
-    JobSpec job;
-    job.gpus = 1024;
-    job.gbs = 1536;
-    job.seq = 2048;
-    apply_engine_recipe(engine, job);
+    const JobSpec job = test::recipe_job(engine, 1024, 1536, 2048);
     SearchOptions options;
     options.top_k = 20;
     options.engines = parse_engine_selection(engine);
