@@ -160,12 +160,14 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
         (hsdp > 0 ? 2.0 * bucketed_all_gather_s(cluster, sub(shard / hsdp, hsdp), grad_bytes / hsdp,
                                                 reduce_calls, traffic, 2.0 * m)
                   : 0.0);
-    const double per_micro_batch = gather_forward + gather_backward + reduce;
     const double edge_share = per_unit && params > 0 ? std::min(1.0, edge_unit_params / params) : 0.0;
-    const double edge_s =
+    const double edge_gather_s =
         edge_share > 0
-            ? bucketed_all_gather_s(cluster, sub(g.forward, 1), edge_share * weight_bytes, 1, nullptr, 1) +
-                  bucketed_all_gather_s(cluster, sub(g.grads, 1), edge_share * grad_bytes, 1, nullptr, 1)
+            ? bucketed_all_gather_s(cluster, sub(g.forward, 1), edge_share * weight_bytes, 1, nullptr, 1)
+            : 0.0;
+    const double edge_reduce_s =
+        edge_share > 0
+            ? bucketed_all_gather_s(cluster, sub(g.grads, 1), edge_share * grad_bytes, 1, nullptr, 1)
             : 0.0;
     // Once per step, between the replicas of partitions that do not span
     // the group: gradient shards reduce-scattered into the optimizer
@@ -185,7 +187,13 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
       step_gather +=
           bucketed_all_gather_s(cluster, sub(g.optimizer / g.params, g.params), 2.0 * params / g.params,
                                 std::ceil(params / g.params / kZeroReduceBucketElements), traffic, 1);
-    const double hidden = c.overlap_grad_reduce ? window.compute_s : 0.0;
+    // The forward's gathers hide only behind the forward, the backward's
+    // gathers and reduce-scatters only behind the backward (its
+    // recomputation included): each unit's exchange is prefetched one unit
+    // ahead within its pass, and the reduce-scatters trail the backward.
+    const double hidden_forward = c.overlap_grad_reduce ? std::min(window.forward_s, window.compute_s) : 0.0;
+    const double hidden_backward =
+        c.overlap_grad_reduce ? std::max(0.0, window.compute_s - hidden_forward) : 0.0;
     // The step's exchanges can use what the micro-batch's own traffic leaves
     // idle of the last backward (the reduction) and of the first forward
     // (the weight gather).
@@ -193,12 +201,17 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
         c.overlap_grad_reduce ? std::max(0.0, window.backward_last_s - gather_backward - reduce) : 0.0;
     const double forward_slack =
         c.overlap_grad_reduce ? std::max(0.0, window.forward_s - gather_forward) : 0.0;
-    out.exposed_s = m * fsdp_exposed_s(per_micro_batch, edge_s, hidden, slowdown) +
+    const double backward_comm_s = gather_backward + reduce;
+    out.exposed_s = m * (fsdp_exposed_s(gather_forward, edge_gather_s, hidden_forward, slowdown) +
+                         fsdp_exposed_s(backward_comm_s, edge_reduce_s, hidden_backward, slowdown)) +
                     exposed_after_overlap_s(step_reduce, backward_slack, slowdown) +
                     exposed_after_overlap_s(step_gather, forward_slack, slowdown);
-    out.window_left = window_after(window, window_used_s(per_micro_batch, edge_s, hidden, slowdown),
-                                   window_used_s(step_reduce, 0, backward_slack, slowdown),
-                                   window_used_s(step_gather, 0, forward_slack, slowdown));
+    out.window_left =
+        window_after(window,
+                     window_used_s(gather_forward, edge_gather_s, hidden_forward, slowdown) +
+                         window_used_s(backward_comm_s, edge_reduce_s, hidden_backward, slowdown),
+                     window_used_s(step_reduce, 0, backward_slack, slowdown),
+                     window_used_s(step_gather, 0, forward_slack, slowdown));
     return out;
   }
   const double grad_bytes =
