@@ -95,7 +95,10 @@ constexpr KernelFigures scaled_per_length(const KernelFigures& f, const double (
 // 2.38 / 2.30 (least; worst run 6.4 %) / 2.30 / 2.32 / 2.34 % at 1.29 / 1.30 /
 // 1.31 / 1.32 / 1.33; with ZeRO-3's reduce-scatter in fp32 on the wire,
 // 2.17 / 2.07 / 2.05 (least; worst run 5.8 %) / 2.07 / 2.08 % at 1.29 / 1.30 /
-// 1.31 / 1.32 / 1.33.
+// 1.31 / 1.32 / 1.33; with the non-reentrant checkpoint's replay stopping
+// before the output projection (cost/recompute_replay.h; two of the ten runs
+// recompute), 1.92 / 1.83 / 1.80 (least; worst run 4.4 %) / 1.82 / 1.83 % at
+// 1.29 / 1.30 / 1.31 / 1.32 / 1.33.
 constexpr double kTritonH100Factor = 1.31;
 constexpr KernelFigures kTritonFlash =
     scaled(scaled_per_length(kFlash2, kTritonShare), kTritonH100Factor, kTritonH100Factor);

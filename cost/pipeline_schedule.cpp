@@ -15,6 +15,7 @@
 #include "cost/moe_host_sync.h"
 #include "cost/overlap.h"
 #include "cost/pytorch_cp_exchange.h"
+#include "cost/recompute_replay.h"
 #include "cost/sharded_grad_passes.h"
 #include "cost/step_internal.h"
 #include "cost/tp_comm_overlap.h"
@@ -242,6 +243,14 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
                                                    job.moe_host_launch_s, block.forward_s + ep.forward_s);
     }
   }
+  if (recompute_skips_last_linear(job)) {
+    costs.full_recompute_skipped_s = costs.dense.tp_windows.ffn_out_s;
+    // The forward's reductions (reduce-scatters with sp, all-reduces
+    // without) are what the gathers leave of its traffic, one after the
+    // attention and one after the FFN.
+    costs.full_recompute_skipped_tp_s =
+        std::max(0.0, costs.comm.tp_forward_s - costs.comm.tp_forward_gathers_s) / 2.0;
+  }
   costs.selective_dense_s = selective_recompute_s(model, job, costs.dense, false);
   // Megatron's --recompute-modules mla_up_proj: every layer's query and
   // key/value up projections forward again before the attention backward
@@ -334,7 +343,9 @@ StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const 
   if (c.recompute == Recompute::kSelective) {
     extra = dense_layers * costs.selective_dense_s + load.moe_layers * costs.selective_moe_s;
   } else if (recomputed > 0) {
-    const double per_layer = (dense_layers * dense.forward_s + load.moe_layers * moe.forward_s) / load.layers;
+    const double per_layer = (dense_layers * (dense.forward_s - costs.full_recompute_skipped_s) +
+                              load.moe_layers * moe.forward_s) /
+                             load.layers;
     extra = recomputed * per_layer;
   }
   if (load.first) t.forward_s += edges.embedding_s, backward += edges.embedding_s;
@@ -347,6 +358,8 @@ StageTime stage_time(const ParallelConfig& c, const PerLayerCosts& costs, const 
   t.backward_last_s = backward + extra;
   t.tp_s = load.layers * (dense_comm.tp_forward_s + dense_comm.tp_backward_s) +
            recomputed * (dense_comm.tp_forward_s + dense_comm.checkpoint_gather_s);
+  if (c.recompute != Recompute::kSelective && load.layers > 0)
+    t.tp_s -= recomputed * dense_layers / load.layers * costs.full_recompute_skipped_tp_s;
   if (c.recompute == Recompute::kSelective) {
     t.tp_s += load.layers * costs.selective_tp_s + dense_layers * costs.selective_dense_tp_s;
   }

@@ -8,6 +8,7 @@
 #include "cost/flops.h"
 #include "cost/memory.h"
 #include "cost/parameters.h"
+#include "cost/recompute_replay.h"
 #include "cost/stage_layout.h"
 #include "cost/step_internal.h"
 
@@ -183,6 +184,12 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
   StepFlops flops =
       step_flops(model, c.gbs, job.seq, selective ? Recompute::kNone : c.recompute, recomputed_fraction);
   if (selective) flops.hardware_flops += selective_recompute_flops(model, job, c.gbs);
+  if (recomputed_fraction > 0 && recompute_skips_last_linear(job)) {
+    // The replay leaves out each dense layer's FFN output projection.
+    const int dense_layers = model.layers - moe_layer_count(model);
+    flops.hardware_flops -= recomputed_fraction * dense_layers * 2.0 * static_cast<double>(c.gbs) * job.seq *
+                            model.hidden * static_cast<double>(model.ffn_hidden);
+  }
   report.model_flops = flops.model_flops;
   report.hardware_flops = flops.hardware_flops;
 

@@ -135,6 +135,11 @@ struct PerLayerCosts {
   /// sequence-parallel all-gathers', so the backward gathers the attention's
   /// and the FFN's inputs again (half the forward's TP traffic); 0 otherwise.
   double selective_tp_s = 0;
+  /// What a dense layer's full recomputation leaves out of its forward
+  /// (cost/recompute_replay.h): the FFN's output projection GEMM, and of its
+  /// forward tensor-parallel traffic the reduction of that projection's
+  /// output; 0 where the whole layer is replayed.
+  double full_recompute_skipped_s = 0, full_recompute_skipped_tp_s = 0;
   /// Megatron's --recompute-modules mlp / moe replay the FFN's half of a
   /// dense layer's forward TP traffic and an MoE layer's forward dispatch
   /// and combine, per layer.

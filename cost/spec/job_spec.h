@@ -340,6 +340,18 @@ struct JobSpec {
   /// Megatron-LM/Transformer Engine or torch.compile run them; false: eager
   /// PyTorch, one HBM round trip per operator (cost/compute_time.cpp).
   bool fused_elementwise = true;
+  /// Full recomputation runs through PyTorch's non-reentrant checkpoint
+  /// (torch.utils.checkpoint with use_reentrant=False, torchtitan's and
+  /// Composer's checkpoint wrappers), which stops recomputing once every
+  /// tensor the backward reads is back (early stop, the default since
+  /// PyTorch 2.1: pytorch/pytorch#96866), or through a compiled checkpoint
+  /// region (AOTAutograd recomputes only what the backward reads). A
+  /// layer's last linear (the FFN's output projection) saves its input
+  /// before it computes, so its GEMM and the reduction of its output under
+  /// tensor parallelism are not replayed; eager fp8 linears are autograd
+  /// Functions that save after computing (cost/recompute_replay.h). False:
+  /// Megatron-LM's and DeepSpeed's checkpoints replay the whole layer.
+  bool checkpoint_early_stop = false;
   /// Eager PyTorch's RMSNorm composed of operators (x.float(), pow, mean,
   /// rsqrt, casts, weight: torchtitan's own RMSNorm before it took
   /// nn.RMSNorm, pytorch/torchtitan#985 of 2025-03-19); false: nn.RMSNorm as

@@ -156,6 +156,8 @@ struct EngineRecipe {
   bool separate_gate_up = false;
   /// fp8 tp all-gathers (JobSpec::fp8_tp_all_gather).
   bool fp8_tp_all_gather = false;
+  /// PyTorch's non-reentrant checkpoint (JobSpec::checkpoint_early_stop).
+  bool checkpoint_early_stop = false;
 };
 EngineRecipe engine_recipe_defaults(const EngineSelection& selection);
 /// Copies the recipe inputs an engine fixes for every job (not the gradient

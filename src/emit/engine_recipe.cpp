@@ -57,6 +57,7 @@ void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job) {
   job.grad_reduce = recipe.grad_reduce;
   job.cross_entropy = recipe.cross_entropy;
   job.fp8_saves_cast = recipe.fp8_saves_cast;
+  job.checkpoint_early_stop = recipe.checkpoint_early_stop;
   job.selective_checkpoint = recipe.selective_checkpoint;
   job.cp_exchange = recipe.cp_exchange;
   job.tp_overlap_mechanism = recipe.tp_overlap;
@@ -119,6 +120,11 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
     recipe.separate_gate_up = true;
     // Float8 tensor parallelism gathers fp8 (JobSpec::fp8_tp_all_gather).
     recipe.fp8_tp_all_gather = true;
+    // Full activation checkpointing wraps each block in
+    // ptd_checkpoint_wrapper, CheckpointImpl.NO_REENTRANT by default
+    // (torchtitan/parallelisms/parallelize_llama.py _apply_ac_to_transformer_block
+    // @ 9dec370): JobSpec::checkpoint_early_stop.
+    recipe.checkpoint_early_stop = true;
   }
   // Megatron-DeepSpeed runs full recomputation through DeepSpeed's
   // checkpointing; parplan's launch files pass --partition-activations.
