@@ -2,10 +2,12 @@
 // (calibration/heldout-published-runs.yaml) with a shipped profile, fitting
 // nothing, and prints each run's step-time error and the mean and max per
 // category (docs/heldout-runs.md).
-// Usage: heldout_bench [RUN_FILE] [PROFILE] [--breakdown]
+// Usage: heldout_bench [RUN_FILE] [PROFILE] [--breakdown] [--memory]
 // --breakdown: under each run, where the predicted step goes (compute,
 // bubble, exposed communication per kind, optimizer) and the data-parallel
 // bytes and seconds per network tier before overlap.
+// --memory: the predicted memory of every run (by default only of runs that
+// do not fit or that publish their peak).
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -37,10 +39,12 @@ int main(int argc, char** argv) {
   using namespace parplan;
   try {
     std::vector<std::string> positional;
-    bool breakdown = false;
+    bool breakdown = false, memory = false;
     for (int i = 1; i < argc; ++i) {
       if (std::string(argv[i]) == "--breakdown")
         breakdown = true;
+      else if (std::string(argv[i]) == "--memory")
+        memory = true;
       else
         positional.emplace_back(argv[i]);
     }
@@ -96,7 +100,7 @@ int main(int argc, char** argv) {
                         report.dp_traffic.seconds[tier]);
         std::printf("\n");
       }
-      if (!p.fits || run.measured_peak_bytes > 0) {
+      if (memory || !p.fits || run.measured_peak_bytes > 0) {
         // Where the memory goes on the busiest stage, for the config chosen,
         // against the run's own HBM where it names one, and the measured peak.
         ParallelConfig c = run.config;

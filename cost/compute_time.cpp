@@ -281,27 +281,70 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
                       shape.cp, q_bytes, o_bytes,
                       kActivationBytes * m * torchtitan_sdpa_kv_elements_per_token(model, shape.tp), fused);
   }
-  const Fp8CastTimes casts = fp8_cast_times(device, shape, model.uses_mla() ? 0.0 : m * (h + out_width),
-                                            model.uses_mla() ? 0.0 : m * (q_width + kv_width + h),
-                                            ffn_copies * m * (h + ffn / t), ffn_copies * m * (ffn_in + h));
+  // The QKV and FC1 inputs come out of their norm. Transformer Engine's
+  // LayerNormLinear (JobSpec::te_layernorm_linear) fuses the norm with
+  // their quantization. Under delayed scaling the norm writes fp8 itself
+  // (TE 1.8 transformer_engine/pytorch/module/layernorm_linear.py: ln_out
+  // allocated as uint8 for _apply_normalization; TE 2.x
+  // pytorch/csrc/extensions/normalization.cpp: Float8Quantizer -> the
+  // FULLY_FUSED kernel), so there is no cast kernel: the norm writes one
+  // byte less per element, and the weight gradient's transposed copy is an
+  // fp8 transpose (read 1, write 1) of the gathered input, in the backward
+  // under TE 1.8 (fp8_transpose(ln_out_total)) and where sequence
+  // parallelism gathers it again there, in the forward otherwise
+  // (common/normalization/*_api.cpp: nvte_transpose after the kernel).
+  // Under current scaling the norm computes the amax as it writes its
+  // 16-bit output (FUSED_NORM_AMAX_FP8), which quantize_with_amax then
+  // casts; every other input and output gradient is quantized by
+  // Float8CurrentScalingQuantizer::quantize (pytorch/csrc/quantizer.cpp @
+  // v2.8): nvte_compute_amax, one more read of the 16-bit tensor, before
+  // the cast. MLA's projections are timed apart (only its dense FC1 counts).
+  const bool te_fp8 = shape.fp8 && shape.te_layernorm_linear;
+  const bool norm_writes_fp8 = te_fp8 && !shape.fp8_current_scaling;
+  const double attention_layers = model.uses_mla() ? 0.0 : 1.0;
+  const double norm_fed_layers = attention_layers + ffn_copies;
+  const double cast_norm_fed = norm_writes_fp8 ? 0.0 : 1.0;
+  const double attention_output_grads = attention_layers * m * (q_width + kv_width + h);
+  const double ffn_output_grads = ffn_copies * m * (ffn_in + h);
+  const Fp8CastTimes casts = fp8_cast_times(
+      device, shape, attention_layers * m * (cast_norm_fed * h + out_width), attention_output_grads,
+      ffn_copies * m * (cast_norm_fed * h + ffn / t), ffn_output_grads);
+  double norm_output_forward_s = 0, norm_output_backward_s = 0;
+  if (norm_writes_fp8) {
+    const double transpose_s = memory_bound_s(device, 2.0 * m * h * norm_fed_layers);
+    const bool transpose_in_backward =
+        shape.transformer_engine == TransformerEngineVersion::kV1_8 || shape.sp;
+    (transpose_in_backward ? norm_output_backward_s : norm_output_forward_s) += transpose_s;
+    norm_output_forward_s -= memory_bound_s(device, replicated_tokens * h * norm_fed_layers);
+  }
+  const bool amax_pass = te_fp8 && shape.fp8_current_scaling;
+  const double fc2_amax_s = amax_pass ? memory_bound_s(device, kActivationBytes * m * ffn / t) : 0.0;
+  if (amax_pass) {
+    norm_output_forward_s +=
+        memory_bound_s(device, kActivationBytes * attention_layers * m * out_width) + ffn_copies * fc2_amax_s;
+    norm_output_backward_s +=
+        memory_bound_s(device, kActivationBytes * (attention_output_grads + ffn_output_grads));
+  }
 
   LayerComputeTimes times;
   if (!shape.is_moe) {
     const double ffn_elements = replicated_tokens * (fused ? 2.0 : eager_norm) * h +
                                 m * ffn * (model.gated_ffn ? (fused ? 3.0 : 5.0) : 2.0) / t;
-    times.ffn_forward_s = windows.ffn_in_s + windows.ffn_out_s +
-                          memory_bound_s(device, kActivationBytes * ffn_elements) +
-                          fp8_cast_times(device, shape, 0.0, 0.0, m * (h + ffn / t), 0.0).forward_s;
+    times.ffn_forward_s =
+        windows.ffn_in_s + windows.ffn_out_s + memory_bound_s(device, kActivationBytes * ffn_elements) +
+        fp8_cast_times(device, shape, 0.0, 0.0, m * (cast_norm_fed * h + ffn / t), 0.0).forward_s +
+        fc2_amax_s;
   }
   times.attention_forward_s = attention_forward_s;
   times.attention_backward_s = attention_backward_s;
   times.gemm_forward_s = gemm_s;
   times.tp_windows = windows;
-  times.forward_s = gemm_s + attention_forward_s + elementwise_s + casts.forward_s +
+  times.forward_s = gemm_s + attention_forward_s + elementwise_s + casts.forward_s + norm_output_forward_s +
                     memory_bound_s(device, merge.forward + kActivationBytes * unpad_forward_elements) +
                     device.layer_overhead_s / 3.0;
   times.backward_s =
       gemm_backward_s + attention_backward_s + 2.0 * elementwise_s + casts.backward_s +
+      norm_output_backward_s +
       memory_bound_s(device, kActivationBytes * (input_grad_sum_elements + eager_backward_elements +
                                                  unpad_backward_elements)) +
       memory_bound_s(device, merge.backward) + device.layer_overhead_s * 2.0 / 3.0;

@@ -50,6 +50,9 @@ struct LayerShape {
   /// fp8 linear layers (Transformer Engine, delayed scaling): each GEMM
   /// input and output gradient is cast to fp8 by its own kernel.
   bool fp8 = false;
+  /// JobSpec::te_layernorm_linear and fp8_scaling (layer_compute_times).
+  bool te_layernorm_linear = false;
+  bool fp8_current_scaling = false;
 };
 
 /// Seconds a memory-bound kernel moving `bytes` through HBM takes: the

@@ -199,6 +199,8 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
   shape.unpadded_attention = job.unpadded_attention;
   shape.document_tokens = job.document_tokens;
   shape.fp8 = job.precision == Precision::kFp8;
+  shape.te_layernorm_linear = job.te_layernorm_linear;
+  shape.fp8_current_scaling = job.fp8_scaling == Fp8Scaling::kCurrent;
   costs.dense = layer_compute_times(model, device, peak, shape);
   costs.comm = layer_comm(model, cluster, job, c, costs.dense, stage);
   if (model.is_moe()) {

@@ -254,6 +254,13 @@ struct JobSpec {
   /// the weight gradient (Transformer Engine) or the 16-bit input itself
   /// (torchao's Float8Linear, torchtitan's fp8; cost/memory.h).
   bool fp8_saves_cast = true;
+  /// Whether the linear layers are Transformer Engine's and the QKV and FC1
+  /// ones its LayerNormLinear, the norm before them fused in (Megatron's TE
+  /// layer spec). Under fp8 the norm then writes their fp8 input itself
+  /// (delayed scaling) or its amax (current scaling), and every other
+  /// Linear input and output gradient under current scaling takes an amax
+  /// pass before its cast (cost/compute_time.cpp, layer_compute_times).
+  bool te_layernorm_linear = false;
   Fp8Scaling fp8_scaling = Fp8Scaling::kDelayed;
   SelectiveCheckpoint selective_checkpoint = SelectiveCheckpoint::kAttentionCore;
   RecomputeModules recompute_modules;

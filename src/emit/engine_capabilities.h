@@ -130,6 +130,8 @@ struct EngineRecipe {
   TpOverlapMechanism tp_overlap = TpOverlapMechanism::kUserbuffers;
   /// fp8 linear layers save the fp8 cast of their input (JobSpec::fp8_saves_cast).
   bool fp8_saves_cast = true;
+  /// Transformer Engine's LayerNormLinear (JobSpec::te_layernorm_linear).
+  bool te_layernorm_linear = false;
   /// When gradients are reduced (cost/grad_sync_schedule.h).
   GradSyncSchedule grad_sync = GradSyncSchedule::kEngineDefault;
   /// How micro-batch gradients are summed (cost/grad_accumulation.h).

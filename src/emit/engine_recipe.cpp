@@ -57,6 +57,7 @@ void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job) {
   job.grad_reduce = recipe.grad_reduce;
   job.cross_entropy = recipe.cross_entropy;
   job.fp8_saves_cast = recipe.fp8_saves_cast;
+  job.te_layernorm_linear = recipe.te_layernorm_linear;
   job.checkpoint_early_stop = recipe.checkpoint_early_stop;
   job.selective_checkpoint = recipe.selective_checkpoint;
   job.cp_exchange = recipe.cp_exchange;
@@ -151,6 +152,11 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
     const Engine e = selection.engines[0];
     if (e == Engine::kTorchtitan || e == Engine::kMegatron) recipe.shard_unit = ShardUnit::kLayer;
     recipe.moe_probs_in_activation = e == Engine::kMegatron;
+    // Megatron-Core's Transformer Engine layer spec builds linear_qkv and
+    // linear_fc1 as TELayerNormColumnParallelLinear
+    // (megatron/core/models/gpt/gpt_layer_specs.py,
+    // get_gpt_layer_with_transformer_engine_spec).
+    recipe.te_layernorm_linear = e == Engine::kMegatron;
     recipe.grad_sync = engine_grad_sync(selection.engines[0]);
     recipe.attention_kernel = engine_attention_kernel(selection.engines[0]);
   }
