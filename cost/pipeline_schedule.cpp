@@ -68,7 +68,7 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
     // torchao's Float8 tensor parallelism casts before it gathers: every
     // all-gather (forward and the backward's) moves fp8, the reduce-scatters
     // 16 bits (JobSpec::fp8_tp_all_gather).
-    const bool fp8_gather = job.fp8_tp_all_gather && job.precision == Precision::kFp8;
+    const bool fp8_gather = job.fp8_tp_all_gather && job.precision == Precision::kFp8 && c.sp;
     const double gather_bytes = fp8_gather ? activation_bytes / 2.0 : activation_bytes;
     const double gather_s = all_gather_s(cluster, span, gather_bytes);
     const double one = fp8_gather ? gather_s + all_gather_s(cluster, span, activation_bytes)

@@ -3,11 +3,13 @@
 // FC1 GEMMs writes their fp8 input itself (no cast kernel; one byte less
 // written, an fp8 transpose of 1 + 1 bytes for the weight gradient); under
 // current scaling every other GEMM input and every output gradient takes an
-// amax pass (one 16-bit read) before its cast. Byte counts from the layer's
+// amax pass (one 16-bit read) before its cast; and sequence parallelism
+// gathers fp8. Byte counts from the layer's
 // shapes: Llama 3 8B, h 4096, q 4096, kv 2 x 1024, FFN 14336 gated.
 #include <gtest/gtest.h>
 
 #include "cost/compute_time.h"
+#include "cost/step_internal.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
 #include "tests/tune_support.h"
@@ -87,6 +89,43 @@ TEST(TeLayerNormLinearFp8, SixteenBitLayersAreUntouched) {
     EXPECT_DOUBLE_EQ(plain.forward_s, te.forward_s);
     EXPECT_DOUBLE_EQ(plain.backward_s, te.backward_s);
   }
+}
+
+// Under sequence parallelism Transformer Engine gathers fp8 (the norm's fp8
+// output forward, the cast output gradient backward) and reduce-scatters 16
+// bits; without it tp all-reduces 16 bits.
+detail::LayerComm tp_comm(Precision precision, bool sp, bool fp8_gather) {
+  const ModelSpec model = load_model("llama3-70b");
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  JobSpec job = test::recipe_job("megatron", 8, 8, 8192);
+  job.precision = precision;
+  job.fp8_tp_all_gather = fp8_gather;
+  ParallelConfig c;
+  c.tp = 8;
+  c.sp = sp;
+  c.dp = 1;
+  c.mbs = 1;
+  c.gbs = 8;
+  c.zero = 1;
+  return detail::per_layer_costs(model, cluster, job, c).comm;
+}
+
+TEST(TeLayerNormLinearFp8, SequenceParallelGathersMoveFp8) {
+  EXPECT_TRUE(test::recipe_job("megatron", 8, 8, 8192).fp8_tp_all_gather);
+  const detail::LayerComm fp8 = tp_comm(Precision::kFp8, true, true),
+                          wide = tp_comm(Precision::kFp8, true, false);
+  EXPECT_LT(fp8.tp_forward_s, wide.tp_forward_s);
+  EXPECT_LT(fp8.tp_backward_s, wide.tp_backward_s);
+  // The reduce-scatters keep their 16 bits: more than half the traffic's
+  // time is left.
+  EXPECT_GT(fp8.tp_forward_s, 0.5 * wide.tp_forward_s);
+  // All-reduce without sequence parallelism, and 16-bit runs, are as before.
+  const detail::LayerComm ar = tp_comm(Precision::kFp8, false, true),
+                          ar_wide = tp_comm(Precision::kFp8, false, false);
+  EXPECT_DOUBLE_EQ(ar.tp_forward_s, ar_wide.tp_forward_s);
+  const detail::LayerComm bf16 = tp_comm(Precision::kBf16, true, true),
+                          bf16_wide = tp_comm(Precision::kBf16, true, false);
+  EXPECT_DOUBLE_EQ(bf16.tp_forward_s, bf16_wide.tp_forward_s);
 }
 
 }  // namespace te_layernorm_linear_fp8_test

@@ -392,6 +392,13 @@ struct JobSpec {
   /// backward's gathers take the gradient _NoopFwToFloat8BwDynamic cast
   /// (torchao/float8/float8_tensor_parallel.py), as torchtitan applies them
   /// with tensorwise Float8 (parallelize_llama.py @ 9dec370, lines 148-161).
+  /// Transformer Engine under sequence parallelism the same way: its
+  /// LayerNormLinear gathers the norm's fp8 output (TE 1.8
+  /// module/layernorm_linear.py; TE 2.x gather_along_first_dim with the
+  /// input quantizer), and a row-parallel Linear's backward casts its output
+  /// gradient before it gathers it (module/base.py grad_output_preprocess:
+  /// "FP8 case with gather"). Without sequence parallelism tp all-reduces
+  /// in 16 bits.
   bool fp8_tp_all_gather = false;
   /// Mixed precision comes only from FSDP (or from autocast under DDP or on
   /// one device): with tp or pp > 1 and neither FSDP nor cp the engine trains

@@ -157,6 +157,8 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
     // (megatron/core/models/gpt/gpt_layer_specs.py,
     // get_gpt_layer_with_transformer_engine_spec).
     recipe.te_layernorm_linear = e == Engine::kMegatron;
+    // ... whose sequence-parallel all-gathers move fp8 (JobSpec::fp8_tp_all_gather).
+    if (e == Engine::kMegatron) recipe.fp8_tp_all_gather = true;
     recipe.grad_sync = engine_grad_sync(selection.engines[0]);
     recipe.attention_kernel = engine_attention_kernel(selection.engines[0]);
   }
