@@ -299,17 +299,28 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
   // Float8CurrentScalingQuantizer::quantize (pytorch/csrc/quantizer.cpp @
   // v2.8): nvte_compute_amax, one more read of the 16-bit tensor, before
   // the cast. MLA's projections are timed apart (only its dense FC1 counts).
+  // Under sequence parallelism a row-parallel Linear (the attention output
+  // projection, FC2) casts its output gradient on the rank's m / tp tokens,
+  // gathers the fp8 copy and transposes that (module/base.py
+  // grad_output_preprocess, "FP8 case with gather": cast 2 + 1 bytes on
+  // the shard, fp8 transpose 1 + 1 on the gathered tensor), its amax read on
+  // the shard.
   const bool te_fp8 = shape.fp8 && shape.te_layernorm_linear;
   const bool norm_writes_fp8 = te_fp8 && !shape.fp8_current_scaling;
+  const bool gathers_cast_grads = te_fp8 && shape.sp;
   const double attention_layers = model.uses_mla() ? 0.0 : 1.0;
   const double norm_fed_layers = attention_layers + ffn_copies;
   const double cast_norm_fed = norm_writes_fp8 ? 0.0 : 1.0;
-  const double attention_output_grads = attention_layers * m * (q_width + kv_width + h);
-  const double ffn_output_grads = ffn_copies * m * (ffn_in + h);
+  const double row_parallel_grads = m * h * norm_fed_layers;
+  const double whole_row_grads = gathers_cast_grads ? 0.0 : 1.0;
+  const double attention_output_grads = attention_layers * m * (q_width + kv_width + whole_row_grads * h);
+  const double ffn_output_grads = ffn_copies * m * (ffn_in + whole_row_grads * h);
   const Fp8CastTimes casts = fp8_cast_times(
       device, shape, attention_layers * m * (cast_norm_fed * h + out_width), attention_output_grads,
       ffn_copies * m * (cast_norm_fed * h + ffn / t), ffn_output_grads);
   double norm_output_forward_s = 0, norm_output_backward_s = 0;
+  if (gathers_cast_grads)
+    norm_output_backward_s += memory_bound_s(device, (3.0 / t + 2.0) * row_parallel_grads);
   if (norm_writes_fp8) {
     const double transpose_s = memory_bound_s(device, 2.0 * m * h * norm_fed_layers);
     const bool transpose_in_backward =
@@ -323,7 +334,8 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
     norm_output_forward_s +=
         memory_bound_s(device, kActivationBytes * attention_layers * m * out_width) + ffn_copies * fc2_amax_s;
     norm_output_backward_s +=
-        memory_bound_s(device, kActivationBytes * (attention_output_grads + ffn_output_grads));
+        memory_bound_s(device, kActivationBytes * (attention_output_grads + ffn_output_grads +
+                                                   (gathers_cast_grads ? row_parallel_grads / t : 0.0)));
   }
 
   LayerComputeTimes times;

@@ -59,10 +59,14 @@ TEST(TeLayerNormLinearFp8, DelayedScalingDropsTheNormFedCasts) {
 TEST(TeLayerNormLinearFp8, SequenceParallelTransposesInTheBackward) {
   const LayerComputeTimes plain = times(false, false, true, 2), te = times(true, false, true, 2);
   // Under sp the norm runs on the rank's m / tp tokens, its gathered fp8
-  // output (m tokens) is transposed in the backward.
+  // output (m tokens) is transposed in the backward; the row-parallel
+  // output gradients (projection, FC2: m x h each) are cast on the shard
+  // (3 bytes on m / tp tokens) and transposed gathered (2 bytes on m),
+  // not cast-transposed whole (4 bytes on m).
   const double gathered = 2.0 * kTokens * kHidden;
   EXPECT_NEAR(plain.forward_s - te.forward_s, seconds(4.0 * gathered + 1.0 * gathered / 2.0), 1e-12);
-  EXPECT_NEAR(te.backward_s - plain.backward_s, seconds(2.0 * gathered), 1e-12);
+  EXPECT_NEAR(te.backward_s - plain.backward_s, seconds(2.0 * gathered + (3.0 / 2.0 + 2.0 - 4.0) * gathered),
+              1e-12);
 }
 
 TEST(TeLayerNormLinearFp8, CurrentScalingReadsEachOtherTensorForItsAmax) {
