@@ -318,22 +318,22 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
   const Fp8CastTimes casts = fp8_cast_times(
       device, shape, attention_layers * m * (cast_norm_fed * h + out_width), attention_output_grads,
       ffn_copies * m * (cast_norm_fed * h + ffn / t), ffn_output_grads);
-  double norm_output_forward_s = 0, norm_output_backward_s = 0;
-  if (gathers_cast_grads)
-    norm_output_backward_s += memory_bound_s(device, (3.0 / t + 2.0) * row_parallel_grads);
+  // What Transformer Engine's quantization adds to or saves from the casts.
+  double te_fp8_forward_s = 0, te_fp8_backward_s = 0;
+  if (gathers_cast_grads) te_fp8_backward_s += memory_bound_s(device, (3.0 / t + 2.0) * row_parallel_grads);
   if (norm_writes_fp8) {
     const double transpose_s = memory_bound_s(device, 2.0 * m * h * norm_fed_layers);
     const bool transpose_in_backward =
         shape.transformer_engine == TransformerEngineVersion::kV1_8 || shape.sp;
-    (transpose_in_backward ? norm_output_backward_s : norm_output_forward_s) += transpose_s;
-    norm_output_forward_s -= memory_bound_s(device, replicated_tokens * h * norm_fed_layers);
+    (transpose_in_backward ? te_fp8_backward_s : te_fp8_forward_s) += transpose_s;
+    te_fp8_forward_s -= memory_bound_s(device, replicated_tokens * h * norm_fed_layers);
   }
   const bool amax_pass = te_fp8 && shape.fp8_current_scaling;
   const double fc2_amax_s = amax_pass ? memory_bound_s(device, kActivationBytes * m * ffn / t) : 0.0;
   if (amax_pass) {
-    norm_output_forward_s +=
+    te_fp8_forward_s +=
         memory_bound_s(device, kActivationBytes * attention_layers * m * out_width) + ffn_copies * fc2_amax_s;
-    norm_output_backward_s +=
+    te_fp8_backward_s +=
         memory_bound_s(device, kActivationBytes * (attention_output_grads + ffn_output_grads +
                                                    (gathers_cast_grads ? row_parallel_grads / t : 0.0)));
   }
@@ -351,12 +351,11 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
   times.attention_backward_s = attention_backward_s;
   times.gemm_forward_s = gemm_s;
   times.tp_windows = windows;
-  times.forward_s = gemm_s + attention_forward_s + elementwise_s + casts.forward_s + norm_output_forward_s +
+  times.forward_s = gemm_s + attention_forward_s + elementwise_s + casts.forward_s + te_fp8_forward_s +
                     memory_bound_s(device, merge.forward + kActivationBytes * unpad_forward_elements) +
                     device.layer_overhead_s / 3.0;
   times.backward_s =
-      gemm_backward_s + attention_backward_s + 2.0 * elementwise_s + casts.backward_s +
-      norm_output_backward_s +
+      gemm_backward_s + attention_backward_s + 2.0 * elementwise_s + casts.backward_s + te_fp8_backward_s +
       memory_bound_s(device, kActivationBytes * (input_grad_sum_elements + eager_backward_elements +
                                                  unpad_backward_elements)) +
       memory_bound_s(device, merge.backward) + device.layer_overhead_s * 2.0 / 3.0;
