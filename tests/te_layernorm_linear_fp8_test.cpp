@@ -104,13 +104,13 @@ detail::LayerComm tp_comm(Precision precision, bool sp, bool fp8_gather) {
   JobSpec job = test::recipe_job("megatron", 8, 8, 8192);
   job.precision = precision;
   job.fp8_tp_all_gather = fp8_gather;
+  // Tensor parallelism over one node, one micro-batch (dp and mbs 1, the
+  // defaults), distributed optimizer.
   ParallelConfig c;
   c.tp = 8;
   c.sp = sp;
-  c.dp = 1;
-  c.mbs = 1;
-  c.gbs = 8;
   c.zero = 1;
+  c.gbs = 8;
   return detail::per_layer_costs(model, cluster, job, c).comm;
 }
 
