@@ -16,6 +16,7 @@
 #include "cost/overlap.h"
 #include "cost/pytorch_cp_exchange.h"
 #include "cost/recompute_replay.h"
+#include "cost/sequence_dim_copies.h"
 #include "cost/sharded_grad_passes.h"
 #include "cost/step_internal.h"
 #include "cost/tp_comm_overlap.h"
@@ -99,6 +100,22 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
       }
       comm.tp_forward_gathers_s =
           fp8_gather && !tp_comm_overlapped(job, c) ? 2.0 * gather_s : comm.tp_forward_s / 2.0;
+    }
+    if (job.sp_sequence_dim_copies && c.sp) {
+      // The copies around each collective on the sequence dim, on the
+      // compute stream (cost/sequence_dim_copies.h).
+      SequenceDimCopyShape copies;
+      copies.tp = c.tp;
+      copies.gather_bytes = gather_bytes;
+      copies.scatter_bytes = activation_bytes;
+      copies.micro_pipelined =
+          tp_comm_overlapped(job, c) && job.tp_overlap_mechanism == TpOverlapMechanism::kMicroPipeline;
+      copies.attention_backward_fused = job.fused_elementwise && job.separate_qkv;
+      copies.ffn_backward_fused = job.fused_elementwise && job.separate_gate_up && model.gated_ffn;
+      const SequenceDimCopySeconds copy = sequence_dim_copy_s(cluster.device, copies);
+      comm.tp_forward_s += copy.forward_s;
+      comm.tp_backward_s += copy.backward_s;
+      comm.tp_forward_gathers_s += copy.forward_gathers_s;
     }
     // DeepSpeed's checkpointing gathers the split layer input over tp
     // (activation_checkpointing/checkpointing.py get_full_inputs).

@@ -400,6 +400,12 @@ struct JobSpec {
   /// "FP8 case with gather"). Without sequence parallelism tp all-reduces
   /// in 16 bits.
   bool fp8_tp_all_gather = false;
+  /// Sequence parallelism on the sequence dim of batch-first hidden states
+  /// (torchtitan v0.2.x and older: DTensor Shard(1) on [b, s, h]): PyTorch's
+  /// functional collectives copy the whole activation around each gather
+  /// and scatter (cost/sequence_dim_copies.h). torchtitan main folds batch
+  /// and sequence (pytorch/torchtitan#4121) and shards dim 0: false.
+  bool sp_sequence_dim_copies = false;
   /// Mixed precision comes only from FSDP (or from autocast under DDP or on
   /// one device): with tp or pp > 1 and neither FSDP nor cp the engine trains
   /// in fp32, not as costed. torchtitan v0.2.x (maybe_enable_amp,

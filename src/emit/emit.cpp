@@ -76,6 +76,9 @@ void cost_as_torchtitan_version(TorchtitanVersion version, JobSpec& job) {
   // components/quantization/float8.py:238), the name the files must give:
   // the tp all-gathers stay 16 bits.
   job.fp8_tp_all_gather = false;
+  // Its hidden states are [b, s, h], sequence-parallel on dim 1
+  // (JobSpec::sp_sequence_dim_copies; the batch fold came after v0.2.x).
+  job.sp_sequence_dim_copies = true;
   job.mixed_precision_needs_fsdp = true;
   if (job.document_tokens > 0)
     throw InputError(

@@ -170,6 +170,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
                 "fsdp_float8_all_gather",
                 "category",
                 "separate_qkv",
+                "sp_sequence_dim_copies",
                 "unpadded_attention",
                 "optimizer_kernels",
                 "tp_comm_overlap",
@@ -298,6 +299,10 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   // torchtitan before fused QKV became its default (v0.2.x and older) runs
   // wq, wk, wv as three matmuls (JobSpec::separate_qkv).
   run.job.separate_qkv = f.boolean("separate_qkv", false);
+  // torchtitan before the batch fold (v0.2.x and older) shards [b, s, h] on
+  // the sequence dim, and each tp collective copies the activation
+  // (JobSpec::sp_sequence_dim_copies).
+  run.job.sp_sequence_dim_copies = f.boolean("sp_sequence_dim_copies", run.job.sp_sequence_dim_copies);
   // llm-foundry's flash path unpads q, k, v and pads the output back
   // (JobSpec::unpadded_attention).
   run.job.unpadded_attention = f.boolean("unpadded_attention", false);

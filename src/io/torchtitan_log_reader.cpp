@@ -506,6 +506,10 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_
                              : v02_toml ? AttentionKernel::kCudnn
                                         : AttentionKernel::kFlash2;
   fit.job.fp8_tp_all_gather = float8.tp_gathers_fp8;
+  // TOML-era torchtitan keeps [b, s, h] hidden states and runs sequence
+  // parallelism on dim 1 (JobSpec::sp_sequence_dim_copies); the Python
+  // configs' releases fold batch and sequence.
+  fit.job.sp_sequence_dim_copies = !python;
   // The run file's config has no split keys: set as read.
   fit.config.first_stage_layers = first_stage_layers;
   fit.config.last_stage_layers = last_stage_layers;
