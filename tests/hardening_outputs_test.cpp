@@ -45,7 +45,8 @@ TEST(HardeningOutputs, CheckWithNothingFeasibleHasNoOptimum) {
   const auto run =
       run_cli("check --model gpt-1t --cluster dgx-a100 --gpus 8 --gbs 8 --seq 2048 --tp 8 --pp 1");
   EXPECT_EQ(run.exit_code, 1);
-  EXPECT_NE(run.err.find("no feasible plan: memory"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("no other config fits either: memory"), std::string::npos) << run.err;
+  EXPECT_EQ(test::line_count(run.err), 1) << run.err;
   EXPECT_NE(run.out.find("optimum  none"), std::string::npos) << run.out;
   const auto json = run_cli(
       "check --model gpt-1t --cluster dgx-a100 --gpus 8 --gbs 8 --seq 2048 --tp 8 --pp 1 --format json");

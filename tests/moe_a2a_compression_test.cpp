@@ -43,7 +43,7 @@ TEST(A2aCompression, LossyOptInAndRange) {
       "plan --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --gbs 256 --seq 4096 --a2a-compression 0.5",
       "--allow-lossy-comm");
   test::expect_cli_refusal("estimate" + job + " --a2a-compression 0 --allow-lossy-comm", "(0, 1]");
-  test::expect_cli_refusal("estimate" + job + " --a2a-compression 1.5 --allow-lossy-comm", "(0, 1]");
+  test::expect_cli_refusal("estimate" + job + " --a2a-compression 1.5 --allow-lossy-comm", "from 0 to 1");
   test::expect_cli_refusal("estimate" + job + " --a2a-compression nan --allow-lossy-comm",
                            "--a2a-compression");
   const auto step = [](const CliRun& run) {

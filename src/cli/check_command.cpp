@@ -94,8 +94,9 @@ int run_check(const CheckFlags& flags) {
     std::cerr << "parplan: " << note << "; the gap is measured against it, so the true gap may be larger\n";
   for (const std::string& warning : certificate_warnings(best.certificates))
     std::cerr << "parplan: " << warning << "\n";
-  if (no_optimum && !cut_before_any) std::cerr << "parplan: no feasible plan: " << no_optimum_why << "\n";
-  // Exit 1 names what binds: memory, or the engine's rule.
+  // Exit 1 names what binds, in one line: memory (and why no other config
+  // fits either), or the engine's rule.
+  const bool state_no_optimum = no_optimum && !cut_before_any;
   if (!fits) {
     char text[200];
     std::snprintf(text, sizeof text,
@@ -103,7 +104,9 @@ int run_check(const CheckFlags& flags) {
                   "(%.1f GiB more)",
                   cost.memory.peak_bytes / kGiBytes, cost.memory.capacity_bytes / kGiBytes,
                   (cost.memory.peak_bytes - cost.memory.capacity_bytes) / kGiBytes);
-    std::cerr << text << "\n";
+    std::cerr << text << (state_no_optimum ? "; no other config fits either: " + no_optimum_why : "") << "\n";
+  } else if (state_no_optimum) {
+    std::cerr << "parplan: no feasible plan: " << no_optimum_why << "\n";
   }
   if (!engine_runs)
     std::cerr << "parplan: " << r.engine << " cannot run this config: " << engine_problem << "\n";

@@ -27,6 +27,10 @@ std::string without_repeated_name(const std::string& message) {
   if (colon == std::string::npos) return message;
   const std::string name = message.substr(0, colon);
   const std::string rest = message.substr(colon + 2);
+  // CLI11's words for an option given more than once.
+  const std::string repeated = "At Most 1 required but received ";
+  if (rest.rfind(repeated, 0) == 0)
+    return name + " is given " + rest.substr(repeated.size()) + " times; give it once";
   return rest.rfind(name, 0) == 0 ? rest : message;
 }
 

@@ -80,7 +80,8 @@ void register_commands(CLI::App& app, Commands& c) {
       ->required();
   c.sweep->add_option("--cluster", sf.cluster, "hardware profile name or YAML path")->required();
   add_number_option(*c.sweep, "--power-limit", sf.power_limit_w,
-                    "board power limit in W (200-700) for a profile with a measured power curve", 1.0, 1e5);
+                    "board power limit in W (200-700) for a profile with a measured power curve", 200.0,
+                    700.0);
   c.sweep->add_option("--gpus", sf.gpus, "GPU counts: list or range (64:1024:x2)")->required();
   c.sweep->add_option("--gbs", sf.gbs, "global batch sizes: list or range (512:2048:+512)")->required();
   add_int_option(*c.sweep, "--seq", sf.seq, "sequence length in tokens", 1, kMaxSeq)->required();

@@ -114,9 +114,12 @@ std::vector<NamedPath> job_input_paths(const JobFlags& f) {
   if (f.job_file) inputs.push_back({"--job", *f.job_file});
   // A catalog name is no file; a path is.
   for (const auto& [flag, value] :
-       {std::pair<const char*, std::string>{"--model", f.model}, {"--cluster", f.cluster}})
-    if (value.find('/') != std::string::npos || std::filesystem::exists(value))
+       {std::pair<const char*, std::string>{"--model", f.model}, {"--cluster", f.cluster}}) {
+    // The error code form: a name too long for the filesystem is no file.
+    std::error_code ec;
+    if (value.find('/') != std::string::npos || std::filesystem::exists(value, ec))
       inputs.push_back({flag, value});
+  }
   return inputs;
 }
 

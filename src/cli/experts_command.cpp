@@ -168,8 +168,10 @@ int run_experts(const ExpertsFlags& f) {
   request.shape.groups = f.groups.empty() ? 0 : parse_count("--groups", f.groups, 1, kMaxWidth);
   request.shape.redundant =
       f.redundant.empty() ? 0 : parse_count("--redundant", f.redundant, 0, kMaxPlacementSlots);
-  if ((!f.model.empty()) != (!f.cluster.empty()))
-    throw InputError("--model and --cluster go together (or give --job)");
+  // Beside --job either one overrides the job's, as in plan and estimate.
+  if (f.job_file.empty() && (!f.model.empty()) != (!f.cluster.empty()))
+    throw InputError(std::string(f.model.empty() ? "--cluster" : "--model") + " needs " +
+                     (f.model.empty() ? "--model" : "--cluster") + " beside it (or give --job)");
   if (f.job_file.empty() && f.model.empty()) {
     // Only the predicted step time reads them: without a model they would do nothing.
     for (const auto& [value, flag] : {std::pair{&f.gbs, "--gbs"}, std::pair{&f.seq, "--seq"}}) {

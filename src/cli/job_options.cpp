@@ -28,13 +28,13 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   app.add_option("--job", f.job_file, "job.yaml with model, cluster, gpus, gbs, seq (flags override it)");
   app.add_option("--model", f.model, "catalog name (see models/), model YAML or Hugging Face config.json");
   app.add_option("--cluster", f.cluster, "hardware profile name (see hardware-profiles/) or YAML path");
-  // Read as a plain decimal number here; the profile's power curve checks
-  // its range (apply_power_limit).
+  // The H100 SXM5's settable range (apply_power_limit checks it against the
+  // profile's curve too).
   add_number_option(
       app, "--power-limit", f.power_limit_w,
       "board power limit in W (200-700) for a profile with a measured power curve (dgx-h100, dgx-h200, "
       "dgx-h800, grand-teton-h100): compute at the clock it allows",
-      1.0, 1e5);
+      200.0, 700.0);
   add_int_option(app, "--gpus", f.gpus, "number of GPUs (ranks)", 1, kMaxGpus);
   add_int_option(app, "--nodes", f.nodes, "number of nodes (instead of --gpus)", 1, kMaxNodes);
   add_int_option(app, "--gbs", f.gbs, "global batch size in sequences", 1, kMaxGbs);
@@ -73,12 +73,11 @@ void add_job_flags(CLI::App& app, JobFlags& f, bool config_flags) {
   app.add_option("--routing-stats", f.routing_stats,
                  "MoE: measured tokens per expert per layer (JSON or CSV, as `parplan experts --loads`); "
                  "sets the imbalance of each ep from the loads (see docs/cost-model-moe.md)");
-  // Read as a plain decimal number here; its range (0, 1] is checked with the
-  // job (resolve_job) in the words of the ratio.
+  // 0 itself is refused with the job (resolve_job) in the words of the ratio.
   add_number_option(app, "--a2a-compression", f.a2a_compression,
                     "MoE: bytes of the expert all-to-all over the uncompressed volume, 0 < R <= 1 (LSH-MoE "
                     "style token compression; lossy, needs --allow-lossy-comm)",
-                    -1e6, 1e6);
+                    0.0, 1.0);
   add_number_option(app, "--moe-capacity-factor", f.moe_capacity_factor,
                     "MoE token dropping: tokens an expert takes over its fair share before it drops the rest "
                     "(Megatron --moe-expert-capacity-factor; default: dropless)",
@@ -469,6 +468,9 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
   if (f.sp) c.sp = true;
   if (f.first_stage_layers) c.first_stage_layers = *f.first_stage_layers;
   if (f.last_stage_layers) c.last_stage_layers = *f.last_stage_layers;
+  if ((f.first_stage_layers || f.last_stage_layers) && c.pp < 2)
+    throw InputError(std::string(f.first_stage_layers ? "--first-stage-layers" : "--last-stage-layers") +
+                     " sets a pipeline stage's layers: give --pp 2 or more with it");
   c.gbs = r.job.gbs;
   if (r.job.pipeline_layout.given())
     lay_out_config(r.job.pipeline_layout, r.file_pipeline_layout_where, r.file_vp_given || f.vp, c);

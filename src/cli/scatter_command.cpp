@@ -82,8 +82,9 @@ std::string gib_text(double bytes) {
 
 /// `infeasible`: set (and the coefficients left unchecked) when the model
 /// states leave no memory for one token: a valid request with no answer.
-ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& source,
-                                         std::string& infeasible) {
+/// `learned_positions`: the model's position table, 0 when it has none.
+ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& source, std::string& infeasible,
+                                         int& learned_positions) {
   const std::vector<int> sizes =
       f.group_sizes ? parse_group_sizes(*f.group_sizes, "--group-sizes") : std::vector<int>{};
   const bool from_model = !f.model.empty() || !f.cluster.empty();
@@ -122,6 +123,8 @@ ScatterCoefficients resolve_coefficients(const ScatterFlags& f, std::string& sou
       throw InputError("--model and --cluster go together: give both");
     const ModelSpec model = load_model(f.model);
     const ClusterSpec cluster = load_cluster(f.cluster);
+    if (model.position == PositionKind::kLearned && model.max_positions > 0)
+      learned_positions = model.max_positions;
     ScatterCostSetting setting;
     setting.gpus = gpus;
     setting.precision = parse_precision(f.precision.value_or("bf16"), "--precision");
@@ -172,7 +175,8 @@ int run_scatter(const ScatterFlags& f) {
   check_distinct_paths({{"--out", f.out}, {"--svg", f.svg}},
                        {{"--lengths", f.lengths}, {"--coefficients", f.coefficients}});
   std::string source, infeasible;
-  const ScatterCoefficients c = resolve_coefficients(f, source, infeasible);
+  int learned_positions = 0;
+  const ScatterCoefficients c = resolve_coefficients(f, source, infeasible, learned_positions);
   if (!infeasible.empty()) {
     std::cerr << "parplan: infeasible: " << infeasible << "\n";
     return 1;
@@ -186,6 +190,15 @@ int run_scatter(const ScatterFlags& f) {
   if (!f.svg.empty() && f.svg_step >= static_cast<int>(report.steps.size()))
     throw InputError("--svg-step: step " + std::to_string(f.svg_step) + " does not exist; " + f.lengths +
                      " has " + std::to_string(report.steps.size()) + " step(s), numbered from 0");
+  // A position table has no row past its length: not a plan to search.
+  for (size_t s = 0; learned_positions > 0 && s < report.steps.size(); ++s)
+    for (size_t i = 0; i < report.steps[s].size(); ++i)
+      if (report.steps[s][i] > learned_positions)
+        throw InputError("--lengths " + f.lengths + ": step " + std::to_string(s) + ", sequence " +
+                         std::to_string(i) + " has " + std::to_string(report.steps[s][i]) +
+                         " tokens, more than the " + std::to_string(learned_positions) +
+                         " learned positions of the model; use shorter sequences or a model with rotary "
+                         "positions");
   for (size_t s = 0; s < report.steps.size(); ++s) {
     const int i = first_unplaceable_sequence(report.steps[s], c);
     if (i >= 0) {

@@ -57,6 +57,9 @@ int run_sweep(const SweepFlags& flags) {
   }
   if (!flags.csv.empty()) check_output_path(flags.csv, "--csv");
   if (!flags.json.empty()) check_output_path(flags.json, "--json");
+  if (flags.common.json() && names_standard_output(flags.json))
+    throw InputError("--json " + flags.json +
+                     " is standard output, where --format json writes the same report; give one of them");
   if (!flags.plot.empty()) check_output_path(flags.plot, "--plot");
   {
     // No output may replace the cluster profile or a model file read.

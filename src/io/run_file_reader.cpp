@@ -211,6 +211,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
       f.fail("model", what);
     }
   }
+  if (!f.has("gpus")) f.fail("gpus", "is missing; add the run's GPU count");
   run.job.gpus = static_cast<int>(*f.integer("gpus", 1, kMaxGpus));
   run.job.gbs = f.positive_int("gbs");
   run.job.seq = f.positive_int("seq");

@@ -40,8 +40,7 @@ class Reader {
   double number(const YAML::Node& node, const char* key, const std::string& at) const {
     double value = 0;
     if (!parse_number(node, value))
-      fail(key, (at.empty() ? "" : at + " ") + "must be a number (got '" +
-                    (node.IsScalar() ? node.Scalar() : "a list or mapping") + "')");
+      fail(key, (at.empty() ? "" : at + " ") + "must be a number (got " + describe_yaml(node) + ")");
     return value;
   }
 
@@ -196,6 +195,9 @@ double cost_model_times(const Reader& r, SkipProblem& p, double& activation_byte
   const ClusterSpec cluster = load_cluster(r.fields().text("cluster"));
   const int mbs = r.bounded_int("micro_batch_size", 1, 1 << 20);
   const int seq = r.bounded_int("seq", 1, 1 << 24);
+  if (model.position == PositionKind::kLearned && model.max_positions > 0 && seq > model.max_positions)
+    r.fail("seq", "(" + std::to_string(seq) + ") exceeds the " + std::to_string(model.max_positions) +
+                      " learned positions of model " + model.name + "; use a shorter sequence");
   LayerShape shape;
   shape.tokens = static_cast<double>(mbs) * seq;
   shape.seq = seq;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "src/report/counted.h"
 #include "src/report/json_number.h"
 
 namespace parplan {
@@ -28,9 +29,10 @@ std::string calibrate_table(const std::vector<FitRun>& runs, const CalibrateOutc
                             const std::string& objective, const std::string& out_path) {
   std::string t;
   const auto& fit = o.fit;
-  t += "parplan calibrate: " + std::to_string(runs.size()) + " runs, " + std::to_string(o.fitted.size()) +
-       " constants fitted (objective " + objective + "), " + std::to_string(fit.lp_solves) + " LPs on " +
-       fit.last_lp.backend + (fit.converged ? ", converged" : ", stopped at the iteration limit") + "\n\n";
+  t += "parplan calibrate: " + counted(static_cast<long long>(runs.size()), "run") + ", " +
+       counted(static_cast<long long>(o.fitted.size()), "constant") + " fitted (objective " + objective +
+       "), " + std::to_string(fit.lp_solves) + " LPs on " + fit.last_lp.backend +
+       (fit.converged ? ", converged" : ", stopped at the iteration limit") + "\n\n";
   t += pad("constant", 30) + pad("before", 12) + pad("after", 12) + "change\n";
   for (std::size_t j = 0; j < o.fitted.size(); ++j) {
     const double before = fit.before[j], after = fit.after[j];

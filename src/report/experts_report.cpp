@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "src/report/counted.h"
 #include "src/report/json_number.h"
 #include "src/report/json_report.h"
 #include "src/report/table_report.h"
@@ -145,10 +146,12 @@ std::string experts_table(const ExpertsReportContext& c, const ExpertPlacementRu
   const ExpertPlacementShape& s = c.request.shape;
   const int layers = static_cast<int>(run.layers.size());
   std::ostringstream o;
-  o << "parplan experts: " << layers << " layers x " << s.experts << " experts on " << s.gpus << " GPUs";
+  o << "parplan experts: " << counted(layers, "layer") << " x " << counted(s.experts, "expert") << " on "
+    << counted(s.gpus, "GPU");
   if (s.nodes > 1) o << " (" << s.nodes << " nodes)";
   if (s.groups > 0) o << ", " << s.groups << " groups";
-  o << ", " << s.redundant << " redundant slots, " << s.slots_per_gpu() << " slots per GPU\n";
+  o << ", " << counted(s.redundant, "redundant slot") << ", " << counted(s.slots_per_gpu(), "slot")
+    << " per GPU\n";
   o << "imbalance = busiest GPU / mean GPU load (1.000 is perfect)\n\n";
   char line[256];
   std::snprintf(line, sizeof line, "%5s  %9s  %7s  %6s  %-9s  %-9s  %7s  %7s%s\n", "layer", "imbalance",

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iostream>
 
 #include "src/io/input_error.h"
 #include "src/io/write_error.h"
@@ -14,14 +15,27 @@ namespace parplan {
 
 namespace fs = std::filesystem;
 
+bool names_standard_output(const fs::path& path) {
+  struct stat st {
+  }, out{};
+  return !path.empty() && ::stat(path.c_str(), &st) == 0 && ::fstat(STDOUT_FILENO, &out) == 0 &&
+         st.st_dev == out.st_dev && st.st_ino == out.st_ino;
+}
+
 namespace {
 
 enum class Kind { kMissing, kRegular, kStream, kOther };
+
+// Standard output is written through its descriptor, never reopened: a
+// reopened redirection target would be truncated or replaced, losing the
+// report.
+bool is_own_stdout(const fs::path& path) { return names_standard_output(path); }
 
 // What `path` is, following symlinks.
 Kind kind_of(const fs::path& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return Kind::kMissing;
+  if (is_own_stdout(path)) return Kind::kStream;
   if (S_ISREG(st.st_mode)) return Kind::kRegular;
   if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) return Kind::kStream;
   return Kind::kOther;
@@ -59,6 +73,12 @@ void write_all(int fd, const std::string& text, const std::string& flag, const f
 // A pipe or device: opened without blocking (a FIFO nobody reads fails with
 // ENXIO instead of waiting forever), then written in blocking mode.
 void write_stream(const fs::path& path, const std::string& text, const std::string& flag) {
+  if (is_own_stdout(path)) {
+    std::cout << text;
+    std::cout.flush();
+    if (!std::cout) throw WriteError(flag + ": cannot write " + path.string() + " (standard output)");
+    return;
+  }
   const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     const std::string reason = errno == ENXIO ? "no process is reading the pipe" : errno_text();

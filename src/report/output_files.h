@@ -17,6 +17,10 @@ namespace parplan {
 /// read-only file system and works as root).
 void check_output_path(const std::filesystem::path& path, const std::string& flag);
 
+/// Whether `path` is this process's standard output (/dev/stdout, or the
+/// file or pipe it is redirected to).
+bool names_standard_output(const std::filesystem::path& path);
+
 /// A path a command reads or writes, and the flag (or field) that named it.
 struct NamedPath {
   std::string flag;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "src/io/input_error.h"
+#include "src/report/counted.h"
 
 namespace parplan {
 
@@ -77,8 +78,8 @@ CalibrateOutcome calibrate(const ClusterSpec& cluster, const std::vector<FitRun>
     if (!fitted) outcome.not_identified.push_back(c.key);
   }
   if (options.progress)
-    options.progress("fitting " + std::to_string(outcome.fitted.size()) + " constants to " +
-                     std::to_string(runs.size()) + " runs");
+    options.progress("fitting " + counted(static_cast<long long>(outcome.fitted.size()), "constant") +
+                     " to " + counted(static_cast<long long>(runs.size()), "run"));
   outcome.fit = fit_profile(cluster, runs, outcome.fitted, options.fit);
   outcome.stopped_at_deadline = outcome.fit.stopped_at_deadline;
   const auto past_deadline = [&] {

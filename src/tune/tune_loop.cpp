@@ -132,8 +132,11 @@ TuneResult write_tune_loop(const TuneRequest& r) {
     else if (engine_violation.empty())
       engine_violation = violations.front();
   }
-  if (accepted.empty() && stopped_at_deadline)
-    throw InputError("--time-limit reached before the plan search found a plan to try; raise --time-limit");
+  if (accepted.empty() && stopped_at_deadline) {
+    // A valid request with no answer in the time given: exit 1, as plan.
+    result.infeasible = "--time-limit reached before the plan search found a plan to try; raise --time-limit";
+    return result;
+  }
   if (accepted.empty()) {
     result.infeasible =
         "no plan that " + std::string(engine_name(r.engine)) + " accepts; " +
