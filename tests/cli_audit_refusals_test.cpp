@@ -94,5 +94,18 @@ TEST(CliAuditRefusals, AnInfeasibleCheckIsOneLine) {
   EXPECT_NE(run.err.find("does not fit in memory"), std::string::npos) << run.err;
 }
 
+TEST(CliAuditRefusals, LayoutGroupsDoNotNest) {
+  // Megatron-LM unrolls one level of '(...)*N' (pipeline_parallel_layer_layout.py).
+  const std::string pp2 = kEstimate8b + " --tp 1 --pp 2 --pipeline-layout ";
+  test::expect_cli_refusal(pp2 + "'E((tt)*2)*2t*24L'", "do not nest");
+  test::expect_cli_refusal(pp2 + "'E(tt'", "without its group");
+}
+
+TEST(CliAuditRefusals, ADirectoryAsAClusterAsksForAProfile) {
+  const test::CliRun run =
+      test::run_cli("estimate --model llama3-8b --cluster /tmp --gpus 8 --gbs 8 --seq 2048 --tp 1 --pp 1");
+  test::expect_refusal(run, "give a YAML file");
+}
+
 }  // namespace
 }  // namespace parplan

@@ -128,7 +128,7 @@ int run_calibrate(const CalibrateFlags& flags) {
   options.fit.lp_time_limit_s = flags.common.solver_time_limit_s;
   options.fit.deadline = flags.common.deadline();
   options.cross_validate = !flags.no_cross_validate;
-  options.progress = [](const std::string& line) { std::cerr << "calibrate: " << line << "\n"; };
+  options.progress = [](const std::string& line) { std::cerr << "parplan: calibrate: " << line << "\n"; };
   const CalibrateOutcome outcome = calibrate(cluster, runs, options);
   std::string note;
   if (outcome.stopped_at_deadline) {

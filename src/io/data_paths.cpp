@@ -37,7 +37,8 @@ std::filesystem::path resolve_catalog_file(const std::string& folder, const std:
   // would block forever).
   if (std::filesystem::exists(as_path, ec) &&
       (looks_like_path || !std::filesystem::is_directory(as_path, ec)))
-    throw InputError(flag + " '" + name + "' is not a regular file; give a YAML or config.json file");
+    throw InputError(flag + " '" + name + "' is not a regular file; give a " +
+                     (folder == "models" ? "model YAML or config.json" : "YAML") + " file");
   auto in_catalog = data_dir() / folder / (name + ".yaml");
   if (!looks_like_path && std::filesystem::is_regular_file(in_catalog, ec)) return in_catalog;
   if (looks_like_path) throw InputError(flag + " '" + name + "': no such file");

@@ -1,5 +1,6 @@
 #include "src/io/pipeline_layout_text.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <vector>
@@ -105,6 +106,16 @@ PipelineLayout parse_pipeline_layout(const std::string& text, int pp, const Mode
       ++embeddings;
     } else if (ch == 'L') {
       ++losses;
+    } else if (ch == '(' || ch == ')') {
+      // Left after unrolling: a group nested in another, which Megatron's
+      // one-level unrolling (pipeline_parallel_layer_layout.py) does not
+      // expand either, or a group without its ')*N'.
+      int depth = 0, deepest = 0;
+      for (const char c : plain) deepest = std::max(deepest, depth += c == '(' ? 1 : c == ')' ? -1 : 0);
+      throw InputError(
+          where + (deepest > 1 ? ": groups '(...)*N' do not nest (Megatron-LM unrolls one level); "
+                                 "write the inner group out"
+                               : std::string(": a '(' or ')' without its group '(...)*N'; ") + kGrammar));
     } else {
       throw InputError(where + ": unknown layer character '" + std::string(1, ch) + "'; " + kGrammar);
     }
