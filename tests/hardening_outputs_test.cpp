@@ -100,13 +100,17 @@ TEST(HardeningOutputs, OutputsNeverShareAFileOrReplaceAnInput) {
 // A full disk behind stdout lost the report and exited 0.
 TEST(HardeningOutputs, AFailedReportWriteIsAnError) {
   if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
-  const std::string cmd = std::string(PARPLAN_BINARY) + " plan --job " + kExampleJob + " >/dev/full 2>" +
-                          ::testing::TempDir() + "full.err";
-  const int status = std::system(cmd.c_str());
-  EXPECT_EQ(WEXITSTATUS(status), 2);
-  const std::string err = test::slurp(::testing::TempDir() + "full.err");
-  EXPECT_NE(err.find("cannot write the report to standard output"), std::string::npos) << err;
-  EXPECT_EQ(test::line_count(err), 1) << err;
+  // A report, and the help text (CLI11 prints it) alike.
+  for (const std::string& args :
+       {" plan --job " + kExampleJob, std::string(" --help"), std::string(" plan --help")}) {
+    const std::string cmd =
+        std::string(PARPLAN_BINARY) + args + " >/dev/full 2>" + ::testing::TempDir() + "full.err";
+    const int status = std::system(cmd.c_str());
+    EXPECT_EQ(WEXITSTATUS(status), 2) << args;
+    const std::string err = test::slurp(::testing::TempDir() + "full.err");
+    EXPECT_NE(err.find("cannot write the report to standard output"), std::string::npos) << args << err;
+    EXPECT_EQ(test::line_count(err), 1) << args << err;
+  }
 }
 
 // The dgx-a100 profile without the block that opens with the line starting

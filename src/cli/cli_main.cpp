@@ -112,14 +112,26 @@ int cli_main(int argc, const char* const* argv) {
     std::cerr << problem << "\n";
     return 2;
   }
+  // Help and version text lost to a full disk is an error too.
+  const auto printed = [](int rc) {
+    errno = 0;
+    std::cout.flush();
+    if ((!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) && errno != EPIPE) {
+      const std::string why = errno != 0 ? std::string(": ") + std::strerror(errno) : "";
+      std::cerr << "parplan: cannot write the report to standard output" << why
+                << "; check the disk or pipe it goes to\n";
+      return 2;
+    }
+    return rc;
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return printed(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return printed(app.exit(e));
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return printed(app.exit(e));
   } catch (const CLI::ParseError& e) {
     std::string where = "parplan";
     for (const auto* sub : app.get_subcommands()) where += " " + sub->get_name();
@@ -136,19 +148,10 @@ int cli_main(int argc, const char* const* argv) {
     return 2;
   }
   try {
-    const int rc = run_selected(app, commands);
     // A full disk behind a redirection would otherwise lose the report
-    // without a word and exit 0.
-    errno = 0;
-    std::cout.flush();
-    // A reader that stopped early (`| head`) is not an error.
-    if ((!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) && errno != EPIPE) {
-      const std::string why = errno != 0 ? std::string(": ") + std::strerror(errno) : "";
-      std::cerr << "parplan: cannot write the report to standard output" << why
-                << "; check the disk or pipe it goes to\n";
-      return 2;
-    }
-    return rc;
+    // without a word and exit 0; a reader that stopped early (`| head`) is
+    // not an error.
+    return printed(run_selected(app, commands));
   } catch (const InputError& e) {
     // Whatever part of an input the message quotes, the terminal gets no
     // control byte of it (src/io/printable_text.h).
