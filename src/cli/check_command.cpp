@@ -120,10 +120,11 @@ int run_check(const CheckFlags& flags) {
     j["pass"] = pass;
     j["engine"] = r.engine;
     if (!engine_runs) j["engine_problem"] = engine_problem;
-    j["config"] = config_json(config);
-    j["optimum"] =
-        no_optimum ? nlohmann::ordered_json(nullptr)
-                   : nlohmann::ordered_json{{"config", config_json(optimum_config)}, {"step_s", optimum_s}};
+    j["config"] = config_json(config, r.model.layers);
+    j["optimum"] = no_optimum
+                       ? nlohmann::ordered_json(nullptr)
+                       : nlohmann::ordered_json{{"config", config_json(optimum_config, r.model.layers)},
+                                                {"step_s", optimum_s}};
     j["solver"] = certificates_json(best.certificates, flags.job.common.timings());
     j["stopped_at_time_limit"] = best.search.stopped_at_deadline;
     std::cout << json_text(j) << "\n";

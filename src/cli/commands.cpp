@@ -39,7 +39,8 @@ void register_commands(CLI::App& app, Commands& c) {
   add_job_flags(*c.plan, c.plan_flags.job, false);
   add_timeline_flag(*c.plan, c.plan_flags.job.timeline);
   add_engine_flags(*c.plan, c.plan_flags.job);
-  add_int_option(*c.plan, "--top", c.plan_flags.top, "runners-up to show (default 5)", 1, 1000);
+  add_int_option(*c.plan, "--top", c.plan_flags.top,
+                 "plans to list: the optimum and its runners-up (default 5)", 1, 1000);
   c.plan->add_option("--solver", c.plan_flags.solver, "cbc | glpk | exhaustive (default cbc)");
   c.plan->add_option(
       "--emit", c.plan_flags.emit,

@@ -125,7 +125,7 @@ int run_tune(const TuneFlags& flags) {
                              {"vp", t.config.vp},
                              {"dp", t.config.dp},
                              {"mbs", t.config.mbs},
-                             {"config", config_json(t.config)},
+                             {"config", config_json(t.config, r.model.layers)},
                              {"predicted_step_s", t.predicted_step_s},
                              {"expert_layout", t.expert_layout}});
     j["pinned"] = result.pinned;

@@ -11,6 +11,7 @@ PlacementStepTimes predict_placement_step_times(const ModelSpec& model, const Cl
                                                 const std::vector<PlacementImbalance>& imbalances,
                                                 const std::string& solver) {
   PlacementStepTimes out;
+  out.model_layers = model.layers;
   if (imbalances.empty()) return out;
   JobSpec priced = job;
   priced.measured_ep_imbalance = {};

@@ -32,6 +32,7 @@ struct PlacementStepTimes {
   std::string note;        ///< why not available, or how the config was chosen
   std::string error_band;  ///< the profile's calibration error (report)
   ParallelConfig config;
+  int model_layers = 0;  ///< the model's, for each rank's layers in the report
   std::vector<PlacementStepTime> placements;
 };
 

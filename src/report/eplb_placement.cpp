@@ -29,7 +29,9 @@ nlohmann::ordered_json eplb_json(const ExpertPlacementShape& shape,
   out["num_physical_experts"] = shape.physical();
   out["num_gpus"] = shape.gpus;
   out["num_nodes"] = shape.nodes;
-  out["num_groups"] = shape.groups;
+  // No group limit is EPLB's global policy, which rebalance_experts runs
+  // for num_groups 1 (0 would divide by zero in its hierarchical branch).
+  out["num_groups"] = shape.groups > 0 ? shape.groups : 1;
   out["phy2log"] = phy2log;
   out["log2phy"] = log2phy;
   out["logcnt"] = logcnt;

@@ -130,7 +130,7 @@ Json experts_json(const ExpertsReportContext& c, const ExpertPlacementRun& run) 
     const PlacementStepTimes& st = c.step_times;
     Json step = {{"available", st.available}, {"note", c.step_time_note}};
     if (st.available) {
-      step["config"] = config_json(st.config);
+      step["config"] = config_json(st.config, st.model_layers);
       step["error_band"] = st.error_band;
       Json placements;
       for (const PlacementStepTime& p : st.placements)

@@ -12,7 +12,7 @@
 
 namespace parplan {
 
-nlohmann::ordered_json config_json(const ParallelConfig& c) {
+nlohmann::ordered_json config_json(const ParallelConfig& c, int model_layers) {
   nlohmann::ordered_json j;
   j["tp"] = c.tp;
   j["pp"] = c.pp;
@@ -44,16 +44,17 @@ nlohmann::ordered_json config_json(const ParallelConfig& c) {
                       {"grads", partition_level_name(c.partition.grads)},
                       {"optimizer", partition_level_name(c.partition.optimizer)}};
   }
+  // Each pipeline rank's layers, as the stage split or the layout gives them.
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  for (int s = 0; s < c.pp; ++s) layers.push_back(stage_layers(model_layers, c, s));
+  j["stage_layers"] = layers;
   return j;
 }
 
 nlohmann::ordered_json cost_json(const ModelSpec& model, const ParallelConfig& config, const CostReport& cost,
                                  int seq) {
   nlohmann::ordered_json j;
-  j["config"] = config_json(config);
-  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
-  for (int s = 0; s < config.pp; ++s) layers.push_back(stage_layers(model.layers, config, s));
-  j["config"]["stage_layers"] = layers;
+  j["config"] = config_json(config, model.layers);
   j["model"] = {{"name", model.name},
                 {"params", cost.params},
                 {"active_params", active_params(model, seq)},

@@ -9,7 +9,7 @@
 
 namespace parplan {
 
-nlohmann::ordered_json config_json(const ParallelConfig& config);
+nlohmann::ordered_json config_json(const ParallelConfig& config, int model_layers);
 /// { config, model, time, throughput, memory, limiter }
 nlohmann::ordered_json cost_json(const ModelSpec& model, const ParallelConfig& config, const CostReport& cost,
                                  int seq);
