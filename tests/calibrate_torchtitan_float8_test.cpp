@@ -120,7 +120,7 @@ TEST(CalibrateTorchtitanFloat8, PythonConfigsNameTheirRecipe) {
 // costed with.
 TEST(CalibrateTorchtitanFloat8, AWrittenV02PlanReadsBackAsCosted) {
   using namespace emit_test;
-  Plan plan = llama3_70b_on_64_h100();
+  Plan plan = llama31_70b_on_64_h100();
   set_mesh(plan, 64, 8, 1, 1, 1);
   plan.config.zero = 3;
   plan.job.precision = Precision::kFp8;

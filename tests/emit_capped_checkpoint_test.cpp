@@ -90,13 +90,14 @@ TEST(EmitCappedCheckpoint, MegatronDeepSpeedExitsInsideTheLimitToo) {
 }
 
 TEST(EmitCappedCheckpoint, TorchtitanTurnsCheckpointingOnWhenCapped) {
-  // llama3-8b on 8 Frontier nodes: 2 hours for 1-91 nodes, far less than
+  // llama3.1-8b on 8 Frontier nodes: 2 hours for 1-91 nodes, far less than
   // 100000 steps need. The interval is a quarter of the steps stderr says fit.
   for (const bool v02 : {false, true}) {
     TempDir dir;
     const fs::path out = dir.path / "out";
     const test::CliRun r = test::run_cli(
-        "plan --model llama3-8b --cluster frontier --gpus 64 --gbs 512 --seq 8192 --emit torchtitan --out " +
+        "plan --model llama3.1-8b --cluster frontier --gpus 64 --gbs 512 --seq 8192 --emit torchtitan "
+        "--out " +
         out.string() + " --train-iters 100000" + (v02 ? " --engine-version 0.2" : ""));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto at = r.err.find("about ");
@@ -118,7 +119,7 @@ TEST(EmitCappedCheckpoint, TorchtitanTurnsCheckpointingOnWhenCapped) {
   // Short enough to finish inside the limit: checkpointing stays as the recipe has it.
   TempDir dir;
   const test::CliRun r = test::run_cli(
-      "plan --model llama3-8b --cluster frontier --gpus 64 --gbs 512 --seq 8192 --emit torchtitan --out " +
+      "plan --model llama3.1-8b --cluster frontier --gpus 64 --gbs 512 --seq 8192 --emit torchtitan --out " +
       (dir.path / "out").string() + " --train-iters 20");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(read_text(dir.path / "out" / "parplan_torchtitan.py").find("config.checkpoint"),

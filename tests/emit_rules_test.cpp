@@ -51,7 +51,9 @@ Plan deepspeed_base() {
 // Llama-3-70B, tp 8, ZeRO-3 with all of ZeRO++ over dp 8 on 64 GPUs.
 Plan megatron_deepspeed_base() {
   Plan p = llama3_70b_on_64_h100();
-  set_mesh(p, 64, 8, 1, 1, 1);
+  // ZeRO++ only at tp 1: DeepSpeed's hpZ and qgZ groups are global ranks.
+  set_mesh(p, 64, 1, 1, 1, 1);
+  p.config.sp = false;
   set_batch(p, 64, 1, 8192);
   p.config.zero = 3;
   p.config.hpz_ranks = 8;
@@ -63,7 +65,7 @@ Plan megatron_deepspeed_base() {
 
 // Llama-3-70B on 64 GPUs: tp 8 (with sequence parallelism), FSDP over 8.
 Plan torchtitan_base() {
-  Plan p = llama3_70b_on_64_h100();
+  Plan p = llama31_70b_on_64_h100();
   set_mesh(p, 64, 8, 1, 1, 1);
   set_batch(p, 128, 1, 8192);
   p.config.zero = 3;
@@ -241,7 +243,7 @@ const RuleCase kCases[] = {
     {"DeepSpeedZeroPlusPlusNeedsStage3", kMDS, megatron_deepspeed_base, [](Plan& p) { p.config.zero = 1; },
      "need ZeRO stage 3"},
     {"DeepSpeedHpzDividesDp", kMDS, megatron_deepspeed_base, [](Plan& p) { p.config.hpz_ranks = 3; },
-     "zero_hpz_partition_size (3) must divide the data-parallel size (8)"},
+     "zero_hpz_partition_size (3) must divide the data-parallel size (64)"},
     {"DeepSpeedHierarchicalNeedsHpz", kMDS, megatron_deepspeed_base, [](Plan& p) { p.config.hpz_ranks = 1; },
      "it needs hpz_ranks > 1"},
     {"DeepSpeedNoFp8", kDS, deepspeed_base, [](Plan& p) { p.job.precision = Precision::kFp8; }, "fp8 only"},
@@ -254,6 +256,7 @@ const RuleCase kCases[] = {
     // deepspeed/utils/groups.py _create_expert_and_data_parallel.
     {"MegatronDeepSpeedEpDividesDp", kMDS, megatron_deepspeed_base,
      [](Plan& p) {
+       set_mesh(p, 64, 8, 1, 1, 1);
        p.model.experts = 16;
        p.model.top_k = 2;
        p.config.ep = 16;
@@ -321,7 +324,7 @@ const RuleCase kCases[] = {
      "for the even split parplan assumes"},
     {"MegatronDeepSpeedSequenceParallelNeedsTp", kMDS, megatron_deepspeed_base,
      [](Plan& p) {
-       set_mesh(p, 64, 1, 1, 1, 1);
+       p.config.sp = true;
        p.model.kv_groups = 8;
      },
      "sequence parallelism needs tp > 1"},

@@ -88,7 +88,9 @@ FrontierRun run_frontier(const Plan& plan, Engine engine, const TempDir& dir,
 }
 
 // What the OLCF guide asks of every Frontier launch.
-void expect_frontier_launch(const FrontierRun& f, const fs::path& out) {
+// `node_visible`: a DeepSpeed plan with qgZ, whose tasks see the node's GCDs
+// (DeepSpeed sizes qgZ's node-local stage by the GPUs a task sees).
+void expect_frontier_launch(const FrontierRun& f, const fs::path& out, bool node_visible = false) {
   ASSERT_EQ(f.result.rc, 0) << f.result.output;
   ASSERT_EQ(f.files.size(), f.files.empty() ? 0u : f.files.size());
   EXPECT_EQ(f.files.front(), out / "job.sbatch");
@@ -108,8 +110,9 @@ void expect_frontier_launch(const FrontierRun& f, const fs::path& out) {
   EXPECT_TRUE(has_word("-n") && has_word("128"));
   EXPECT_TRUE(has_word("-c7"));
   EXPECT_TRUE(has_word("--ntasks-per-node=8"));
-  EXPECT_TRUE(has_word("--gpus-per-task=1"));
-  EXPECT_TRUE(has_word("--gpu-bind=closest"));
+  EXPECT_EQ(has_word("--gpus-per-task=1"), !node_visible);
+  EXPECT_EQ(has_word("--gpu-bind=closest"), !node_visible);
+  EXPECT_EQ(has_word("--gpus-per-node=8"), node_visible);
   // Ranks from Slurm; each task sees its one GCD as device 0.
   EXPECT_EQ(f.env.at("RANK"), "0");
   EXPECT_EQ(f.env.at("WORLD_SIZE"), "128");
@@ -145,7 +148,8 @@ TEST(EmitSlurm, FrontierMegatronOneTaskPerGcd) {
 
 TEST(EmitSlurm, FrontierMegatronDeepSpeedHierarchicalZeroPlusPlus) {
   Plan plan = frontier_22b_on_128_gcds();
-  set_mesh(plan, 128, 2, 1, 1, 1);  // dp 64
+  set_mesh(plan, 128, 1, 1, 1, 1);  // dp 128: ZeRO++ at tp 1 (DeepSpeed's groups are global ranks)
+  plan.config.sp = false;
   plan.config.zero = 3;
   plan.config.hierarchical_partition = true;
   plan.config.hpz_ranks = 8;  // the GCDs of a node
@@ -154,18 +158,18 @@ TEST(EmitSlurm, FrontierMegatronDeepSpeedHierarchicalZeroPlusPlus) {
   const FrontierRun f = run_frontier(
       plan, Engine::kMegatronDeepSpeed, dir,
       {{"MEGATRON_DEEPSPEED", "/opt/mds"}, {"DATA_PATH", "/data/a"}, {"TOKENIZER_MODEL", "gpt2"}});
-  expect_frontier_launch(f, dir.path / "out");
+  expect_frontier_launch(f, dir.path / "out", /*node_visible=*/true);
   EXPECT_EQ(f.python[1], "/opt/mds/pretrain_gpt.py");
   const ArgMap a = parse_args(after(f.python, "pretrain_gpt.py"));
   EXPECT_EQ(a.value("--deepspeed_config"), (dir.path / "out" / "ds_config.json").string());
   const nlohmann::json cfg = nlohmann::json::parse(read_text(dir.path / "out" / "ds_config.json"));
   EXPECT_EQ(cfg["zero_optimization"]["zero_hpz_partition_size"].get<int>(), 8);
   EXPECT_EQ(cfg["train_batch_size"].get<int>(), cfg["train_micro_batch_size_per_gpu"].get<int>() *
-                                                    cfg["gradient_accumulation_steps"].get<int>() * 64);
+                                                    cfg["gradient_accumulation_steps"].get<int>() * 128);
 }
 
 TEST(EmitSlurm, FrontierTorchtitanRunsTheModule) {
-  Plan plan = llama3_70b_on_64_h100();
+  Plan plan = llama31_70b_on_64_h100();
   plan.cluster = frontier_22b_on_128_gcds().cluster;
   set_mesh(plan, 128, 8, 1, 1, 1);
   plan.config.zero = 3;

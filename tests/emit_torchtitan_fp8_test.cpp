@@ -14,7 +14,7 @@ namespace {
 
 // Llama 3 70B on 64 H100 under FSDP 8 x TP 8 in fp8.
 Plan llama3_70b_fp8_fsdp8_tp8() {
-  Plan plan = llama3_70b_on_64_h100();
+  Plan plan = llama31_70b_on_64_h100();
   set_mesh(plan, 64, 8, 1, 1, 1);
   plan.config.zero = 3;
   plan.job.precision = Precision::kFp8;
@@ -101,7 +101,7 @@ double tp_comm_s(const std::string& args) {
 // would take); without the version, one line naming it, exit 2.
 TEST(EmitTorchtitanFp8, CliPlansV02AndRefusesMain) {
   const std::string job =
-      "--model llama3-8b --cluster dgx-h100 --gpus 16 --gbs 32 --seq 8192 --precision fp8 --engine "
+      "--model llama3.1-8b --cluster dgx-h100 --gpus 16 --gbs 32 --seq 8192 --precision fp8 --engine "
       "torchtitan "
       "--tp 8 --pp 1 --cp 1 --mbs 1 --zero 3 --recompute none --sp";
   TempDir dir;
@@ -123,7 +123,7 @@ TEST(EmitTorchtitanFp8, CliPlansV02AndRefusesMain) {
   test::expect_cli_refusal("estimate " + job + " --fp8-recipe current", "--fp8-recipe");
   // tune writes main's Python configs (calibrate reads them back).
   const std::string tune_job = test::write_temp("tune_fp8_titan.yaml",
-                                                "model: llama3-8b\ncluster: dgx-h100\ngpus: 16\ngbs: 32\n"
+                                                "model: llama3.1-8b\ncluster: dgx-h100\ngpus: 16\ngbs: 32\n"
                                                 "seq: 8192\nprecision: fp8\nengine: torchtitan\n");
   test::expect_cli_refusal("tune --job " + tune_job + " --trials 3 --out " + (dir.path / "tune").string(),
                            "rowwise");

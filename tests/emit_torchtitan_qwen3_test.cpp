@@ -84,8 +84,8 @@ TEST(EmitTorchtitanQwen3, AFlavorThatBuildsAnotherModelIsRefused) {
   const auto differences = emit_detail::torchtitan_flavor_differences(qwen, *f);
   ASSERT_EQ(differences.size(), 1u);
   EXPECT_NE(differences[0].find("RoPE base 1000000"), std::string::npos) << differences[0];
-  // Llama 3 8B with Q/K norms is a llama3 8B shape the flavor builds without them.
-  ModelSpec llama = load_model("llama3-8b");
+  // Llama 3.1 8B with Q/K norms is a llama3 8B shape the flavor builds without them.
+  ModelSpec llama = load_model("llama3.1-8b");
   ASSERT_EQ(emit_detail::torchtitan_llama3_flavor(llama), "8B");
   llama.qk_norm = true;
   EXPECT_EQ(emit_detail::torchtitan_flavor_differences(llama, *emit_detail::torchtitan_flavor(llama)).size(),

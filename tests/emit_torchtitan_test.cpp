@@ -71,7 +71,7 @@ Emitted emit_valid_on_64(const Plan& plan, const TempDir& dir) {
 
 // Llama 3 70B on 64 H100: FSDP 8 x TP 8, ZeRO-3.
 Plan llama3_70b_fsdp8_tp8() {
-  Plan plan = llama3_70b_on_64_h100();
+  Plan plan = llama31_70b_on_64_h100();
   set_mesh(plan, 64, 8, 1, 1, 1);
   plan.config.zero = 3;
   return plan;
@@ -109,7 +109,7 @@ TEST(EmitTorchtitan, Llama3_70bFsdpTensorParallelOn64H100) {
 }
 
 TEST(EmitTorchtitan, InterleavedPipelineAndHsdp) {
-  Plan plan = llama3_70b_on_64_h100();
+  Plan plan = llama31_70b_on_64_h100();
   set_mesh(plan, 64, 8, 2, 1, 2);  // dp 4
   set_batch(plan, 64, 2, 8192);
   plan.config.zero = 3;
@@ -132,7 +132,7 @@ TEST(EmitTorchtitan, InterleavedPipelineAndHsdp) {
 // group of one node's 4 dp x cp ranks (tp 2, cp 2) is written as
 // dp_shard 2, not 4 (which would shard over 8 ranks, two nodes).
 TEST(EmitTorchtitan, HsdpShardGroupCountsContextParallelRanks) {
-  Plan plan = llama3_70b_on_64_h100();
+  Plan plan = llama31_70b_on_64_h100();
   set_mesh(plan, 64, 2, 1, 2, 1);  // dp 16
   plan.config.sp = true;
   plan.config.zero = 3;
@@ -300,7 +300,7 @@ TEST(EmitTorchtitanMain, AsyncTensorParallelAsCosted) {
 }
 
 TEST(EmitTorchtitanMain, PipelineMicroBatchesCoverTheBatchWithoutAccumulation) {
-  Plan plan = llama3_70b_on_64_h100();
+  Plan plan = llama31_70b_on_64_h100();
   set_mesh(plan, 64, 8, 2, 1, 2);  // dp 4
   set_batch(plan, 64, 2, 8192);
   plan.config.zero = 3;

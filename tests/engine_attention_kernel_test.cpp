@@ -36,7 +36,8 @@ TEST(EngineAttentionKernel, EachEngineRunsItsDefaultKernel) {
 
 double step_s(const std::string& engine) {
   const test::CliRun run = test::run_cli(
-      "estimate --model llama3-70b --cluster dgx-h100 --gpus 64 --gbs 512 --seq 8192 --tp 8 --pp 4 --zero 1 "
+      "estimate --model llama3.1-70b --cluster dgx-h100 --gpus 64 --gbs 512 --seq 8192 --tp 8 --pp 4 --zero "
+      "1 "
       "--format json --engine " +
       engine);
   EXPECT_EQ(run.exit_code, 0) << run.err;
@@ -60,7 +61,7 @@ TEST(EngineAttentionKernel, FlashAttention2EngineIsSlowerThanCudnnEngineOnH100) 
 TEST(EngineAttentionKernel, MegatronLaunchFileAsksForFusedAttention) {
   const std::string out = ::testing::TempDir() + "attn_kernel_emit_" + std::to_string(::getpid());
   const test::CliRun run = test::run_cli(
-      "plan --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 128 --seq 8192 --engine megatron --emit "
+      "plan --model llama3.1-8b --cluster dgx-h100 --gpus 8 --gbs 128 --seq 8192 --engine megatron --emit "
       "megatron "
       "--out " +
       out);
@@ -111,7 +112,8 @@ TEST(EngineAttentionKernel, TorchtitanV02IsCostedWithCudnnAndMainWithFlex) {
         ::testing::TempDir() + "attn_kernel_tt_" + version + "_" + std::to_string(::getpid());
     std::filesystem::remove_all(out);
     const test::CliRun run = test::run_cli(
-        "plan --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 16 --seq 8192 --tp 1 --pp 1 --mbs 2 --zero "
+        "plan --model llama3.1-8b --cluster dgx-h100 --gpus 8 --gbs 16 --seq 8192 --tp 1 --pp 1 --mbs 2 "
+        "--zero "
         "3 "
         "--recompute selective --emit torchtitan --engine-version " +
         version + " --out " + out + " --format json");

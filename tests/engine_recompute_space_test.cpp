@@ -17,7 +17,7 @@ namespace {
 // Llama 3 70B on 64 H100s: ZeRO-3 with every layer recomputed fits (about
 // 30 GiB of 78), and some fewer layers would have too.
 const std::string kJob =
-    " --model llama3-70b --cluster dgx-h100 --gpus 64 --gbs 256 --seq 4096 --format json";
+    " --model llama3.1-70b --cluster dgx-h100 --gpus 64 --gbs 256 --seq 4096 --format json";
 
 TEST(EngineRecomputeSpace, TheOptimumIsNoSlowerThanAFullRecomputeConfigTheEngineRuns) {
   for (const char* engine : {"deepspeed", "torchtitan"}) {

@@ -17,12 +17,12 @@ namespace parplan::hsdp_shard_test {
 namespace {
 
 const std::string kJob =
-    "estimate --model llama3-70b --cluster dgx-h100 --gpus 128 --gbs 512 --seq 8192 --tp 2 --pp 1 --mbs 1 "
+    "estimate --model llama3.1-70b --cluster dgx-h100 --gpus 128 --gbs 512 --seq 8192 --tp 2 --pp 1 --mbs 1 "
     "--sp --recompute full --format json";
 
 // ZeRO-3 of Llama 3 70B over `shard` of 64 data-parallel ranks (tp 2).
 CostReport hsdp_cost(int gpus, int shard) {
-  test::ModelOnCluster k("llama3-70b", "dgx-h100", gpus, 512, 8192);
+  test::ModelOnCluster k("llama3.1-70b", "dgx-h100", gpus, 512, 8192);
   apply_engine_recipe("torchtitan", k.job);
   k.config.tp = 2, k.config.sp = true, k.config.pp = k.config.cp = 1;
   k.config.dp = gpus / 2;
@@ -73,7 +73,7 @@ TEST(HsdpShard, FlagAndJobFileAgree) {
   EXPECT_FALSE(flag["qwz"].get<bool>());
   const std::string file = test::write_temp(
       "hsdp_shard_job.yaml",
-      "model: llama3-70b\ncluster: dgx-h100\ngpus: 128\ngbs: 512\nseq: 8192\nengine: torchtitan\n"
+      "model: llama3.1-70b\ncluster: dgx-h100\ngpus: 128\ngbs: 512\nseq: 8192\nengine: torchtitan\n"
       "config: {tp: 2, pp: 1, mbs: 1, sp: true, recompute: full, hsdp_shard: 16}\n");
   EXPECT_EQ(test::cli_json("estimate --format json --job " + file)["config"], flag);
   std::string with_cp = kJob;
@@ -91,7 +91,7 @@ TEST(HsdpShard, RefusesWhatTorchtitanCannotRun) {
   test::expect_cli_refusal(kJob + " --engine torchtitan --hsdp-shard 16 --zero 2", "--zero 3");
   const std::string file = test::write_temp(
       "hsdp_shard_zero2.yaml",
-      "model: llama3-70b\ncluster: dgx-h100\ngpus: 128\ngbs: 512\nseq: 8192\nengine: torchtitan\n"
+      "model: llama3.1-70b\ncluster: dgx-h100\ngpus: 128\ngbs: 512\nseq: 8192\nengine: torchtitan\n"
       "config: {tp: 2, pp: 1, mbs: 1, sp: true, zero: 2, hsdp_shard: 16}\n");
   test::expect_cli_refusal("estimate --job " + file, "hsdp_shard");
 }
@@ -124,10 +124,10 @@ TEST(HsdpShard, PlanFindsAMultiNodeShardGroupThatEstimateReproduces) {
   // Frontier nodes: HSDP within the node is the optimum).
   const std::string small =
       " --cluster frontier --gpus 16 --gbs 64 --seq 4096 --engine torchtitan --format json";
-  const nlohmann::json swept = test::cli_json("sweep --models llama3-8b" + small);
+  const nlohmann::json swept = test::cli_json("sweep --models llama3.1-8b" + small);
   const nlohmann::json& point = swept["points"][0];
   EXPECT_EQ(point["zero_variant"], "hsdp");
-  EXPECT_EQ(point["hpz_ranks"], test::cli_json("plan --model llama3-8b" + small)["config"]["hpz_ranks"]);
+  EXPECT_EQ(point["hpz_ranks"], test::cli_json("plan --model llama3.1-8b" + small)["config"]["hpz_ranks"]);
 }
 
 // plan --hsdp-shard N pins the degree: every plan listed shards over N
@@ -157,7 +157,7 @@ TEST(HsdpShard, PlanPinKeepsEveryPlanOnTheShardDegree) {
 // only the parts of ZeRO++ it uses (both once said "hpZ, qwZ, qgZ").
 TEST(HsdpShard, TheWhyNotesNameWhatThePlanRuns) {
   const std::string job =
-      "plan --model llama3-8b --cluster frontier --gpus 16 --gbs 64 --seq 4096 --format json";
+      "plan --model llama3.1-8b --cluster frontier --gpus 16 --gbs 64 --seq 4096 --format json";
   const nlohmann::json hsdp = test::cli_json(job + " --engine torchtitan --hsdp-shard 8");
   ASSERT_EQ(hsdp["config"]["hpz_ranks"], 8);
   bool named = false;

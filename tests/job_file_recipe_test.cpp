@@ -16,7 +16,7 @@ using test::CliRun;
 using test::run_cli;
 using test::write_temp;
 
-const std::string kJob = "model: llama3-8b\ncluster: dgx-h100\ngpus: 8\ngbs: 128\nseq: 8192\n";
+const std::string kJob = "model: llama3.1-8b\ncluster: dgx-h100\ngpus: 8\ngbs: 128\nseq: 8192\n";
 
 std::string plan_json(const std::string& args) {
   const CliRun run = run_cli("plan " + args + " --format json --no-timings");
@@ -75,7 +75,7 @@ TEST(EmitImpliesEngine, RecipeDefaultsAreTheEngines) {
   // applies them.
   const std::string dir = ::testing::TempDir() + "parplan_emit_implies_" + std::to_string(::getpid());
   std::filesystem::remove_all(dir);
-  const std::string job = "--model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 128 --seq 8192";
+  const std::string job = "--model llama3.1-8b --cluster dgx-h100 --gpus 8 --gbs 128 --seq 8192";
   EXPECT_EQ(plan_json(job + " --emit torchtitan --out " + dir), plan_json(job + " --engine torchtitan"));
   std::filesystem::remove_all(dir);
 }
@@ -86,7 +86,7 @@ TEST(EmitWritesTheRecommendedPlan, HeaderCarriesTheRecommendedConfig) {
   const std::string dir = ::testing::TempDir() + "parplan_emit_recommended_" + std::to_string(::getpid());
   std::filesystem::remove_all(dir);
   const CliRun run = run_cli(
-      "plan --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 128 --seq 8192 --emit megatron "
+      "plan --model llama3.1-8b --cluster dgx-h100 --gpus 8 --gbs 128 --seq 8192 --emit megatron "
       "--out " +
       dir + " --format json --no-timings");
   ASSERT_EQ(run.exit_code, 0) << run.err;

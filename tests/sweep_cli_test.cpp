@@ -137,9 +137,9 @@ TEST(SweepCli, BadInputExitsTwoWithOneLine) {
 // compiles its loss), so the same optimum at the same predicted step time.
 TEST(SweepCli, EachPointIsThePlanOfItsEngine) {
   const std::string job = " --cluster dgx-h100 --gpus 64 --gbs 256 --seq 8192 --format json --engine ";
-  const std::pair<const char*, const char*> cases[] = {{"any", "llama3-8b"},
+  const std::pair<const char*, const char*> cases[] = {{"any", "llama3.1-8b"},
                                                        {"megatron-deepspeed", "llama3-8b"},
-                                                       {"torchtitan", "llama3-8b"},
+                                                       {"torchtitan", "llama3.1-8b"},
                                                        {"torchtitan", "qwen3-30b-a3b"}};
   for (const auto& [engine, model] : cases) {
     const CliRun swept = run_cli(std::string("sweep --models ") + model + job + engine);
@@ -160,20 +160,20 @@ TEST(SweepCli, TorchtitanV02ArrayWritesAndCostsFp8Points) {
   TempDir dir;
   const std::string job =
       " --cluster dgx-h100 --gpus 16 --gbs 32 --seq 8192 --precision fp8 --engine torchtitan --format json";
-  const CliRun swept = run_cli("sweep --models llama3-8b" + job +
+  const CliRun swept = run_cli("sweep --models llama3.1-8b" + job +
                                " --engine-version 0.2 --emit-slurm-array " + (dir.path / "v02").string());
   ASSERT_EQ(swept.exit_code, 0) << swept.err;
   EXPECT_NE(slurp((dir.path / "v02" / "point-0000" / "torchtitan.toml").string())
                 .find("converters = [\"quantize.linear.float8\"]"),
             std::string::npos);
   const CliRun planned =
-      run_cli("plan --model llama3-8b" + job + " --emit torchtitan --engine-version 0.2 --out " +
+      run_cli("plan --model llama3.1-8b" + job + " --emit torchtitan --engine-version 0.2 --out " +
               (dir.path / "plan").string());
   ASSERT_EQ(planned.exit_code, 0) << planned.err;
   EXPECT_DOUBLE_EQ(nlohmann::json::parse(swept.out)["points"][0]["step_s"].get<double>(),
                    nlohmann::json::parse(planned.out)["optimum"]["step_s"].get<double>());
   const CliRun main_run =
-      run_cli("sweep --models llama3-8b" + job + " --emit-slurm-array " + (dir.path / "main").string());
+      run_cli("sweep --models llama3.1-8b" + job + " --emit-slurm-array " + (dir.path / "main").string());
   EXPECT_EQ(main_run.exit_code, 1);
   EXPECT_NE(main_run.err.find("--engine-version 0.2"), std::string::npos) << main_run.err;
   EXPECT_FALSE(fs::exists(dir.path / "main" / "point-0000"));

@@ -14,7 +14,7 @@ namespace {
 
 using test::run_cli;
 
-const std::string kJob = "--model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 32 --seq 8192";
+const std::string kJob = "--model llama3.1-8b --cluster dgx-h100 --gpus 8 --gbs 32 --seq 8192";
 const std::string kTitan = kJob + " --engine torchtitan --tp 1 --pp 1 --zero 3 --format json";
 
 double step_s(const std::string& args) {
@@ -35,7 +35,7 @@ TEST(TorchCompileFlag, EagerIsSlowerThanCompiledAndOnIsTheDefault) {
 TEST(TorchCompileFlag, JobFileKeyActsAsTheFlag) {
   const std::string file = test::write_temp(
       "compile_job.yaml",
-      "model: llama3-8b\ncluster: dgx-h100\ngpus: 8\ngbs: 32\nseq: 8192\nengine: torchtitan\n"
+      "model: llama3.1-8b\ncluster: dgx-h100\ngpus: 8\ngbs: 32\nseq: 8192\nengine: torchtitan\n"
       "torch_compile: false\nconfig: {tp: 1, pp: 1, zero: 3}\n");
   EXPECT_DOUBLE_EQ(step_s("--job " + file + " --format json"), step_s(kTitan + " --torch-compile off"));
   // The flag overrides the key.
@@ -87,11 +87,11 @@ TEST(TorchCompileFlag, OtherEnginesAndBadValuesAreRefused) {
   test::expect_refusal(run_cli("plan " + kJob + " --torch-compile off"), "--engine torchtitan");
   test::expect_refusal(run_cli("estimate " + kTitan + " --torch-compile maybe"), "on or off");
   const std::string file = test::write_temp("compile_megatron.yaml",
-                                            "model: llama3-8b\ncluster: dgx-h100\ngpus: 8\ngbs: 32\nseq: "
+                                            "model: llama3.1-8b\ncluster: dgx-h100\ngpus: 8\ngbs: 32\nseq: "
                                             "8192\nengine: megatron\ntorch_compile: true\n");
   test::expect_refusal(run_cli("plan --job " + file), "field 'torch_compile'");
   const std::string typo = test::write_temp("compile_typo.yaml",
-                                            "model: llama3-8b\ncluster: dgx-h100\ngpus: 8\ngbs: 32\nseq: "
+                                            "model: llama3.1-8b\ncluster: dgx-h100\ngpus: 8\ngbs: 32\nseq: "
                                             "8192\nengine: torchtitan\ntorch_compile: yes please\n");
   test::expect_refusal(run_cli("plan --job " + typo), "torch_compile");
 }

@@ -89,7 +89,7 @@ int check_round_trip(const std::string& model_name, const JobSpec& job) {
 }
 
 TEST(TorchtitanPythonConfig, EmittedConfigReadsBackAsThePlanItWasWrittenFor) {
-  EXPECT_GE(check_round_trip("llama3-8b", torchtitan_job(32, 256, 4096)), 5);
+  EXPECT_GE(check_round_trip("llama3.1-8b", torchtitan_job(32, 256, 4096)), 5);
 }
 
 // Qwen3-30B-A3B (MoE, expert parallelism): the catalog model of the flavor.
@@ -195,14 +195,14 @@ TEST(TorchtitanPythonConfig, RefusesConfigsItCannotRead) {
 // Llama 3 8B on 32 H100s, tuned for torchtitan with `trials` trials whose
 // logs a hidden profile writes into `dir`.
 TuneRequest llama3_8b_tune(const fs::path& dir, int trials, const HiddenProfile& hidden) {
-  TuneRequest r = test::simulated_tune_request(load_model("llama3-8b"), load_cluster("dgx-h100"),
+  TuneRequest r = test::simulated_tune_request(load_model("llama3.1-8b"), load_cluster("dgx-h100"),
                                                torchtitan_job(32, 256, 4096), trials, dir, hidden.cluster);
   r.engine = Engine::kTorchtitan;
   return r;
 }
 
 TEST(TuneTorchtitan, SimulatedTrialLogsRecoverTheHiddenProfile) {
-  const ModelSpec model = load_model("llama3-8b");
+  const ModelSpec model = load_model("llama3.1-8b");
   const ClusterSpec cluster = load_cluster("dgx-h100");
   const HiddenProfile hidden = hidden_h100_profile(cluster);
   const fs::path dir = scratch("tune_tt");
@@ -244,7 +244,7 @@ TEST(TuneTorchtitan, SimulatedTrialLogsRecoverTheHiddenProfile) {
 // v0.2.x runs them (16-bit tp gathers, separate wq/wk/wv), and the fit
 // recovers the hidden profile as for main's bf16 trials.
 TEST(TuneTorchtitan, V02TrialsOfAnFp8JobReadBackAsCosted) {
-  const ModelSpec model = load_model("llama3-8b");
+  const ModelSpec model = load_model("llama3.1-8b");
   const ClusterSpec cluster = load_cluster("dgx-h100");
   const HiddenProfile hidden = hidden_h100_profile(cluster);
   const fs::path dir = scratch("tune_tt02");

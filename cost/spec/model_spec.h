@@ -109,6 +109,10 @@ struct ModelSpec {
   /// Sigmoid router with a per-expert bias instead of an auxiliary loss
   /// (DeepSeek-V3's auxiliary-loss-free balancing).
   bool aux_loss_free = false;
+  /// Scale of the routed experts' weighted output (DeepSeek-V3's
+  /// routed_scaling_factor, 2.5); 0 = none. Not a cost: the launch files
+  /// must carry it.
+  double routed_scaling_factor = 0.0;
 
   // Multi-head latent attention (DeepSeek-V2/V3); 0 means plain attention.
   int q_lora_rank = 0;

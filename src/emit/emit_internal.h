@@ -115,6 +115,9 @@ struct TorchtitanFlavor {
   bool tied;
   double rope_theta;
   bool qk_norm;
+  /// Llama 3.1's RoPE frequency scaling factor the flavor applies
+  /// (ComplexRoPE scaling "llama"), 0 for none.
+  double rope_scaling = 0.0;
 };
 /// The registered flavor with the model's shape, or nullptr.
 const TorchtitanFlavor* torchtitan_flavor(const ModelSpec& model);

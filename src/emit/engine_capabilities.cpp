@@ -49,8 +49,8 @@ constexpr CapabilitySource kMegatronSources[] = {
     {"MoE experts",
      "--moe-grouped-gemm (one grouped GEMM over the local experts, as costed): bf16 or fp8 only, so fp16 MoE "
      "plans are refused; MTP (--mtp-num-layers) with cp > 1 is refused in this release (allowed from "
-     "core_v0.14.0)",
-     "megatron/training/arguments.py:804-805,1073-1075"},
+     "core_v0.14.0); with tp > 1 only under sequence parallelism (MoELayer raises in training otherwise)",
+     "megatron/training/arguments.py:804-805,1073-1075; megatron/core/transformer/moe/moe_layer.py:240-244"},
     {"MoE token dropping",
      "--moe-expert-capacity-factor; --moe-pad-expert-input-to-capacity (alltoall dispatcher; flex refuses "
      "it)",
@@ -119,8 +119,11 @@ constexpr CapabilitySource kMegatronDeepSpeedSources[] = {
      "--moe-expert-parallel-size; etp 1 or tp (--enable-expert-tensor-parallelism); --expert-interval always "
      "written (its default 2 would leave every other layer dense)",
      "megatron/arguments.py:1159,1151-1153,614; megatron/model/transformer.py:1650-1660"},
-    {"zero, ZeRO++", "as DeepSpeed (zero <= 1 with pp)",
-     "DeepSpeed v0.17.0 deepspeed/runtime/pipe/engine.py:77-78"},
+    {"zero, ZeRO++",
+     "as DeepSpeed (zero <= 1 with pp); hpZ and qgZ only with tp 1 (DeepSpeed forms their groups from global "
+     "ranks, not the data-parallel group)",
+     "DeepSpeed v0.17.0 deepspeed/runtime/pipe/engine.py:77-78, deepspeed/utils/groups.py:679-683, "
+     "deepspeed/runtime/comm/coalesced_collectives.py:35-40"},
     {"overlap",
      "DeepSpeed's zero_optimization.overlap_comm; no --overlap-grad-reduce/--overlap-param-gather/"
      "--tp-comm-overlap (only --overlap-p2p-communication)",

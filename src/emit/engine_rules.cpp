@@ -107,6 +107,12 @@ void megatron_moe_rules(const Plan& p, Rules& r) {
   r.check(m.is_moe() && p.job.precision == Precision::kFp16,
           "MoE experts run as a grouped GEMM (--moe-grouped-gemm), which Megatron-LM allows only in bf16 "
           "(validate_args); train in bf16 or fp8.");
+  // MoELayer.forward raises in training when the attention's tp group is
+  // larger than 1 without sequence parallelism (moe_layer.py:240-244 at
+  // core_r0.13.0), whatever ep is.
+  r.check(m.is_moe() && p.config.tp > 1 && !p.config.sp,
+          "an MoE model with tensor parallelism (tp " + s(p.config.tp) +
+              ") trains only with sequence parallelism in Megatron-LM (MoELayer); set sp.");
   // validate_args: "Multi-Token Prediction (MTP) is not supported with
   // Context Parallelism" (arguments.py:1073-1075 at core_r0.13.0; lifted in
   // core_v0.14.0).
@@ -161,6 +167,10 @@ void megatron_rules(const Plan& p, Rules& r) {
 void megatron_deepspeed_model_rules(const Plan& p, Rules& r) {
   const ParallelConfig& c = p.config;
   const ModelSpec& m = p.model;
+  r.check(
+      m.routed_scaling_factor > 0,
+      "the routed experts' output scale (routed_scaling_factor) has no Megatron-DeepSpeed flag; use --emit "
+      "megatron.");
   if (c.pp >= 1 && m.layers > 0) {
     // The DeepSpeed PipelineModule splits the layers; parplan assumes an even split.
     r.check(m.layers % c.pp != 0, "num-layers (" + s(m.layers) +
@@ -191,6 +201,16 @@ void deepspeed_rules(const Plan& p, Engine engine, Rules& r) {
   r.check(c.hierarchical_partition && hpz <= 1,
           "hierarchical partitioning is ZeRO++ hpZ in DeepSpeed: it needs hpz_ranks > 1 (a weight partition "
           "of more than one data-parallel rank per package or node).");
+  // DeepSpeed builds hpZ's groups from contiguous global ranks
+  // (utils/groups.py:679-683, _create_zero_param_parallel_group) and qgZ's
+  // all-to-all over the world by node (runtime/comm/coalesced_collectives.py:
+  // 35-40, groups.py:490-504), not inside the data-parallel group: with
+  // Megatron's tensor-parallel ranks contiguous they would gather and reduce
+  // across tensor-parallel shards (DeepSpeed v0.17.0).
+  r.check(engine == Engine::kMegatronDeepSpeed && c.tp > 1 && (hpz > 1 || c.qgz),
+          "DeepSpeed forms ZeRO++'s hpZ and qgZ groups from global ranks, not within the data-parallel "
+          "group, so with tensor parallelism (tp " +
+              s(c.tp) + ") they would mix tensor-parallel shards; use tp 1 or leave out ZeRO++.");
   r.check(p.job.precision == Precision::kFp8,
           "parplan writes fp8 only for Megatron-LM (Transformer Engine).");
   r.check(m.uses_mla(),

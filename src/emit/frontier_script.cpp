@@ -62,13 +62,29 @@ std::string frontier_script(const ScriptContext& x) {
   // The per-task part: ranks from Slurm, a private MIOpen cache per task.
   // With --gpus-per-task=1 every task sees exactly one GPU, device 0, so
   // LOCAL_RANK (which Megatron, DeepSpeed and torchtitan pass to set_device) is 0;
-  // SLURM_LOCALID still names the GCD's slot on the node.
+  // SLURM_LOCALID still names the GCD's slot on the node. DeepSpeed's qgZ
+  // sizes its node-local stage by the GPUs a task sees
+  // (get_accelerator().device_count(), runtime/comm/coalesced_collectives.py
+  // and utils/groups.py _get_local_all_to_all_group, v0.17.0): one would
+  // send every reduction across the network, so under qgZ each task sees
+  // the node's GCDs and takes its own by SLURM_LOCALID.
+  const bool node_visible =
+      x.plan.config.qgz && x.options.engine != Engine::kMegatron && x.options.engine != Engine::kTorchtitan;
   s << "\n# One task per GCD: " << layout.nnodes << " nodes x " << layout.nproc_per_node << " = "
     << layout.world << " ranks.\n";
+  if (node_visible)
+    s << "# qgZ: every task sees the node's " << layout.nproc_per_node
+      << " GCDs (DeepSpeed's node-local stage counts them) and uses GCD SLURM_LOCALID.\n";
   s << "srun -N " << layout.nnodes << " -n " << layout.world << " --ntasks-per-node=" << layout.nproc_per_node
-    << " -c7 --gpus-per-task=1 --gpu-bind=closest \\\n";
-  s << "  bash -c 'export RANK=\"$SLURM_PROCID\" WORLD_SIZE=\"$SLURM_NTASKS\" LOCAL_RANK=0 "
-       "LOCAL_WORLD_SIZE=1 GCD=\"$SLURM_LOCALID\"\n";
+    << " -c7 "
+    << (node_visible ? "--gpus-per-node=" + std::to_string(layout.nproc_per_node)
+                     : "--gpus-per-task=1 --gpu-bind=closest")
+    << " \\\n";
+  s << "  bash -c 'export RANK=\"$SLURM_PROCID\" WORLD_SIZE=\"$SLURM_NTASKS\" "
+    << (node_visible
+            ? "LOCAL_RANK=\"$SLURM_LOCALID\" LOCAL_WORLD_SIZE=" + std::to_string(layout.nproc_per_node)
+            : std::string("LOCAL_RANK=0 LOCAL_WORLD_SIZE=1"))
+    << " GCD=\"$SLURM_LOCALID\"\n";
   s << "    export MIOPEN_USER_DB_PATH=\"/tmp/miopen-cache-${USER:-user}-$SLURM_PROCID\"\n";
   s << "    export MIOPEN_CUSTOM_CACHE_DIR=\"$MIOPEN_USER_DB_PATH\"\n";
   s << "    rm -rf \"$MIOPEN_USER_DB_PATH\" && mkdir -p \"$MIOPEN_USER_DB_PATH\"\n";

@@ -27,12 +27,12 @@ std::string join_args(const std::vector<std::string>& args, const std::string& i
 // Training settings shared by the Megatron flavours; TRAIN_ITERS is what
 // job.sbatch's -t was sized for.
 std::vector<std::string> megatron_training_block(long long train_iters) {
-  return {defaulted("TRAIN_ITERS", str(train_iters)),
-          defaulted("LR", "3.0e-4"),
+  return {defaulted("TRAIN_ITERS", str(train_iters)), defaulted("LR", "3.0e-4"),
           defaulted("MIN_LR", "3.0e-5"),
-          defaulted("LR_WARMUP_ITERS", "100"),
-          defaulted("DATA_SPLIT", "949,50,1"),
-          defaulted("CHECKPOINT_DIR", "")};
+          // Megatron asserts lr_warmup_steps < lr_decay_steps (= train
+          // iterations): optimizer_param_scheduler.py, core_r0.13.0.
+          defaulted("LR_WARMUP_ITERS", "$(( TRAIN_ITERS >= 1000 ? 100 : TRAIN_ITERS / 10 ))"),
+          defaulted("DATA_SPLIT", "949,50,1"), defaulted("CHECKPOINT_DIR", "")};
 }
 
 // What a user of a Megatron flavour sets: the checkout (variable

@@ -130,6 +130,13 @@ void megatron_moe_args(const Plan& plan, Args& a) {
     a.opt("--moe-router-num-groups", m.route_groups);
     a.opt("--moe-router-group-topk", m.route_group_topk);
   }
+  if (m.routed_scaling_factor > 0) {
+    // Megatron's default (None) leaves the routed output unscaled
+    // (transformer_config.py:434, arguments.py:2762 at core_r0.13.0).
+    char scale[32];
+    std::snprintf(scale, sizeof scale, "%g", m.routed_scaling_factor);
+    a.opt("--moe-router-topk-scaling-factor", std::string(scale));
+  }
   if (m.mtp_layers > 0) a.opt("--mtp-num-layers", m.mtp_layers);
   if (drops) {
     // arguments.py:2801-2804 at core_r0.13.0. The drop policy keeps its

@@ -9,6 +9,7 @@
 // flavor without one starts from its family's nearest recipe and names its
 // own Hugging Face assets.
 #include <cmath>
+#include <sstream>
 #include <string>
 
 #include "src/emit/emit_internal.h"
@@ -20,13 +21,15 @@ namespace {
 
 constexpr TorchtitanFlavor kFlavors[] = {
     // family, flavor, recipe, assets, layers, hidden, heads, kv, head_dim, ffn, experts, top_k,
-    // expert_ffn, tied, rope_theta, qk_norm
+    // expert_ffn, tied, rope_theta, qk_norm, rope_scaling (the llama3 flavors' ComplexRoPE
+    // scaling="llama" at its default factor 8: models/llama3/__init__.py and
+    // models/common/rope.py at b5bcd76c)
     {"llama3", "8B", "llama3_8b", "./assets/hf/Llama-3.1-8B", 32, 4096, 32, 8, 128, 14336, 0, 0, 0, false,
-     500000, false},
+     500000, false, 8.0},
     {"llama3", "70B", "llama3_70b", "./assets/hf/Llama-3.1-70B", 80, 8192, 64, 8, 128, 28672, 0, 0, 0, false,
-     500000, false},
+     500000, false, 8.0},
     {"llama3", "405B", "llama3_405b", "./assets/hf/Llama-3.1-405B", 126, 16384, 128, 8, 128, 53248, 0, 0, 0,
-     false, 500000, false},
+     false, 500000, false, 8.0},
     {"qwen3", "0.6B", "qwen3_0_6b", "./assets/hf/Qwen3-0.6B", 28, 1024, 16, 8, 128, 3072, 0, 0, 0, true, 1e6,
      true},
     {"qwen3", "1.7B", "qwen3_1_7b", "./assets/hf/Qwen3-1.7B", 28, 2048, 16, 8, 128, 6144, 0, 0, 0, true, 1e6,
@@ -86,6 +89,14 @@ std::vector<std::string> torchtitan_flavor_differences(const ModelSpec& m, const
   if (std::abs(m.rope_theta - f.rope_theta) > 1e-6 * f.rope_theta)
     out.push_back("RoPE base " + std::to_string(static_cast<long long>(m.rope_theta)) + " (torchtitan's " +
                   flavor + " uses " + std::to_string(static_cast<long long>(f.rope_theta)) + ")");
+  if (std::abs(m.rope_scaling_factor - f.rope_scaling) > 1e-9) {
+    const auto factor = [](double x) { return (std::ostringstream() << x).str(); };
+    out.push_back((m.rope_scaling_factor > 0 ? "RoPE scaling factor " + factor(m.rope_scaling_factor)
+                                             : std::string("no RoPE scaling")) +
+                  " (torchtitan's " + flavor +
+                  (f.rope_scaling > 0 ? " applies Llama 3.1's factor " + factor(f.rope_scaling) + ")"
+                                      : " applies none)"));
+  }
   if (m.qk_norm != f.qk_norm)
     out.push_back(std::string(m.qk_norm ? "" : "no ") + "query/key normalisation (torchtitan's " + flavor +
                   (f.qk_norm ? " has it)" : " has none)"));
@@ -93,6 +104,8 @@ std::vector<std::string> torchtitan_flavor_differences(const ModelSpec& m, const
     out.push_back(std::string(m.tied_embeddings ? "tied" : "untied") + " embeddings (torchtitan's " + flavor +
                   (f.tied ? " ties them)" : " unties them)"));
   if (m.qkv_bias) out.push_back("Q/K/V biases (torchtitan's " + flavor + " has none)");
+  if (m.routed_scaling_factor > 0)
+    out.push_back("a routed-expert output scale (torchtitan's " + flavor + " has none)");
   if (m.dropout > 0) out.push_back("dropout (torchtitan's " + flavor + " has none)");
   return out;
 }

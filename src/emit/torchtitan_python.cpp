@@ -72,6 +72,11 @@ std::string torchtitan_python_config(const Plan& plan, long long train_steps, lo
   // (trainer.py:168-199); the cost model times eager launches either way.
   py << "    # Eager launches, as costed (CUDA graphs refuse pp > 1 and the standard expert dispatcher).\n";
   py << "    config.training.disable_cuda_graphs = True\n";
+  // Some recipes trace every profile_freq steps (llama3_70b: enable_profiling,
+  // profile_freq 100; Trainer.Config.profiler, trainer.py at b5bcd76c): time
+  // the cost model does not price.
+  py << "    # No profiler traces, as costed (set True to trace every profile_freq steps).\n";
+  py << "    config.profiler.enable_profiling = False\n";
   py << "    config.parallelism = ParallelismConfig(\n";
   py << "        data_parallel_replicate_degree=" << mesh.replicate << ",\n";
   py << "        data_parallel_shard_degree=" << mesh.shard << ",\n";

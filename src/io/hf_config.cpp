@@ -413,6 +413,9 @@ ModelSpec model_from_hf(const Json& root, const std::string& origin) {
       m.route_groups = hf.optional_int({"n_group"}, 0, 0);
       m.route_group_topk = hf.optional_int({"topk_group"}, 0, 0);
       m.aux_loss_free = hf.string("scoring_func").value_or("softmax") == "sigmoid";
+      // DeepSeek's config.json writes 1.0 for "no scaling".
+      const double routed_scale = number_or(hf, {"routed_scaling_factor"}, 0.0, origin);
+      m.routed_scaling_factor = routed_scale == 1.0 ? 0.0 : routed_scale;
     } else if (experts_key == "num_experts") {
       m.expert_ffn_hidden = hf.required_int({"moe_intermediate_size"});
       // Qwen2-MoE: one shared expert of shared_expert_intermediate_size,

@@ -20,9 +20,11 @@ const std::vector<std::string> kTopKeys = {
     // Optional details the launch files carry (docs/models.md).
     "activation", "rope_theta", "rotary_fraction", "rope_scaling_factor", "norm_epsilon", "qkv_bias",
     "qk_norm", "parallel_residual", "sliding_window", "full_attention_layers", "attention_sinks"};
-const std::vector<std::string> kMoeKeys = {"experts",        "top_k",          "expert_ffn_hidden",
-                                           "moe_layer_freq", "shared_experts", "first_dense_layers",
-                                           "mtp_layers",     "route_groups",   "route_group_topk",
+const std::vector<std::string> kMoeKeys = {"experts",           "top_k",
+                                           "expert_ffn_hidden", "moe_layer_freq",
+                                           "shared_experts",    "first_dense_layers",
+                                           "mtp_layers",        "route_groups",
+                                           "route_group_topk",  "routed_scaling_factor",
                                            "aux_loss_free"};
 const std::vector<std::string> kMlaKeys = {"q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "v_head_dim",
                                            "qk_nope_head_dim"};
@@ -114,6 +116,7 @@ ModelSpec model_from_yaml(const YAML::Node& root, const std::string& origin,
     m.route_groups = int_field(*moe, "route_groups", 0, 0);
     m.route_group_topk = int_field(*moe, "route_group_topk", 0, 0);
     m.aux_loss_free = moe->boolean("aux_loss_free", false);
+    m.routed_scaling_factor = moe->number_in("routed_scaling_factor", 0.0, 1000.0, 0.0);
   }
   if (const auto mla = top.block("mla")) {
     mla->allow_only(kMlaKeys);

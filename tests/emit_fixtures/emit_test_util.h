@@ -114,6 +114,15 @@ inline Plan llama3_70b_on_64_h100() {
   return p;
 }
 
+// The same shape as Llama 3.1 70B (RoPE scaled by 8), the model torchtitan's
+// 70B flavor builds.
+inline Plan llama31_70b_on_64_h100() {
+  Plan p = llama3_70b_on_64_h100();
+  p.model.name = "llama3.1-70b";
+  p.model.rope_scaling_factor = 8.0;
+  return p;
+}
+
 /// The 1T GPT of Narayanan et al. 2021 Table 1 (128 layers, 25600 hidden,
 /// 160 heads) on 3072 A100 with tp 8, pp 64, batch 3072.
 inline Plan gpt_1t_on_3072_a100() {
