@@ -68,11 +68,22 @@ fuzz: fuzz-deps
 # Line tables only: the sanitizers' reports keep file:line, and the debug
 # information of -g cost 4-12 % of each test batch's compile time.
 CI_SANITIZE_DIR ?= build-ci-sanitize
+# Left out under the sanitizers (the first CI stage runs them unsanitized):
+# the same solver code on hundreds of random instances, or a whole
+# DeepSeek-V3 plan search a third test under the sanitizers repeats; they
+# were 165 s of the stage's 1090 s of test time on 2 cores, and the stage
+# keeps smaller instances of each solver.
+empty :=
+space := $(empty) $(empty)
+CI_SANITIZE_SKIP ?= ExpertsSolver.MilpEqualsBruteForce|SkipPathsSolver.PartitionBeatsRandomAndGreedy|\
+  SkipPathsSolver.ThirtyTwoNodes|SkipPathsFasterLinks.ScaledDown|SkipPathsFasterLinks.FreeTransfers|\
+  SolverAgreement.RandomSmallMilps|\
+  PropertyMonotonic.BetterLinksOrMoreMemory|MoePlanEmit.DeepSeekV3On2048H800|EmitEngineDtype.DeepSeekV3PlanForMegatron
 ci-sanitize: fuzz-deps
 	cmake -S . -B $(CI_SANITIZE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DPARPLAN_FUZZ=ON \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG"
 	cmake --build $(CI_SANITIZE_DIR) -j $(JOBS) --target parplan parplan_tests $(FUZZ_TARGETS)
-	cd $(CI_SANITIZE_DIR) && $(SANITIZER_ENV) ctest --output-on-failure -j $(JOBS)
+	cd $(CI_SANITIZE_DIR) && $(SANITIZER_ENV) ctest --output-on-failure -j $(JOBS) -E '$(subst $(space),,$(CI_SANITIZE_SKIP))'
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  seeds=$(CURDIR)/tests/fuzz/corpus/$${t%_fuzz}; out=$(abspath $(CI_SANITIZE_DIR)); mkdir -p $$out/corpus/$$t; \
 	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
