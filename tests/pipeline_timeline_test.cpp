@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "cost/step_cost.h"
 #include "src/report/pipeline_svg.h"
@@ -205,6 +208,50 @@ TEST(PipelineTimeline, SvgOfAVeryLongStepLeavesOutTheSteadyStateMiddle) {
   EXPECT_LT(passes, t.ops.size());
   EXPECT_LE(passes, 12000u + 2 * 8);
   EXPECT_NE(svg.find("of the steady state not drawn"), std::string::npos);
+}
+
+TEST(PipelineTimeline, SvgCutKeepsEveryWarmUpAndCoolDownPassAndNothingInTheGap) {
+  // pp 64, vp 2, 512 micro-batches: 131 072 passes, 12 000 of them in the
+  // warm-ups (2 x 63 + 64 + 1 forwards on stage 0) and as many in the
+  // cool-downs, so the cut must come from the steady state alone.
+  const PipelineTimeline t = simulate_pipeline(64, 2, 512, uniform(128, 0.01, 0.02), 0.0);
+  CostReport cost;
+  cost.time.step_s = t.span_s;
+  const std::string svg = pipeline_svg(t, cost, "long");
+  std::set<std::string> drawn;
+  for (std::size_t at = svg.find("<title>micro-batch"); at != std::string::npos;
+       at = svg.find("<title>micro-batch", at + 1))
+    drawn.insert(svg.substr(at + 7, svg.find("</title>", at) - at - 7));
+  std::vector<double> first_backward_s(64, t.span_s), last_forward_end_s(64, 0.0);
+  for (const PipelineOp& op : t.ops) {
+    if (op.backward)
+      first_backward_s[op.rank] = std::min(first_backward_s[op.rank], op.start_s);
+    else
+      last_forward_end_s[op.rank] = std::max(last_forward_end_s[op.rank], op.end_s);
+  }
+  std::size_t must = 0;
+  for (const PipelineOp& op : t.ops) {
+    if (op.start_s > first_backward_s[op.rank] && op.end_s < last_forward_end_s[op.rank]) continue;
+    ++must;
+    char title[160];
+    std::snprintf(title, sizeof title, "micro-batch %d, chunk %d, %s, %.4f - %.4f s", op.micro_batch,
+                  op.chunk, op.backward ? "backward" : "forward", op.start_s, op.end_s);
+    EXPECT_EQ(drawn.count(title), 1u) << title;
+  }
+  EXPECT_GT(must, 12000u);
+  EXPECT_NE(svg.find("of the steady state not drawn"), std::string::npos);
+  // No pass is drawn across the gap the white mask covers.
+  const std::size_t mask = svg.find("fill=\"white\"/>\n<text");
+  ASSERT_NE(mask, std::string::npos);
+  const double gap_from_px = std::stod(svg.substr(svg.rfind("<rect x=\"", mask) + 9));
+  const double gap_to_px = gap_from_px + std::stod(svg.substr(svg.rfind("width=\"", mask) + 7));
+  for (std::size_t at = svg.find("<rect x=\""); at < mask; at = svg.find("<rect x=\"", at + 1)) {
+    if (svg.compare(svg.find('>', at) - 1, 1, "/") == 0) continue;  // backgrounds and the mask
+    if (svg.find("<title>micro-batch", at) != svg.find('>', at) + 1) continue;
+    const double x = std::stod(svg.substr(at + 9));
+    const double w = std::stod(svg.substr(svg.find("width=\"", at) + 7));
+    EXPECT_TRUE(x + w <= gap_from_px + 1e-6 || x >= gap_to_px - 1e-6) << svg.substr(at, 120);
+  }
 }
 
 }  // namespace

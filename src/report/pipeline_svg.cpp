@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "src/io/input_error.h"
+#include "src/report/counted.h"
 #include "src/report/pipeline_trace.h"
 #include "src/report/table_report.h"
 #include "src/report/xml_text.h"
@@ -72,20 +73,70 @@ struct TimeAxis {
   }
 };
 
+// The cut lies inside the steady state: after every stage's first backward
+// (the warm-up and its bubble drawn whole) and before any stage's last
+// forward (the cool-down drawn whole), so nothing idle is left out.
 TimeAxis time_axis(const PipelineTimeline& timeline, double end_s, double left_px, double width_px) {
   TimeAxis axis;
   axis.left_px = left_px;
   if (timeline.ops.size() > kMaxDrawnPasses) {
+    std::vector<double> first_backward_s(timeline.pp, end_s), last_forward_end_s(timeline.pp, 0.0);
     std::vector<double> starts, ends;
-    for (const PipelineOp& op : timeline.ops) starts.push_back(op.start_s), ends.push_back(op.end_s);
+    starts.reserve(timeline.ops.size());
+    ends.reserve(timeline.ops.size());
+    for (const PipelineOp& op : timeline.ops) {
+      starts.push_back(op.start_s), ends.push_back(op.end_s);
+      if (op.backward)
+        first_backward_s[op.rank] = std::min(first_backward_s[op.rank], op.start_s);
+      else
+        last_forward_end_s[op.rank] = std::max(last_forward_end_s[op.rank], op.end_s);
+    }
+    const double steady_from_s = *std::max_element(first_backward_s.begin(), first_backward_s.end());
+    const double steady_to_s = *std::min_element(last_forward_end_s.begin(), last_forward_end_s.end());
     std::sort(starts.begin(), starts.end());
     std::sort(ends.begin(), ends.end());
-    axis.cut_from_s = starts[kMaxDrawnPasses / 2];
-    axis.cut_to_s = ends[ends.size() - kMaxDrawnPasses / 2];
+    // Passes drawn whatever the cut: those starting before the steady state
+    // or ending after it; the rest of the budget goes half to each side.
+    const auto before = static_cast<std::size_t>(
+        std::lower_bound(starts.begin(), starts.end(), steady_from_s) - starts.begin());
+    const auto after =
+        static_cast<std::size_t>(ends.end() - std::upper_bound(ends.begin(), ends.end(), steady_to_s));
+    // At least a round of every stage's passes each side, so the steady
+    // state's pattern shows.
+    const std::size_t spare =
+        std::max<std::size_t>(kMaxDrawnPasses > before + after ? (kMaxDrawnPasses - before - after) / 2 : 0,
+                              2 * static_cast<std::size_t>(timeline.pp * timeline.vp));
+    if (steady_to_s > steady_from_s) {
+      axis.cut_from_s =
+          std::clamp(starts[std::min(before + spare, starts.size() - 1)], steady_from_s, steady_to_s);
+      axis.cut_to_s = std::clamp(ends[ends.size() - 1 - std::min(after + spare, ends.size() - 1)],
+                                 axis.cut_from_s, steady_to_s);
+    }
   }
   const double shown_s = end_s - (axis.cut() ? axis.cut_to_s - axis.cut_from_s : 0.0);
   axis.scale_px_per_s = (width_px - (axis.cut() ? TimeAxis::kCutGapPx : 0.0)) / std::max(shown_s, 1e-9);
   return axis;
+}
+
+// One pass as a bar with its hover text; `from_s`..`to_s` is the part drawn
+// (a pass across the cut is drawn up to it and from it).
+void draw_pass(std::string& o, const TimeAxis& axis, const PipelineOp& op, double from_s, double to_s, int y,
+               int bar_h, int vp) {
+  char buf[512];
+  const double x = axis.x(from_s);
+  const double w = std::max(0.5, axis.x(to_s) - x);
+  std::snprintf(buf, sizeof buf,
+                "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" stroke=\"white\" "
+                "stroke-width=\"%s\"><title>micro-batch %d, chunk %d, %s, %.4f - %.4f s</title></rect>\n",
+                x, y, w, bar_h, pass_fill(op.backward, op.chunk, vp).c_str(), w > 3 ? "0.5" : "0",
+                op.micro_batch, op.chunk, op.backward ? "backward" : "forward", op.start_s, op.end_s);
+  o += buf;
+  const int digits = op.micro_batch < 10 ? 1 : op.micro_batch < 100 ? 2 : op.micro_batch < 1000 ? 3 : 4;
+  if (w > 6.0 * digits + 4) {
+    std::snprintf(buf, sizeof buf, "<text x=\"%.2f\" y=\"%d\" font-size=\"9\" fill=\"white\">%d</text>\n",
+                  x + 2, y + 14, op.micro_batch);
+    o += buf;
+  }
 }
 
 }  // namespace
@@ -106,7 +157,7 @@ std::string pipeline_svg(const PipelineTimeline& timeline, const CostReport& cos
   const int left = 90, top = 38 + 18 * lines, row_h = 24, width = 1200, right = 20;
   const TimeAxis axis = time_axis(timeline, end_s, left, width - left - right);
   const int rows = timeline.pp;
-  const int height = top + row_h * rows + 78;
+  const int height = top + row_h * rows + 94;
   std::string o;
   o.reserve(200 * std::min(timeline.ops.size(), kMaxDrawnPasses + 2 * rows) + 4096);
   char buf[512];
@@ -116,14 +167,16 @@ std::string pipeline_svg(const PipelineTimeline& timeline, const CostReport& cos
   for (int i = 0; i < lines; ++i) {
     std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%d\" font-size=\"%d\">", left, 20 + 18 * i,
                   i ? 12 : 14);
-    o += buf + xml_escape(title_lines[i]) + "</text>\n";
+    // At 14 (12) px a line of the 1090 px right of the stage names holds
+    // about 140 (160) characters; a longer model or cluster name is cut.
+    o += buf + xml_escape(shortened_text(title_lines[i], i ? 160 : 140)) + "</text>\n";
   }
   const double busy_s = time.compute_s + time.tp_comm_s + time.cp_comm_s + time.pp_comm_s + time.ep_comm_s;
-  const std::string summary = "step " + seconds_text(time.step_s) + ": pipeline " +
-                              seconds_text(timeline.span_s) + " (" + std::to_string(timeline.micro_batches) +
-                              " micro-batches; the cost model: " + seconds_text(busy_s) + " busy + " +
-                              seconds_text(time.bubble_s) +
-                              " bubble), then data-parallel exchange and optimizer " + seconds_text(tail_s);
+  const std::string summary =
+      "step " + seconds_text(time.step_s) + ": pipeline " + seconds_text(timeline.span_s) + " (" +
+      counted(timeline.micro_batches, "micro-batch", "micro-batches") +
+      "; the cost model: " + seconds_text(busy_s) + " busy + " + seconds_text(time.bubble_s) +
+      " bubble), then data-parallel exchange and optimizer " + seconds_text(tail_s);
   std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%d\">", left, 20 + 18 * lines);
   o += buf + xml_escape(summary) + "</text>\n";
   for (int r = 0; r < rows; ++r) {
@@ -144,24 +197,15 @@ std::string pipeline_svg(const PipelineTimeline& timeline, const CostReport& cos
     }
   }
   for (const PipelineOp& op : timeline.ops) {
-    // A pass inside the cut is left out; one across it is drawn on both sides.
-    if (axis.cut() && op.start_s >= axis.cut_from_s && op.end_s <= axis.cut_to_s) continue;
-    const double x = axis.x(op.start_s);
-    const double w = std::max(0.5, axis.x(op.end_s) - x);
     const int y = top + op.rank * row_h;
-    std::snprintf(buf, sizeof buf,
-                  "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" stroke=\"white\" "
-                  "stroke-width=\"%s\"><title>micro-batch %d, chunk %d, %s, %.4f - %.4f s</title></rect>\n",
-                  x, y, w, row_h - 4, pass_fill(op.backward, op.chunk, timeline.vp).c_str(),
-                  w > 3 ? "0.5" : "0", op.micro_batch, op.chunk, op.backward ? "backward" : "forward",
-                  op.start_s, op.end_s);
-    o += buf;
-    const int digits = op.micro_batch < 10 ? 1 : op.micro_batch < 100 ? 2 : op.micro_batch < 1000 ? 3 : 4;
-    if (w > 6.0 * digits + 4) {
-      std::snprintf(buf, sizeof buf, "<text x=\"%.2f\" y=\"%d\" font-size=\"9\" fill=\"white\">%d</text>\n",
-                    x + 2, y + 14, op.micro_batch);
-      o += buf;
+    if (!axis.cut() || op.end_s <= axis.cut_from_s || op.start_s >= axis.cut_to_s) {
+      draw_pass(o, axis, op, op.start_s, op.end_s, y, row_h - 4, timeline.vp);
+      continue;
     }
+    // Inside the cut: left out; across an edge: the part outside it.
+    if (op.start_s < axis.cut_from_s)
+      draw_pass(o, axis, op, op.start_s, axis.cut_from_s, y, row_h - 4, timeline.vp);
+    if (op.end_s > axis.cut_to_s) draw_pass(o, axis, op, axis.cut_to_s, op.end_s, y, row_h - 4, timeline.vp);
   }
   const int axis_y = top + row_h * rows + 8;
   if (axis.cut()) {
@@ -185,13 +229,17 @@ std::string pipeline_svg(const PipelineTimeline& timeline, const CostReport& cos
                   x, axis_y - 6, x, axis_y, x, axis_y + 12, tick_text(t, step).c_str());
     o += buf;
   }
-  std::string legend =
-      "blue: forward, orange: backward (recomputation included); lighter shades: later model chunks; number: "
-      "micro-batch; grey: idle (the bubble); hatched: data-parallel exchange and optimizer step";
+  // Two lines: one of 1200 px holds about 180 characters at 11 px.
+  std::string legend[2] = {
+      "blue: forward, orange: backward (recomputation included); lighter shades: later model chunks; "
+      "number: micro-batch",
+      "grey: idle (the bubble); hatched: data-parallel exchange and optimizer step"};
   if (axis.cut())
-    legend += "; ...: " + seconds_text(axis.cut_to_s - axis.cut_from_s) + " of the steady state not drawn";
-  std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%d\">", left, axis_y + 34);
-  o += buf + xml_escape(legend) + "</text>\n";
+    legend[1] += "; ...: " + seconds_text(axis.cut_to_s - axis.cut_from_s) + " of the steady state not drawn";
+  for (int i = 0; i < 2; ++i) {
+    std::snprintf(buf, sizeof buf, "<text x=\"%d\" y=\"%d\">", left, axis_y + 34 + 16 * i);
+    o += buf + xml_escape(legend[i]) + "</text>\n";
+  }
   o += "</svg>\n";
   return o;
 }

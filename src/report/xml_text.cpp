@@ -36,10 +36,22 @@ std::string xml_escape(const std::string& text) {
 }
 
 std::string svg_open(int width, int height) {
-  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) + "\" height=\"" +
-         std::to_string(height) +
-         "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" "
-         "fill=\"white\"/>\n";
+  const std::string w = std::to_string(width), h = std::to_string(height);
+  // The viewBox lets the picture scale where a page embeds it smaller.
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + w + "\" height=\"" + h + "\" viewBox=\"0 0 " +
+         w + " " + h + "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"" + w +
+         "\" height=\"" + h + "\" fill=\"white\"/>\n";
+}
+
+std::string shortened_text(const std::string& text, std::size_t max_chars) {
+  // Characters, not bytes: a UTF-8 continuation byte (10xxxxxx) starts none.
+  std::size_t chars = 0, cut = std::string::npos;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
+    if (chars + 1 == max_chars) cut = i;
+    if (++chars > max_chars) return text.substr(0, cut) + "\u2026";
+  }
+  return text;
 }
 
 }  // namespace parplan
