@@ -72,12 +72,14 @@ int run_skip_paths(const SkipPathsFlags& flags) {
   std::optional<double> solve_s;
   if (flags.common.timings())
     solve_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!flags.svg.empty())
+  if (!flags.svg.empty()) {
+    char makespan[32];
+    std::snprintf(makespan, sizeof makespan, "%.2f s", result.schedule.makespan_s);
     write_file_atomically(flags.svg,
                           skip_paths_svg(input.problem, result.schedule,
-                                         "skip-paths: " + flags.problem + ", makespan " +
-                                             std::to_string(result.schedule.makespan_s) + " s"),
+                                         "skip-paths: " + flags.problem + ", makespan " + makespan),
                           "--svg");
+  }
   if (flags.common.json())
     std::cout << json_text(skip_paths_json(input.problem, result, solve_s)) << "\n";
   else

@@ -15,6 +15,19 @@ std::string pct(double x) {
   std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * x);
   return buf;
 }
+// An absolute error: no sign.
+std::string pct_abs(double x) {
+  if (std::isnan(x)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
+  return buf;
+}
+// Measured seconds, four significant digits each (0.8000 beside 0.4519).
+std::string seconds4(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%#.4g", x);
+  return buf;
+}
 std::string num(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", x);
@@ -48,13 +61,13 @@ std::string calibrate_table(const std::vector<FitRun>& runs, const CalibrateOutc
        "err_left_out\n";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     t += pad(runs[i].name.size() > 33 ? runs[i].name.substr(runs[i].name.size() - 33) : runs[i].name, 34) +
-         pad(num(runs[i].measured_step_s), 12) + pad(pct(fit.errors_before.step[i]), 12) +
+         pad(seconds4(runs[i].measured_step_s), 12) + pad(pct(fit.errors_before.step[i]), 12) +
          pad(pct(fit.errors_after.step[i]), 12) + pct(o.cv_errors[i]) + "\n";
   }
-  t += pad("mean |error|", 46) + pad(pct(fit.errors_before.mean_abs), 12) +
-       pad(pct(fit.errors_after.mean_abs), 12) + pct(o.cv_mean_abs) + "\n";
-  t += pad("max |error|", 46) + pad(pct(fit.errors_before.max_abs), 12) +
-       pad(pct(fit.errors_after.max_abs), 12) + pct(o.cv_max_abs) + "\n";
+  t += pad("mean |error|", 46) + pad(pct_abs(fit.errors_before.mean_abs), 12) +
+       pad(pct_abs(fit.errors_after.mean_abs), 12) + pct_abs(o.cv_mean_abs) + "\n";
+  t += pad("max |error|", 46) + pad(pct_abs(fit.errors_before.max_abs), 12) +
+       pad(pct_abs(fit.errors_after.max_abs), 12) + pct_abs(o.cv_max_abs) + "\n";
   if (!out_path.empty()) t += "\nwrote " + out_path + "\n";
   return t;
 }

@@ -10,6 +10,7 @@
 #include "src/report/counted.h"
 #include "src/report/pipeline_trace.h"
 #include "src/report/table_report.h"
+#include "src/report/time_ticks.h"
 #include "src/report/xml_text.h"
 
 namespace parplan {
@@ -22,27 +23,6 @@ std::string pass_fill(bool backward, int chunk, int vp) {
   const int lightness = vp > 1 ? 45 + 25 * chunk / (vp - 1) : 55;
   char buf[40];
   std::snprintf(buf, sizeof buf, "hsl(%d,65%%,%d%%)", backward ? 28 : 212, lightness);
-  return buf;
-}
-
-// A round tick step (1, 2 or 5 times a power of ten) for about 10 ticks.
-double tick_step_s(double span_s) {
-  const double raw = span_s / 10;
-  const double power = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double f : {1.0, 2.0, 5.0})
-    if (raw <= f * power) return f * power;
-  return 10 * power;
-}
-
-// A tick's label, with the decimals its step needs.
-std::string tick_text(double t, double step_s) {
-  char buf[32];
-  if (step_s >= 1)
-    std::snprintf(buf, sizeof buf, "%.0f s", t);
-  else if (step_s >= 0.1)
-    std::snprintf(buf, sizeof buf, "%.1f s", t);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f ms", 1e3 * t);
   return buf;
 }
 

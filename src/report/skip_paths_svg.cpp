@@ -5,6 +5,7 @@
 
 #include "cost/skip_pipeline_sim.h"
 #include "src/report/skip_paths_report.h"
+#include "src/report/time_ticks.h"
 #include "src/report/xml_text.h"
 
 namespace parplan {
@@ -40,7 +41,8 @@ std::string skip_paths_svg(const SkipProblem& p, const SkipSchedule& s, const st
     << "<defs><pattern id=\"hatch\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\" "
        "patternTransform=\"rotate(45)\"><rect width=\"2\" height=\"4\" fill=\"white\" fill-opacity=\"0.6\"/>"
        "</pattern></defs>\n"
-    << "<text x=\"" << left << "\" y=\"20\" font-size=\"14\">" << xml_escape(title) << "</text>\n";
+    << "<text x=\"" << left << "\" y=\"20\" font-size=\"14\">" << xml_escape(shortened_text(title, 130))
+    << "</text>\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const int y = top + static_cast<int>(i) * row_h;
     o << "<rect x=\"" << left << "\" y=\"" << y << "\" width=\"" << width - left - 20 << "\" height=\""
@@ -74,10 +76,11 @@ std::string skip_paths_svg(const SkipProblem& p, const SkipSchedule& s, const st
         << "</text>\n";
   }
   const int axis_y = top + row_h * static_cast<int>(rows.size()) + 12;
-  for (int k = 0; k <= 10; ++k) {
-    const double t = span_s * k / 10;
-    o << "<text x=\"" << left + t * scale - 8 << "\" y=\"" << axis_y << "\">" << static_cast<int>(t + 0.5)
-      << " s</text>\n";
+  const double step_s = tick_step_s(span_s);
+  for (int k = 0; k * step_s <= span_s * (1 + 1e-9); ++k) {
+    const double t = k * step_s;
+    o << "<text x=\"" << left + t * scale << "\" y=\"" << axis_y << "\" text-anchor=\"middle\">"
+      << tick_text(t, step_s) << "</text>\n";
   }
   o << "<text x=\"" << left << "\" y=\"" << axis_y + 20
     << "\">solid: forward, hatched: backward, dark: loss; colour = micro-batch (number inside); grey: "

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "src/io/job_loader.h"
+#include "src/report/counted.h"
 #include "src/report/sweep_plot_axes.h"
 #include "src/report/xml_text.h"
 
@@ -158,9 +159,12 @@ std::string sweep_svg(const SweepGrid& grid, const std::vector<SweepOutcome>& ou
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width) << "\" height=\"" << num(height)
       << "\" viewBox=\"0 0 " << num(width) << " " << num(height)
       << "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n";
-  const std::string title = "parplan sweep: " + grid.cluster.name + ", seq " + std::to_string(grid.seq) +
-                            ", " + precision_name(grid.precision) + ", " + std::to_string(outcomes.size()) +
-                            " points (" + std::to_string(feasible) + " with a plan)";
+  // 16 px bold over 1140 px holds about 110 characters: the cluster's
+  // name is cut to 50.
+  const std::string title = "parplan sweep: " + shortened_text(grid.cluster.name, 50) + ", seq " +
+                            std::to_string(grid.seq) + ", " + precision_name(grid.precision) + ", " +
+                            counted(static_cast<long long>(outcomes.size()), "point") + " (" +
+                            std::to_string(feasible) + " with a plan)";
   svg << "<title>" << xml_escape(title) << "</title>\n";
   svg << "<rect x=\"0\" y=\"0\" width=\"" << num(width) << "\" height=\"" << num(height)
       << "\" fill=\"#ffffff\"/>\n";
@@ -186,8 +190,10 @@ std::string sweep_svg(const SweepGrid& grid, const std::vector<SweepOutcome>& ou
     // Keep markers off the frame: 3% padding inside the plot area.
     const double pad_x = 0.03 * (px1 - px0);
     const auto sx = [&](double v) { return px0 + pad_x + x.fraction(v) * (px1 - px0 - 2 * pad_x); };
-    const auto sy = [&](double v) { return py0 + y.fraction(v) * (py1 - py0); };
-    const std::string subject = by_size ? "" : grid.models[row].name + ": ";
+    const double pad_y = 0.03 * (py0 - py1);
+    const auto sy = [&](double v) { return py0 - pad_y + y.fraction(v) * (py1 - py0 + 2 * pad_y); };
+    // A panel's 14 px bold title holds about 60 characters over its 468 px.
+    const std::string subject = by_size ? "" : shortened_text(grid.models[row].name, 24) + ": ";
     const std::string y_label =
         !panel.y_label.empty() ? panel.y_label : (y.log ? "step time (s, log scale)" : "step time (s)");
     svg << "<g>\n";

@@ -111,6 +111,14 @@ Axis gpus_axis(const std::vector<int>& gpus) {
   } else {
     for (double p = 1; p <= axis.hi; p *= 2)
       if (p >= axis.lo) axis.ticks.push_back(p);
+    // No two powers of two inside (600 to 1000 GPUs): the 1-2-5 values,
+    // else the first and last count.
+    if (axis.ticks.size() < 2) {
+      axis.ticks.clear();
+      for (double v : one_two_five(axis.lo, axis.hi))
+        if (v >= axis.lo * (1 - 1e-9) && v <= axis.hi * (1 + 1e-9)) axis.ticks.push_back(v);
+    }
+    if (axis.ticks.size() < 2) axis.ticks = {axis.lo, axis.hi};
     while (axis.ticks.size() > 10) {
       std::vector<double> fewer;
       for (std::size_t i = 0; i < axis.ticks.size(); i += 2) fewer.push_back(axis.ticks[i]);

@@ -13,7 +13,9 @@
 #include "src/emit/engine_capabilities.h"
 #include "src/io/input_error.h"
 #include "src/io/job_loader.h"
+#include "src/report/counted.h"
 #include "src/report/plan_report.h"
+#include "src/report/xml_text.h"
 
 namespace parplan {
 
@@ -23,9 +25,38 @@ namespace {
 
 template <typename... Args>
 std::string format(const char* pattern, Args... args) {
-  char buffer[128];
+  char buffer[512];
   std::snprintf(buffer, sizeof buffer, pattern, args...);
   return buffer;
+}
+
+// The table's model column: at most this many characters (the CSV and JSON
+// keep the whole name), padded by characters, not bytes.
+constexpr std::size_t kModelColumnChars = 40;
+
+std::size_t utf8_chars(const std::string& text) {
+  return static_cast<std::size_t>(std::count_if(
+      text.begin(), text.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
+}
+
+std::string model_cell(const std::string& name, std::size_t width) {
+  std::string cell = shortened_text(name, kModelColumnChars);
+  return cell + std::string(width - std::min(width, utf8_chars(cell)), ' ');
+}
+
+// A row's "no plan" reason, its words wrapped to lines of at most
+// `line_chars`, the continuation lines indented by `indent`.
+std::string wrapped_reason(const std::string& text, std::size_t indent, std::size_t line_chars) {
+  std::string out, line;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    if (!line.empty() && indent + utf8_chars(line) + 1 + utf8_chars(word) > line_chars) {
+      out += line + "\n" + std::string(indent, ' ');
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line;
 }
 
 std::string csv_field(const std::string& text) {
@@ -197,18 +228,21 @@ const std::vector<std::string>& sweep_columns() {
 std::string sweep_table(const SweepGrid& grid, const std::vector<SweepOutcome>& outcomes,
                         std::optional<double> time_s) {
   std::size_t name_width = 5;
-  for (const ModelSpec& m : grid.models) name_width = std::max(name_width, m.name.size());
-  const int w = static_cast<int>(name_width);
+  for (const ModelSpec& m : grid.models)
+    name_width = std::max(name_width, utf8_chars(shortened_text(m.name, kModelColumnChars)));
   std::ostringstream out;
-  out << format("%5s  %-*s %9s %6s %6s ", "#", w, "model", "params", "gpus", "gbs")
+  out << format("%5s  %s %9s %6s %6s ", "#", model_cell("model", name_width).c_str(), "params", "gpus", "gbs")
       << "  tp  pp  vp    dp  cp  ep  sp  zero  mbs  recompute     step_s    tokens/s     MFU  mem_GiB  "
          "limiter    engine\n";
   int feasible = 0;
   for (const SweepOutcome& o : outcomes) {
-    out << format("%5d  %-*s %9s %6d %6d ", o.point.index, w, sweep_model(grid, o).name.c_str(),
-                  params_text(o.params).c_str(), o.point.job.gpus, o.point.job.gbs);
+    const std::string head = format("%5d  %s %9s %6d %6d ", o.point.index,
+                                    model_cell(sweep_model(grid, o).name, name_width).c_str(),
+                                    params_text(o.params).c_str(), o.point.job.gpus, o.point.job.gbs);
+    out << head;
     if (!o.feasible) {
-      out << "  no plan: " << o.reason << "\n";
+      // Wrapped under the plan's columns, so the table stays readable.
+      out << "  " << wrapped_reason("no plan: " + o.reason, utf8_chars(head) + 2, 160) << "\n";
       continue;
     }
     ++feasible;
@@ -223,8 +257,8 @@ std::string sweep_table(const SweepGrid& grid, const std::vector<SweepOutcome>& 
                   o.engine >= 0 ? engine_capabilities(static_cast<Engine>(o.engine)).name : "-");
     out << line;
   }
-  out << outcomes.size() << " points (" << feasible << " with a plan) on " << grid.cluster.name << ", seq "
-      << grid.seq << ", " << precision_name(grid.precision);
+  out << counted(static_cast<long long>(outcomes.size()), "point") << " (" << feasible << " with a plan) on "
+      << grid.cluster.name << ", seq " << grid.seq << ", " << precision_name(grid.precision);
   if (time_s) out << "; planned in " << human_duration(*time_s);
   out << "\n";
   return out.str();

@@ -151,7 +151,7 @@ std::string alternatives_table(const std::vector<RankedConfig>& ranked, bool moe
   std::ostringstream out;
   out << "rank  tp  pp  vp    dp  cp" << (moe ? "  ep etp" : "")
       << "  sp  zero  mbs  recompute       step_s    MFU   memory_GiB limiter   engine"
-      << (any_tag ? "            layout" : "") << "\n";
+      << (any_tag ? "             layout" : "") << "\n";
   int rank = 1;
   for (const auto& r : ranked) {
     const ParallelConfig& c = r.config;
@@ -173,7 +173,8 @@ std::string alternatives_table(const std::vector<RankedConfig>& ranked, bool moe
     if (any_tag) {
       const std::string tag = layout_tag(c, job, moe);
       const std::size_t engine_width = std::string(engine).size();
-      out << std::string(engine_width < 18 ? 18 - engine_width : 1, ' ') << (tag.empty() ? "-" : tag);
+      // 19: megatron-deepspeed, the longest engine name, and a space.
+      out << std::string(engine_width < 19 ? 19 - engine_width : 1, ' ') << (tag.empty() ? "-" : tag);
     }
     out << "\n";
   }
