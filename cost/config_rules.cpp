@@ -10,6 +10,8 @@ namespace {
 // Larger sizes than any cluster has; keeps every product of sizes in 64 bits
 // (and tp * cp * pp * dp in an int) whatever the input.
 constexpr std::int64_t kMaxSize = 1 << 20;
+// A micro-batch is sequences, bounded as the global batch is (docs/errors.md).
+constexpr std::int64_t kMaxMbs = 1 << 24;
 
 ConfigViolation violated(ConfigRule rule, std::int64_t a = 0, std::int64_t b = 0, std::int64_t c = 0) {
   return ConfigViolation{rule, a, b, c};
@@ -44,11 +46,12 @@ ConfigViolation ep_rule(const ModelSpec& model, int ep) {
 }
 
 ConfigViolation mesh_rules(const ModelSpec& model, const JobSpec& job, const ParallelConfig& c) {
-  const int sizes[] = {c.tp, c.pp, c.cp, c.dp, c.vp, c.mbs, c.ep, c.etp};
-  for (int size : sizes) {
+  const int sizes[] = {c.tp, c.pp, c.cp, c.dp, c.vp, c.ep, c.etp, c.mbs};
+  for (int size : sizes)
     if (size < 1) return violated(ConfigRule::kSizeBelowOne, size);
+  for (int size : {c.tp, c.pp, c.cp, c.dp, c.vp, c.ep, c.etp})
     if (size > kMaxSize) return violated(ConfigRule::kSizeTooLarge, size, kMaxSize);
-  }
+  if (c.mbs > kMaxMbs) return violated(ConfigRule::kMbsTooLarge, c.mbs, kMaxMbs);
   if (auto v = tp_rule(model, c.tp)) return v;
   if (auto v = cp_rule(job, c.cp)) return v;
   if (auto v = pp_rule(model, c.pp)) return v;
@@ -135,8 +138,9 @@ ConfigViolation validate_config(const ModelSpec& model, const JobSpec& job, cons
 
 ConfigViolation validate_pins(const ModelSpec& model, const JobSpec& job) {
   const SearchPins& p = job.pins;
-  for (const std::optional<int>& size : {p.tp, p.pp, p.vp, p.cp, p.dp, p.mbs, p.ep, p.etp})
+  for (const std::optional<int>& size : {p.tp, p.pp, p.vp, p.cp, p.dp, p.ep, p.etp})
     if (size && *size > kMaxSize) return violated(ConfigRule::kSizeTooLarge, *size, kMaxSize);
+  if (p.mbs && *p.mbs > kMaxMbs) return violated(ConfigRule::kMbsTooLarge, *p.mbs, kMaxMbs);
   if (p.tp)
     if (auto v = tp_rule(model, *p.tp)) return v;
   if (p.cp)
@@ -175,6 +179,9 @@ std::string describe(const ConfigViolation& v) {
     case ConfigRule::kSizeTooLarge:
       return "a parallel size of " + n(v.a) + " exceeds parplan's limit of " + n(v.b) +
              "; give a smaller size";
+    case ConfigRule::kMbsTooLarge:
+      return "a micro-batch of " + n(v.a) + " sequences exceeds parplan's limit of " + n(v.b) +
+             "; give a smaller --mbs";
     case ConfigRule::kTpHeads:
       return "tp " + n(v.a) + " must divide the model's " + n(v.b) + " attention heads";
     case ConfigRule::kTpKvGroups:
@@ -251,6 +258,7 @@ const char* config_problem(const ModelSpec& model, const JobSpec& job, const Par
       return nullptr;
     case ConfigRule::kSizeBelowOne:
     case ConfigRule::kSizeTooLarge:
+    case ConfigRule::kMbsTooLarge:
       return "every parallel size must be between 1 and parplan's limit";
     case ConfigRule::kTpHeads:
       return "tp must divide the attention heads";

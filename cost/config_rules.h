@@ -19,6 +19,7 @@ enum class ConfigRule : std::uint8_t {
   kOk,
   kSizeBelowOne,         // a = the smallest size
   kSizeTooLarge,         // a = the size, b = the limit
+  kMbsTooLarge,          // a = the micro-batch size, b = the limit
   kTpHeads,              // a = tp, b = heads
   kTpKvGroups,           // a = tp, b = kv groups
   kTpFfn,                // a = tp, b = ffn width

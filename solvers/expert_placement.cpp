@@ -52,7 +52,7 @@ std::string validate_shape(const ExpertPlacementShape& s) {
   }
   if (static_cast<long long>(s.experts) * s.gpus > kMaxPlacementPairs) {
     return str(s.experts) + " experts x --gpus " + str(s.gpus) + " is too large to place (at most " +
-           str(kMaxPlacementPairs) + " pairs)";
+           str(kMaxPlacementPairs) + " experts x GPUs, as the per-layer tables take); give fewer --gpus";
   }
   if (s.gpus % s.nodes != 0) {
     return "--gpus " + str(s.gpus) + " is not a multiple of --nodes " + str(s.nodes) +

@@ -57,6 +57,19 @@ TEST(MegatronLogEngine, MegatronDeepSpeedLogIsCostedWithItsOwnRecipe) {
   EXPECT_NEAR(predict_run(run, p.cluster).step_s / step_s, 1.0, 1e-9);
 }
 
+TEST(MegatronLogEngine, UnevenFirstAndLastStagesReadBack) {
+  // Megatron's --decoder-first/last-pipeline-num-layers print as
+  // decoder_first/last_pipeline_num_layers: 32 layers over pp 4 as 6 + 9 +
+  // 9 + 8 (a plan's uneven split, as tune's trials run it).
+  DensePlan p("megatron", 1);
+  p.config.pp = 4, p.config.dp = 2, p.config.first_stage_layers = 6, p.config.last_stage_layers = 8;
+  double step_s = 0;
+  const FitRun run = round_trip(p, Engine::kMegatron, step_s);
+  EXPECT_EQ(run.config.first_stage_layers, 6);
+  EXPECT_EQ(run.config.last_stage_layers, 8);
+  EXPECT_NEAR(predict_run(run, p.cluster).step_s / step_s, 1.0, 1e-9);
+}
+
 // BigScience's Megatron-DeepSpeed fork (BLOOM's training logs) prints the
 // iteration time in seconds: "elapsed time per iteration (s): 104.70".
 TEST(MegatronLogEngine, AnElapsedTimeInSecondsReadsAsTheSameStep) {

@@ -26,6 +26,8 @@ inline const std::vector<std::string>& run_config_keys() {
                                                 "ep_overlap",
                                                 "a2a_hierarchical",
                                                 "pipeline_layout",
+                                                "first_stage_layers",
+                                                "last_stage_layers",
                                                 "hsdp_shard"};
   return keys;
 }

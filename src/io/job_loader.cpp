@@ -155,8 +155,7 @@ int zero_stage(const YamlFields& f, int fallback) {
 // The run files' config keys, and what only a job's config gives.
 std::vector<std::string> run_config_keys_and_job_only() {
   std::vector<std::string> keys = run_config_keys();
-  keys.insert(keys.end(),
-              {"dp", "first_stage_layers", "last_stage_layers", "zeropp", "hpz", "hierarchical_partition"});
+  keys.insert(keys.end(), {"dp", "zeropp", "hpz", "hierarchical_partition"});
   return keys;
 }
 

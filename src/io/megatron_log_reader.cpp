@@ -10,6 +10,7 @@
 #include <optional>
 #include <regex>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "src/io/input_error.h"
@@ -203,6 +204,10 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   config["pp"] = int_or(args, "pipeline_model_parallel_size", 1);
   config["cp"] = int_or(args, "context_parallel_size", 1);
   config["vp"] = int_or(args, "virtual_pipeline_model_parallel_size", 1);
+  // An uneven split (--decoder-first/last-pipeline-num-layers; None: even).
+  for (const auto& [arg, key] : {std::pair{"decoder_first_pipeline_num_layers", "first_stage_layers"},
+                                 std::pair{"decoder_last_pipeline_num_layers", "last_stage_layers"}})
+    if (const int layers = int_or(args, arg, 0); layers > 0) config[key] = layers;
   config["mbs"] = need_int(args, "micro_batch_size", origin);
   config["sp"] = flag(args, "sequence_parallel");
   // Megatron FSDP (--use-custom-fsdp up to core_r0.13, --use-megatron-fsdp

@@ -76,6 +76,9 @@ ParallelConfig read_run_config(const YamlFields& f, FitRun& run) {
     c.zero = 3;
     c.hpz_ranks = shard * c.cp;
   }
+  // Megatron's uneven split (--decoder-first/last-pipeline-num-layers).
+  c.first_stage_layers = f.non_negative_int("first_stage_layers", 0);
+  c.last_stage_layers = f.non_negative_int("last_stage_layers", 0);
   // Megatron's custom pipeline layout (--pipeline-model-parallel-layout).
   if (f.has("pipeline_layout") && run.best_vp) f.fail("pipeline_layout", "fixes vp; drop `vp: best`");
   if (f.has("pipeline_layout"))

@@ -182,9 +182,12 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
   // Tensor parallelism stays inside a node unless pinned wider.
   const int tp_limit = pins.tp.value_or(cluster.ranks_per_node);
   std::vector<Mesh> meshes;
+  // Context parallelism up to 64, or up to a rank per 4096 tokens of the
+  // sequence where that is more (million-token sequences), or as pinned.
+  const int cp_limit = pins.cp.value_or(std::max(64, job.seq / 4096));
   for (int tp : divisors(world, tp_limit)) {
     if (!pinned_ok(pins.tp, tp) || tp_rule(model, tp)) continue;
-    for (int cp : divisors(world / tp, 64)) {
+    for (int cp : divisors(world / tp, cp_limit)) {
       if (!pinned_ok(pins.cp, cp) || cp_rule(job, cp)) continue;
       for (int pp : divisors(world / (tp * cp), model.layers)) {
         if (!pinned_ok(pins.pp, pp)) continue;
@@ -263,12 +266,21 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
           ParallelConfig fastest = shape;
           const bool free_split = !pinned_split && apply_stage_split(model, cluster, job, fastest, false);
           const bool has_uneven = free_split && !even_split(fastest);
-          for (int layout = 0; layout < 2; ++layout) {
+          // A heterogeneous cluster's per-stage counts run on Megatron-LM's
+          // own layout only as a first/last split: that one too, for the
+          // engines without per-stage counts.
+          ParallelConfig first_last = shape;
+          const bool has_first_last = has_uneven && fastest.custom_split() &&
+                                      apply_stage_split(model, cluster, job, first_last, false, true) &&
+                                      !even_split(first_last) && !same_split(first_last, fastest);
+          for (int layout = 0; layout < 3; ++layout) {
             if (layout == 1 && !has_uneven) break;
+            if (layout == 2 && !has_first_last) break;
             if (layout == 1) shape = fastest;
+            if (layout == 2) shape = first_last;
             if (config_problem(model, job, shape) != nullptr) continue;
             ++local.structural_ok;
-            const bool resplit = free_split && (layout == 1 || !has_uneven);
+            const bool resplit = free_split && (layout >= 1 || !has_uneven);
             // Lower bound for every zero/recompute variant of this shape: no
             // recomputation, no data-parallel communication and no optimizer
             // step (whose cost falls with the ZeRO stage). A split solved
@@ -361,8 +373,9 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                   // one that does under its own memory-saving options. The even
                   // layout, when it is one, was costed on its own.
                   ParallelConfig capped = config;
-                  if (apply_stage_split(model, cluster, job, capped, true) && !same_split(capped, shape) &&
-                      !even_split(capped) && config_problem(model, job, capped) == nullptr)
+                  if (apply_stage_split(model, cluster, job, capped, true, layout == 2) &&
+                      !same_split(capped, shape) && !even_split(capped) &&
+                      config_problem(model, job, capped) == nullptr)
                     evaluate(capped);
                 }
               }

@@ -80,7 +80,7 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
 /// equal middle stages), from the cost model's per-stage coefficients.
 /// Middle stages share stage 1's coefficients unless every_stage.
 StageSplitInput stage_split_input(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                                  const ParallelConfig& config, bool every_stage);
+                                  const ParallelConfig& config, bool every_stage, bool first_last = false);
 /// Lays `config`'s layers over its pipeline stages as the stage-split
 /// formulation solves it for the config as given (its ZeRO stage, sharding
 /// and recomputation; full recomputation counted on every layer): the
@@ -89,9 +89,11 @@ StageSplitInput stage_split_input(const ModelSpec& model, const ClusterSpec& clu
 /// heterogeneous ones the general split (stage_split; pp dividing the
 /// layers, at most ParallelConfig::kMaxSplitStages). An optimum that is even
 /// leaves the even layout (no first/last, no stage_split). False, config
-/// unchanged, when pp < 2, vp > 1 or no split fits.
+/// unchanged, when pp < 2, vp > 1 or no split fits. first_last: Megatron's
+/// first/last split on a heterogeneous cluster too (its stages' own speeds),
+/// for engines that take no per-stage counts.
 bool apply_stage_split(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                       ParallelConfig& config, bool memory_capped);
+                       ParallelConfig& config, bool memory_capped, bool first_last = false);
 /// The even layout: no first/last stage layers, no custom split.
 bool even_split(const ParallelConfig& config);
 /// Whether two configs lay their layers over the stages alike.

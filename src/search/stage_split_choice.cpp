@@ -12,13 +12,14 @@
 namespace parplan {
 
 StageSplitInput stage_split_input(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                                  const ParallelConfig& config, bool every_stage) {
+                                  const ParallelConfig& config, bool every_stage, bool first_last) {
   StageSplitInput in;
   in.layers = model.layers;
   in.stages = config.pp;
   // Megatron's layout (equal middle stages) on a uniform cluster; on a
-  // heterogeneous one every stage runs at its own speed: the general split.
-  in.equal_middle_stages = !cluster.heterogeneous();
+  // heterogeneous one every stage runs at its own speed: the general split,
+  // or Megatron's layout over the stages' own speeds (first_last).
+  in.equal_middle_stages = !cluster.heterogeneous() || first_last;
   if (cluster.heterogeneous()) every_stage = true;
   in.layer_time_s.resize(config.pp);
   in.extra_time_s.resize(config.pp);
@@ -54,19 +55,19 @@ bool same_split(const ParallelConfig& a, const ParallelConfig& b) {
 }
 
 bool apply_stage_split(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                       ParallelConfig& config, bool memory_capped) {
+                       ParallelConfig& config, bool memory_capped, bool first_last) {
   if (config.pp < 2 || config.vp != 1) return false;
   // A heterogeneous cluster's stages run at their own speeds: the general
   // split (every stage its own count), which is also the only layout there
   // when pp does not divide the layers. Its coefficients are read off one
   // and two layers per stage, so the even layout they start from need not
   // be one a run could use.
-  const bool general = cluster.heterogeneous();
+  const bool general = cluster.heterogeneous() && !first_last;
   if (general && config.pp > ParallelConfig::kMaxSplitStages) return false;
   ParallelConfig even = config;
   even.first_stage_layers = even.last_stage_layers = 0;
   even.stage_split = {};
-  StageSplitInput input = stage_split_input(model, cluster, job, even, general);
+  StageSplitInput input = stage_split_input(model, cluster, job, even, general, first_last);
   if (!memory_capped) input.memory_cap_bytes.clear();
   const StageSplitResult split = stage_split_fast(input);
   if (!split.feasible()) return false;
