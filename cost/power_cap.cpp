@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cost/attention_kernels.h"
+
 namespace parplan {
 
 double power_capped_clock_ratio(const PowerCurve& curve, double limit_w) {
@@ -25,6 +27,9 @@ double power_capped_peak_uncertainty(const PowerCurve& curve, double limit_w) {
 DeviceSpec with_power_limit(DeviceSpec device, const PowerCurve& curve, double limit_w) {
   const double ratio = power_capped_clock_ratio(curve, limit_w);
   const double scale = ratio / device.power_clock_ratio;
+  // An H100 at a lower clock keeps the published kernels' fraction of its
+  // peak (docs/cost-model.md): decided on the part as the profile gives it.
+  device.h100_kernel_figures = h100_attention_figures_apply(device);
   device.peak_bf16_flops_per_s *= scale;
   device.peak_fp16_flops_per_s *= scale;
   device.peak_fp8_flops_per_s *= scale;

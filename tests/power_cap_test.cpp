@@ -167,13 +167,18 @@ double estimate_step_s(const std::string& extra) {
   return at == std::string::npos ? 0 : std::stod(r.out.substr(at + 9));
 }
 
-// A lower limit never gives a shorter step.
+// A lower limit never gives a shorter step: on each engine's attention
+// kernel, and across 1 % below the datasheet peak, where the published H100
+// kernel figures must keep applying to the re-clocked part.
 TEST(PowerCap, LowerLimitNeverShortensTheStep) {
-  double previous = estimate_step_s("");
-  for (int w : {700, 650, 600, 500, 400, 300}) {
-    const double step = estimate_step_s("--power-limit " + std::to_string(w));
-    EXPECT_GE(step, previous * (1 - 1e-9)) << w << " W";
-    previous = step;
+  for (const std::string engine :
+       {"", "--engine megatron ", "--engine torchtitan ", "--engine megatron-deepspeed "}) {
+    double previous = estimate_step_s(engine);
+    for (int w : {700, 690, 686, 685, 680, 660, 650, 600, 500, 400, 300}) {
+      const double step = estimate_step_s(engine + "--power-limit " + std::to_string(w));
+      EXPECT_GE(step, previous * (1 - 1e-9)) << engine << w << " W";
+      previous = step;
+    }
   }
 }
 
