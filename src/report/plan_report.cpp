@@ -7,6 +7,7 @@
 #include "src/plan/placement.h"
 #include "src/report/json_report.h"
 #include "src/report/table_report.h"
+#include "src/report/wrap_text.h"
 
 namespace parplan {
 
@@ -60,12 +61,15 @@ std::string plan_table(const ModelSpec& model, const ClusterSpec& cluster, const
         << alternatives_table(optima, model.is_moe(), &job);
     for (const EngineOptimum& each : result.engine_optima)
       if (!each.reason.empty())
-        out << "  " << engine_capabilities(each.engine).name << ": " << each.reason << "\n";
+        out << "  " << engine_capabilities(each.engine).name << ": "
+            << wrapped_words(each.reason, 4 + std::string(engine_capabilities(each.engine).name).size(), 4,
+                             110)
+            << "\n";
   }
   if (!result.certificates.empty()) out << "\n" << certificates_table(result.certificates, timings);
   if (!result.notes.empty()) {
     out << "\nwhy this plan\n";
-    for (const std::string& note : result.notes) out << "  - " << note << "\n";
+    for (const std::string& note : result.notes) out << "  - " << wrapped_words(note, 4, 4, 110) << "\n";
   }
   return out.str();
 }

@@ -15,6 +15,7 @@
 #include "src/io/job_loader.h"
 #include "src/report/counted.h"
 #include "src/report/plan_report.h"
+#include "src/report/wrap_text.h"
 #include "src/report/xml_text.h"
 
 namespace parplan {
@@ -34,29 +35,9 @@ std::string format(const char* pattern, Args... args) {
 // keep the whole name), padded by characters, not bytes.
 constexpr std::size_t kModelColumnChars = 40;
 
-std::size_t utf8_chars(const std::string& text) {
-  return static_cast<std::size_t>(std::count_if(
-      text.begin(), text.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
-}
-
 std::string model_cell(const std::string& name, std::size_t width) {
   std::string cell = shortened_text(name, kModelColumnChars);
   return cell + std::string(width - std::min(width, utf8_chars(cell)), ' ');
-}
-
-// A row's "no plan" reason, its words wrapped to lines of at most
-// `line_chars`, the continuation lines indented by `indent`.
-std::string wrapped_reason(const std::string& text, std::size_t indent, std::size_t line_chars) {
-  std::string out, line;
-  std::istringstream words(text);
-  for (std::string word; words >> word;) {
-    if (!line.empty() && indent + utf8_chars(line) + 1 + utf8_chars(word) > line_chars) {
-      out += line + "\n" + std::string(indent, ' ');
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + word;
-  }
-  return out + line;
 }
 
 std::string csv_field(const std::string& text) {
@@ -242,7 +223,8 @@ std::string sweep_table(const SweepGrid& grid, const std::vector<SweepOutcome>& 
     out << head;
     if (!o.feasible) {
       // Wrapped under the plan's columns, so the table stays readable.
-      out << "  " << wrapped_reason("no plan: " + o.reason, utf8_chars(head) + 2, 160) << "\n";
+      out << "  " << wrapped_words("no plan: " + o.reason, utf8_chars(head) + 2, utf8_chars(head) + 2, 160)
+          << "\n";
       continue;
     }
     ++feasible;
