@@ -109,10 +109,13 @@ TEST(TopologyHolmes, SlowerStagesGetFewerLayersWithAnOptimalCertificate) {
   const PlannerResult result = plan_job(h.model, h.mixed, h.job, PlannerOptions{});
   ASSERT_FALSE(result.ranked.empty());
   const ParallelConfig& c = result.ranked.front().config;
-  ASSERT_TRUE(c.custom_split());
+  // Uneven: per stage, or as Megatron's first/last split when the middle
+  // stages hold the same layers.
+  ASSERT_FALSE(even_split(c));
   // The stage-split formulation of the even layout: the plan's split is its optimum.
   ParallelConfig even = c;
   even.stage_split = {};
+  even.first_stage_layers = even.last_stage_layers = 0;
   const StageSplitInput input = stage_split_input(h.model, h.mixed, h.job, even, true);
   EXPECT_FALSE(input.equal_middle_stages);
   const StageSplitResult fast = stage_split_fast(input);
@@ -151,7 +154,7 @@ TEST(TopologyHolmes, APrimeLayerCountGetsAPerStageSplit) {
   ASSERT_FALSE(result.best.empty()) << result.infeasible_reason;
   const ParallelConfig& c = result.best.front().config;
   ASSERT_GE(c.pp, 2);
-  ASSERT_TRUE(c.custom_split());
+  ASSERT_FALSE(even_split(c));
   int layers = 0;
   for (int s = 0; s < c.pp; ++s) {
     EXPECT_GE(stage_layers(h.model.layers, c, s), 1) << s;

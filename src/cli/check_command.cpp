@@ -41,11 +41,17 @@ int run_check(const CheckFlags& flags) {
     write_file_atomically(flags.job.timeline,
                           pipeline_timeline_text(flags.job.timeline, r.model, r.cluster, job, config, cost),
                           "--timeline");
-  // The optimum is free in every split dimension, but the attention kernel
-  // is the job's (plan searches only the one --attention or the profile
-  // names): it runs the checked config's, or a flash optimum would pass an
-  // unfused config as slow and an unfused one a flash config as optimal.
-  SearchPins job_pins;
+  // The optimum is plan's for the same job: the job file's `constraints:`
+  // and the config's expert keys (file or flags) pin it as they pin plan;
+  // every other split dimension is free. The attention kernel is the job's
+  // (plan searches only the one --attention or the profile names): it runs
+  // the checked config's, or a flash optimum would pass an unfused config as
+  // slow and an unfused one a flash config as optimal.
+  SearchPins job_pins = r.job.pins;
+  if (flags.job.ep) job_pins.ep = config.ep;
+  if (flags.job.etp) job_pins.etp = config.etp;
+  if (!flags.job.a2a.empty()) job_pins.a2a_hierarchical = config.a2a_hierarchical;
+  if (!flags.job.ep_overlap.empty()) job_pins.ep_overlap = config.ep_overlap;
   job_pins.flash_attention = config.flash_attention;
   for (EngineJob& each : engine_jobs) each.job.pins = job_pins;
   AcrossEnginesResult across = plan_across_engines(r.model, r.cluster, engine_jobs, options, 1);
@@ -53,6 +59,10 @@ int run_check(const CheckFlags& flags) {
   free_job.pins = job_pins;
   EnginePlanResult single;
   if (!across.found) single = plan_for_engines(r.model, r.cluster, free_job, options, 1);
+  // A model the engine cannot build is the request to change, as plan says.
+  if (!across.found && single.model_refused && !options.engines.any)
+    throw InputError("--engine " + r.engine + " cannot build " + r.model.name +
+                     " as it is: " + single.engine_violation + " Check it for another engine.");
   const PlannerResult& best = across.found ? across.planned.planner : single.planner;
   // Why there is no optimum: the search's binding constraint, or the engine's
   // rule every plan broke (the model itself, when the engine cannot build it).
@@ -61,11 +71,14 @@ int run_check(const CheckFlags& flags) {
     no_optimum_why =
         (single.model_refused ? "the engine cannot build the model: " : "no plan the engine accepts: ") +
         single.engine_violation;
-  // With --engine E the given config must be one E runs.
+  // The given config must be one the engine runs (under any: one of them).
   std::string engine_problem;
   const bool engine_runs =
-      options.engines.any ||
-      !engines_running(options.engines, Plan{r.model, r.cluster, job, config, cost}, &engine_problem).empty();
+      options.engines.any
+          ? costed.engine >= 0
+          : !engines_running(options.engines, Plan{r.model, r.cluster, job, config, cost}, &engine_problem)
+                 .empty();
+  if (!engine_runs && options.engines.any) engine_problem = why_no_engine_runs(flags.job, r, config);
 
   const bool fits = cost.memory.fits;
   // --time-limit ran out before the search visited any config: nothing to
@@ -76,8 +89,12 @@ int run_check(const CheckFlags& flags) {
   const bool no_optimum = cut_before_any || (best.ranked.empty() && !(fits && engine_runs));
   // The given config may beat what the search visits (e.g. a layout it does
   // not generate); then it is the optimum.
-  const bool given_is_best =
-      best.ranked.empty() || (fits && engine_runs && cost.time.step_s < best.ranked.front().cost.time.step_s);
+  // Only a config of plan's own space, though: not lossy collectives or an
+  // unreleased scheme that plan was not allowed.
+  const bool in_plan_space = engine_runs && (options.allow_lossy_comm || !(config.qwz || config.qgz)) &&
+                             (options.allow_unreleased || !config.hierarchical_partition);
+  const bool given_is_best = best.ranked.empty() || (fits && in_plan_space &&
+                                                     cost.time.step_s < best.ranked.front().cost.time.step_s);
   const ParallelConfig& optimum_config = given_is_best ? config : best.ranked.front().config;
   const double optimum_s = given_is_best ? cost.time.step_s : best.ranked.front().cost.time.step_s;
   // A config the engine does not run has no gap to state (it may look
@@ -95,21 +112,31 @@ int run_check(const CheckFlags& flags) {
   for (const std::string& warning : certificate_warnings(best.certificates))
     std::cerr << "parplan: " << warning << "\n";
   // Exit 1 names what binds, in one line: memory (and why no other config
-  // fits either), or the engine's rule.
+  // fits either), the engine's rule, or the search's binding constraint.
   const bool state_no_optimum = no_optimum && !cut_before_any;
+  std::string binding;
   if (!fits) {
     char text[200];
     std::snprintf(text, sizeof text,
-                  "parplan: the config does not fit in memory: it needs %.1f GiB per GPU, %.1f GiB usable "
+                  "the config does not fit in memory: it needs %.1f GiB per GPU, %.1f GiB usable "
                   "(%.1f GiB more)",
                   cost.memory.peak_bytes / kGiBytes, cost.memory.capacity_bytes / kGiBytes,
                   (cost.memory.peak_bytes - cost.memory.capacity_bytes) / kGiBytes);
-    std::cerr << text << (state_no_optimum ? "; no other config fits either: " + no_optimum_why : "") << "\n";
-  } else if (state_no_optimum) {
-    std::cerr << "parplan: no feasible plan: " << no_optimum_why << "\n";
+    binding = text;
   }
-  if (!engine_runs)
-    std::cerr << "parplan: " << r.engine << " cannot run this config: " << engine_problem << "\n";
+  if (!engine_runs) {
+    std::string why = engine_problem;
+    if (why.rfind(r.engine + ": ", 0) == 0) why = why.substr(r.engine.size() + 2);
+    binding += (binding.empty() ? "" : "; ") +
+               (options.engines.any ? std::string("no engine runs this config: ")
+                                    : r.engine + " cannot run this config: ") +
+               why;
+  }
+  if (state_no_optimum)
+    binding += binding.empty() ? "no feasible plan: " + no_optimum_why
+               : !fits         ? "; no other config fits either: " + no_optimum_why
+                               : "; and no other config has a plan: " + no_optimum_why;
+  if (!binding.empty()) std::cerr << "parplan: " << binding << "\n";
   if (flags.job.common.json()) {
     nlohmann::ordered_json j;
     j["step_s"] = cost.time.step_s;
@@ -138,9 +165,10 @@ int run_check(const CheckFlags& flags) {
                        : config_line(optimum_config, r.model.is_moe(), across.found ? &across.job : &job))
         << "\n\n";
     char line[200];
-    char gap_text[40] = "n/a (does not fit)";
+    char gap_text[48] = "n/a (does not fit)";
     if (fits && !engine_runs)
-      std::snprintf(gap_text, sizeof gap_text, "n/a (the engine does not run it)");
+      std::snprintf(gap_text, sizeof gap_text, "n/a (%s)",
+                    options.engines.any ? "no engine runs it" : "the engine does not run it");
     else if (fits && !gap_stated)
       std::snprintf(gap_text, sizeof gap_text, "n/a");
     else if (fits)
@@ -152,14 +180,19 @@ int run_check(const CheckFlags& flags) {
       std::snprintf(line, sizeof line, "step time %.3f s   optimum %.3f s   gap %s\n", cost.time.step_s,
                     optimum_s, gap_text);
     out << line;
+    const char* verdict = !fits            ? "the config does not fit in memory"
+                          : !engine_runs   ? (options.engines.any ? "no engine runs the config"
+                                                                  : "the engine does not run the config")
+                          : cut_before_any ? "no optimum searched within --time-limit"
+                          : pass           ? "within the allowed gap"
+                                           : "slower than the optimum by more than allowed";
     if (flags.max_gap_percent) {
-      std::snprintf(line, sizeof line, "%s: %s (max gap %g %%)\n", pass ? "PASS" : "FAIL",
-                    !fits            ? "the config does not fit in memory"
-                    : cut_before_any ? "no optimum searched within --time-limit"
-                    : pass           ? "within the allowed gap"
-                                     : "slower than the optimum by more than allowed",
+      std::snprintf(line, sizeof line, "%s: %s (max gap %g %%)\n", pass ? "PASS" : "FAIL", verdict,
                     *flags.max_gap_percent);
       out << line;
+    } else if (!pass) {
+      // No gap asked for, but the check still fails: say why on stdout too.
+      out << "FAIL: " << verdict << "\n";
     }
     std::cout << out.str();
   }

@@ -28,4 +28,17 @@ EngineCost cost_on_engines(const JobFlags& flags, const ResolvedJob& r, const Pa
   return out;
 }
 
+std::string why_no_engine_runs(const JobFlags& flags, const ResolvedJob& r, const ParallelConfig& config) {
+  std::string reasons;
+  for (const EngineJob& each : jobs_per_engine(flags)) {
+    const CostReport cost = estimate_cost(r.model, r.cluster, each.job, config);
+    std::string why;
+    if (!engines_running(single_engine(each.engine), Plan{r.model, r.cluster, each.job, config, cost}, &why)
+             .empty())
+      continue;
+    reasons += (reasons.empty() ? "" : "; ") + why;
+  }
+  return reasons;
+}
+
 }  // namespace parplan

@@ -2,6 +2,7 @@
 // runs it, under that engine's recipe, as plan --engine any searches.
 #pragma once
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -29,5 +30,10 @@ struct EngineCost {
 /// cost (the union's recipe).
 EngineCost cost_on_engines(const JobFlags& flags, const ResolvedJob& resolved, const ParallelConfig& config,
                            const EngineSelection& selection);
+
+/// Under any, when no engine runs the config: each engine's reason, as
+/// "megatron: ...; deepspeed: ...".
+std::string why_no_engine_runs(const JobFlags& flags, const ResolvedJob& resolved,
+                               const ParallelConfig& config);
 
 }  // namespace parplan

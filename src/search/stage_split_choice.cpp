@@ -75,7 +75,12 @@ bool apply_stage_split(const ModelSpec& model, const ClusterSpec& cluster, const
   for (int layers : split.layers_per_stage) uneven = uneven || layers != model.layers / config.pp;
   config = even;
   if (!uneven) return true;
-  if (general) {
+  // A general split whose middle stages hold the same layers is Megatron's
+  // first/last split: written so, as a job file or a launch file gives it.
+  bool equal_middle = true;
+  for (int s = 2; s + 1 < config.pp; ++s)
+    equal_middle = equal_middle && split.layers_per_stage[s] == split.layers_per_stage[1];
+  if (general && !equal_middle) {
     for (int s = 0; s < config.pp; ++s)
       config.stage_split[s] = static_cast<std::uint16_t>(split.layers_per_stage[s]);
   } else {
