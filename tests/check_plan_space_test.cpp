@@ -28,12 +28,13 @@ TEST(CheckPlanSpace, UnderAnyAConfigNoEngineRunsFails) {
 TEST(CheckPlanSpace, JobFileConstraintsPinTheOptimumAsInPlan) {
   const std::string job =
       "model: gpt3-175b\ncluster: dgx-a100\ngpus: 1024\ngbs: 1536\nseq: 2048\nconstraints: {tp: 8, pp: 16}\n";
-  const nlohmann::json plan = cli_json("plan --job " + write_temp("constrained.yaml", job) + " --format json");
+  const nlohmann::json plan =
+      cli_json("plan --job " + write_temp("constrained.yaml", job) + " --format json");
   const nlohmann::json& c = plan["config"];
   const std::string config = "config: {tp: " + c["tp"].dump() + ", pp: " + c["pp"].dump() +
-                             ", vp: " + c["vp"].dump() + ", cp: " + c["cp"].dump() + ", mbs: " + c["mbs"].dump() +
-                             ", zero: " + c["zero"].dump() + ", sp: " + c["sp"].dump() + ", recompute: " +
-                             c["recompute"].get<std::string>() +
+                             ", vp: " + c["vp"].dump() + ", cp: " + c["cp"].dump() +
+                             ", mbs: " + c["mbs"].dump() + ", zero: " + c["zero"].dump() +
+                             ", sp: " + c["sp"].dump() + ", recompute: " + c["recompute"].get<std::string>() +
                              ", recompute_layers: " + c["recompute_layers"].dump() + "}\n";
   const CliRun r = run_cli("check --job " + write_temp("constrained_config.yaml", job + config) +
                            " --max-gap 0 --format json");
@@ -46,7 +47,8 @@ TEST(CheckPlanSpace, JobFileConstraintsPinTheOptimumAsInPlan) {
 TEST(CheckPlanSpace, HeterogeneousFirstLastSplitRoundTrips) {
   // holmes-mixed: the per-stage split with equal middle stages is written as
   // Megatron's first/last split, so estimate costs the plan as planned.
-  const std::string job = "--model qwen3-30b-a3b --cluster holmes-mixed --gpus 64 --gbs 256 --seq 4096 --engine megatron";
+  const std::string job =
+      "--model qwen3-30b-a3b --cluster holmes-mixed --gpus 64 --gbs 256 --seq 4096 --engine megatron";
   const nlohmann::json plan = cli_json("plan " + job + " --format json");
   const nlohmann::json& c = plan["config"];
   int first = c["first_stage_layers"], last = c["last_stage_layers"];

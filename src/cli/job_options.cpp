@@ -453,7 +453,9 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
   ParallelConfig c = r.file_config.value_or(ParallelConfig{});
   if (!r.file_config && !(f.tp && f.pp))
     throw InputError("--tp and --pp are required (or a config: section in --job)");
-  if (!r.file_attention_given) c.flash_attention = r.cluster.default_flash_attention;
+  if (!r.file_attention_given)
+    c.flash_attention =
+        r.cluster.default_flash_attention || fused_attention_only(parse_engine_selection(r.engine));
   if (f.tp) c.tp = *f.tp;
   if (f.pp) c.pp = *f.pp;
   if (f.vp) c.vp = *f.vp;

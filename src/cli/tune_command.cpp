@@ -66,6 +66,12 @@ int run_tune(const TuneFlags& flags) {
                      " as it is: " + (what.rfind(emit + ": ", 0) == 0 ? what.substr(emit.size() + 2) : what) +
                      " Tune it for another engine.");
   }
+  // calibrate reads no multi-latent attention from a Megatron-format log
+  // (megatron_log_reader): trials it cannot read back are no loop.
+  if (resolved.model.uses_mla() && parse_engine(emit) != Engine::kTorchtitan)
+    throw InputError(emit_where + ": " + resolved.model.name +
+                     " uses multi-latent attention, which calibrate does not read back from " + emit +
+                     "'s logs yet; calibrate it from a run file (docs/calibrate.md)");
   TuneRequest r;
   r.model = resolved.model;
   r.cluster = resolved.cluster;

@@ -390,6 +390,8 @@ const char* capability_problem(const EngineCapabilities& e, const ModelSpec& mod
   // unfused attention off under CP; torch's context_parallel replaces only
   // the fused SDPA kernels (engine_rules.cpp cites the lines).
   if (c.cp > 1 && !c.flash_attention) return "context parallelism needs fused (flash) attention";
+  if (!c.flash_attention && e.engine == Engine::kTorchtitan)
+    return "no unfused attention (FlexAttention or SDPA's fused kernels)";
   if (c.pp > 1 && !e.pp) return "no pipeline parallelism";
   if (e.max_vp > 0 && c.vp > e.max_vp) return "no interleaved schedule with this many model chunks";
   if (model.is_moe() && !e.moe) return "no MoE layers";

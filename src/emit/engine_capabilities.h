@@ -101,6 +101,16 @@ struct EngineSelection {
   bool any = true;
 };
 
+/// Whether every engine of the selection runs attention fused only:
+/// torchtitan's attention is FlexAttention (main) or SDPA's fused kernels
+/// (v0.2), with no unfused path a launch file could choose, so a profile's
+/// `attention: unfused` default does not apply to it.
+inline bool fused_attention_only(const EngineSelection& selection) {
+  for (int e = 0; e < selection.count; ++e)
+    if (selection.engines[e] != Engine::kTorchtitan) return false;
+  return selection.count > 0;
+}
+
 /// The selection of one engine.
 inline EngineSelection single_engine(Engine engine) {
   EngineSelection s;

@@ -369,7 +369,9 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_
   // FSDP2's reshard_after_forward: "default" reshards (ZeRO-3) unless a
   // pipeline runs (torchtitan/distributed: then ZeRO-2); DDP shards nothing.
   const std::string reshard = get(c, "parallelism.fsdp_reshard_after_forward", "default");
-  const int zero = shard <= 1 ? 0 : reshard == "always" ? 3 : reshard == "never" ? 2 : pp > 1 ? 2 : 3;
+  // FSDP shards over dp_shard x cp (torchtitan's fsdp mesh), so cp alone
+  // shards too.
+  const int zero = shard * cp <= 1 ? 0 : reshard == "always" ? 3 : reshard == "never" ? 2 : pp > 1 ? 2 : 3;
   // HSDP (both degrees > 1): FSDP over data_parallel_shard_degree x cp,
   // replicated across the rest; parplan costs it resharding after forward.
   const bool hsdp = replicate > 1 && shard > 1;
@@ -446,6 +448,9 @@ FitRun parse_torchtitan_log(const std::string& log_text, const std::string& job_
     if (less_first > 0) first_stage_layers = middle - less_first;
     if (less_last > 0) last_stage_layers = middle - less_last;
   }
+  // In the config the run is validated with, not only set afterwards.
+  if (first_stage_layers > 0) config["first_stage_layers"] = first_stage_layers;
+  if (last_stage_layers > 0) config["last_stage_layers"] = last_stage_layers;
   config["mbs"] = mbs;
   // torchtitan's tensor parallelism shards the norms' activations over the
   // sequence (SequenceParallel) whenever tp > 1.

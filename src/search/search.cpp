@@ -206,7 +206,8 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
   std::vector<Local> locals(meshes.size());
   for (Local& l : locals) l.top.k = options.top_k;
   std::atomic<bool> stopped{false};
-  const bool flash = pins.flash_attention.value_or(cluster.default_flash_attention);
+  const bool flash =
+      pins.flash_attention.value_or(cluster.default_flash_attention || fused_attention_only(options.engines));
   const auto recomputes = recompute_choices(job);
 
   tbb::parallel_for(std::size_t{0}, meshes.size(), [&](std::size_t index) {
