@@ -24,7 +24,8 @@ void expect_trials_read_back(const std::string& name, const std::string& job, co
   const CliRun cal = run_cli("calibrate --cluster " + cluster + " --runs " + out +
                              "/logs --fit gemm_efficiency_max --no-cross-validate --format json");
   ASSERT_EQ(cal.exit_code, 0) << cal.err;
-  for (const nlohmann::json& run : nlohmann::json::parse(cal.out)["runs"])
+  const nlohmann::json report = nlohmann::json::parse(cal.out);
+  for (const nlohmann::json& run : report["runs"])
     EXPECT_LT(std::abs(run["error_before"].get<double>()), 2e-3) << name << ": " << run.dump();
 }
 
