@@ -11,6 +11,7 @@
 #include "solvers/fit_run.h"
 #include "src/emit/engine_capabilities.h"
 #include "src/io/cluster_loader.h"
+#include "src/io/input_error.h"
 #include "src/io/megatron_log_reader.h"
 #include "src/io/model_loader.h"
 #include "src/tune/simulated_log.h"
@@ -129,5 +130,42 @@ TEST(MegatronLogEngine, GradientDtypeIsReadBack) {
   EXPECT_EQ(round_trip(p, Engine::kMegatron, step_s).job.grad_reduce, GradReduceDtype::kFp32);
 }
 
+// A Megatron-DeepSpeed run with ZeRO++ prints it only in DeepSpeed's
+// `zero_config` line (zero_hpz_partition_size, zero_quantized_*): read back,
+// the run is costed with its secondary partition and quantized collectives,
+// not as stock ZeRO-3 (which times it differently).
+TEST(MegatronLogEngine, DeepSpeedZeroPlusPlusReadsBack) {
+  DensePlan p("megatron-deepspeed", 3);
+  p.config.tp = 1, p.config.sp = false, p.config.dp = 16, p.config.mbs = 1;
+  for (const bool quantized : {false, true}) {
+    p.config.hpz_ranks = 8, p.config.qwz = p.config.qgz = quantized;
+    double step_s = 0;
+    const FitRun run = round_trip(p, Engine::kMegatronDeepSpeed, step_s);
+    EXPECT_EQ(run.config.hpz_ranks, 8);
+    EXPECT_EQ(run.config.qwz, quantized);
+    EXPECT_EQ(run.config.qgz, quantized);
+    EXPECT_NEAR(predict_run(run, p.cluster).step_s / step_s, 1.0, 1e-9);
+    ParallelConfig stock = p.config;
+    stock.hpz_ranks = 1, stock.qwz = stock.qgz = false;
+    EXPECT_NE(estimate_cost(p.model, p.cluster, p.job, stock).time.step_s, step_s);
+  }
+}
+
+TEST(MegatronLogEngine, ZeroPlusPlusOnAStageBelowThreeIsRefused) {
+  const DensePlan p("megatron-deepspeed", 2);
+  const double step_s = estimate_cost(p.model, p.cluster, p.job, p.config).time.step_s;
+  std::string log =
+      simulated_megatron_log(p.model, p.job, p.config, step_s, 50, 10, Engine::kMegatronDeepSpeed);
+  const std::string key = "zero_hpz_partition_size=1";
+  const std::size_t at = log.find(key);
+  ASSERT_NE(at, std::string::npos);
+  log.replace(at, key.size(), "zero_hpz_partition_size=8");
+  try {
+    parse_megatron_log(log, "trial.log", p.cluster);
+    FAIL() << "a ZeRO++ partition on ZeRO-2 was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("zero_stage is 2"), std::string::npos) << e.what();
+  }
+}
 }  // namespace
 }  // namespace parplan

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "cost/step_cost.h"
 #include "src/io/input_error.h"
 #include "src/io/log_lines.h"
 #include "src/io/measured_figure.h"
@@ -291,6 +292,60 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
 }
 }  // namespace
 
+namespace {
+/// DeepSpeed's ZeRO++ settings as a Megatron-DeepSpeed run prints them at
+/// engine start: DeepSpeedConfig.print writes `  zero_config ..... stage=3
+/// ... zero_hpz_partition_size=8 zero_quantized_weights=False ...` (the
+/// pydantic DeepSpeedZeroConfig as `key=value` words; deepspeed/runtime/
+/// config.py print, runtime/zero/config.py @ v0.17.0). A log without that
+/// line ran stock ZeRO. The settings go onto the run's config, which is
+/// checked again.
+void apply_deepspeed_zero_config(const std::string& text, const std::string& origin, FitRun& run) {
+  static const std::regex kZeroConfig(R"(\bzero_config \.+ (.*)$)");
+  static const std::regex kHpz(R"(\bzero_hpz_partition_size=(\S+))");
+  static const std::regex kQwz(R"(\bzero_quantized_weights=(\S+))");
+  static const std::regex kQgz(R"(\bzero_quantized_gradients=(\S+))");
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    std::smatch m;
+    if (line.size() > kMaxMatchedLine || !std::regex_search(line, m, kZeroConfig)) continue;
+    const std::string where = origin + ": line " + std::to_string(number) + ": DeepSpeed's zero_config";
+    const std::string words = m.str(1);
+    std::smatch v;
+    int hpz = 1;
+    if (std::regex_search(words, v, kHpz)) {
+      const std::optional<int> size = parse_printed_int(v.str(1));
+      if (!size || *size < 1)
+        throw InputError(where + ": zero_hpz_partition_size '" + v.str(1) +
+                         "' is not a positive whole number; give the log as DeepSpeed wrote it");
+      hpz = *size;
+    }
+    const auto boolean = [&](const std::regex& key) {
+      return std::regex_search(words, v, key) && v.str(1) == "True";
+    };
+    const bool qwz = boolean(kQwz), qgz = boolean(kQgz);
+    if (hpz == 1 && !qwz && !qgz) return;
+    ParallelConfig& c = run.config;
+    if (c.zero != 3)
+      throw InputError(where + " sets ZeRO++ (hpZ, qwZ, qgZ), which runs ZeRO stage 3, but zero_stage is " +
+                       std::to_string(c.zero) + "; give the log as DeepSpeed wrote it");
+    const long long dp_ranks = static_cast<long long>(c.dp) * c.cp;
+    if (hpz > 1 && (dp_ranks % hpz != 0 || hpz > dp_ranks))
+      throw InputError(where + ": zero_hpz_partition_size " + std::to_string(hpz) +
+                       " does not divide the data-parallel group of " + std::to_string(dp_ranks) + " ranks");
+    c.hpz_ranks = hpz;
+    c.qwz = qwz;
+    c.qgz = qgz;
+    if (const char* problem = config_problem(run.model, run.job, c))
+      throw InputError(where + ": the cost model cannot express this config: " + problem);
+    return;
+  }
+}
+}  // namespace
+
 bool looks_like_megatron_log(const std::string& text) {
   return text.find("elapsed time per iteration (ms)") != std::string::npos ||
          text.find("elapsed time per iteration (s)") != std::string::npos ||
@@ -356,6 +411,7 @@ FitRun parse_megatron_log(const std::string& log_text, const std::string& origin
   const double median_ms = n % 2 ? times_ms[n / 2] : 0.5 * (times_ms[n / 2 - 1] + times_ms[n / 2]);
   const YAML::Node holder = run_node(args, origin, median_ms / 1000.0);
   FitRun run = parse_run_node(holder["run"], holder["models"], cluster, origin, origin);
+  if (flag(args, "deepspeed")) apply_deepspeed_zero_config(text, origin, run);
   // Megatron's recipe costs cuDNN attention (auto picks it on Hopper, fused
   // forces it); --attention-backend flash forces Transformer Engine's
   // FlashAttention.

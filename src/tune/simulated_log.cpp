@@ -160,6 +160,25 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
   log << "------------------------ arguments ------------------------\n";
   for (const auto& a : args) log << a << "\n";
   log << "-------------------- end of arguments ---------------------\n";
+  // DeepSpeed prints its ZeRO settings at engine start (DeepSpeedConfig.print:
+  // `  name ..... value`, dots to column 29; the ZeRO config as its pydantic
+  // `key=value` words, of which the reader needs the ZeRO++ ones).
+  if (deepspeed) {
+    const auto ds_line = [&](const std::string& name, const std::string& value) {
+      log << "[simulated] [INFO] [config.py:1003:print]   " << name << " "
+          << std::string(std::max(1, 29 - static_cast<int>(name.size())), '.') << " " << value << "\n";
+    };
+    log << "[simulated] [INFO] [config.py:999:print] DeepSpeedEngine configuration:\n";
+    ds_line("zero_config",
+            "stage=" + std::to_string(config.zero) +
+                " contiguous_gradients=True overlap_comm=" + py_bool(config.overlap_grad_reduce) +
+                " zero_hpz_partition_size=" + std::to_string(std::max(1, config.hpz_ranks)) +
+                " zero_quantized_weights=" + py_bool(config.qwz) +
+                " zero_quantized_nontrainable_weights=False zero_quantized_gradients=" + py_bool(config.qgz) +
+                " mics_shard_size=-1");
+    ds_line("zero_enabled", py_bool(config.zero > 0));
+    ds_line("zero_optimization_stage", std::to_string(config.zero));
+  }
   // The count the emitted engine prints: core_r0.13.0 holds 8873b55's
   // causal num_floating_point_operations.
   const double flops = formula_step_flops(model, job.gbs, job.seq, FlopFormula::kMegatronCausal);
