@@ -53,13 +53,15 @@ int sharding_choices(const ClusterSpec& cluster, const JobSpec& job, const Searc
     z.zeropp = true;
     // hpZ alone is exact; qwZ/qgZ only when lossy collectives are allowed.
     // With one data-parallel rank per node (tp x cp filling it) its
-    // secondary partition is one rank: plain ZeRO-3, already a choice.
+    // secondary partition is one rank, and with the whole data-parallel
+    // group inside one node it is the group: plain ZeRO-3 either way,
+    // already a choice (the same cost and launch files twice otherwise).
     const int node = partition_ranks(cluster, base, PartitionLevel::kNode);
-    if (!pinned_zeropp && node > 1) out[n++] = z;
+    const int group = base.dp * base.cp;
+    if (!pinned_zeropp && node > 1 && node < group) out[n++] = z;
     // PyTorch FSDP runs the exact variant as HSDP: a model too large for
     // one node's shard fits in a few nodes' and still keeps most gathers
     // off the slowest tier (torchtitan's data_parallel_shard_degree).
-    const int group = base.dp * base.cp;
     if (!pinned_zeropp && job.pytorch_fsdp() && node > 1) {
       for (int ranks = 2 * node, k = 0; ranks < group && k < kMaxMultiNodeHsdp; ranks *= 2, ++k) {
         if (group % ranks != 0 || ranks % base.cp != 0) continue;
