@@ -55,6 +55,34 @@ void pytorch_cp_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
   comm.cp_backward_s = exposed.backward_s;
 }
 
+// Megatron's context parallelism (Transformer Engine's
+// AttnFuncWithCPAndKVP2P, cp_comm_type p2p): cp steps, one block of
+// attention each; at each of the first cp - 1 the rank sends the K/V it
+// holds to rank r + 1 and receives rank r - 1's, waited on at the next
+// step, so each transfer hides behind one block. The backward's cp steps
+// each send while their block runs and wait after it: the K/V at the first
+// step, the K/V and the dK/dV accumulated so far (twice the bytes) at the
+// middle ones, the dK/dV alone at the last. The ring moves in
+// lockstep: its slowest hop (the wrap included) sets every step, so a
+// ring that crosses nodes pays a node link per step, not a node's share of
+// an all-gather.
+void megatron_cp_comm(const ModelSpec& model, const ClusterSpec& cluster, const ParallelConfig& c,
+                      const LayerComputeTimes& times, int first, double tokens, LayerComm& comm) {
+  const double kv_bytes = 2.0 * 2.0 * tokens * model.kv_groups * model.head_dim / c.tp;
+  double hop_s = 0, kv_and_grad_hop_s = 0;
+  for (int k = 0; k < c.cp; ++k) {
+    const int from = first + k * c.tp, to = first + (k + 1) % c.cp * c.tp;
+    hop_s = std::max(hop_s, point_to_point_between_s(cluster, from, to, kv_bytes));
+    kv_and_grad_hop_s =
+        std::max(kv_and_grad_hop_s, point_to_point_between_s(cluster, from, to, 2.0 * kv_bytes));
+  }
+  const double slowdown = cluster.device.overlap_compute_slowdown;
+  comm.cp_forward_s = (c.cp - 1) * exposed_after_overlap_s(hop_s, times.attention_forward_s / c.cp, slowdown);
+  const double block_backward_s = times.attention_backward_s / c.cp;
+  comm.cp_backward_s = 2.0 * exposed_after_overlap_s(hop_s, block_backward_s, slowdown) +
+                       (c.cp - 2) * exposed_after_overlap_s(kv_and_grad_hop_s, block_backward_s, slowdown);
+}
+
 // `stage` places the groups on a heterogeneous cluster (its first rank).
 LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                      const ParallelConfig& c, const LayerComputeTimes& times, int stage) {
@@ -126,16 +154,7 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
     if (job.cp_exchange == ContextParallelExchange::kAllGatherKv) {
       pytorch_cp_comm(model, cluster, job, c, times, first, tokens, comm);
     } else {
-      const GroupSpan span = group_span_at(cluster, c.cp, c.tp, first);
-      const double slowdown = cluster.device.overlap_compute_slowdown;
-      // Ring attention: cp - 1 steps pass this rank's keys and values
-      // (forward) and their gradients too (backward), overlapped with
-      // attention compute.
-      const double kv_bytes = 2.0 * 2.0 * tokens * model.kv_groups * model.head_dim / c.tp;
-      const double step_s = all_gather_s(cluster, span, kv_bytes * c.cp) / std::max(1, c.cp - 1);
-      const double forward = (c.cp - 1) * step_s;
-      comm.cp_forward_s = exposed_after_overlap_s(forward, times.attention_forward_s, slowdown);
-      comm.cp_backward_s = exposed_after_overlap_s(2.0 * forward, 2.0 * times.attention_forward_s, slowdown);
+      megatron_cp_comm(model, cluster, c, times, first, tokens, comm);
     }
   }
   return comm;
