@@ -14,4 +14,29 @@ inline std::string complete_lines(const std::string& text) {
   return last == std::string::npos ? std::string() : text.substr(0, last + 1);
 }
 
+/// `text` with torchrun's per-line rank prefix removed (`[default0]:`
+/// under --tee / --log-dir, `[rank0]:` under --local-ranks-filter), so a
+/// log captured through torchrun reads as the engine printed it.
+inline std::string without_rank_prefixes(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    end = end == std::string::npos ? text.size() : end + 1;
+    std::size_t start = at;
+    for (const char* tag : {"[default", "[rank"}) {
+      const std::size_t n = std::char_traits<char>::length(tag);
+      if (text.compare(at, n, tag) != 0) continue;
+      std::size_t digit = at + n;
+      while (digit < end && text[digit] >= '0' && text[digit] <= '9') ++digit;
+      if (digit > at + n && digit + 1 < end && text[digit] == ']' && text[digit + 1] == ':')
+        start = digit + 2;
+    }
+    out.append(text, start, end - start);
+    at = end;
+  }
+  return out;
+}
+
 }  // namespace parplan

@@ -49,34 +49,72 @@ struct Args {
 // (a long enough line would overflow the stack), so it is never matched.
 constexpr std::size_t kMaxMatchedLine = 4096;
 
+/// Arguments a restarted run may print differently without being another
+/// run (how long it trains, where it checkpoints).
+bool restart_may_change(const std::string& key) {
+  static const char* const kKeys[] = {
+      "train_iters",           "train_samples",  "load",     "save",          "exit_interval",
+      "exit_duration_in_mins", "wandb_exp_name", "finetune", "no_load_optim", "no_load_rng"};
+  for (const char* k : kKeys)
+    if (key == k) return true;
+  return false;
+}
+
 /// `  name ........ value` lines between the arguments banners (Megatron's
-/// _print_args).
-Args parse_arguments(const std::string& text, const std::string& origin) {
+/// _print_args). A log may hold several blocks: a run that restarted (from
+/// a checkpoint, or the same launch again) prints them again, the same; a
+/// block that differs in anything but `restart_may_change` is another run,
+/// refused. `blocks` gets each block's first line (warm-up restarts there).
+Args parse_arguments(const std::string& text, const std::string& origin, std::vector<int>& blocks) {
   Args args;
   args.origin = origin;
+  std::map<std::string, PrintedArg> block;
   std::istringstream in(text);
   std::string line;
   bool inside = false;
   int number = 0;
   static const std::regex kArg(R"(^\s*([A-Za-z_][A-Za-z0-9_]*) \.+ (.*?)\s*$)");
+  const auto close_block = [&] {
+    inside = false;
+    if (blocks.size() == 1) {
+      args.values = std::move(block);
+    } else {
+      for (const auto& [key, arg] : block) {
+        const auto first = args.values.find(key);
+        const std::string before = first == args.values.end() ? "(absent)" : first->second.text;
+        if (before != arg.text && !restart_may_change(key))
+          throw InputError(origin + ": line " + std::to_string(arg.line) +
+                           ": a second arguments block gives '" + key + "' " + arg.text +
+                           " where the first gave " + before +
+                           ": the log holds two runs; give each run its own log");
+      }
+    }
+    block.clear();
+  };
   while (std::getline(in, line)) {
     ++number;
     if (line.find("------------------------ arguments ------------------------") != std::string::npos) {
+      if (inside) close_block();
       inside = true;
+      blocks.push_back(number);
       continue;
     }
-    if (line.find("end of arguments") != std::string::npos) break;
+    if (inside && line.find("end of arguments") != std::string::npos) {
+      close_block();
+      continue;
+    }
     std::smatch m;
     if (!inside || line.size() > kMaxMatchedLine || !std::regex_match(line, m, kArg)) continue;
     // _print_args prints each argument once: a second, different value is
     // an edited or spliced log, and which one ran is unknown.
-    const auto [it, added] = args.values.emplace(m[1], PrintedArg{m[2], number});
+    const auto [it, added] = block.emplace(m[1], PrintedArg{m[2], number});
     if (!added && it->second.text != m[2])
       throw InputError(origin + ": line " + std::to_string(number) + ": argument '" + m[1].str() +
                        "' is listed twice ('" + it->second.text + "' on line " +
                        std::to_string(it->second.line) + ", '" + m[2].str() +
                        "' here); give the log as Megatron wrote it");
   }
+  if (inside) close_block();
   return args;
 }
 
@@ -354,8 +392,9 @@ bool looks_like_megatron_log(const std::string& text) {
 
 FitRun parse_megatron_log(const std::string& log_text, const std::string& origin,
                           const ClusterSpec& cluster) {
-  const std::string text = complete_lines(log_text);
-  const Args args = parse_arguments(text, origin);
+  const std::string text = without_rank_prefixes(complete_lines(log_text));
+  std::vector<int> blocks;
+  const Args args = parse_arguments(text, origin, blocks);
   if (args.values.empty())
     throw InputError(origin +
                      ": no Megatron arguments block ('---- arguments ----'); the log must start at launch");
@@ -368,22 +407,45 @@ FitRun parse_megatron_log(const std::string& log_text, const std::string& origin
   // Megatron-LM prints milliseconds; BigScience's Megatron-DeepSpeed fork
   // (BLOOM's logs) seconds.
   static const std::regex kElapsed(R"(elapsed time per iteration \((ms|s)\):\s*([^\s|]*))");
+  // The iteration line's "global batch size: N": under --rampup-batch-size
+  // the first iterations run smaller batches, not the run's step.
+  static const std::regex kBatch(R"(global batch size:\s*(\d+)\s*\|)");
+  const long long full_batch = need_int(args, "global_batch_size", origin);
   std::vector<double> times_ms;
   std::istringstream in(text);
   std::string line;
-  int line_number = 0;
+  int line_number = 0, ramp_up_lines = 0;
+  std::size_t next_block = 0;
+  // The iteration the current launch started from (its first logged
+  // window's start): the warm-up iterations are counted from there, so a
+  // restarted run's warm-up is skipped as the first launch's.
+  long long launch_start = 0;
+  bool launch_started = false;
   while (std::getline(in, line)) {
     ++line_number;
-    std::smatch it, el;
-    if (line.size() > kMaxMatchedLine || !std::regex_search(line, el, kElapsed)) continue;
+    if (next_block < blocks.size() && line_number >= blocks[next_block]) {
+      ++next_block;
+      launch_started = false;
+    }
+    std::smatch it, el, batch;
+    // Only the start of a long line is matched (the iteration fields come
+    // first; std::regex recurses once per character).
+    const std::string head = line.size() > kMaxMatchedLine ? line.substr(0, kMaxMatchedLine) : line;
+    if (!std::regex_search(head, el, kElapsed)) continue;
     // An iteration number beyond long long saturates (it is past the warm-up either way).
     long long iteration = 0;
-    if (std::regex_search(line, it, kIteration)) {
+    if (std::regex_search(head, it, kIteration)) {
       errno = 0;
       iteration = std::strtoll(it.str(1).c_str(), nullptr, 10);
     }
     // Megatron averages over the last `interval` iterations.
-    if (iteration - interval < kWarmupIterations) continue;
+    if (!launch_started) launch_start = std::max(0LL, iteration - interval), launch_started = true;
+    if (iteration - interval < launch_start + kWarmupIterations) continue;
+    if (std::regex_search(head, batch, kBatch) &&
+        std::strtoll(batch.str(1).c_str(), nullptr, 10) != full_batch) {
+      ++ramp_up_lines;
+      continue;
+    }
     const bool seconds = el.str(1) == "s";
     const std::string elapsed = el.str(2);
     std::optional<double> ms = parse_printed_number(elapsed);
@@ -402,6 +464,9 @@ FitRun parse_megatron_log(const std::string& log_text, const std::string& origin
     }
     times_ms.push_back(*ms);
   }
+  if (times_ms.empty() && ramp_up_lines > 0)
+    throw InputError(origin + ": no iteration ran the full global batch of " + std::to_string(full_batch) +
+                     " (batch-size ramp-up); run past the ramp-up");
   if (times_ms.empty())
     throw InputError(origin + ": no 'elapsed time per iteration (ms)' or '(s)' lines after the first " +
                      std::to_string(kWarmupIterations) +

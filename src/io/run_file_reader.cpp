@@ -432,6 +432,10 @@ std::vector<FitRun> read_run_csv(const std::string& path, const ClusterSpec& clu
   int line_number = 0;
   while (std::getline(in, line)) {
     ++line_number;
+    // Excel's "CSV UTF-8" starts with a byte-order mark; Windows ends lines
+    // with CR LF.
+    if (line_number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
     std::vector<std::string> cells;
     try {

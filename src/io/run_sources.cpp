@@ -1,6 +1,8 @@
 #include "src/io/run_sources.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -18,14 +20,14 @@ namespace {
 namespace fs = std::filesystem;
 
 void load_file_runs(const fs::path& path, const ClusterSpec& cluster, std::vector<FitRun>& out,
-                    std::vector<std::string>* notes);
+                    std::vector<std::string>* notes, bool in_folder);
 
 // The limits a job file has (seq, gbs, GPUs, the model's sizes), for the runs
 // of every reader: an absurd run would pull the fit to its bounds.
 void load_file(const fs::path& path, const ClusterSpec& cluster, std::vector<FitRun>& out,
-               std::vector<std::string>* notes) {
+               std::vector<std::string>* notes, bool in_folder) {
   const std::size_t first = out.size();
-  load_file_runs(path, cluster, out, notes);
+  load_file_runs(path, cluster, out, notes, in_folder);
   for (std::size_t i = first; i < out.size(); ++i) {
     try {
       check_input_limits(out[i].model, out[i].own_cluster ? *out[i].own_cluster : cluster, out[i].job);
@@ -36,7 +38,7 @@ void load_file(const fs::path& path, const ClusterSpec& cluster, std::vector<Fit
 }
 
 void load_file_runs(const fs::path& path, const ClusterSpec& cluster, std::vector<FitRun>& out,
-                    std::vector<std::string>* notes) {
+                    std::vector<std::string>* notes, bool in_folder) {
   const std::string e = path.extension().string();
   if (e == ".yaml" || e == ".yml") {
     const auto runs = read_run_yaml(path.string(), cluster);
@@ -48,9 +50,12 @@ void load_file_runs(const fs::path& path, const ClusterSpec& cluster, std::vecto
     out.insert(out.end(), runs.begin(), runs.end());
     return;
   }
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string() + ": cannot read the log (" + std::strerror(errno) + ")");
   std::stringstream text;
   text << in.rdbuf();
+  if (text.str().rfind("\x1f\x8b", 0) == 0)
+    throw InputError(path.string() + ": is gzip-compressed; decompress it first (gunzip)");
   // A trial that ran out of memory measured nothing the fit can use; the
   // loop goes on without it (tune's probes may not fit the real cluster).
   if (text.str().find("torch.OutOfMemoryError") != std::string::npos ||
@@ -62,6 +67,11 @@ void load_file_runs(const fs::path& path, const ClusterSpec& cluster, std::vecto
   }
   if (looks_like_torchtitan_log(text.str())) {
     out.push_back(read_torchtitan_log(path.string(), cluster));
+    return;
+  }
+  // A folder of logs may hold a README or notes beside them.
+  if (!looks_like_megatron_log(text.str()) && in_folder && e == ".txt" && notes) {
+    notes->push_back(path.string() + ": not a training log; left out");
     return;
   }
   if (!looks_like_megatron_log(text.str()))
@@ -92,6 +102,7 @@ bool run_file_name(const fs::path& p) {
 std::vector<FitRun> load_runs(const std::vector<std::string>& paths, const ClusterSpec& cluster,
                               std::vector<std::string>* notes) {
   std::vector<FitRun> out;
+  std::vector<std::string> files_of_runs;
   std::map<fs::path, std::string> seen;
   for (const auto& p : paths) {
     std::error_code ec;
@@ -106,18 +117,34 @@ std::vector<FitRun> load_runs(const std::vector<std::string>& paths, const Clust
       }
       std::sort(files.begin(), files.end());
       if (files.empty())
-        throw InputError("--runs " + p + ": the directory holds no .yaml, .csv or .log files");
+        throw InputError("--runs " + p + ": the directory holds no .yaml, .yml, .csv, .log or .txt files");
       for (const auto& f : files) check_once(f, p, seen);
-      for (const auto& f : files) load_file(f, cluster, out, notes);
+      for (const auto& f : files) {
+        load_file(f, cluster, out, notes, true);
+        files_of_runs.resize(out.size(), f.string());
+      }
     } else if (fs::is_regular_file(p, ec)) {
       check_once(p, p, seen);
-      load_file(p, cluster, out, notes);
+      load_file(p, cluster, out, notes, false);
+      files_of_runs.resize(out.size(), p);
     } else if (fs::exists(p, ec)) {
       throw InputError("--runs " + p +
                        ": is not a regular file or a directory; give run files or a folder of them");
+    } else if (ec && ec != std::errc::no_such_file_or_directory) {
+      throw InputError("--runs " + p + ": cannot be read (" + ec.message() + ")");
     } else {
       throw InputError("--runs " + p + ": no such file or directory");
     }
+  }
+  // Runs of one name from two files: the same run given twice (it would
+  // weigh double, and each copy would predict the other when left out) or
+  // two runs the report could not tell apart.
+  std::map<std::string, std::size_t> names;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto [it, added] = names.emplace(out[i].name, i);
+    if (!added)
+      throw InputError("--runs: run '" + out[i].name + "' is in " + files_of_runs[it->second] + " and in " +
+                       files_of_runs[i] + "; give each run once, under its own name (rename one)");
   }
   if (out.empty()) throw InputError("--runs: every run ran out of GPU memory; nothing was measured to fit");
   return out;

@@ -1,8 +1,10 @@
 #include "src/io/torchtitan_log_reader.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -230,23 +232,46 @@ Metrics read_metrics(const std::string& text, const std::string& origin) {
   Metrics out;
   std::istringstream in(text);
   std::string line;
-  long long previous_step = 0;
+  // A launch: the steps since the process started (a run resumed from a
+  // checkpoint starts again, with its own warm-up, after a new device-mesh
+  // line or at a step no later than the last one logged).
+  long long launch_base = 0, previous_step = 0;
+  bool launch_logged = false, any_logged = false;
+  std::optional<std::string> chosen_rank;
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
     if (line.size() > kMaxMatchedLine) continue;  // not a metrics line
     line = std::regex_replace(line, kAnsi, "");
+    // torchrun's `[rankN]:` prefix: every rank logs its own metrics, and a
+    // log may hold several ranks' lines, one after another or interleaved;
+    // the first rank's are read.
+    const std::string rank = line.rfind("[rank", 0) == 0 ? line.substr(0, line.find(']') + 1) : "";
+    if (chosen_rank && rank != *chosen_rank) continue;
+    if (line.find("device mesh with") != std::string::npos) {
+      launch_logged = false;
+      continue;
+    }
     std::smatch step, tps;
     if (!std::regex_search(line, step, kStep) || !std::regex_search(line, tps, kTps)) continue;
+    chosen_rank = rank;
     const auto bad = [&](const std::string& what) {
       return InputError(origin + ": line " + std::to_string(number) + ": " + what +
                         "; give the log as torchtitan wrote it");
     };
     // A step number beyond long long saturates (it is past the warm-up either way).
     const long long at = std::strtoll(step.str(1).c_str(), nullptr, 10);
+    // Step 1 again is a second run from the start, not a resumed one.
+    if (any_logged && at == 1)
+      throw InputError(origin + ": line " + std::to_string(number) + ": step 1 again after step " +
+                       std::to_string(previous_step) + ": the log holds two runs; give each run its own log");
+    if (launch_logged && at <= previous_step) launch_logged = false;
+    if (!launch_logged) launch_base = at - 1, launch_logged = true, previous_step = at - 1;
+    any_logged = true;
     // tps is averaged over the steps since the last metrics line: skip
-    // windows that reach into the warm-up steps.
-    const bool warm = previous_step >= kWarmupIterations;
+    // windows that reach into the launch's warm-up steps (the first
+    // window of a launch counts from its first step logged, at least).
+    const bool warm = previous_step - launch_base >= kWarmupIterations;
     previous_step = at;
     if (!warm) continue;
     const std::optional<double> rate = printed_tps(tps.str(1));
@@ -270,6 +295,9 @@ Metrics read_metrics(const std::string& text, const std::string& origin) {
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path);
+  if (!in)
+    throw InputError(path.string() + ": cannot be read (" + std::strerror(errno) +
+                     "); check its permissions");
   std::stringstream text;
   text << in.rdbuf();
   return text.str();

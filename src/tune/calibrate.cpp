@@ -39,6 +39,11 @@ CalibrateOutcome calibrate(const ClusterSpec& cluster, const std::vector<FitRun>
       if (std::any_of(outcome.fitted.begin(), outcome.fitted.end(),
                       [&](const FittedConstant& f) { return f.key == c->key; }))
         throw InputError("--fit: '" + key + "' is named twice; name each constant once");
+      // A constant no prediction depends on would be "fitted" to whatever
+      // value it had (and the profile would say so).
+      if (identifiable_constants(cluster, runs, {*c}, 1e-6).empty())
+        throw InputError("--fit: no run's prediction depends on '" + c->key +
+                         "' (the runs never use what it prices); drop it from --fit");
       outcome.fitted.push_back(*c);
     }
     // Step times pin down the time constants, measured peaks the memory
