@@ -47,7 +47,7 @@ const char* limiter_name(Limiter limiter) { return limiter_names(limiter).name; 
 const char* limiter_key(Limiter limiter) { return limiter_names(limiter).key; }
 
 StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                                     const ParallelConfig& config, int stage) {
+                                     const ParallelConfig& config, int stage, bool recompute_terms) {
   StageCoefficients k;
   const PerLayerCosts costs = per_layer_costs(model, cluster, job, config, stage);
   // Time and memory are affine in the stage's layer count: read the slope
@@ -81,6 +81,7 @@ StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& 
   const StageMemory m2 = stage_memory(model, cluster, job, as_given, two, stage);
   k.layer_memory_bytes = m2.peak_bytes - m1.peak_bytes;
   k.fixed_memory_bytes = m1.peak_bytes - k.layer_memory_bytes;
+  if (!recompute_terms) return k;
   // Full recomputation of one layer: its forward (and tp traffic) again, and
   // the activations it keeps shrink to its input.
   ParallelConfig recomputing = config;

@@ -33,8 +33,10 @@ struct StageCoefficients {
   double recompute_time_s = 0;
   double recompute_saved_bytes = 0;
 };
+/// With `recompute_terms` false, recompute_time_s and recompute_saved_bytes
+/// are left 0 (the stage split reads only the time and memory lines).
 StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                                     const ParallelConfig& config, int stage);
+                                     const ParallelConfig& config, int stage, bool recompute_terms = true);
 
 /// Ranks of the config's data-parallel group (dp x cp, on pipeline stage 0)
 /// inside one domain of `level`: 2 for a package of Frontier with tp 1, 8

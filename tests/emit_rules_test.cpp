@@ -319,9 +319,9 @@ const RuleCase kCases[] = {
        p.config.zero = 1;
        p.config.hpz_ranks = 1;
        p.config.qwz = p.config.qgz = p.config.hierarchical_partition = false;
-       p.model.layers = 81;
+       p.model.layers = 81;  // costed as an even split, run as DeepSpeed's 11 x 7 + 4
      },
-     "for the even split parplan assumes"},
+     "type:transformer partition, which the plan's split is not"},
     {"MegatronDeepSpeedSequenceParallelNeedsTp", kMDS, megatron_deepspeed_base,
      [](Plan& p) {
        p.config.sp = true;

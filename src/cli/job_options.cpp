@@ -539,6 +539,9 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
     apply_best_hierarchical_partition(r.model, r.cluster, r.job, c);
   if (const char* problem = placement_problem(r.cluster, c))
     throw InputError(std::string("config rejected: ") + problem);
+  // Megatron-DeepSpeed splits layers that do not divide over pp itself.
+  if (r.engine == "megatron-deepspeed" && !c.custom_split() && !c.first_stage_layers && !c.last_stage_layers)
+    apply_megatron_deepspeed_split(r.model, c);
   if (const ConfigViolation v = validate_config(r.model, r.job, c))
     throw InputError("config rejected: " + describe(v));
   return c;

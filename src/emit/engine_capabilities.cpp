@@ -4,6 +4,8 @@
 // for that engine, not of the engine.
 #include "src/emit/engine_capabilities.h"
 
+#include <algorithm>
+
 #include "src/io/input_error.h"
 
 namespace parplan {
@@ -113,8 +115,11 @@ constexpr CapabilitySource kMegatronDeepSpeedSources[] = {
      "none: Ulysses (--ds-sequence-parallel-size) is a different split; DeepSpeed's pipeline has no "
      "virtual stages",
      "megatron/arguments.py:974,94-96; megatron/model/gpt_model.py:459-463"},
-    {"pp", "DeepSpeed PipelineModule, even split of transformer layers",
-     "megatron/model/gpt_model.py:459-463"},
+    {"pp",
+     "DeepSpeed PipelineModule, partition_method type:transformer: partition_balanced over the layers (no "
+     "flag; layers that do not divide over pp fill the stages in order up to the least bottleneck)",
+     "megatron/model/gpt_model.py:459-463; DeepSpeed v0.17.0 deepspeed/runtime/utils.py partition_balanced, "
+     "_lprobe"},
     {"ep, etp",
      "--moe-expert-parallel-size; etp 1 or tp (--enable-expert-tensor-parallelism); --expert-interval always "
      "written (its default 2 would leave every other layer dense)",
@@ -325,7 +330,9 @@ constexpr EngineCapabilities kMegatronDeepSpeed{Engine::kMegatronDeepSpeed,
                                                 /*etp_one_with_ep*/ false,
                                                 /*precision_aware_optimizer*/ false,
                                                 /*moe_drop_unpadded*/ false,
-                                                /*moe_drop_padded*/ true};
+                                                /*moe_drop_padded*/ true,
+                                                /*pipeline_layout*/ false,
+                                                /*deepspeed_type_split*/ true};
 
 constexpr EngineCapabilities kTorchtitan{Engine::kTorchtitan,
                                          "torchtitan",
@@ -434,7 +441,8 @@ const char* capability_problem(const EngineCapabilities& e, const ModelSpec& mod
   }
   if (c.pipeline_layout && !e.pipeline_layout) return "no custom pipeline layout";
   if (c.pipeline_layout && model.mtp_layers > 0) return "no MTP layer in a custom pipeline layout";
-  if (c.custom_split() && !c.pipeline_layout && !e.custom_split) {
+  if (c.custom_split() && !c.pipeline_layout && !e.custom_split &&
+      !(e.deepspeed_type_split && is_megatron_deepspeed_split(model, c))) {
     // An arbitrary split with equal middle stages is a first/last split.
     bool first_last = e.uneven_first_last && c.pp <= ParallelConfig::kMaxSplitStages;
     for (int s = 2; first_last && s + 1 < c.pp; ++s) first_last = c.stage_split[s] == c.stage_split[1];
@@ -485,6 +493,88 @@ EngineSelection parse_engine_selection(const std::string& name, const char* flag
   }
   throw InputError(std::string(flag) + ": unknown engine '" + name +
                    "'; choose one of megatron, deepspeed, megatron-deepspeed, torchtitan, any.");
+}
+
+namespace {
+// DeepSpeed's partition_balanced over GPTModelPipe's items with the layers
+// weighing 1 and the rest 0 (deepspeed/runtime/utils.py @ v0.17.0:
+// _rb_partition_balanced's binary search for the least bottleneck, _lprobe's
+// greedy fill, its float arithmetic and its part_size test as written).
+// The pipe lists 3 items before the layers (fp16 cast, embedding, transpose)
+// and 3 after (transpose back, final norm, head; megatron/model/
+// gpt_model.py GPTModelPipe). The prefix sums are computed, not stored.
+struct TypePartition {
+  int layers, before, items, parts_n;
+  double prefix(int i) const { return i < before ? 0.0 : std::min(i - before + 1, layers); }
+  int lower_bound(int lo, int hi, double x) const {
+    while (lo < hi) {
+      const int mid = lo + (hi - lo) / 2;
+      if (prefix(mid) < x)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo;
+  }
+  bool probe(double bottleneck, int* parts) const {
+    for (int p = 1; p <= parts_n; ++p) parts[p] = items;
+    parts[0] = 0;
+    double bsum = bottleneck;
+    const int chunk = items / parts_n;
+    int step = chunk;
+    for (int p = 1; p < parts_n; ++p) {
+      while (step < items && prefix(step) < bsum) step += chunk;
+      parts[p] = lower_bound(step - chunk, std::min(step, items), bsum);
+      if (parts[p] == items) return layers - prefix(parts[p - 1]) < bottleneck;
+      bsum = prefix(parts[p] - 1) + bottleneck;
+    }
+    return bsum >= layers;
+  }
+};
+
+// The stage counts of DeepSpeed's type partition, or false where a stage
+// would hold no layer or pp has more stages than a split holds.
+bool deepspeed_type_counts(int layers, int pp, std::uint16_t* counts) {
+  if (pp < 2 || pp > ParallelConfig::kMaxSplitStages || layers < pp) return false;
+  const TypePartition t{layers, 3, layers + 6, pp};
+  double lower = static_cast<double>(layers) / pp, upper = layers;
+  constexpr double kEps = 1e-3;
+  int parts[ParallelConfig::kMaxSplitStages + 1];
+  while (upper > lower + kEps) {
+    const double mid = lower + (upper - lower) / 2;
+    if (t.probe(mid, parts))
+      upper = mid;
+    else
+      lower = mid + kEps;
+  }
+  if (!t.probe(upper, parts)) return false;
+  for (int s = 0; s < pp; ++s) {
+    const double first = parts[s] > 0 ? t.prefix(parts[s] - 1) : 0.0;
+    const int here = static_cast<int>(t.prefix(parts[s + 1] - 1) - first);
+    if (here <= 0) return false;
+    counts[s] = static_cast<std::uint16_t>(here);
+  }
+  return true;
+}
+}  // namespace
+
+bool apply_megatron_deepspeed_split(const ModelSpec& model, ParallelConfig& config) {
+  if (config.pp < 2 || model.layers % config.pp == 0) return true;
+  if (config.vp != 1) return false;
+  std::uint16_t counts[ParallelConfig::kMaxSplitStages];
+  if (!deepspeed_type_counts(model.layers, config.pp, counts)) return false;
+  config.stage_split = {};
+  for (int s = 0; s < config.pp; ++s) config.stage_split[s] = counts[s];
+  config.first_stage_layers = config.last_stage_layers = 0;
+  return true;
+}
+
+bool is_megatron_deepspeed_split(const ModelSpec& model, const ParallelConfig& config) {
+  std::uint16_t counts[ParallelConfig::kMaxSplitStages];
+  if (config.vp != 1 || !deepspeed_type_counts(model.layers, config.pp, counts)) return false;
+  for (int s = 0; s < config.pp; ++s)
+    if (config.stage_split[s] != counts[s]) return false;
+  return true;
 }
 
 }  // namespace parplan

@@ -78,7 +78,25 @@ struct EngineCapabilities {
   bool moe_drop_padded = false;
   /// Megatron's custom pipeline layout (JobSpec::pipeline_layout).
   bool pipeline_layout = false;
+  /// Layers that do not divide over pp run as DeepSpeed's PipelineModule
+  /// splits them by type (megatron_deepspeed_split), with no flag.
+  bool deepspeed_type_split = false;
 };
+
+/// The split DeepSpeed's PipelineModule makes of the transformer layers
+/// under partition_method "type:transformer" (Megatron-DeepSpeed's
+/// GPTModelPipe, megatron/model/gpt_model.py): partition_balanced over the
+/// layers' 0/1 weights finds the least bottleneck, ceil(layers / pp), and
+/// fills the stages in order up to it, so every stage but the last holds
+/// ceil(layers / pp) and the last what is left (deepspeed/runtime/utils.py
+/// partition_balanced, _lprobe @ v0.17.0). Set into `config.stage_split`
+/// where the layers do not divide over pp (vp 1); false where the split
+/// would leave a stage without a layer or pp has more stages than a split
+/// holds. Even splits are left as they are (true).
+bool apply_megatron_deepspeed_split(const ModelSpec& model, ParallelConfig& config);
+
+/// Whether `config`'s per-stage split is that one.
+bool is_megatron_deepspeed_split(const ModelSpec& model, const ParallelConfig& config);
 
 const EngineCapabilities& engine_capabilities(Engine engine);
 

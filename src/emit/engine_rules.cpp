@@ -172,10 +172,11 @@ void megatron_deepspeed_model_rules(const Plan& p, Rules& r) {
       "the routed experts' output scale (routed_scaling_factor) has no Megatron-DeepSpeed flag; use --emit "
       "megatron.");
   if (c.pp >= 1 && m.layers > 0) {
-    // The DeepSpeed PipelineModule splits the layers; parplan assumes an even split.
-    r.check(m.layers % c.pp != 0, "num-layers (" + s(m.layers) +
-                                      ") must be divisible by pipeline-model-parallel-size (" + s(c.pp) +
-                                      ") for the even split parplan assumes.");
+    // The DeepSpeed PipelineModule splits the layers by type; layers that do
+    // not divide over pp run as its balanced split, which the plan must cost.
+    r.check(m.layers % c.pp != 0 && !is_megatron_deepspeed_split(m, c),
+            "num-layers (" + s(m.layers) + ") over pipeline-model-parallel-size (" + s(c.pp) +
+                ") runs as DeepSpeed's type:transformer partition, which the plan's split is not.");
   }
   r.check(m.position == PositionKind::kLearned && m.max_positions > 0 && m.max_positions < p.job.seq,
           "max-position-embeddings (" + s(m.max_positions) + ") must be at least seq-length (" +
@@ -213,8 +214,6 @@ void deepspeed_rules(const Plan& p, Engine engine, Rules& r) {
               s(c.tp) + ") they would mix tensor-parallel shards; use tp 1 or leave out ZeRO++.");
   r.check(p.job.precision == Precision::kFp8,
           "parplan writes fp8 only for Megatron-LM (Transformer Engine).");
-  r.check(m.uses_mla(),
-          "multi-latent attention has no Megatron-DeepSpeed or DeepSpeed model; use --emit megatron.");
   if (engine == Engine::kDeepSpeed) {
     r.check(m.is_moe() || c.ep > 1,
             "a plain DeepSpeed script has no MoE layers; use --emit megatron-deepspeed (DeepSpeed-MoE) or "
@@ -253,8 +252,10 @@ void deepspeed_rules(const Plan& p, Engine engine, Rules& r) {
   r.check(c.cp > 1, "context parallelism (cp " + s(c.cp) +
                         ") has no DeepSpeed equivalent parplan can write (Ulysses is a different split).");
   r.check(c.vp > 1, "DeepSpeed's pipeline engine has no interleaved schedule (vp " + s(c.vp) + ").");
-  r.check(c.first_stage_layers > 0 || c.last_stage_layers > 0 || c.custom_split(),
-          "DeepSpeed's PipelineModule takes no first/last stage layer counts; use an even split.");
+  r.check(
+      c.first_stage_layers > 0 || c.last_stage_layers > 0 ||
+          (c.custom_split() && !(engine == Engine::kMegatronDeepSpeed && is_megatron_deepspeed_split(m, c))),
+      "DeepSpeed's PipelineModule takes no first/last stage layer counts; use an even split.");
   if (engine == Engine::kDeepSpeed) {
     // A plain DeepSpeed script has no Megatron tensor parallelism.
     r.check(c.tp > 1, "tensor parallelism (tp " + s(c.tp) +

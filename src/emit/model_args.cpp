@@ -89,6 +89,10 @@ std::vector<std::string> engine_architecture_problems(const ModelSpec& m, Engine
   auto no_flag = [&](bool bad, const std::string& what) {
     if (bad) out.push_back(name + ": the model has " + what + ", which " + name + " has no flag for.");
   };
+  // No model of DeepSpeed's has MLA: refused before any plan is searched.
+  if ((engine == Engine::kMegatronDeepSpeed || engine == Engine::kDeepSpeed) && m.uses_mla())
+    out.push_back(
+        name + ": multi-latent attention has no Megatron-DeepSpeed or DeepSpeed model; use --emit megatron.");
   if (engine == Engine::kMegatronDeepSpeed) {
     no_flag(m.qkv_bias && !m.linear_bias, "biases on the Q/K/V projections only");
     no_flag(m.qk_norm, "query/key normalisation");

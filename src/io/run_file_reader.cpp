@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "cost/step_cost.h"
@@ -144,8 +145,27 @@ void check_new_name(const std::vector<FitRun>& runs, const std::string& where) {
 }
 }  // namespace
 
+namespace {
+// Profiles and models parsed once per file: a file's runs share a few of
+// each, and parsing them again per run dominated reading the file.
+struct RunParseCache {
+  std::map<std::string, ClusterSpec> clusters;
+  std::map<std::string, ModelSpec> models;
+};
+FitRun parse_run_node_cached(const YAML::Node& node, const YAML::Node& models, const ClusterSpec& profile,
+                             const std::string& where, const std::string& default_source,
+                             RunParseCache* cache);
+}  // namespace
+
 FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const ClusterSpec& profile,
                       const std::string& where, const std::string& default_source) {
+  return parse_run_node_cached(node, models, profile, where, default_source, nullptr);
+}
+
+namespace {
+FitRun parse_run_node_cached(const YAML::Node& node, const YAML::Node& models, const ClusterSpec& profile,
+                             const std::string& where, const std::string& default_source,
+                             RunParseCache* cache) {
   YamlFields f(node, where);
   f.allow_only({"name",
                 "model",
@@ -192,7 +212,14 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   // Grand Teton H100s beside the DGX H100 rows of a held-out file).
   if (f.has("cluster")) {
     try {
-      run.own_cluster = load_cluster(f.text("cluster"));
+      const std::string name = f.text("cluster");
+      const auto hit = cache ? cache->clusters.find(name) : decltype(cache->clusters)::iterator{};
+      if (cache && hit != cache->clusters.end()) {
+        run.own_cluster = hit->second;
+      } else {
+        run.own_cluster = load_cluster(name);
+        if (cache) cache->clusters.emplace(name, *run.own_cluster);
+      }
     } catch (const InputError& e) {
       f.fail("cluster", std::string("does not name a usable profile: ") + e.what());
     }
@@ -200,7 +227,10 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   const ClusterSpec& cluster = run.own_cluster ? *run.own_cluster : profile;
   run.source = f.text("source", default_source);
   const std::string model = f.text("model");
-  if (models && models.IsMap() && models[model]) {
+  const auto cached = cache ? cache->models.find(model) : decltype(cache->models)::iterator{};
+  if (cache && cached != cache->models.end()) {
+    run.model = cached->second;
+  } else if (models && models.IsMap() && models[model]) {
     std::stringstream text;
     text << models[model];
     run.model = parse_model_yaml(text.str(), where + ": models." + model, model);
@@ -214,6 +244,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
       f.fail("model", what);
     }
   }
+  if (cache) cache->models.emplace(model, run.model);
   if (!f.has("gpus")) f.fail("gpus", "is missing; add the run's GPU count");
   run.job.gpus = static_cast<int>(*f.integer("gpus", 1, kMaxGpus));
   run.job.gbs = f.positive_int("gbs");
@@ -345,6 +376,12 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   run.config.gbs = run.job.gbs;
   run.config.dp =
       static_cast<int>(run.job.gpus / (std::int64_t{run.config.tp} * run.config.cp * run.config.pp));
+  // Megatron-DeepSpeed ran layers that do not divide over pp as DeepSpeed's
+  // PipelineModule split them (a layout or first/last counts say otherwise).
+  if (f.text("engine", "") == "megatron-deepspeed" && !run.config.custom_split() &&
+      run.config.first_stage_layers + run.config.last_stage_layers == 0 && run.config.pp > 0 &&
+      run.model.layers > 0)
+    apply_megatron_deepspeed_split(run.model, run.config);
   check_run_expressible(run, cluster, where);
   MeasuredFigure figure;
   if (f.has("measured") == f.has("step_s"))
@@ -373,6 +410,7 @@ FitRun parse_run_node(const YAML::Node& node, const YAML::Node& models, const Cl
   }
   return run;
 }
+}  // namespace
 
 std::vector<FitRun> read_run_yaml(const std::string& path, const ClusterSpec& cluster) {
   const YAML::Node root = load_yaml_file(path);
@@ -384,9 +422,10 @@ std::vector<FitRun> read_run_yaml(const std::string& path, const ClusterSpec& cl
     const std::string source = f.text("source", path);
     const YAML::Node models = root["models"];
     std::vector<FitRun> out;
+    RunParseCache cache;
     for (std::size_t i = 0; i < runs.size(); ++i) {
       const std::string where = path + ": runs[" + std::to_string(i) + "]";
-      out.push_back(parse_run_node(runs[i], models, cluster, where, source));
+      out.push_back(parse_run_node_cached(runs[i], models, cluster, where, source, &cache));
       check_new_name(out, where);
     }
     return out;

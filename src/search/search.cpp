@@ -209,6 +209,10 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
   const bool flash =
       pins.flash_attention.value_or(cluster.default_flash_attention || fused_attention_only(options.engines));
   const auto recomputes = recompute_choices(job);
+  bool selects_megatron_deepspeed = false;
+  for (int e = 0; e < options.engines.count; ++e)
+    selects_megatron_deepspeed =
+        selects_megatron_deepspeed || options.engines.engines[e] == Engine::kMegatronDeepSpeed;
 
   tbb::parallel_for(std::size_t{0}, meshes.size(), [&](std::size_t index) {
     if (options.deadline && std::chrono::steady_clock::now() >= *options.deadline) {
@@ -274,14 +278,24 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
           const bool has_first_last = has_uneven && fastest.custom_split() &&
                                       apply_stage_split(model, cluster, job, first_last, false, true) &&
                                       !even_split(first_last) && !same_split(first_last, fastest);
-          for (int layout = 0; layout < 3; ++layout) {
-            if (layout == 1 && !has_uneven) break;
-            if (layout == 2 && !has_first_last) break;
+          // Megatron-DeepSpeed runs layers that do not divide over pp as
+          // DeepSpeed's partition splits them, whatever split is fastest.
+          ParallelConfig deepspeed_split = shape;
+          const bool has_deepspeed_split = !pinned_split && selects_megatron_deepspeed && mesh.pp > 1 &&
+                                           vp == 1 && model.layers % mesh.pp != 0 &&
+                                           apply_megatron_deepspeed_split(model, deepspeed_split) &&
+                                           !(has_uneven && same_split(deepspeed_split, fastest)) &&
+                                           !(has_first_last && same_split(deepspeed_split, first_last));
+          for (int layout = 0; layout < 4; ++layout) {
+            if (layout == 1 && !has_uneven) continue;
+            if (layout == 2 && !has_first_last) continue;
+            if (layout == 3 && !has_deepspeed_split) continue;
             if (layout == 1) shape = fastest;
             if (layout == 2) shape = first_last;
+            if (layout == 3) shape = deepspeed_split;
             if (config_problem(model, job, shape) != nullptr) continue;
             ++local.structural_ok;
-            const bool resplit = free_split && (layout >= 1 || !has_uneven);
+            const bool resplit = free_split && layout != 3 && (layout >= 1 || !has_uneven);
             // Lower bound for every zero/recompute variant of this shape: no
             // recomputation, no data-parallel communication and no optimizer
             // step (whose cost falls with the ZeRO stage). A split solved

@@ -32,11 +32,11 @@ StageSplitInput stage_split_input(const ModelSpec& model, const ClusterSpec& clu
   // Stage 1 holds the most in-flight micro-batches of the middle stages, so
   // unless asked for every stage it stands for all of them.
   StageCoefficients middle;
-  if (config.pp > 2 && !every_stage) middle = stage_coefficients(model, cluster, job, even, 1);
+  if (config.pp > 2 && !every_stage) middle = stage_coefficients(model, cluster, job, even, 1, false);
   for (int s = 0; s < config.pp; ++s) {
     const bool edge = s == 0 || s == config.pp - 1;
     const StageCoefficients k =
-        edge || every_stage ? stage_coefficients(model, cluster, job, even, s) : middle;
+        edge || every_stage ? stage_coefficients(model, cluster, job, even, s, false) : middle;
     in.layer_time_s[s] = k.layer_time_s;
     in.extra_time_s[s] = std::max(0.0, k.extra_time_s);
     in.layer_memory_bytes[s] = std::max(0.0, k.layer_memory_bytes);
