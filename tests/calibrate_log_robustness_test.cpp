@@ -203,6 +203,14 @@ TEST(CalibrateLogRobustness, OneRunInTwoFilesIsRefused) {
   expect_cli_refusal("calibrate --cluster dgx-h100 --runs " + x + " " + y, "run 'a' is in");
 }
 
+TEST(CalibrateLogRobustness, OneLogUnderTwoNamesIsRefused) {
+  const Trial t;
+  std::string log = megatron_arguments(t);
+  for (int it = 1; it <= 20; ++it) log += iteration_line(it, 3000, 128);
+  const std::string a = write_temp("first.log", log), b = write_temp("copy.log", log);
+  expect_cli_refusal("calibrate --cluster dgx-h100 --runs " + a + " " + b, "holds the same log as");
+}
+
 TEST(CalibrateLogRobustness, AConstantNoRunDependsOnIsRefused) {
   // Megatron's recipe runs cuDNN attention on an H100: FlashAttention's
   // efficiency prices none of these runs.

@@ -4,6 +4,7 @@
 // cluster's first/last split round-trips through the JSON config.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "tests/cli_support.h"
@@ -23,6 +24,36 @@ TEST(CheckPlanSpace, UnderAnyAConfigNoEngineRunsFails) {
   EXPECT_TRUE(j["gap_percent"].is_null());
   EXPECT_NE(j["engine_problem"].get<std::string>().find("megatron: "), std::string::npos) << j.dump();
   EXPECT_EQ(line_count(r.err), 1) << r.err;
+}
+
+// Under --engine any the step time is one engine's: check names it, and
+// each engine's own, as estimate does; the engine it names is one where the
+// config fits and whose own estimate is that step.
+TEST(CheckPlanSpace, UnderAnyTheCostingEngineIsNamed) {
+  const std::string args = std::string("--job ") + PARPLAN_SOURCE_DIR +
+                           "/examples/llama3-70b-h100.yaml --tp 4 --pp 4 --mbs 1 --sp --zero 1";
+  const nlohmann::json j = cli_json("check " + args + " --format json");
+  ASSERT_TRUE(j.contains("costed_engine")) << j.dump();
+  const std::string engine = j["costed_engine"].get<std::string>();
+  ASSERT_TRUE(j["step_s_per_engine"].contains(engine)) << j.dump();
+  EXPECT_EQ(j["step_s_per_engine"][engine].get<double>(), j["step_s"].get<double>());
+  const nlohmann::json alone = cli_json("estimate " + args + " --engine " + engine + " --format json");
+  EXPECT_TRUE(alone["memory"]["fits"].get<bool>());
+  EXPECT_EQ(alone["time"]["step_s"].get<double>(), j["step_s"].get<double>());
+  ASSERT_TRUE(j["optimum"].contains("engine")) << j.dump();
+  // The table lists each engine's step and says where the config does not fit.
+  const CliRun table = run_cli("check " + args);
+  int not_fitting = 0;
+  for (const auto& [name, step] : j["step_s_per_engine"].items()) {
+    const nlohmann::json own = cli_json("estimate " + args + " --engine " + name + " --format json");
+    const bool fits = own["memory"]["fits"].get<bool>();
+    not_fitting += fits ? 0 : 1;
+    char shown[96];
+    std::snprintf(shown, sizeof shown, "%s (%.3f s%s)", name.c_str(), step.get<double>(),
+                  fits ? "" : ", does not fit");
+    EXPECT_NE(table.out.find(shown), std::string::npos) << shown << "\n" << table.out;
+  }
+  EXPECT_GT(not_fitting, 0) << "the case should hold an engine where the config does not fit";
 }
 
 TEST(CheckPlanSpace, JobFileConstraintsPinTheOptimumAsInPlan) {

@@ -1,14 +1,20 @@
 // Megatron-DeepSpeed's GPTModelPipe hands its layers to DeepSpeed's
 // PipelineModule with partition_method "type:transformer": layers that do
 // not divide over pp run as partition_balanced splits them, with no flag.
-// The split parplan costs equals that algorithm, run here as DeepSpeed
-// writes it (binary search for the least bottleneck, then the greedy probe;
-// deepspeed/runtime/utils.py @ v0.17.0) over the pipe's items: the
-// embedding and its helpers before the layers, the norm and head after,
-// weight 0, the transformer layers weight 1.
+// The split parplan costs equals that algorithm as DeepSpeed v0.17.0 writes
+// it (deepspeed/runtime/utils.py:583-622: a dynamic program minimising the
+// heaviest part less the lightest, `>=` letting later boundaries win ties),
+// run here over the pipe's items (megatron/model/gpt_model.py GPTModelPipe:
+// the fp16 cast and the embedding before the layers; the final norm, the
+// head and the fp32 cast after, and the MoE loss for MoE models), the
+// layers weighing 1 and the rest 0; and the splits DeepSpeed's own Python
+// gives for some published shapes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <limits>
+#include <sstream>
 #include <vector>
 
 #include "cost/step_cost.h"
@@ -19,87 +25,127 @@
 namespace parplan {
 namespace megatron_deepspeed_split_test {
 
-// _lprobe: parts[p] is the first item index of part p.
-bool lprobe(const std::vector<double>& prefix, int parts_n, double bottleneck, std::vector<int>& parts) {
-  const int items = static_cast<int>(prefix.size());
-  parts.assign(parts_n + 1, items);
-  parts[0] = 0;
-  double bsum = bottleneck;
-  const int chunk = items / parts_n;
-  int step = chunk;
-  for (int p = 1; p < parts_n; ++p) {
-    while (step < items && prefix[step] < bsum) step += chunk;
-    const int lo = step - chunk, hi = std::min(step, items);
-    parts[p] = static_cast<int>(std::lower_bound(prefix.begin() + lo, prefix.begin() + hi, bsum) - prefix.begin());
-    if (parts[p] == items) return prefix.back() - prefix[parts[p - 1]] < bottleneck;
-    bsum = prefix[parts[p] - 1] + bottleneck;
-  }
-  return bsum >= prefix.back();
+std::vector<int> partition_balanced(const std::vector<double>& weights, int m) {
+  const int n = static_cast<int>(weights.size());
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> dp_max(n + 1, std::vector<double>(m + 1, inf));
+  std::vector<std::vector<double>> dp_min = dp_max, dp_cost = dp_max;
+  std::vector<std::vector<int>> position(n + 1, std::vector<int>(m + 1, 0));
+  std::vector<double> prefix(n + 1, 0.0);
+  for (int i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + weights[i];
+  dp_max[0][0] = 0;
+  dp_cost[0][0] = 0;
+  for (int i = 1; i <= n; ++i)
+    for (int j = 1; j <= std::min(i, m); ++j)
+      for (int k = 0; k < i; ++k) {
+        const double max_sum = std::max(dp_max[k][j - 1], prefix[i] - prefix[k]);
+        const double min_sum = std::min(dp_min[k][j - 1], prefix[i] - prefix[k]);
+        const double cost = max_sum - min_sum;
+        if (dp_cost[i][j] >= cost) {
+          dp_cost[i][j] = cost;
+          dp_max[i][j] = max_sum;
+          dp_min[i][j] = min_sum;
+          position[i][j] = k;
+        }
+      }
+  std::vector<int> parts = {n};
+  for (int i = m; i >= 1; --i) parts.push_back(position[parts.back()][i]);
+  std::reverse(parts.begin(), parts.end());
+  return parts;
 }
 
-std::vector<int> deepspeed_layers_per_stage(int layers, int pp, int before, int after) {
+std::vector<int> layers_per_stage(int layers, int pp, int before, int after) {
   std::vector<double> weights(before, 0.0);
   weights.insert(weights.end(), layers, 1.0);
   weights.insert(weights.end(), after, 0.0);
-  std::vector<double> prefix(weights);
-  for (std::size_t i = 1; i < prefix.size(); ++i) prefix[i] += prefix[i - 1];
-  double lower = prefix.back() / pp, upper = prefix.back();
-  const double eps = 1e-3;
-  std::vector<int> parts;
-  while (upper > lower + eps) {
-    const double mid = lower + (upper - lower) / 2;
-    if (lprobe(prefix, pp, mid, parts))
-      upper = mid;
-    else
-      lower = mid + eps;
-  }
-  EXPECT_TRUE(lprobe(prefix, pp, upper, parts));
+  const std::vector<int> parts = partition_balanced(weights, pp);
   std::vector<int> counts;
-  for (int p = 0; p < pp; ++p) counts.push_back(static_cast<int>(prefix[parts[p + 1] - 1] - (parts[p] > 0 ? prefix[parts[p] - 1] : 0)));
+  for (int p = 0; p < pp; ++p) {
+    double sum = 0;
+    for (int i = parts[p]; i < parts[p + 1]; ++i) sum += weights[i];
+    counts.push_back(static_cast<int>(sum));
+  }
   return counts;
 }
 
-TEST(MegatronDeepSpeedSplit, EqualsDeepSpeedsTypePartition) {
-  ModelSpec model = load_model("llama3-8b");
+std::vector<int> split_of(ModelSpec model, int layers, int pp) {
+  model.layers = layers;
+  ParallelConfig c;
+  c.pp = pp, c.vp = 1;
+  if (!apply_megatron_deepspeed_split(model, c)) return {};
+  EXPECT_TRUE(is_megatron_deepspeed_split(model, c));
+  return std::vector<int>(c.stage_split.begin(), c.stage_split.begin() + pp);
+}
+
+TEST(MegatronDeepSpeedSplit, EqualsDeepSpeedsPartitionBalanced) {
+  const ModelSpec model = load_model("llama3-8b");
   int compared = 0;
-  for (int layers = 2; layers <= 130; ++layers) {
+  for (int layers = 2; layers <= 72; ++layers)
     for (int pp = 2; pp <= std::min(layers, ParallelConfig::kMaxSplitStages); ++pp) {
       if (layers % pp == 0) continue;
-      model.layers = layers;
-      ParallelConfig c;
-      c.pp = pp, c.vp = 1;
-      // GPTModelPipe: fp16 cast, embedding, transpose before; transpose,
-      // final norm, head after.
-      const std::vector<int> expected = deepspeed_layers_per_stage(layers, pp, 3, 3);
-      const bool empty_stage = std::count(expected.begin(), expected.end(), 0) > 0;
-      ASSERT_EQ(apply_megatron_deepspeed_split(model, c), !empty_stage) << layers << " over " << pp;
-      if (empty_stage) continue;
-      for (int s = 0; s < pp; ++s) ASSERT_EQ(c.stage_split[s], expected[s]) << layers << " over " << pp << ", stage " << s;
-      EXPECT_TRUE(is_megatron_deepspeed_split(model, c));
+      const std::vector<int> dense = layers_per_stage(layers, pp, 2, 3);
+      ASSERT_EQ(split_of(model, layers, pp), dense) << layers << " over " << pp;
+      // An MoE pipe has one item more after the layers: the same split.
+      ASSERT_EQ(layers_per_stage(layers, pp, 2, 4), dense) << layers << " over " << pp;
       ++compared;
     }
-  }
   EXPECT_GT(compared, 1000);
 }
 
+// DeepSpeed v0.17.0's partition_balanced run in Python on GPTModelPipe's
+// items for published layer counts: BLOOM (70), Llama 3 405B (126),
+// DeepSeek-V3 (61), Mixtral (32), GPT-3 2.7B (32), Qwen3-235B (94).
+TEST(MegatronDeepSpeedSplit, PublishedShapes) {
+  const ModelSpec model = load_model("llama3-8b");
+  const std::vector<int> six_five = {6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 5, 5};
+  EXPECT_EQ(split_of(model, 70, 12), six_five);
+  std::vector<int> eights(14, 8);
+  eights.insert(eights.end(), {7, 7});
+  EXPECT_EQ(split_of(model, 126, 16), eights);
+  EXPECT_EQ(split_of(model, 61, 8), (std::vector<int>{8, 8, 8, 8, 8, 7, 7, 7}));
+  EXPECT_EQ(split_of(model, 32, 5), (std::vector<int>{7, 7, 6, 6, 6}));
+  EXPECT_EQ(split_of(model, 32, 7), (std::vector<int>{5, 5, 5, 5, 4, 4, 4}));
+  EXPECT_EQ(split_of(model, 94, 8), (std::vector<int>{12, 12, 12, 12, 12, 12, 11, 11}));
+  EXPECT_EQ(split_of(model, 9, 4), (std::vector<int>{3, 2, 2, 2}));
+  EXPECT_EQ(split_of(model, 80, 3), (std::vector<int>{27, 27, 26}));
+  EXPECT_TRUE(split_of(model, 70, 33).empty());  // more stages than a split holds
+}
+
 // BLOOM's 70 layers over 12 stages (its own run named the embeddings as
-// items too; GPTModelPipe's default does not): 11 stages of 6, then 4.
+// items too; GPTModelPipe's default does not): 10 stages of 6, then 2 of 5.
 TEST(MegatronDeepSpeedSplit, SeventyLayersOverTwelveStagesPlanAndEmit) {
-  const std::string model = test::write_temp("seventy.yaml",
-                                             "name: gpt-70-layers\nsource: a test model\nlayers: 70\nhidden: 4096\nffn_hidden: 16384\n"
-                                             "heads: 32\nvocab: 50304\nmax_positions: 2048\n");
-  const auto json = test::cli_json("estimate --model " + model +
-                                   " --cluster dgx-a100 --gpus 96 --gbs 192 --seq 2048 --engine megatron-deepspeed "
-                                   "--tp 8 --pp 12 --mbs 1 --zero 1 --format json");
+  const std::string model = test::write_temp(
+      "seventy.yaml",
+      "name: gpt-70-layers\nsource: a test model\nlayers: 70\nhidden: 4096\nffn_hidden: 16384\n"
+      "heads: 32\nvocab: 50304\nmax_positions: 2048\n");
+  const auto json =
+      test::cli_json("estimate --model " + model +
+                     " --cluster dgx-a100 --gpus 96 --gbs 192 --seq 2048 --engine megatron-deepspeed "
+                     "--tp 8 --pp 12 --mbs 1 --zero 1 --format json");
   ASSERT_TRUE(json.contains("config"));
   const std::vector<int> stages = json["config"]["stage_layers"].get<std::vector<int>>();
-  EXPECT_EQ(stages, (std::vector<int>{6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 4}));
+  EXPECT_EQ(stages, (std::vector<int>{6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 5, 5}));
   const std::string out = ::testing::TempDir() + "parplan_mds_split_" + std::to_string(::getpid());
   const test::CliRun emitted = test::run_cli("plan --model " + model +
                                              " --cluster dgx-a100 --gpus 96 --gbs 192 --seq 2048 --pp 12 "
-                                             "--emit megatron-deepspeed --out " + out);
+                                             "--emit megatron-deepspeed --out " +
+                                             out);
   EXPECT_EQ(emitted.exit_code, 0) << emitted.err;
-  EXPECT_NE(emitted.out.find("6/6/6/6/6/6/6/6/6/6/6/4"), std::string::npos) << emitted.out;
+  EXPECT_NE(emitted.out.find("6/6/6/6/6/6/6/6/6/6/5/5"), std::string::npos) << emitted.out;
+  // sweep lists every rank's layers too (JSON list, CSV a/b/c): pp of them,
+  // summing to the model's layers.
+  const nlohmann::json swept = test::cli_json("sweep --models " + model +
+                                              " --cluster dgx-a100 --gpus 96,192 --gbs 192 --seq 2048 "
+                                              "--engine megatron-deepspeed --format json");
+  ASSERT_TRUE(swept.contains("points")) << swept.dump();
+  for (const auto& point : swept["points"]) {
+    if (!point["feasible"].get<bool>()) continue;
+    const std::vector<int> layers = point["stage_layers"].get<std::vector<int>>();
+    EXPECT_EQ(static_cast<int>(layers.size()), point["pp"].get<int>());
+    int sum = 0;
+    for (int l : layers) sum += l;
+    EXPECT_EQ(sum, 70);
+  }
 }
 
 }  // namespace megatron_deepspeed_split_test

@@ -97,6 +97,8 @@ int run_check(const CheckFlags& flags) {
                                                      cost.time.step_s < best.ranked.front().cost.time.step_s);
   const ParallelConfig& optimum_config = given_is_best ? config : best.ranked.front().config;
   const double optimum_s = given_is_best ? cost.time.step_s : best.ranked.front().cost.time.step_s;
+  // The engine the optimum runs on (under any, the one whose recipe prices it).
+  const int optimum_engine = given_is_best ? costed.engine : best.ranked.front().engine;
   // A config the engine does not run has no gap to state (it may look
   // faster than any plan the engine runs).
   const bool gap_stated = fits && engine_runs && !no_optimum;
@@ -147,22 +149,39 @@ int run_check(const CheckFlags& flags) {
     j["pass"] = pass;
     j["engine"] = r.engine;
     if (!engine_runs) j["engine_problem"] = engine_problem;
+    // Under any: the engine whose recipe priced step_s, and each engine's.
+    if (options.engines.any) {
+      j["costed_engine"] =
+          costed.engine >= 0
+              ? nlohmann::ordered_json(engine_capabilities(static_cast<Engine>(costed.engine)).name)
+              : nlohmann::ordered_json(nullptr);
+      nlohmann::ordered_json per_engine = nlohmann::ordered_json::object();
+      for (const EngineCost::OnEngine& e : costed.per_engine)
+        per_engine[engine_capabilities(e.engine).name] = e.step_s;
+      j["step_s_per_engine"] = per_engine;
+    }
     j["config"] = config_json(config, r.model.layers);
     j["optimum"] = no_optimum
                        ? nlohmann::ordered_json(nullptr)
                        : nlohmann::ordered_json{{"config", config_json(optimum_config, r.model.layers)},
                                                 {"step_s", optimum_s}};
+    if (!no_optimum && optimum_engine >= 0)
+      j["optimum"]["engine"] = engine_capabilities(static_cast<Engine>(optimum_engine)).name;
     j["solver"] = certificates_json(best.certificates, flags.job.common.timings());
     j["stopped_at_time_limit"] = best.search.stopped_at_deadline;
     std::cout << json_text(j) << "\n";
   } else {
     std::ostringstream out;
     out << "config   " << config_line(config, r.model.is_moe(), &job) << "\n";
+    if (!costed.per_engine.empty()) out << "runs on " << per_engine_text(costed).substr(1) << "\n";
     out << "optimum  "
         << (no_optimum ? (cut_before_any         ? "none: --time-limit reached before any config was searched"
                           : single.model_refused ? "none: the engine cannot build the model"
                                                  : "none: no config fits")
                        : config_line(optimum_config, r.model.is_moe(), across.found ? &across.job : &job))
+        << (!no_optimum && options.engines.any && optimum_engine >= 0
+                ? std::string("  (") + engine_capabilities(static_cast<Engine>(optimum_engine)).name + ")"
+                : std::string())
         << "\n\n";
     char line[200];
     char gap_text[48] = "n/a (does not fit)";

@@ -1,5 +1,7 @@
 #include "src/cli/engine_cost.h"
 
+#include <cstdio>
+
 #include "cost/step_cost.h"
 #include "src/plan/engine_plan.h"
 
@@ -15,7 +17,7 @@ EngineCost cost_on_engines(const JobFlags& flags, const ResolvedJob& r, const Pa
     if (engines_running(single_engine(each.engine), Plan{r.model, r.cluster, each.job, config, cost}, nullptr)
             .empty())
       continue;
-    out.per_engine.emplace_back(each.engine, cost.time.step_s);
+    out.per_engine.push_back({each.engine, cost.time.step_s, cost.memory.fits});
     // A fit first, then the faster; the union's order on a tie.
     const bool better = !chosen || cost.memory.fits > out.cost.memory.fits ||
                         (cost.memory.fits == out.cost.memory.fits && cost.time.step_s < out.cost.time.step_s);
@@ -26,6 +28,18 @@ EngineCost cost_on_engines(const JobFlags& flags, const ResolvedJob& r, const Pa
     chosen = true;
   }
   return out;
+}
+
+std::string per_engine_text(const EngineCost& costed) {
+  std::string text;
+  char step[32];
+  for (std::size_t i = 0; i < costed.per_engine.size(); ++i) {
+    const EngineCost::OnEngine& e = costed.per_engine[i];
+    std::snprintf(step, sizeof step, "%.3f s", e.step_s);
+    text += std::string(i ? ", " : " ") + engine_capabilities(e.engine).name + " (" + step +
+            (e.fits ? ")" : ", does not fit)");
+  }
+  return text;
 }
 
 std::string why_no_engine_runs(const JobFlags& flags, const ResolvedJob& r, const ParallelConfig& config) {

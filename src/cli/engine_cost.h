@@ -19,9 +19,18 @@ struct EngineCost {
   /// Under any: the engine whose cost `cost` is (an Engine value); -1 when
   /// none runs the config or one engine was asked for.
   int engine = -1;
-  /// Under any: every engine that runs the config, with its step time.
-  std::vector<std::pair<Engine, double>> per_engine;
+  /// Under any: every engine that runs the config, with its step time and
+  /// whether the config fits in memory under its recipe.
+  struct OnEngine {
+    Engine engine;
+    double step_s;
+    bool fits;
+  };
+  std::vector<OnEngine> per_engine;
 };
+
+/// " megatron (61.872 s, does not fit), megatron-deepspeed (66.332 s)".
+std::string per_engine_text(const EngineCost& costed);
 
 /// With one engine (or a job file's): the config under the resolved job.
 /// Under any: each engine that runs the config (capability table, then its

@@ -15,14 +15,6 @@
 
 namespace parplan {
 
-namespace {
-std::string seconds_text(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3f s", s);
-  return text;
-}
-}  // namespace
-
 int run_estimate(const JobFlags& flags) {
   if (!flags.timeline.empty()) check_output_path(flags.timeline, "--timeline");
   check_distinct_paths({{"--timeline", flags.timeline}}, job_input_paths(flags));
@@ -40,7 +32,7 @@ int run_estimate(const JobFlags& flags) {
                           "--timeline");
   std::string why_not;
   std::vector<Engine> engines;
-  for (const auto& [engine, step_s] : costed.per_engine) engines.push_back(engine);
+  for (const EngineCost::OnEngine& e : costed.per_engine) engines.push_back(e.engine);
   if (engines.empty())
     engines = engines_running(selection, Plan{r.model, r.cluster, job, config, cost}, &why_not);
   if (flags.common.json()) {
@@ -53,8 +45,8 @@ int run_estimate(const JobFlags& flags) {
     if (!costed.per_engine.empty()) {
       j["engine"] = engine_capabilities(static_cast<Engine>(costed.engine)).name;
       nlohmann::ordered_json per_engine = nlohmann::ordered_json::object();
-      for (const auto& [engine, step_s] : costed.per_engine)
-        per_engine[engine_capabilities(engine).name] = step_s;
+      for (const EngineCost::OnEngine& e : costed.per_engine)
+        per_engine[engine_capabilities(e.engine).name] = e.step_s;
       j["step_s_per_engine"] = per_engine;
     }
     if (engines.empty()) j["engine_problem"] = why_not;
@@ -62,12 +54,8 @@ int run_estimate(const JobFlags& flags) {
   } else {
     std::cout << cost_table(r.model, r.cluster, config, cost, &job);
     if (!costed.per_engine.empty()) {
-      // Each engine's own step time; the costs above are the fastest's.
-      std::cout << "\nruns on";
-      for (std::size_t i = 0; i < costed.per_engine.size(); ++i)
-        std::cout << (i ? ", " : " ") << engine_capabilities(costed.per_engine[i].first).name << " ("
-                  << seconds_text(costed.per_engine[i].second) << ")";
-      std::cout << "\n";
+      // Each engine's own step time; the costs above are the fastest that fits.
+      std::cout << "\nruns on" << per_engine_text(costed) << "\n";
     } else if (!engines.empty()) {
       std::cout << "\nruns on";
       for (std::size_t i = 0; i < engines.size(); ++i)

@@ -540,8 +540,8 @@ ParallelConfig config_from_flags(const JobFlags& f, const ResolvedJob& r) {
   if (const char* problem = placement_problem(r.cluster, c))
     throw InputError(std::string("config rejected: ") + problem);
   // Megatron-DeepSpeed splits layers that do not divide over pp itself.
-  if (r.engine == "megatron-deepspeed" && !c.custom_split() && !c.first_stage_layers && !c.last_stage_layers)
-    apply_megatron_deepspeed_split(r.model, c);
+  if (const std::string why = engine_layer_split(r.engine, r.model, c); !why.empty())
+    throw InputError("config rejected: " + why);
   if (const ConfigViolation v = validate_config(r.model, r.job, c))
     throw InputError("config rejected: " + describe(v));
   return c;

@@ -117,9 +117,9 @@ constexpr CapabilitySource kMegatronDeepSpeedSources[] = {
      "megatron/arguments.py:974,94-96; megatron/model/gpt_model.py:459-463"},
     {"pp",
      "DeepSpeed PipelineModule, partition_method type:transformer: partition_balanced over the layers (no "
-     "flag; layers that do not divide over pp fill the stages in order up to the least bottleneck)",
-     "megatron/model/gpt_model.py:459-463; DeepSpeed v0.17.0 deepspeed/runtime/utils.py partition_balanced, "
-     "_lprobe"},
+     "flag; layers that do not divide over pp: the first layers mod pp stages hold one more)",
+     "megatron/model/gpt_model.py:459-463; DeepSpeed v0.17.0 deepspeed/runtime/pipe/module.py:409-414, "
+     "deepspeed/runtime/utils.py:583-622"},
     {"ep, etp",
      "--moe-expert-parallel-size; etp 1 or tp (--enable-expert-tensor-parallelism); --expert-interval always "
      "written (its default 2 would leave every other layer dense)",
@@ -496,64 +496,15 @@ EngineSelection parse_engine_selection(const std::string& name, const char* flag
 }
 
 namespace {
-// DeepSpeed's partition_balanced over GPTModelPipe's items with the layers
-// weighing 1 and the rest 0 (deepspeed/runtime/utils.py @ v0.17.0:
-// _rb_partition_balanced's binary search for the least bottleneck, _lprobe's
-// greedy fill, its float arithmetic and its part_size test as written).
-// The pipe lists 3 items before the layers (fp16 cast, embedding, transpose)
-// and 3 after (transpose back, final norm, head; megatron/model/
-// gpt_model.py GPTModelPipe). The prefix sums are computed, not stored.
-struct TypePartition {
-  int layers, before, items, parts_n;
-  double prefix(int i) const { return i < before ? 0.0 : std::min(i - before + 1, layers); }
-  int lower_bound(int lo, int hi, double x) const {
-    while (lo < hi) {
-      const int mid = lo + (hi - lo) / 2;
-      if (prefix(mid) < x)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    return lo;
-  }
-  bool probe(double bottleneck, int* parts) const {
-    for (int p = 1; p <= parts_n; ++p) parts[p] = items;
-    parts[0] = 0;
-    double bsum = bottleneck;
-    const int chunk = items / parts_n;
-    int step = chunk;
-    for (int p = 1; p < parts_n; ++p) {
-      while (step < items && prefix(step) < bsum) step += chunk;
-      parts[p] = lower_bound(step - chunk, std::min(step, items), bsum);
-      if (parts[p] == items) return layers - prefix(parts[p - 1]) < bottleneck;
-      bsum = prefix(parts[p] - 1) + bottleneck;
-    }
-    return bsum >= layers;
-  }
-};
-
-// The stage counts of DeepSpeed's type partition, or false where a stage
-// would hold no layer or pp has more stages than a split holds.
+// The stage counts of DeepSpeed's type partition: the first layers % pp
+// stages one layer more than the others (see the header; what the dynamic
+// program gives for 0/1 weights, checked against it in
+// tests/megatron_deepspeed_split_test.cpp). False where pp has more
+// stages than a split holds or more than the layers.
 bool deepspeed_type_counts(int layers, int pp, std::uint16_t* counts) {
   if (pp < 2 || pp > ParallelConfig::kMaxSplitStages || layers < pp) return false;
-  const TypePartition t{layers, 3, layers + 6, pp};
-  double lower = static_cast<double>(layers) / pp, upper = layers;
-  constexpr double kEps = 1e-3;
-  int parts[ParallelConfig::kMaxSplitStages + 1];
-  while (upper > lower + kEps) {
-    const double mid = lower + (upper - lower) / 2;
-    if (t.probe(mid, parts))
-      upper = mid;
-    else
-      lower = mid + kEps;
-  }
-  if (!t.probe(upper, parts)) return false;
-  for (int s = 0; s < pp; ++s) {
-    const double first = parts[s] > 0 ? t.prefix(parts[s] - 1) : 0.0;
-    const int here = static_cast<int>(t.prefix(parts[s + 1] - 1) - first);
-    if (here <= 0) return false;
-    counts[s] = static_cast<std::uint16_t>(here);
-  }
+  for (int s = 0; s < pp; ++s)
+    counts[s] = static_cast<std::uint16_t>(layers / pp + (s < layers % pp ? 1 : 0));
   return true;
 }
 }  // namespace
@@ -567,6 +518,17 @@ bool apply_megatron_deepspeed_split(const ModelSpec& model, ParallelConfig& conf
   for (int s = 0; s < config.pp; ++s) config.stage_split[s] = counts[s];
   config.first_stage_layers = config.last_stage_layers = 0;
   return true;
+}
+
+std::string engine_layer_split(const std::string& engine, const ModelSpec& model, ParallelConfig& config) {
+  if (engine != "megatron-deepspeed" || config.custom_split() || config.first_stage_layers > 0 ||
+      config.last_stage_layers > 0 || config.pp > model.layers ||
+      apply_megatron_deepspeed_split(model, config))
+    return "";
+  if (config.vp != 1) return "";  // refused as interleaving the engine has not
+  return "Megatron-DeepSpeed splits the " + std::to_string(model.layers) + " layers unevenly over pp " +
+         std::to_string(config.pp) + " (DeepSpeed's partition); parplan costs such a split over at most " +
+         std::to_string(ParallelConfig::kMaxSplitStages) + " stages: give a pp that divides the layers";
 }
 
 bool is_megatron_deepspeed_split(const ModelSpec& model, const ParallelConfig& config) {

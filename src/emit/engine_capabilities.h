@@ -85,15 +85,23 @@ struct EngineCapabilities {
 
 /// The split DeepSpeed's PipelineModule makes of the transformer layers
 /// under partition_method "type:transformer" (Megatron-DeepSpeed's
-/// GPTModelPipe, megatron/model/gpt_model.py): partition_balanced over the
-/// layers' 0/1 weights finds the least bottleneck, ceil(layers / pp), and
-/// fills the stages in order up to it, so every stage but the last holds
-/// ceil(layers / pp) and the last what is left (deepspeed/runtime/utils.py
-/// partition_balanced, _lprobe @ v0.17.0). Set into `config.stage_split`
-/// where the layers do not divide over pp (vp 1); false where the split
-/// would leave a stage without a layer or pp has more stages than a split
-/// holds. Even splits are left as they are (true).
+/// GPTModelPipe, megatron/model/gpt_model.py; deepspeed/runtime/pipe/
+/// module.py:409-414 @ v0.17.0): partition_balanced, a dynamic program over
+/// the pipe's items (the layers weigh 1, the casts, embedding, norm and
+/// head 0) that minimises the heaviest stage less the lightest, later
+/// boundaries winning ties (deepspeed/runtime/utils.py:583-622; the greedy
+/// probe it replaced, #4312 in v0.12.5, filled the first stages and could
+/// leave the last ones empty). For 0/1 weights its split is the first
+/// layers % pp stages with one layer more. Set into `config.stage_split`
+/// where the layers do not divide over pp (vp 1); false where pp exceeds the
+/// layers or the stages a split holds (32). Even splits are left as they are
+/// (true).
 bool apply_megatron_deepspeed_split(const ModelSpec& model, ParallelConfig& config);
+
+/// For `engine` (a name, as --engine gives it) "megatron-deepspeed" and a
+/// config that gives no split of its own: the split above; why it cannot be
+/// costed (more stages than a split holds), or "" (also for other engines).
+std::string engine_layer_split(const std::string& engine, const ModelSpec& model, ParallelConfig& config);
 
 /// Whether `config`'s per-stage split is that one.
 bool is_megatron_deepspeed_split(const ModelSpec& model, const ParallelConfig& config);

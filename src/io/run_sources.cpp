@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -83,14 +84,27 @@ void load_file_runs(const fs::path& path, const ClusterSpec& cluster, std::vecto
 }
 
 /// A file reached twice (a path repeated, a link to it, or a file beside
-/// its own folder) would be fitted twice, weighing its runs double.
-void check_once(const fs::path& file, const std::string& given, std::map<fs::path, std::string>& seen) {
+/// its own folder) would be fitted twice, weighing its runs double; so
+/// would one log copied under another name (a log's run is named after its
+/// file, so the run names differ).
+void check_once(const fs::path& file, const std::string& given, std::map<fs::path, std::string>& seen,
+                std::map<std::size_t, std::string>& logs) {
   std::error_code ec;
   const fs::path resolved = fs::canonical(file, ec);
   const auto [it, added] = seen.emplace(ec ? file.lexically_normal() : resolved, given);
   if (!added)
     throw InputError("--runs " + given + ": " + file.string() + " is already read through --runs " +
                      it->second + "; give each run file once");
+  const std::string e = file.extension().string();
+  if (e == ".yaml" || e == ".yml" || e == ".csv") return;
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (text.str().empty()) return;
+  const auto [log, new_log] = logs.emplace(std::hash<std::string>{}(text.str()), file.string());
+  if (!new_log)
+    throw InputError("--runs: " + file.string() + " holds the same log as " + log->second +
+                     "; give each run once");
 }
 }  // namespace
 
@@ -104,6 +118,7 @@ std::vector<FitRun> load_runs(const std::vector<std::string>& paths, const Clust
   std::vector<FitRun> out;
   std::vector<std::string> files_of_runs;
   std::map<fs::path, std::string> seen;
+  std::map<std::size_t, std::string> logs;
   for (const auto& p : paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
@@ -118,13 +133,13 @@ std::vector<FitRun> load_runs(const std::vector<std::string>& paths, const Clust
       std::sort(files.begin(), files.end());
       if (files.empty())
         throw InputError("--runs " + p + ": the directory holds no .yaml, .yml, .csv, .log or .txt files");
-      for (const auto& f : files) check_once(f, p, seen);
+      for (const auto& f : files) check_once(f, p, seen, logs);
       for (const auto& f : files) {
         load_file(f, cluster, out, notes, true);
         files_of_runs.resize(out.size(), f.string());
       }
     } else if (fs::is_regular_file(p, ec)) {
-      check_once(p, p, seen);
+      check_once(p, p, seen, logs);
       load_file(p, cluster, out, notes, false);
       files_of_runs.resize(out.size(), p);
     } else if (fs::exists(p, ec)) {

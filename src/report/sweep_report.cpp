@@ -10,6 +10,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "cost/stage_layout.h"
 #include "src/emit/engine_capabilities.h"
 #include "src/io/input_error.h"
 #include "src/io/job_loader.h"
@@ -137,6 +138,10 @@ nlohmann::ordered_json sweep_row(const SweepGrid& grid, const SweepOutcome& o) {
   j["recompute_layers"] = c.recompute_layers;
   j["first_stage_layers"] = c.first_stage_layers;
   j["last_stage_layers"] = c.last_stage_layers;
+  // Every rank's layers: a split no first/last pair states (Megatron-
+  // DeepSpeed's partition, a heterogeneous cluster's) is visible too.
+  j["stage_layers"] = Json::array();
+  for (int s = 0; s < c.pp; ++s) j["stage_layers"].push_back(stage_layers(sweep_model(grid, o).layers, c, s));
   j["attention"] = c.flash_attention ? "flash" : "unfused";
   j["step_s"] = cost.time.step_s;
   j["tokens_per_s"] = cost.throughput.tokens_per_s;
@@ -156,6 +161,11 @@ std::string csv_value(const std::string& column, const nlohmann::ordered_json& v
   if (value.is_null()) return "";
   if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
   if (value.is_string()) return csv_field(value.get<std::string>());
+  if (value.is_array()) {  // stage_layers: "6/6/5"
+    std::string text;
+    for (const auto& item : value) text += (text.empty() ? "" : "/") + std::to_string(item.get<long long>());
+    return text;
+  }
   if (value.is_number_integer()) return std::to_string(value.get<long long>());
   const double v = value.get<double>();
   if (column == "step_s") return format("%.6g", v);
@@ -194,6 +204,7 @@ const std::vector<std::string>& sweep_columns() {
                                                    "recompute_layers",
                                                    "first_stage_layers",
                                                    "last_stage_layers",
+                                                   "stage_layers",
                                                    "attention",
                                                    "step_s",
                                                    "tokens_per_s",

@@ -41,7 +41,7 @@ CalibrateOutcome calibrate(const ClusterSpec& cluster, const std::vector<FitRun>
         throw InputError("--fit: '" + key + "' is named twice; name each constant once");
       // A constant no prediction depends on would be "fitted" to whatever
       // value it had (and the profile would say so).
-      if (identifiable_constants(cluster, runs, {*c}, 1e-6).empty())
+      if (!c->memory_only && identifiable_constants(cluster, runs, {*c}, 1e-6).empty())
         throw InputError("--fit: no run's prediction depends on '" + c->key +
                          "' (the runs never use what it prices); drop it from --fit");
       outcome.fitted.push_back(*c);
