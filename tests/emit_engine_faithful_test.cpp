@@ -111,5 +111,22 @@ TEST(EmitEngineFaithful, DeepSpeedZeroPlusPlusRunsWithoutTensorParallelism) {
       "would mix tensor-parallel shards");
 }
 
+// GPTModelPipe asserts an MoE pipe with tp > 1 partitions nothing between
+// stages (megatron/model/gpt_model.py:375-384, Megatron-DeepSpeed 4efb479),
+// and DeepSpeed's engine partitions unless ds_config says otherwise.
+TEST(EmitEngineFaithful, MegatronDeepSpeedMoePipeIsNotPartitioned) {
+  const std::string dir = out_dir("moe_pipe");
+  const test::CliRun run = test::run_cli(
+      "plan --model mixtral-8x7b --cluster dgx-h100 --gpus 64 --gbs 256 --seq 4096 --tp 2 --pp 4 "
+      "--emit megatron-deepspeed --out " +
+      dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json config = nlohmann::json::parse(test::slurp(dir + "/ds_config.json"));
+  ASSERT_TRUE(config.contains("pipeline")) << config.dump();
+  EXPECT_FALSE(config["pipeline"]["pipe_partitioned"].get<bool>());
+  EXPECT_FALSE(config["pipeline"]["grad_partitioned"].get<bool>());
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace parplan

@@ -115,6 +115,13 @@ nlohmann::json deepspeed_config(const Plan& plan, Engine engine) {
                                        {"synchronize_checkpoint_boundary", false},
                                        {"profile", false}};
   }
+  // An MoE pipe passes two tensors that need gradients between stages, which
+  // DeepSpeed's PipelineEngine cannot partition over tp: GPTModelPipe asserts
+  // both switches off in this file (megatron/model/gpt_model.py:375-384 at
+  // Megatron-DeepSpeed 4efb479), while the engine defaults them on
+  // (deepspeed/runtime/config.py get_pipeline_config, v0.17.0): written off.
+  if (engine == Engine::kMegatronDeepSpeed && plan.model.is_moe() && c.pp > 1 && c.tp > 1)
+    cfg["pipeline"] = {{"pipe_partitioned", false}, {"grad_partitioned", false}};
   // Megatron-DeepSpeed hands DeepSpeed its own optimizer (the same betas in
   // its arguments, optimizer_args); a plain script gets one from the config.
   if (engine == Engine::kDeepSpeed) {
