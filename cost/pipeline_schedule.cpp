@@ -359,9 +359,11 @@ PerLayerCosts per_layer_costs(const ModelSpec& model, const ClusterSpec& cluster
       grad_accumulation_bytes_per_param(job.grad_accumulation, job.precision, c.zero, c.micro_batches());
   costs.grad_accumulate_s_per_param = accumulate_bytes > 0 ? memory_bound_s(device, accumulate_bytes) : 0.0;
   // Point-to-point: activations forward and gradients backward, once per
-  // chunk boundary, b s h / t elements (scatter-gather or sp).
+  // chunk boundary, b s h / t elements (scatter-gather or sp), or b s h
+  // where an engine sends an MoE pipe's activations whole.
   if (c.pp > 1) {
-    const double bytes = 2.0 * tokens * model.hidden / c.tp;
+    const bool whole = job.moe_pipe_unpartitioned && model.is_moe() && !c.sp;
+    const double bytes = 2.0 * tokens * model.hidden / (whole ? 1 : c.tp);
     costs.p2p_s = 2.0 * c.vp * stage_p2p_s(cluster, c, stage, bytes);
   }
   return costs;

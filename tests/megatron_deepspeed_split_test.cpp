@@ -19,6 +19,7 @@
 
 #include "cost/step_cost.h"
 #include "src/emit/engine_capabilities.h"
+#include "src/io/cluster_loader.h"
 #include "src/io/model_loader.h"
 #include "tests/cli_support.h"
 
@@ -149,4 +150,36 @@ TEST(MegatronDeepSpeedSplit, SeventyLayersOverTwelveStagesPlanAndEmit) {
 }
 
 }  // namespace megatron_deepspeed_split_test
+}  // namespace parplan
+
+namespace parplan {
+namespace megatron_deepspeed_moe_pipe_test {
+
+// Megatron-DeepSpeed sends an MoE pipe's stage boundaries whole from every
+// tp rank (pipe_partitioned off, as GPTModelPipe requires): more pipeline
+// traffic than the b s h / t a partitioned or sequence-parallel boundary
+// moves; a dense pipe, or one with sequence parallelism, is unchanged.
+TEST(MegatronDeepSpeedMoePipe, BoundariesAreSentWhole) {
+  const ModelSpec moe = load_model("mixtral-8x7b");
+  const ModelSpec dense = load_model("llama3-8b");
+  const ClusterSpec cluster = load_cluster("dgx-h100");
+  JobSpec job;
+  job.gpus = 64, job.gbs = 256, job.seq = 4096;
+  apply_engine_recipe("megatron-deepspeed", job);
+  ASSERT_TRUE(job.moe_pipe_unpartitioned);
+  JobSpec split = job;
+  split.moe_pipe_unpartitioned = false;
+  ParallelConfig c;
+  c.tp = 2, c.pp = 4, c.dp = 8, c.ep = 8, c.mbs = 1, c.gbs = 256, c.zero = 1;
+  const double whole_s = estimate_cost(moe, cluster, job, c).time.pp_comm_s;
+  EXPECT_GT(whole_s, estimate_cost(moe, cluster, split, c).time.pp_comm_s);
+  c.sp = true;
+  EXPECT_EQ(estimate_cost(moe, cluster, job, c).time.pp_comm_s,
+            estimate_cost(moe, cluster, split, c).time.pp_comm_s);
+  c.sp = false, c.ep = 1;
+  EXPECT_EQ(estimate_cost(dense, cluster, job, c).time.pp_comm_s,
+            estimate_cost(dense, cluster, split, c).time.pp_comm_s);
+}
+
+}  // namespace megatron_deepspeed_moe_pipe_test
 }  // namespace parplan

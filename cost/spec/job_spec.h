@@ -272,6 +272,13 @@ struct JobSpec {
   /// --partition-activations); only where sequence parallelism does not
   /// already shard them.
   bool partition_activations = false;
+  /// An MoE model's pipeline stages pass their activations whole from every
+  /// tp rank rather than split over tp (Megatron-DeepSpeed: DeepSpeed's
+  /// PipelineEngine cannot partition the two tensors an MoE pipe passes, so
+  /// ds_config turns pipe_partitioned off; megatron/model/gpt_model.py:
+  /// 375-384 at 4efb479). Without sequence parallelism only: with it the
+  /// activations are already split over tp.
+  bool moe_pipe_unpartitioned = false;
   ShardUnit shard_unit = ShardUnit::kBuckets;
   /// Megatron-LM's precision-aware optimizer (--use-precision-aware-optimizer,
   /// Transformer Engine's FusedAdam): under bf16 the distributed optimizer

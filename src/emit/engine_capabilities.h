@@ -176,6 +176,9 @@ struct EngineRecipe {
   AttentionKernel attention_kernel = AttentionKernel::kProfile;
   /// Full recomputation's checkpoints split over tp (Megatron-DeepSpeed).
   bool partition_activations = false;
+  /// MoE stage boundaries sent whole by every tp rank (JobSpec::
+  /// moe_pipe_unpartitioned; Megatron-DeepSpeed).
+  bool moe_pipe_unpartitioned = false;
   ShardUnit shard_unit = ShardUnit::kBuckets;
   /// DeepSpeed-MoE pads every expert to the busiest one's count when it
   /// drops nothing (JobSpec::moe_pads_to_busiest_expert).

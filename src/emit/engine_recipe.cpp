@@ -63,6 +63,7 @@ void apply_engine_recipe(const EngineRecipe& recipe, JobSpec& job) {
   job.cp_exchange = recipe.cp_exchange;
   job.tp_overlap_mechanism = recipe.tp_overlap;
   job.partition_activations = recipe.partition_activations;
+  job.moe_pipe_unpartitioned = recipe.moe_pipe_unpartitioned;
   job.shard_unit = recipe.shard_unit;
   job.moe_pads_to_busiest_expert = recipe.moe_pads_to_busiest_expert;
   job.moe_grouped_mm = recipe.moe_grouped_mm;
@@ -140,6 +141,7 @@ EngineRecipe engine_recipe_defaults(const EngineSelection& selection) {
   }
   if (!selection.any && selection.engines[0] == Engine::kMegatronDeepSpeed) {
     recipe.partition_activations = true;
+    recipe.moe_pipe_unpartitioned = true;
     // Its MoE layers are DeepSpeed-MoE's (megatron/model/transformer.py @
     // 4efb479 builds deepspeed.moe.layer.MoE).
     recipe.moe_pads_to_busiest_expert = true;
