@@ -142,19 +142,12 @@ TEST(CalibrateLogRobustness, RankPrefixesAndLongLinesReadAsTheEnginePrintedThem)
   EXPECT_EQ(parse_megatron_log(long_lines, "long.log", t.cluster).measured_step_s, expected);
 }
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Every rank logs its metrics: ranks' logs one after another read as rank
 // 0's; a second run from step 1 in the same file is refused.
 TEST(CalibrateLogRobustness, TorchtitanRanksAndASecondRun) {
   const ClusterSpec cluster = load_cluster("dgx-h100");
   const fs::path fixtures = data_dir() / "tests/calibrate_fixtures";
-  const std::string log = slurp(fixtures / "torchtitan-llama3-8b-16gpu.log");
+  const std::string log = test::slurp((fixtures / "torchtitan-llama3-8b-16gpu.log").string());
   const fs::path dir = fs::path(::testing::TempDir()) / ("parplan_titan_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   fs::copy_file(fixtures / "torchtitan-llama3-8b-16gpu.toml", dir / "run.toml",
