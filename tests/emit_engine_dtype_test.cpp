@@ -114,6 +114,24 @@ TEST(EmitEngineDtype, MegatronDeepSpeedWritesTheExpertInterval) {
   EXPECT_EQ(moe_layers, p.model.layers);  // Mixtral: every layer has experts
 }
 
+// DeepSpeed's ZeRO and bf16 optimizers assert that an MoE model's experts
+// have their own param groups (v0.17.0 runtime/zero/stage_1_and_2.py:647-649,
+// runtime/bf16_optimizer.py:113-115), which Megatron-DeepSpeed builds only
+// under --create-moe-param-group (megatron/optimizer/__init__.py:79-81): on
+// every MoE launch, at every ZeRO stage it writes; never on a dense one.
+TEST(EmitEngineDtype, MegatronDeepSpeedMarksTheExpertParamGroups) {
+  for (const int zero : {0, 1, 2}) {
+    Plan p = mixtral_on(32);
+    p.config.ep = 8;
+    p.config.zero = zero;
+    p.job.capacity_factor = 1.0;
+    const std::vector<std::string> args = emit_detail::megatron_deepspeed_args(p);
+    EXPECT_EQ(std::count(args.begin(), args.end(), "--create-moe-param-group"), 1) << "zero " << zero;
+  }
+  const std::vector<std::string> dense = emit_detail::megatron_deepspeed_args(llama_on_one_node());
+  EXPECT_EQ(std::count(dense.begin(), dense.end(), "--create-moe-param-group"), 0);
+}
+
 // validate_args asserts bf16 under --moe-grouped-gemm (arguments.py:804-805),
 // the only expert path parplan writes and times.
 TEST(EmitEngineDtype, MegatronRefusesFp16Experts) {

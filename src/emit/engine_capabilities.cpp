@@ -122,8 +122,11 @@ constexpr CapabilitySource kMegatronDeepSpeedSources[] = {
      "deepspeed/runtime/utils.py:583-622"},
     {"ep, etp",
      "--moe-expert-parallel-size; etp 1 or tp (--enable-expert-tensor-parallelism); --expert-interval always "
-     "written (its default 2 would leave every other layer dense)",
-     "megatron/arguments.py:1159,1151-1153,614; megatron/model/transformer.py:1650-1660"},
+     "written (its default 2 would leave every other layer dense); --create-moe-param-group always written "
+     "(DeepSpeed's ZeRO and bf16 optimizers assert the experts have their own param groups)",
+     "megatron/arguments.py:1159,1151-1153,614,921; megatron/model/transformer.py:1650-1660; "
+     "megatron/optimizer/__init__.py:79-81; DeepSpeed v0.17.0 "
+     "deepspeed/runtime/zero/stage_1_and_2.py:647-649"},
     {"zero, ZeRO++",
      "as DeepSpeed (zero <= 1 with pp); hpZ and qgZ only with tp 1 (DeepSpeed forms their groups from global "
      "ranks, not the data-parallel group)",

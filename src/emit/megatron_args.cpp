@@ -335,6 +335,13 @@ std::vector<std::string> megatron_deepspeed_args(const Plan& plan) {
     a.opt("--num-experts", m.experts);
     a.opt("--topk", m.top_k);
     a.opt("--moe-expert-parallel-size", c.ep);
+    // The experts' own optimizer groups: without them DeepSpeed's ZeRO and
+    // bf16 optimizers assert "the model has moe layers, but None of the param
+    // groups are marked as MoE" (DeepSpeed v0.17.0 runtime/zero/
+    // stage_1_and_2.py:647-649, runtime/bf16_optimizer.py:113-115); the flag
+    // is store_true, off by default (Megatron-DeepSpeed megatron/arguments.py:
+    // 921, megatron/optimizer/__init__.py:79-81 @ 4efb479).
+    a.flag("--create-moe-param-group");
     if (c.etp > 1) a.flag("--enable-expert-tensor-parallelism");
     // Always written: Megatron-DeepSpeed's --expert-interval defaults to 2
     // (megatron/arguments.py:614 @ 4efb479), which would leave every other

@@ -38,6 +38,40 @@ std::string pad(const std::string& s, std::size_t width) {
 }
 }  // namespace
 
+const char* bound_reached(const FittedConstant& constant, double value) {
+  const double tolerance = 1e-6 * (constant.upper - constant.lower);
+  if (value <= constant.lower + tolerance) return "lower";
+  if (value >= constant.upper - tolerance) return "upper";
+  return nullptr;
+}
+
+std::vector<std::string> calibrate_warnings(const std::vector<FitRun>& runs, const CalibrateOutcome& o) {
+  std::vector<std::string> warnings;
+  std::string at_bound;
+  for (std::size_t j = 0; j < o.fitted.size(); ++j) {
+    const char* bound = bound_reached(o.fitted[j], o.fit.after[j]);
+    if (bound) at_bound += (at_bound.empty() ? "" : ", ") + o.fitted[j].key + " (" + bound + ")";
+  }
+  // An optimum on a bound means the runs pull the constant past what is
+  // physical: the model misprices something these runs share and the
+  // constant absorbs part of it, so it may not carry over to other jobs.
+  if (!at_bound.empty())
+    warnings.push_back("on a bound of its physical range after the fit: " + at_bound +
+                       "; the runs pull it further, so the cost model misprices something they share and the "
+                       "constant absorbs part of it: trust the left-out error more than the held-in one");
+  // With about as many runs as constants any model fits them; the held-in
+  // error then says nothing about other jobs.
+  if (!o.fitted.empty() && runs.size() <= o.fitted.size() + 1)
+    warnings.push_back(
+        counted(static_cast<long long>(runs.size()), "run") + " for " +
+        counted(static_cast<long long>(o.fitted.size()), "constant") +
+        ": that many constants fit about that many runs whatever the model, so the held-in error "
+        "says little; add runs" +
+        (std::isnan(o.cv_mean_abs) ? std::string(" (the left-out error needs more runs)")
+                                   : std::string(", or quote the left-out error")));
+  return warnings;
+}
+
 std::string calibrate_table(const std::vector<FitRun>& runs, const CalibrateOutcome& o,
                             const std::string& objective, const std::string& out_path) {
   std::string t;
@@ -50,7 +84,9 @@ std::string calibrate_table(const std::vector<FitRun>& runs, const CalibrateOutc
   for (std::size_t j = 0; j < o.fitted.size(); ++j) {
     const double before = fit.before[j], after = fit.after[j];
     const double change = before != 0 ? after / before - 1.0 : std::nan("");
-    t += pad(o.fitted[j].key, 30) + pad(num(before), 12) + pad(num(after), 12) + pct(change) + "\n";
+    const char* bound = bound_reached(o.fitted[j], after);
+    t += pad(o.fitted[j].key, 30) + pad(num(before), 12) + pad(num(after), 12) + pct(change) +
+         (bound ? std::string("  at its ") + bound + " bound" : std::string()) + "\n";
   }
   if (!o.not_identified.empty()) {
     t += "\nkept at the profile's values (not fitted):";
@@ -68,6 +104,7 @@ std::string calibrate_table(const std::vector<FitRun>& runs, const CalibrateOutc
        pad(pct_abs(fit.errors_after.mean_abs), 12) + pct_abs(o.cv_mean_abs) + "\n";
   t += pad("max |error|", 46) + pad(pct_abs(fit.errors_before.max_abs), 12) +
        pad(pct_abs(fit.errors_after.max_abs), 12) + pct_abs(o.cv_max_abs) + "\n";
+  for (const auto& w : calibrate_warnings(runs, o)) t += "\nnote: " + w + "\n";
   if (!out_path.empty()) t += "\nwrote " + out_path + "\n";
   return t;
 }
@@ -82,12 +119,16 @@ nlohmann::ordered_json calibrate_json(const std::vector<FitRun>& runs, const Cal
               {"converged", o.fit.converged}};
   j["constants"] = nlohmann::ordered_json::array();
   for (std::size_t k = 0; k < o.fitted.size(); ++k)
-    j["constants"].push_back({{"key", o.fitted[k].key},
-                              {"what", o.fitted[k].what},
-                              {"before", o.fit.before[k]},
-                              {"after", o.fit.after[k]},
-                              {"lower", o.fitted[k].lower},
-                              {"upper", o.fitted[k].upper}});
+    j["constants"].push_back(
+        {{"key", o.fitted[k].key},
+         {"what", o.fitted[k].what},
+         {"before", o.fit.before[k]},
+         {"after", o.fit.after[k]},
+         {"lower", o.fitted[k].lower},
+         {"upper", o.fitted[k].upper},
+         {"at_bound", bound_reached(o.fitted[k], o.fit.after[k])
+                          ? nlohmann::ordered_json(bound_reached(o.fitted[k], o.fit.after[k]))
+                          : nlohmann::ordered_json(nullptr)}});
   j["not_fitted"] = o.not_identified;
   j["runs"] = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -105,6 +146,7 @@ nlohmann::ordered_json calibrate_json(const std::vector<FitRun>& runs, const Cal
       {"mean_error_before", o.fit.errors_before.mean_abs}, {"max_error_before", o.fit.errors_before.max_abs},
       {"mean_error_after", o.fit.errors_after.mean_abs},   {"max_error_after", o.fit.errors_after.max_abs},
       {"cv_mean_error", number_or_null(o.cv_mean_abs)},    {"cv_max_error", number_or_null(o.cv_max_abs)}};
+  j["warnings"] = calibrate_warnings(runs, o);
   j["profile"] = out_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(out_path);
   return j;
 }

@@ -10,6 +10,13 @@
 
 namespace parplan {
 
+/// "lower" or "upper" when `value` sits on that bound of the constant's
+/// physical range (within 1e-6 of the range), else null.
+const char* bound_reached(const FittedConstant& constant, double value);
+/// What the reader should not take from the fit at face value: constants the
+/// fit left on a bound, as many runs as constants (one line each).
+std::vector<std::string> calibrate_warnings(const std::vector<FitRun>& runs, const CalibrateOutcome& outcome);
+
 std::string calibrate_table(const std::vector<FitRun>& runs, const CalibrateOutcome& outcome,
                             const std::string& objective, const std::string& out_path);
 nlohmann::ordered_json calibrate_json(const std::vector<FitRun>& runs, const CalibrateOutcome& outcome,
