@@ -31,7 +31,8 @@ TEST(CalibrateWarnings, BoundReachedOnlyOnTheBound) {
 
 TEST(CalibrateWarnings, NamesEveryConstantOnABoundAndNoOther) {
   const std::string runs = std::string(PARPLAN_SOURCE_DIR) + "/examples/calibrate/narayanan-table1.csv";
-  const auto j = cli_json("calibrate --cluster dgx-a100 --runs " + runs + " --no-cross-validate --format json");
+  const auto j =
+      cli_json("calibrate --cluster dgx-a100 --runs " + runs + " --no-cross-validate --format json");
   ASSERT_TRUE(j.contains("constants"));
   std::string warnings;
   for (const auto& w : j.at("warnings")) warnings += w.get<std::string>() + "\n";
@@ -51,7 +52,8 @@ TEST(CalibrateWarnings, NamesEveryConstantOnABoundAndNoOther) {
 }
 
 TEST(CalibrateWarnings, AsManyRunsAsConstantsIsSaid) {
-  const std::string csv = test::slurp(std::string(PARPLAN_SOURCE_DIR) + "/examples/calibrate/narayanan-table1.csv");
+  const std::string csv =
+      test::slurp(std::string(PARPLAN_SOURCE_DIR) + "/examples/calibrate/narayanan-table1.csv");
   // The header (comments and column names) and the first two runs.
   std::string two;
   int runs = 0;
@@ -64,7 +66,8 @@ TEST(CalibrateWarnings, AsManyRunsAsConstantsIsSaid) {
     at = end + 1;
   }
   const std::string path = write_temp("two_runs.csv", two);
-  const auto run = run_cli("calibrate --cluster dgx-a100 --runs " + path + " --fit gemm_efficiency_max,layer_overhead_s");
+  const auto run =
+      run_cli("calibrate --cluster dgx-a100 --runs " + path + " --fit gemm_efficiency_max,layer_overhead_s");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("note: 2 runs for 2 constants"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("the left-out error needs more runs"), std::string::npos) << run.out;
@@ -73,7 +76,8 @@ TEST(CalibrateWarnings, AsManyRunsAsConstantsIsSaid) {
   const std::string all = std::string(PARPLAN_SOURCE_DIR) + "/examples/calibrate/narayanan-table1.csv";
   const auto j = cli_json("calibrate --cluster dgx-a100 --runs " + all +
                           " --fit gemm_efficiency_max,layer_overhead_s --no-cross-validate --format json");
-  for (const auto& w : j.at("warnings")) EXPECT_EQ(w.get<std::string>().find("runs for"), std::string::npos) << w;
+  for (const auto& w : j.at("warnings"))
+    EXPECT_EQ(w.get<std::string>().find("runs for"), std::string::npos) << w;
 }
 
 }  // namespace

@@ -86,6 +86,40 @@ TEST(CliAuditRefusals, StandardOutputAsAnOutputKeepsTheReport) {
   test::expect_cli_refusal(sweep + " --format json --json /dev/stdout", "is standard output");
 }
 
+// Beside --format json standard output holds one JSON document: any other
+// output there is refused, as are two outputs both on it.
+TEST(CliAuditRefusals, NoSecondOutputOnStandardOutputBesideJson) {
+  const std::string sweep = "sweep --models llama3-8b --cluster dgx-h100 --seq 4096 --gpus 8,16 --gbs 64";
+  test::expect_cli_refusal(sweep + " --format json --csv /dev/stdout",
+                           "--csv /dev/stdout is standard output");
+  test::expect_cli_refusal(sweep + " --format json --plot /dev/stdout",
+                           "--plot /dev/stdout is standard output");
+  test::expect_cli_refusal(sweep + " --csv /dev/stdout --plot /dev/stdout", "both write to standard output");
+  const std::string job = " --model llama3-8b --cluster dgx-h100 --gpus 8 --gbs 64 --seq 4096";
+  test::expect_cli_refusal("plan" + job + " --format json --timeline /dev/stdout", "--timeline");
+  test::expect_cli_refusal("estimate" + job + " --tp 1 --pp 1 --format json --timeline /dev/stdout",
+                           "--timeline");
+  const std::string lengths = test::write_temp("stdout_lengths.txt", "8192 2048 1024 512\n");
+  const std::string coefficients =
+      std::string(PARPLAN_SOURCE_DIR) + "/examples/scatter/flexsp-gpt-7b-64xa100.json";
+  test::expect_cli_refusal("scatter --lengths " + lengths + " --gpus 64 --coefficients " + coefficients +
+                               " --format json --out /dev/stdout",
+                           "--out /dev/stdout is standard output");
+  // Without --format json one output may share stdout with the table.
+  const test::CliRun table = test::run_cli("scatter --lengths " + lengths + " --gpus 64 --coefficients " +
+                                           coefficients + " --out /dev/stdout");
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+}
+
+// A NUL byte the YAML parser quotes back is written as \x00: the error line
+// is whole, not cut where the byte was.
+TEST(CliAuditRefusals, ANulInAYamlEscapeKeepsTheLineWhole) {
+  static const char kText[] = "name: \"a\\\0b\"\n";
+  const std::string model = test::write_temp("nul_model.yaml", std::string(kText, sizeof kText - 1));
+  test::expect_cli_refusal("estimate --model " + model + " --cluster dgx-h100 --gpus 8 --gbs 64 --seq 4096",
+                           "\\x00); fix the syntax");
+}
+
 TEST(CliAuditRefusals, AnInfeasibleCheckIsOneLine) {
   const test::CliRun run = test::run_cli(
       "check --model llama3-405b --cluster dgx-h100 --gpus 8 --gbs 64 --seq 4096 --tp 8 --pp 1 --max-gap 5");

@@ -92,6 +92,19 @@ TEST(SkipPathsCli, NoScheduleWithinTheRulesIsExitOneNamingTheRule) {
   EXPECT_NE(::access(svg.c_str(), F_OK), 0) << svg << " was left behind";
 }
 
+// Stage 0 starts every micro-batch: a bound given there cannot hold and
+// must not be dropped in silence.
+TEST(SkipPathsCli, ACapacityOnStageZeroIsRefused) {
+  for (const std::string cap : {"[0, 8, 8]", "[5, null, null]"}) {
+    const CliRun run = run_cli("skip-paths --problem " +
+                               write_problem("cap0", std::string(kSmall) + "stage_capacity: " + cap + "\n"));
+    EXPECT_EQ(run.exit_code, 2) << cap;
+    EXPECT_EQ(line_count(run.err), 1) << run.err;
+    EXPECT_NE(run.err.find("stage_capacity"), std::string::npos) << run.err;
+    EXPECT_TRUE(run.out.empty()) << run.out;
+  }
+}
+
 TEST(SkipPathsCli, LatencyBandwidthFormGivesTheSameTransfers) {
   // 1 ms + 1e9 bytes at 1 GB/s + 0.5 s overhead = 1.501 s each way.
   const std::string text =

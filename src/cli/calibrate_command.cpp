@@ -95,6 +95,7 @@ int run_calibrate(const CalibrateFlags& flags) {
     std::vector<NamedPath> inputs{{"--cluster", flags.cluster}};
     for (const std::string& run : flags.runs) inputs.push_back({"--runs", run});
     check_distinct_paths({{"--out", flags.out}, {"--svg", flags.svg}}, inputs);
+    check_standard_output_free({{"--out", flags.out}, {"--svg", flags.svg}}, flags.common.json());
     // Nor land in a --runs folder as a file the next calibrate would read as
     // a run (overwriting a log there, or a new profile .yaml beside them).
     for (const NamedPath& output : {NamedPath{"--out", flags.out}, NamedPath{"--svg", flags.svg}}) {

@@ -26,6 +26,7 @@ constexpr double kGiBytes = 1024.0 * 1024.0 * 1024.0;
 int run_check(const CheckFlags& flags) {
   if (!flags.job.timeline.empty()) check_output_path(flags.job.timeline, "--timeline");
   check_distinct_paths({{"--timeline", flags.job.timeline}}, job_input_paths(flags.job));
+  check_standard_output_free({{"--timeline", flags.job.timeline}}, flags.job.common.json());
   const ResolvedJob r = resolve_job(flags.job);
   const ParallelConfig config = config_from_flags(flags.job, r);
   const PlannerOptions options = planner_options(flags.job, r.engine, flags.solver);

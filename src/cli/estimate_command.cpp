@@ -18,6 +18,7 @@ namespace parplan {
 int run_estimate(const JobFlags& flags) {
   if (!flags.timeline.empty()) check_output_path(flags.timeline, "--timeline");
   check_distinct_paths({{"--timeline", flags.timeline}}, job_input_paths(flags));
+  check_standard_output_free({{"--timeline", flags.timeline}}, flags.common.json());
   const ResolvedJob r = resolve_job(flags);
   const ParallelConfig config = config_from_flags(flags, r);
   const EngineSelection selection = planner_options(flags, r.engine, "cbc").engines;

@@ -187,6 +187,7 @@ int run_experts(const ExpertsFlags& f) {
   check_distinct_paths(
       {{"--out", f.out}, {"--svg", f.svg}},
       {{"--loads", f.loads}, {"--job", f.job_file}, {"--model", f.model}, {"--cluster", f.cluster}});
+  check_standard_output_free({{"--out", f.out}, {"--svg", f.svg}}, f.format == "json");
 
   const ExpertLoads loads = read_expert_loads(f.loads);
   request.shape.experts = loads.experts();

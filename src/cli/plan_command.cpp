@@ -17,6 +17,7 @@ namespace parplan {
 int run_plan(const PlanFlags& flags) {
   if (!flags.job.timeline.empty()) check_output_path(flags.job.timeline, "--timeline");
   check_distinct_paths({{"--timeline", flags.job.timeline}}, job_input_paths(flags.job));
+  check_standard_output_free({{"--timeline", flags.job.timeline}}, flags.job.common.json());
   // --out is a new or empty directory the launch files fill: a timeline in
   // it would replace one of them or be replaced.
   if (!flags.job.timeline.empty() && !flags.out.empty()) {

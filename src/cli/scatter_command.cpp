@@ -174,6 +174,7 @@ int run_scatter(const ScatterFlags& f) {
   if (!f.svg.empty()) check_output_path(f.svg, "--svg");
   check_distinct_paths({{"--out", f.out}, {"--svg", f.svg}},
                        {{"--lengths", f.lengths}, {"--coefficients", f.coefficients}});
+  check_standard_output_free({{"--out", f.out}, {"--svg", f.svg}}, f.common.json());
   std::string source, infeasible;
   int learned_positions = 0;
   const ScatterCoefficients c = resolve_coefficients(f, source, infeasible, learned_positions);

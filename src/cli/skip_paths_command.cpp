@@ -41,6 +41,7 @@ int run_skip_paths(const SkipPathsFlags& flags) {
   const SkipProblemInput input = load_skip_problem(flags.problem);
   if (!flags.svg.empty()) check_output_path(flags.svg, "--svg");
   check_distinct_paths({{"--svg", flags.svg}}, {{"--problem", flags.problem}});
+  check_standard_output_free({{"--svg", flags.svg}}, flags.common.json());
   SkipSolveOptions options;
   // The partition MILP gets --solver-time-limit (0.25 s by default); the
   // whole command gets --time-limit, 60 s without it. Time

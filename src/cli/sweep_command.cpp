@@ -57,9 +57,6 @@ int run_sweep(const SweepFlags& flags) {
   }
   if (!flags.csv.empty()) check_output_path(flags.csv, "--csv");
   if (!flags.json.empty()) check_output_path(flags.json, "--json");
-  if (flags.common.json() && names_standard_output(flags.json))
-    throw InputError("--json " + flags.json +
-                     " is standard output, where --format json writes the same report; give one of them");
   if (!flags.plot.empty()) check_output_path(flags.plot, "--plot");
   {
     // No output may replace the cluster profile or a model file read.
@@ -67,6 +64,8 @@ int run_sweep(const SweepFlags& flags) {
     std::stringstream models(flags.models);
     for (std::string item; std::getline(models, item, ',');) inputs.push_back({"--models", item});
     check_distinct_paths({{"--csv", flags.csv}, {"--json", flags.json}, {"--plot", flags.plot}}, inputs);
+    check_standard_output_free({{"--csv", flags.csv}, {"--json", flags.json}, {"--plot", flags.plot}},
+                               flags.common.json());
   }
   try {
     (void)parse_backend(flags.solver);

@@ -1,6 +1,7 @@
 // The Hugging Face config.json reader: a table {model_type -> family,
 // defaults}; an unknown model_type is refused with the supported ones.
 #include <algorithm>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "src/io/hf_moe_layers.h"
 #include "src/io/input_error.h"
 #include "src/io/input_file.h"
 #include "src/io/input_limits.h"
@@ -201,6 +203,46 @@ HfType type_of(const HfConfig& hf, const std::optional<std::string>& model_type,
   return llama;
 }
 
+// A list of distinct layer indices in [0, layers), e.g. Qwen's mlp_only_layers.
+std::vector<int> layer_list(const HfConfig& hf, const std::string& origin, const char* key, int layers) {
+  std::vector<int> out;
+  const Json* value = hf.find({key});
+  if (value == nullptr) return out;
+  const std::string what = std::string("field '") + key + "' must be a list of layer indices in [0, " +
+                           std::to_string(layers) + ") (got " + hf_excerpt(value->dump()) + ")";
+  if (!value->is_array()) fail(origin, 0, what);
+  for (const Json& item : *value) {
+    if (!item.is_number_integer() || item.get<int64_t>() < 0 || item.get<int64_t>() >= layers)
+      fail(origin, 0, what);
+    const int layer = static_cast<int>(item.get<int64_t>());
+    if (std::find(out.begin(), out.end(), layer) != out.end())
+      fail(origin, 0, std::string("field '") + key + "' names layer " + std::to_string(layer) + " twice");
+    out.push_back(layer);
+  }
+  return out;
+}
+
+// Sets first_dense_layers and moe_layer_freq to the layers `is_moe` gives
+// experts, or refuses a pattern ModelSpec cannot hold.
+void set_moe_layers(const std::string& origin, ModelSpec& m, const std::string& fields,
+                    const std::function<bool(int)>& is_moe) {
+  const auto layout = moe_layer_layout(m.layers, is_moe);
+  if (!layout) {
+    std::string listed;
+    int count = 0;
+    for (int i = 0; i < m.layers; ++i)
+      if (is_moe(i)) listed += (count++ ? "," : "") + std::to_string(i);
+    fail(origin, 0,
+         count == 0
+             ? "fields " + fields + " leave no layer with experts; drop the expert fields to plan it dense"
+             : "fields " + fields + " put experts on layers " + listed +
+                   ", which parplan cannot model: it takes dense layers first, then every k-th layer "
+                   "with experts; write a model YAML with moe.first_dense_layers and moe.moe_layer_freq");
+  }
+  m.first_dense_layers = layout->first_dense_layers;
+  m.moe_layer_freq = layout->moe_layer_freq;
+}
+
 void add_unmodelled(ModelSpec& m, const std::string& what) {
   m.unmodelled += (m.unmodelled.empty() ? "" : ", ") + what;
 }
@@ -254,16 +296,35 @@ void read_details(const HfConfig& hf, const HfType& type, ModelSpec& m) {
     if (m.rope_theta < 1.0 || m.rotary_fraction <= 0.0 || m.rotary_fraction > 1.0)
       fail(origin, 0, "rope_theta must be >= 1 and the rotary fraction in (0, 1]");
   }
-  if (const Json* scaling = hf.find({"rope_scaling"}); scaling != nullptr && scaling->is_object()) {
-    const std::string kind = scaling->value("rope_type", scaling->value("type", std::string("?")));
+  if (const Json* scaling = hf.find({"rope_scaling"}); scaling != nullptr) {
+    if (!scaling->is_object())
+      fail(origin, 0,
+           "field 'rope_scaling' must be an object such as {\"rope_type\": \"llama3\", \"factor\": 8} (got " +
+               hf_excerpt(scaling->dump()) + ")");
+    const auto field = [&](const char* key, bool number) -> const Json* {
+      const auto it = scaling->find(key);
+      if (it == scaling->end() || it->is_null()) return nullptr;
+      if (number ? !it->is_number() : !it->is_string())
+        fail(origin, 0,
+             std::string("field 'rope_scaling.") + key + "' must be a " + (number ? "number" : "string") +
+                 " (got " + hf_excerpt(it->dump()) + ")");
+      return &*it;
+    };
+    const auto number = [&](const char* key, double fallback) {
+      const Json* value = field(key, true);
+      return value != nullptr ? value->get<double>() : fallback;
+    };
+    const Json* kind_field = field("rope_type", false);
+    if (kind_field == nullptr) kind_field = field("type", false);
+    const std::string kind = kind_field != nullptr ? kind_field->get<std::string>() : "?";
     // Megatron's llama3 scaling (rotary_pos_embedding.py _apply_scaling) fixes
     // low_freq_factor 1, high_freq_factor 4, original_max_position_embeddings 8192.
-    const bool megatron_llama3 = kind == "llama3" && scaling->value("low_freq_factor", 1.0) == 1.0 &&
-                                 scaling->value("high_freq_factor", 4.0) == 4.0 &&
-                                 scaling->value("original_max_position_embeddings", 8192) == 8192;
-    const Json* factor = scaling->contains("factor") ? &(*scaling)["factor"] : nullptr;
-    if (megatron_llama3 && factor != nullptr && factor->is_number() && factor->get<double>() >= 1.0)
-      m.rope_scaling_factor = factor->get<double>();
+    const bool megatron_llama3 = kind == "llama3" && number("low_freq_factor", 1.0) == 1.0 &&
+                                 number("high_freq_factor", 4.0) == 4.0 &&
+                                 number("original_max_position_embeddings", 8192) == 8192;
+    const double factor = number("factor", 0.0);
+    if (megatron_llama3 && factor >= 1.0)
+      m.rope_scaling_factor = factor;
     else
       add_unmodelled(m, "RoPE scaling '" + hf_excerpt(kind) + "'");
   }
@@ -402,28 +463,59 @@ ModelSpec model_from_hf(const Json& root, const std::string& origin) {
   if (const auto experts = hf.integer({"num_local_experts", "n_routed_experts", "num_experts"}, 1,
                                       kModelIntMax, &experts_key)) {
     names.experts = experts_key;
+    // Two spellings of the expert count that disagree: which one the model
+    // code reads depends on its family, so neither is taken in silence.
+    for (const char* other : {"num_local_experts", "n_routed_experts", "num_experts"}) {
+      const Json* value = hf.find({other});
+      if (other != experts_key && value != nullptr && *value != *hf.find({experts_key.c_str()}))
+        fail(origin, 0,
+             "fields '" + experts_key + "' and '" + other + "' give different expert counts (" +
+                 std::to_string(*experts) + " and " + hf_excerpt(value->dump()) +
+                 "); keep the one the model uses");
+    }
     m.experts = static_cast<int>(*experts);
     m.top_k = hf.required_int({"num_experts_per_tok"}, &names.top_k);
     if (experts_key == "n_routed_experts") {
       m.expert_ffn_hidden = hf.required_int({"moe_intermediate_size"});
       m.shared_experts = hf.optional_int({"n_shared_experts"}, 0, 0);
-      m.first_dense_layers = hf.optional_int({"first_k_dense_replace"}, 0, 0, &names.first_dense_layers);
-      m.moe_layer_freq = hf.optional_int({"moe_layer_freq"}, 1, 1);
+      const int first_dense = hf.optional_int({"first_k_dense_replace"}, 0, 0, &names.first_dense_layers);
+      const int freq = hf.optional_int({"moe_layer_freq"}, 1, 1);
+      // DeepSeek-V2/V3's modeling code: experts where layer_idx >=
+      // first_k_dense_replace and layer_idx % moe_layer_freq == 0.
+      set_moe_layers(origin, m, "first_k_dense_replace and moe_layer_freq",
+                     [&](int i) { return i >= first_dense && i % freq == 0; });
       m.mtp_layers = hf.optional_int({"num_nextn_predict_layers"}, 0, 0);
-      m.route_groups = hf.optional_int({"n_group"}, 0, 0);
-      m.route_group_topk = hf.optional_int({"topk_group"}, 0, 0);
+      m.route_groups = hf.optional_int({"n_group"}, 0, 0, &names.route_groups);
+      m.route_group_topk = hf.optional_int({"topk_group"}, 0, 0, &names.route_group_topk);
       m.aux_loss_free = hf.string("scoring_func").value_or("softmax") == "sigmoid";
       // DeepSeek's config.json writes 1.0 for "no scaling".
       const double routed_scale = number_or(hf, {"routed_scaling_factor"}, 0.0, origin);
+      // The model YAML's bound (moe.routed_scaling_factor): DeepSeek-V3 uses 2.5.
+      if (routed_scale > 1000.0)
+        fail(
+            origin, 0,
+            "field 'routed_scaling_factor' must lie in [0, 1000] (got " + std::to_string(routed_scale) + ")");
       m.routed_scaling_factor = routed_scale == 1.0 ? 0.0 : routed_scale;
     } else if (experts_key == "num_experts") {
       m.expert_ffn_hidden = hf.required_int({"moe_intermediate_size"});
       // Qwen2-MoE: one shared expert of shared_expert_intermediate_size,
       // counted as that many expert widths.
       const int shared_width = hf.optional_int({"shared_expert_intermediate_size"}, 0, 0);
+      if (shared_width % m.expert_ffn_hidden != 0)
+        fail(origin, 0,
+             "field 'shared_expert_intermediate_size' (" + std::to_string(shared_width) +
+                 ") must be a multiple of moe_intermediate_size (" + std::to_string(m.expert_ffn_hidden) +
+                 "): parplan counts the shared expert in whole expert widths; write a model YAML with "
+                 "moe.shared_experts instead");
       m.shared_experts = shared_width / m.expert_ffn_hidden;
-      m.moe_layer_freq = hf.optional_int({"decoder_sparse_step"}, 1, 1);
-      names.first_dense_layers = "first_dense_layers";
+      // Qwen2/3-MoE's modeling code: experts where layer_idx is not in
+      // mlp_only_layers and (layer_idx + 1) % decoder_sparse_step == 0.
+      const int step = hf.optional_int({"decoder_sparse_step"}, 1, 1);
+      const std::vector<int> mlp_only = layer_list(hf, origin, "mlp_only_layers", m.layers);
+      set_moe_layers(origin, m, "decoder_sparse_step and mlp_only_layers", [&](int i) {
+        return (i + 1) % step == 0 && std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end();
+      });
+      names.first_dense_layers = "mlp_only_layers";
     } else {
       m.expert_ffn_hidden = m.ffn_hidden;
       names.first_dense_layers = "first_dense_layers";

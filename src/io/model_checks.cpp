@@ -1,6 +1,7 @@
 #include "src/io/model_checks.h"
 
 #include "src/io/input_error.h"
+#include "src/io/printable_text.h"
 
 namespace parplan {
 
@@ -10,8 +11,41 @@ void model_fail(const std::string& origin, int line, const std::string& message)
   std::string text = where + ": " + message;
   for (char& c : text)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  throw InputError(text);
+  // A control byte the parser quotes back (a NUL) would cut the line.
+  throw InputError(printable_line(text));
 }
+
+namespace {
+// Group-limited routing (DeepSeek's n_group / topk_group, Megatron's
+// --moe-router-num-groups / --moe-router-group-topk): the experts split
+// evenly into the groups, a token keeps at most all groups, and the groups
+// it keeps hold at least its top-k experts.
+void check_route_groups(const ModelSpec& m, const std::string& origin, const ModelFieldNames& f) {
+  const auto n = [](int v) { return std::to_string(v); };
+  if (m.route_groups == 0) {
+    if (m.route_group_topk > 0)
+      model_fail(origin, 0,
+                 "field '" + f.route_group_topk + "' (" + n(m.route_group_topk) + ") needs '" +
+                     f.route_groups + "': give the number of routing groups or drop it");
+    return;
+  }
+  if (m.experts % m.route_groups != 0)
+    model_fail(origin, 0,
+               "field '" + f.route_groups + "' (" + n(m.route_groups) + ") must divide '" + f.experts +
+                   "' (" + n(m.experts) + "): every routing group holds the same number of experts");
+  if (m.route_group_topk > m.route_groups)
+    model_fail(origin, 0,
+               "field '" + f.route_group_topk + "' (" + n(m.route_group_topk) + ") must not exceed '" +
+                   f.route_groups + "' (" + n(m.route_groups) +
+                   "): a token cannot keep more groups than exist");
+  if (m.route_group_topk > 0 &&
+      static_cast<long long>(m.route_group_topk) * (m.experts / m.route_groups) < m.top_k)
+    model_fail(origin, 0,
+               "field '" + f.route_group_topk + "' (" + n(m.route_group_topk) + ") keeps " +
+                   n(m.route_group_topk * (m.experts / m.route_groups)) + " experts, fewer than '" + f.top_k +
+                   "' (" + n(m.top_k) + "): raise it or lower the top-k");
+}
+}  // namespace
 
 void check_model_consistency(const ModelSpec& m, bool head_dim_given, const std::string& origin,
                              const ModelFieldNames& f) {
@@ -38,6 +72,7 @@ void check_model_consistency(const ModelSpec& m, bool head_dim_given, const std:
                      "' (" + std::to_string(m.experts) +
                      "): a token cannot be routed to more experts than exist");
     }
+    check_route_groups(m, origin, f);
     if (m.first_dense_layers >= m.layers) {
       model_fail(origin, 0,
                  "field '" + f.first_dense_layers + "' (" + std::to_string(m.first_dense_layers) +

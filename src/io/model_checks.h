@@ -27,6 +27,8 @@ struct ModelFieldNames {
   std::string experts = "moe.experts";
   std::string top_k = "moe.top_k";
   std::string first_dense_layers = "moe.first_dense_layers";
+  std::string route_groups = "moe.route_groups";
+  std::string route_group_topk = "moe.route_group_topk";
 };
 
 /// Cross-field rules (heads divide, kv groups divide heads, top-k <= experts...).

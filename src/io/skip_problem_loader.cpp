@@ -180,6 +180,10 @@ void read_stages(const Reader& r, SkipProblemInput& in) {
         p.stage_capacity.emplace_back();
         continue;
       }
+      // Every micro-batch starts on stage 0, so no bound applies there; a
+      // number would be silently ignored.
+      if (s == 0)
+        r.fail("stage_capacity", "entry 0 must be null: stage 0 starts every micro-batch and takes no bound");
       const double v = r.number(cap[s], "stage_capacity", "entry " + std::to_string(s));
       if (v != std::floor(v) || v < 0 || v > 1e9)
         r.fail("stage_capacity", "entry " + std::to_string(s) + " must be null or a whole number >= 0");

@@ -16,10 +16,12 @@ namespace parplan {
 
 namespace {
 
+// Line breaks and tabs as spaces, any other control byte (a NUL a parser
+// quotes back would cut the line) as \xNN.
 std::string one_line(std::string text) {
   for (char& c : text)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  return text;
+  return printable_line(text);
 }
 
 // Input text quoted in a message: escaped and cut (src/io/printable_text.h).

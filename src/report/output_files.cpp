@@ -130,6 +130,22 @@ fs::path file_identity(const fs::path& path) {
 }
 }  // namespace
 
+void check_standard_output_free(const std::vector<NamedPath>& outputs, bool json_report) {
+  const NamedPath* first = nullptr;
+  for (const NamedPath& output : outputs) {
+    if (output.path.empty() || !names_standard_output(output.path)) continue;
+    if (json_report)
+      throw InputError(output.flag + " " + output.path.string() +
+                       " is standard output, where --format json writes its report; write it to a file or "
+                       "drop --format json");
+    if (first != nullptr)
+      throw InputError(
+          first->flag + " and " + output.flag +
+          " both write to standard output, where their texts would run together; give one a file");
+    first = &output;
+  }
+}
+
 void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const fs::path id = file_identity(outputs[i].path);

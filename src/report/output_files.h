@@ -33,6 +33,11 @@ struct NamedPath {
 /// and devices (/dev/stdout, /dev/null), are not compared.
 void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs = {});
 
+/// Throws InputError when an output names standard output beside a JSON
+/// report there (stdout would no longer be one JSON document), or two
+/// outputs name it (their texts would run together).
+void check_standard_output_free(const std::vector<NamedPath>& outputs, bool json_report);
+
 /// Files written as a set: stage() writes each to a temporary beside its
 /// target; commit() renames them all into place. Destroyed uncommitted, it
 /// removes its temporaries and leaves every target untouched. Pipes and
