@@ -5,13 +5,14 @@
 // i >= first_k_dense_replace and i % moe_layer_freq == 0. parplan's model
 // must hold exactly those layers, or refuse the file; contradictory
 // group-limited routing and fractional shared experts are refused too.
+#include "src/io/hf_moe_layers.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <string>
 
 #include "cost/parameters.h"
-#include "src/io/hf_moe_layers.h"
 #include "src/io/input_error.h"
 #include "src/io/model_loader.h"
 #include "tests/model_yaml_fixture.h"
@@ -51,10 +52,10 @@ TEST(HfMoeLayers, QwenMlpOnlyLayersAreDense) {
 }
 
 TEST(HfMoeLayers, PatternsTheModelCannotHoldAreRefused) {
-  for (const std::string& extra : {std::string(R"(,"mlp_only_layers":[0,5])"),
-                                   std::string(R"(,"mlp_only_layers":[0,1,2,3,4,5,6,7,8,9])"),
-                                   std::string(R"(,"mlp_only_layers":[10])"), std::string(R"(,"mlp_only_layers":"x")"),
-                                   std::string(R"(,"mlp_only_layers":[1,1])")}) {
+  for (const std::string& extra :
+       {std::string(R"(,"mlp_only_layers":[0,5])"),
+        std::string(R"(,"mlp_only_layers":[0,1,2,3,4,5,6,7,8,9])"), std::string(R"(,"mlp_only_layers":[10])"),
+        std::string(R"(,"mlp_only_layers":"x")"), std::string(R"(,"mlp_only_layers":[1,1])")}) {
     TempFile file("config.json", qwen3_moe(10, extra));
     try {
       load_model(file.path());
@@ -89,7 +90,8 @@ TEST(HfMoeLayers, DeepSeekFrequencyCountsFromLayerZero) {
            R"("first_k_dense_replace":)" +
            std::to_string(first_dense) + R"(,"moe_layer_freq":)" + std::to_string(freq) + "}";
   };
-  for (const auto& [first_dense, freq] : {std::pair{1, 1}, std::pair{0, 2}, std::pair{2, 2}, std::pair{3, 3}}) {
+  for (const auto& [first_dense, freq] :
+       {std::pair{1, 1}, std::pair{0, 2}, std::pair{2, 2}, std::pair{3, 3}}) {
     TempFile file("config.json", deepseek(first_dense, freq));
     expect_layers_as(load_model(file.path()), [&](int i) { return i >= first_dense && i % freq == 0; });
   }

@@ -32,9 +32,10 @@ std::string refusal(const std::string& rope_scaling) {
 }
 
 TEST(HfRopeScaling, Llama31FormIsRead) {
-  TempFile file("config.json",
-                llama_with(R"({"rope_type":"llama3","factor":8.0,"low_freq_factor":1.0,"high_freq_factor":4.0,)"
-                           R"("original_max_position_embeddings":8192})"));
+  TempFile file(
+      "config.json",
+      llama_with(R"({"rope_type":"llama3","factor":8.0,"low_freq_factor":1.0,"high_freq_factor":4.0,)"
+                 R"("original_max_position_embeddings":8192})"));
   const ModelSpec m = load_model(file.path());
   EXPECT_EQ(m.rope_scaling_factor, 8.0);
   EXPECT_TRUE(m.unmodelled.empty()) << m.unmodelled;

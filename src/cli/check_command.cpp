@@ -28,11 +28,12 @@ int run_check(const CheckFlags& flags) {
   check_distinct_paths({{"--timeline", flags.job.timeline}}, job_input_paths(flags.job));
   check_standard_output_free({{"--timeline", flags.job.timeline}}, flags.job.common.json());
   const ResolvedJob r = resolve_job(flags.job);
-  const ParallelConfig config = config_from_flags(flags.job, r);
   const PlannerOptions options = planner_options(flags.job, r.engine, flags.solver);
   // Under --engine any, as plan: each engine costs the config and the
   // optimum as it runs them; the config on the fastest engine that runs it.
-  const EngineCost costed = cost_on_engines(flags.job, r, config, options.engines);
+  const ParallelConfig flag_config = config_from_flags(flags.job, r);
+  const EngineCost costed = cost_on_engines(flags.job, r, flag_config, options.engines);
+  const ParallelConfig& config = costed.config;
   const JobSpec& job = costed.job;
   const CostReport& cost = costed.cost;
   std::vector<EngineJob> engine_jobs;
@@ -44,16 +45,16 @@ int run_check(const CheckFlags& flags) {
                           "--timeline");
   // The optimum is plan's for the same job: the job file's `constraints:`
   // and the config's expert keys (file or flags) pin it as they pin plan;
-  // every other split dimension is free. The attention kernel is the job's
-  // (plan searches only the one --attention or the profile names): it runs
-  // the checked config's, or a flash optimum would pass an unfused config as
-  // slow and an unfused one a flash config as optimal.
+  // every other split dimension is free. A named attention kernel (--attention
+  // or the job file's) pins the search to it, or a flash optimum would fail an
+  // unfused config as slow; unnamed, each engine searches its own, as in plan
+  // (flash on torchtitan, the profile's elsewhere).
   SearchPins job_pins = r.job.pins;
   if (flags.job.ep) job_pins.ep = config.ep;
   if (flags.job.etp) job_pins.etp = config.etp;
   if (!flags.job.a2a.empty()) job_pins.a2a_hierarchical = config.a2a_hierarchical;
   if (!flags.job.ep_overlap.empty()) job_pins.ep_overlap = config.ep_overlap;
-  job_pins.flash_attention = config.flash_attention;
+  if (attention_named(flags.job, r)) job_pins.flash_attention = config.flash_attention;
   for (EngineJob& each : engine_jobs) each.job.pins = job_pins;
   AcrossEnginesResult across = plan_across_engines(r.model, r.cluster, engine_jobs, options, 1);
   JobSpec free_job = r.job;
@@ -79,7 +80,7 @@ int run_check(const CheckFlags& flags) {
           ? costed.engine >= 0
           : !engines_running(options.engines, Plan{r.model, r.cluster, job, config, cost}, &engine_problem)
                  .empty();
-  if (!engine_runs && options.engines.any) engine_problem = why_no_engine_runs(flags.job, r, config);
+  if (!engine_runs && options.engines.any) engine_problem = why_no_engine_runs(flags.job, r, flag_config);
 
   const bool fits = cost.memory.fits;
   // --time-limit ran out before the search visited any config: nothing to

@@ -15,6 +15,9 @@ struct EngineCost {
   /// The job the config is costed under: the chosen engine's (under any),
   /// else the resolved one.
   JobSpec job;
+  /// The config as costed: under any without a named attention, with the
+  /// chosen engine's own attention (flash on torchtitan).
+  ParallelConfig config;
   CostReport cost;
   /// Under any: the engine whose cost `cost` is (an Engine value); -1 when
   /// none runs the config or one engine was asked for.
@@ -28,6 +31,13 @@ struct EngineCost {
   };
   std::vector<OnEngine> per_engine;
 };
+
+/// Whether --attention or the job file's config names the attention kernel.
+bool attention_named(const JobFlags& flags, const ResolvedJob& resolved);
+/// The config as `engine` runs it: unless the attention is named, the
+/// engine's own (the profile's; flash on torchtitan), as plan searches it.
+ParallelConfig config_on_engine(const JobFlags& flags, const ResolvedJob& resolved, ParallelConfig config,
+                                Engine engine);
 
 /// " megatron (61.872 s, does not fit), megatron-deepspeed (66.332 s)".
 std::string per_engine_text(const EngineCost& costed);

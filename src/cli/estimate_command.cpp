@@ -20,11 +20,11 @@ int run_estimate(const JobFlags& flags) {
   check_distinct_paths({{"--timeline", flags.timeline}}, job_input_paths(flags));
   check_standard_output_free({{"--timeline", flags.timeline}}, flags.common.json());
   const ResolvedJob r = resolve_job(flags);
-  const ParallelConfig config = config_from_flags(flags, r);
   const EngineSelection selection = planner_options(flags, r.engine, "cbc").engines;
   // Under --engine any, the config on the engine that runs it fastest, as
   // that engine runs it (plan --engine any's rule).
-  const EngineCost costed = cost_on_engines(flags, r, config, selection);
+  const EngineCost costed = cost_on_engines(flags, r, config_from_flags(flags, r), selection);
+  const ParallelConfig& config = costed.config;
   const JobSpec& job = costed.job;
   const CostReport& cost = costed.cost;
   if (!flags.timeline.empty())

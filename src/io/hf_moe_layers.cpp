@@ -14,7 +14,8 @@ std::optional<MoeLayerLayout> moe_layer_layout(int layers, const std::function<b
   // One MoE layer: a period past the last layer leaves it alone.
   MoeLayerLayout layout{first, second < 0 ? std::max(1, layers - first) : second - first};
   for (int i = 0; i < layers; ++i) {
-    const bool expected = i >= layout.first_dense_layers && (i - layout.first_dense_layers) % layout.moe_layer_freq == 0;
+    const bool expected =
+        i >= layout.first_dense_layers && (i - layout.first_dense_layers) % layout.moe_layer_freq == 0;
     if (expected != is_moe(i)) return std::nullopt;
   }
   return layout;

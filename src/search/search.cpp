@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -171,6 +172,22 @@ bool apply_best_hierarchical_partition(const ModelSpec& model, const ClusterSpec
   return found;
 }
 
+double shape_lower_bound_s(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                           ParallelConfig shape, int zero_max) {
+  // DeepSpeed sums micro-batch gradients in passes whose cost depends on
+  // the ZeRO stage (cost/grad_accumulation.h; ZeRO-0's bf16 optimizer pays
+  // the most), so there the least over the stages; elsewhere the stage
+  // changes only the data-parallel and optimizer terms left out.
+  const int last = job.grad_accumulation == GradAccumulation::kDeepSpeed ? zero_max : 0;
+  double bound_s = INFINITY;
+  for (int zero = 0; zero <= last; ++zero) {
+    shape.zero = zero;
+    const CostReport bound = estimate_cost(model, cluster, job, shape);
+    bound_s = std::min(bound_s, bound.time.step_s - bound.time.dp_comm_s - bound.time.optimizer_s);
+  }
+  return bound_s;
+}
+
 SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                             const SearchOptions& options) {
   bool engines_overlap = false;
@@ -296,13 +313,6 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
             if (config_problem(model, job, shape) != nullptr) continue;
             ++local.structural_ok;
             const bool resplit = free_split && layout != 3 && (layout >= 1 || !has_uneven);
-            // Lower bound for every zero/recompute variant of this shape: no
-            // recomputation, no data-parallel communication and no optimizer
-            // step (whose cost falls with the ZeRO stage). A split solved
-            // under a memory cap is no faster than the fastest one.
-            const CostReport bound = estimate_cost(model, cluster, job, shape);
-            ++local.stats.evaluated;
-            const double bound_s = bound.time.step_s - bound.time.dp_comm_s - bound.time.optimizer_s;
             // With pp > 1, the highest ZeRO stage an engine of the selection
             // runs beside a pipeline (torchtitan's FSDP2 + PP: 3).
             int zero_max = 3;
@@ -312,6 +322,10 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                 zero_max =
                     std::max(zero_max, engine_capabilities(options.engines.engines[e]).max_zero_with_pp);
             }
+            // A split solved under a memory cap is no faster than the
+            // fastest one, so the shape's bound holds for it too.
+            const double bound_s = shape_lower_bound_s(model, cluster, job, shape, zero_max);
+            local.stats.evaluated += job.grad_accumulation == GradAccumulation::kDeepSpeed ? zero_max + 1 : 1;
             // Costs one candidate, keeping it when an engine runs it and it fits.
             enum class Outcome { kRefused, kNoFit, kKept };
             const auto evaluate = [&](ParallelConfig config) {

@@ -76,6 +76,13 @@ struct SearchOptions {
 SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                             const SearchOptions& options);
 
+/// What the search prunes with: no variant of `shape` (ZeRO stage up to
+/// zero_max, sharding, recomputation) runs a step shorter than this. The
+/// shape's time without recomputation, data-parallel communication and
+/// optimizer step, at the ZeRO stage where the rest is least.
+double shape_lower_bound_s(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                           ParallelConfig shape, int zero_max);
+
 /// The stage-split formulation of a config's pipeline (Megatron's layout:
 /// equal middle stages), from the cost model's per-stage coefficients.
 /// Middle stages share stage 1's coefficients unless every_stage.
