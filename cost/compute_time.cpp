@@ -351,6 +351,9 @@ LayerComputeTimes layer_compute_times(const ModelSpec& model, const DeviceSpec& 
   times.attention_backward_s = attention_backward_s;
   times.gemm_forward_s = gemm_s;
   times.tp_windows = windows;
+  // The fitted per-layer overhead (its sum is what calibration fits) split as
+  // the kernels are: the backward launches two per forward one (input and
+  // weight gradients), so a third forward, two thirds backward (assumed).
   times.forward_s = gemm_s + attention_forward_s + elementwise_s + casts.forward_s + te_fp8_forward_s +
                     memory_bound_s(device, merge.forward + kActivationBytes * unpad_forward_elements) +
                     device.layer_overhead_s / 3.0;
@@ -379,6 +382,9 @@ EdgeComputeTimes edge_compute_times(const ModelSpec& model, const DeviceSpec& de
   times.head_forward_s = logits_gemm_s + memory_bound_s(device, loss_bytes.forward * logits);
   times.head_backward_s = gemm_backward_time_s(device, head_peak, tokens, vocab_local, model.hidden) +
                           memory_bound_s(device, loss_bytes.backward * logits);
+  // The lookup writes the gathered rows (one pass over tokens x hidden); its
+  // backward reads their gradients and adds them into the table's gradient
+  // (two more): three 16-bit passes.
   times.embedding_s = memory_bound_s(device, 3.0 * kActivationBytes * tokens * model.hidden);
   return times;
 }

@@ -43,8 +43,6 @@ struct DeviceSpec {
   double fp8_gemm_bf16_half_dim = 0;
   /// Fraction of peak reached by a fused (flash) attention kernel.
   double flash_attention_efficiency = 0.5;
-  /// Fraction of peak reached by the unfused attention batched GEMMs.
-  double unfused_attention_efficiency = 0.4;
   /// Fraction of HBM bandwidth reached by memory-bound element-wise kernels.
   double memory_bound_efficiency = 0.7;
   /// Memory the runtime keeps for itself (CUDA/ROCm context, NCCL buffers,

@@ -130,6 +130,7 @@ struct ParallelConfig {
   /// hold different layer counts (apply_pipeline_layout, cost/stage_layout.h).
   bool pipeline_layout = false;
 
+  bool operator==(const ParallelConfig&) const = default;
   int world() const { return tp * cp * pp * dp; }
   /// Micro-batches per pipeline per step.
   int micro_batches() const { return gbs / (mbs * dp); }

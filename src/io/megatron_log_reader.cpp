@@ -200,6 +200,50 @@ YAML::Node moe_node(const Args& args, const std::string& origin, int layers) {
   return moe;
 }
 
+/// Megatron-DeepSpeed prints its own names for what Megatron-LM calls
+/// otherwise (its megatron/arguments.py @ 4efb479): --num-experts (nargs '+',
+/// printed as a list), --topk, --moe-expert-parallel-size,
+/// --enable-expert-tensor-parallelism (experts split over tp),
+/// --expert-interval, and --checkpoint-activations for full recomputation of
+/// every layer (granularity left None). Renamed in place so one reader reads
+/// both engines' logs.
+void as_megatron_lm_names(Args& args) {
+  const auto rename = [&](const char* from, const char* to) {
+    const auto it = args.values.find(from);
+    if (it == args.values.end() || args.values.count(to)) return;
+    args.values[to] = it->second;
+  };
+  if (const auto it = args.values.find("num_experts"); it != args.values.end()) {
+    std::string& text = it->second.text;
+    if (!text.empty() && text.front() == '[') {
+      if (text.find(',') != std::string::npos)
+        args.fail("num_experts",
+                  "lists expert counts per layer group; parplan reads one count for every layer");
+      text = text.substr(1, text.size() - 2);
+      if (text == "1") text = "None";  // the default [1]: a dense model
+    }
+  }
+  rename("topk", "moe_router_topk");
+  rename("moe_expert_parallel_size", "expert_model_parallel_size");
+  rename("expert_interval", "moe_layer_freq");
+  if (!args.values.count("expert_tensor_parallel_size") && args.values.count("num_experts")) {
+    const PrintedArg* tp = args.find("tensor_model_parallel_size");
+    args.values["expert_tensor_parallel_size"] =
+        PrintedArg{flag(args, "enable_expert_tensor_parallelism") && tp != nullptr ? tp->text : "1", 0};
+  }
+  // DeepSpeed-MoE pads every expert to --moe-train-capacity-factor unless
+  // --disable-moe-token-dropping (deepspeed/moe/sharded_moe.py).
+  if (args.find("num_experts") != nullptr && args.find("moe_train_capacity_factor") != nullptr &&
+      !args.values.count("moe_expert_capacity_factor") && !flag(args, "disable_moe_token_dropping")) {
+    rename("moe_train_capacity_factor", "moe_expert_capacity_factor");
+    args.values["moe_pad_expert_input_to_capacity"] = PrintedArg{"True", 0};
+  }
+  if (flag(args, "checkpoint_activations") && args.find("recompute_granularity") == nullptr) {
+    args.values["recompute_granularity"] = PrintedArg{"full", args.values["checkpoint_activations"].line};
+    args.values["recompute_method"] = PrintedArg{"uniform", args.values["checkpoint_activations"].line};
+  }
+}
+
 /// The run as a YAML mapping (so one reader checks every run).
 YAML::Node run_node(const Args& args, const std::string& origin, double step_s) {
   YAML::Node model;
@@ -219,7 +263,9 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   model["gated_ffn"] = flag(args, "swiglu");
   model["linear_bias"] =
       !flag(args, "disable_bias_linear") && text_or(args, "add_bias_linear", "True") == "True";
-  model["norm"] = text_or(args, "normalization", "LayerNorm") == "RMSNorm" ? "rmsnorm" : "layernorm";
+  // Megatron-LM prints RMSNorm, Megatron-DeepSpeed rmsnorm.
+  const std::string norm = text_or(args, "normalization", "LayerNorm");
+  model["norm"] = norm == "RMSNorm" || norm == "rmsnorm" ? "rmsnorm" : "layernorm";
   model["position"] =
       text_or(args, "position_embedding_type", "learned_absolute") == "rope" ? "rope" : "learned";
   model["tied_embeddings"] = !flag(args, "untie_embeddings_and_output_weights");
@@ -264,7 +310,13 @@ YAML::Node run_node(const Args& args, const std::string& origin, double step_s) 
   config["zero"] = zero;
   const std::string granularity = text_or(args, "recompute_granularity", "none");
   config["recompute"] = granularity == "full" ? "full" : granularity == "selective" ? "selective" : "none";
-  if (granularity == "full") config["recompute_layers"] = int_or(args, "recompute_num_layers", 0);
+  // --recompute-method uniform recomputes every layer (recompute_num_layers
+  // is then the layers per checkpointed group); block recomputes the first
+  // recompute_num_layers of each chunk (transformer_block.py
+  // _checkpointed_forward). A log without the method keeps the count.
+  if (granularity == "full")
+    config["recompute_layers"] =
+        text_or(args, "recompute_method", "block") == "uniform" ? 0 : int_or(args, "recompute_num_layers", 0);
   const std::string backend = text_or(args, "attention_backend", "");
   const bool unfused = deepspeed ? !flag(args, "use_flash_attn_v2") && !flag(args, "use_flash_attn")
                                  : backend.find("unfused") != std::string::npos;
@@ -394,7 +446,7 @@ FitRun parse_megatron_log(const std::string& log_text, const std::string& origin
                           const ClusterSpec& cluster) {
   const std::string text = without_rank_prefixes(complete_lines(log_text));
   std::vector<int> blocks;
-  const Args args = parse_arguments(text, origin, blocks);
+  Args args = parse_arguments(text, origin, blocks);
   if (args.values.empty())
     throw InputError(origin +
                      ": no Megatron arguments block ('---- arguments ----'); the log must start at launch");
@@ -474,6 +526,7 @@ FitRun parse_megatron_log(const std::string& log_text, const std::string& origin
   std::sort(times_ms.begin(), times_ms.end());
   const std::size_t n = times_ms.size();
   const double median_ms = n % 2 ? times_ms[n / 2] : 0.5 * (times_ms[n / 2 - 1] + times_ms[n / 2]);
+  if (flag(args, "deepspeed")) as_megatron_lm_names(args);
   const YAML::Node holder = run_node(args, origin, median_ms / 1000.0);
   FitRun run = parse_run_node(holder["run"], holder["models"], cluster, origin, origin);
   if (flag(args, "deepspeed")) apply_deepspeed_zero_config(text, origin, run);

@@ -42,9 +42,12 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
                                    double step_s, int train_iters, int log_interval, Engine engine) {
   const bool deepspeed = engine == Engine::kMegatronDeepSpeed;
   const bool gqa = model.kv_groups != model.heads;
-  const char* recompute = config.recompute == Recompute::kFull        ? "full"
-                          : config.recompute == Recompute::kSelective ? "selective"
-                                                                      : "None";
+  // Megatron-DeepSpeed's full recomputation is --checkpoint-activations (the
+  // granularity stays None), as its launch files write it.
+  const bool checkpointed = deepspeed && config.recompute == Recompute::kFull;
+  const char* recompute = config.recompute == Recompute::kFull && !checkpointed ? "full"
+                          : config.recompute == Recompute::kSelective           ? "selective"
+                                                                                : "None";
   std::vector<std::string> args = {
       arg_line("add_bias_linear", py_bool(model.linear_bias)),
       arg_line("attention_dropout", py_float(model.dropout)),
@@ -65,7 +68,8 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
       arg_line("log_interval", std::to_string(log_interval)),
       arg_line("max_position_embeddings", std::to_string(model.max_positions)),
       arg_line("micro_batch_size", std::to_string(config.mbs)),
-      arg_line("normalization", model.norm == NormKind::kRmsNorm ? "RMSNorm" : "LayerNorm"),
+      arg_line("normalization", model.norm == NormKind::kRmsNorm ? (deepspeed ? "rmsnorm" : "RMSNorm")
+                                                                 : (deepspeed ? "layernorm" : "LayerNorm")),
       arg_line("num_attention_heads", std::to_string(model.heads)),
       arg_line("num_layers", std::to_string(model.layers)),
       arg_line("num_query_groups", std::to_string(model.kv_groups)),
@@ -80,11 +84,16 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
       arg_line("position_embedding_type",
                model.position == PositionKind::kRope ? "rope" : "learned_absolute"),
       arg_line("recompute_granularity", recompute),
+      // As the launch file sets them (megatron_args.cpp): every layer as
+      // uniform groups of one, some layers as block.
+      arg_line("recompute_method", config.recompute != Recompute::kFull || checkpointed ? "None"
+                                   : config.recompute_layers > 0                        ? "block"
+                                                                                        : "uniform"),
       arg_line("recompute_modules", python_list(recompute_modules_text(job.recompute_modules),
                                                 job.recompute_modules == RecomputeModules{})),
       arg_line("recompute_num_layers",
-               config.recompute == Recompute::kFull
-                   ? std::to_string(config.recompute_layers > 0 ? config.recompute_layers : 0)
+               config.recompute == Recompute::kFull && !checkpointed
+                   ? std::to_string(config.recompute_layers > 0 ? config.recompute_layers : 1)
                    : "None"),
       arg_line("seq_length", std::to_string(job.seq)),
       arg_line("sequence_parallel", py_bool(config.sp)),
@@ -119,17 +128,39 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
     args.push_back(arg_line("deepspeed", "True"));
     args.push_back(arg_line("zero_stage", std::to_string(config.zero)));
     args.push_back(arg_line("use_flash_attn_v2", py_bool(config.flash_attention)));
+    args.push_back(arg_line("checkpoint_activations", py_bool(checkpointed)));
+    args.push_back(arg_line("checkpoint_num_layers", "1"));
   }
   // The MoE arguments a Megatron run prints (arguments.py: --num-experts and
   // the --moe-* / --expert-* family); None for a dense model, as Megatron's.
   const auto moe_arg = [&](const char* name, const std::string& value) {
     args.push_back(arg_line(name, model.is_moe() ? value : "None"));
   };
-  moe_arg("num_experts", std::to_string(model.experts));
-  moe_arg("moe_router_topk", std::to_string(model.top_k));
-  moe_arg("moe_ffn_hidden_size", std::to_string(model.expert_ffn_hidden));
-  moe_arg("moe_shared_expert_intermediate_size",
-          model.shared_experts > 0 ? std::to_string(model.shared_experts * model.expert_ffn_hidden) : "None");
+  if (deepspeed) {
+    // Megatron-DeepSpeed's own MoE arguments (megatron/arguments.py @
+    // 4efb479): --num-experts nargs '+' (a list, [1] when dense), --topk,
+    // --moe-expert-parallel-size, --enable-expert-tensor-parallelism,
+    // --expert-interval.
+    args.push_back(arg_line("num_experts", "[" + std::to_string(model.is_moe() ? model.experts : 1) + "]"));
+    args.push_back(arg_line("topk", std::to_string(model.is_moe() ? model.top_k : 1)));
+    args.push_back(arg_line("moe_expert_parallel_size", std::to_string(model.is_moe() ? config.ep : 1)));
+    args.push_back(arg_line("enable_expert_tensor_parallelism", py_bool(model.is_moe() && config.etp > 1)));
+    args.push_back(arg_line("expert_interval", std::to_string(std::max(1, model.moe_layer_freq))));
+    // DeepSpeed-MoE always pads to its capacity (cost/moe.h); dropless
+    // turns dropping off.
+    args.push_back(
+        arg_line("moe_train_capacity_factor", py_float(job.capacity_factor > 0 ? job.capacity_factor : 1.0)));
+    args.push_back(arg_line("disable_moe_token_dropping", py_bool(job.capacity_factor <= 0)));
+  }
+  const auto lm_moe_arg = [&](const char* name, const std::string& value) {
+    if (!deepspeed) moe_arg(name, value);
+  };
+  lm_moe_arg("num_experts", std::to_string(model.experts));
+  lm_moe_arg("moe_router_topk", std::to_string(model.top_k));
+  lm_moe_arg("moe_ffn_hidden_size", std::to_string(model.expert_ffn_hidden));
+  lm_moe_arg(
+      "moe_shared_expert_intermediate_size",
+      model.shared_experts > 0 ? std::to_string(model.shared_experts * model.expert_ffn_hidden) : "None");
   // A leading run of dense layers is a per-layer list (1 = MoE), printed as
   // Python prints it.
   std::string freq = std::to_string(std::max(1, model.moe_layer_freq));
@@ -139,14 +170,14 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
       freq += std::string(i ? ", " : "") + (i < model.first_dense_layers ? "0" : "1");
     freq += "]";
   }
-  moe_arg("moe_layer_freq", freq);
-  moe_arg("expert_model_parallel_size", std::to_string(config.ep));
-  moe_arg("expert_tensor_parallel_size", std::to_string(config.etp));
-  moe_arg("moe_token_dispatcher_type", config.a2a_hierarchical ? "flex" : "alltoall");
-  moe_arg("overlap_moe_expert_parallel_comm", py_bool(config.ep_overlap));
-  moe_arg("moe_expert_capacity_factor",
-          job.capacity_factor > 0 ? std::to_string(job.capacity_factor) : "None");
-  moe_arg("moe_pad_expert_input_to_capacity", py_bool(job.pad_to_capacity));
+  lm_moe_arg("moe_layer_freq", freq);
+  lm_moe_arg("expert_model_parallel_size", std::to_string(config.ep));
+  lm_moe_arg("expert_tensor_parallel_size", std::to_string(config.etp));
+  lm_moe_arg("moe_token_dispatcher_type", config.a2a_hierarchical ? "flex" : "alltoall");
+  lm_moe_arg("overlap_moe_expert_parallel_comm", py_bool(config.ep_overlap));
+  lm_moe_arg("moe_expert_capacity_factor",
+             job.capacity_factor > 0 ? std::to_string(job.capacity_factor) : "None");
+  lm_moe_arg("moe_pad_expert_input_to_capacity", py_bool(job.pad_to_capacity));
   std::sort(args.begin(), args.end(), [](const std::string& a, const std::string& b) {
     std::string la = a, lb = b;
     std::transform(la.begin(), la.end(), la.begin(), ::tolower);

@@ -250,7 +250,13 @@ std::vector<Trial> choose_trials(const ModelSpec& model, const ClusterSpec& clus
   std::vector<bool> taken(candidates.size(), false);
   std::vector<Trial> chosen;
   auto take = [&](std::size_t i) {
-    taken[i] = true;
+    // A probe can land on a top plan's config: the same run twice would
+    // waste a trial and give calibrate two identical logs.
+    for (std::size_t j = 0; j < candidates.size(); ++j)
+      taken[j] =
+          taken[j] ||
+          (candidates[j].config == candidates[i].config && candidates[j].job.gpus == candidates[i].job.gpus &&
+           candidates[j].job.gbs == candidates[i].job.gbs && candidates[j].job.seq == candidates[i].job.seq);
     chosen.push_back(candidates[i]);
     for (std::size_t a = 0; a < m; ++a)
       for (std::size_t b = 0; b < m; ++b) info[a][b] += rows[i][a] * rows[i][b];
@@ -259,7 +265,7 @@ std::vector<Trial> choose_trials(const ModelSpec& model, const ClusterSpec& clus
   // The fastest other expert layout (candidates list them fastest first):
   // which layout wins is what a MoE job's trials must settle first.
   for (std::size_t i = 1; i < candidates.size() && static_cast<int>(chosen.size()) < k; ++i) {
-    if (!candidates[i].expert_layout) continue;
+    if (!candidates[i].expert_layout || taken[i]) continue;
     take(i);
     break;
   }

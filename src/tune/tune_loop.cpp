@@ -272,13 +272,15 @@ TuneResult write_tune_loop(const TuneRequest& r) {
       "down " +
       "the profile constants the plans depend on (" + pinned + ").\n\n" + table + "\n" + layout_note +
       "\n## The loop\n\n"
+      "Run these commands from the directory `parplan tune` ran in: their paths are relative to it.\n\n"
       "1. Run the trials (" +
       std::to_string(r.train_iters) + " iterations each; set the variables each launch " +
       (torchtitan ? std::string("script asks for, e.g. HF_ASSETS_PATH):\n\n")
                   : std::string("script asks for, e.g. MEGATRON_LM, DATA_PATH, TOKENIZER_MODEL):\n\n")) +
       "       bash " + out + "/run_trials.sh\n\n" +
       (r.simulate ? "   (This directory was written with `--simulate`: the logs are already in " + out +
-                        "/logs, as the simulated cluster would write them.)\n\n"
+                        "/logs, as the simulated cluster would write them. Skip this step: the script "
+                        "would replace them with real runs' logs.)\n\n"
                   : std::string()) +
       "2. Fit the profile to the logs:\n\n"
       "       parplan calibrate --cluster " +
