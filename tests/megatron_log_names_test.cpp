@@ -77,9 +77,11 @@ TEST(MegatronLogNames, MegatronDeepSpeedMoeLogReadsBack) {
 
 TEST(MegatronLogNames, MegatronDeepSpeedPrintsItsOwnNames) {
   const LoggedRun r("mixtral-8x7b", "megatron-deepspeed", 4, 2);
-  const std::string log = simulated_megatron_log(r.model, r.job, r.config, 10.0, 50, 10, Engine::kMegatronDeepSpeed);
-  for (const char* name : {"num_experts ", "topk ", "moe_expert_parallel_size ", "enable_expert_tensor_parallelism ",
-                           "checkpoint_activations ", "expert_interval "})
+  const std::string log =
+      simulated_megatron_log(r.model, r.job, r.config, 10.0, 50, 10, Engine::kMegatronDeepSpeed);
+  for (const char* name :
+       {"num_experts ", "topk ", "moe_expert_parallel_size ", "enable_expert_tensor_parallelism ",
+        "checkpoint_activations ", "expert_interval "})
     EXPECT_NE(log.find(name), std::string::npos) << name;
   for (const char* name : {"moe_router_topk", "expert_model_parallel_size", "expert_tensor_parallel_size"})
     EXPECT_EQ(log.find(name), std::string::npos) << name;

@@ -47,11 +47,19 @@ std::string config_text(const Trial& t, bool moe) {
     experts = " ep " + std::to_string(t.config.ep) + " etp " + std::to_string(t.config.etp) +
               (t.config.a2a_hierarchical ? " a2a hierarchical" : "") +
               (t.config.ep_overlap ? " ep-overlap" : "");
-  char buf[240];
-  std::snprintf(buf, sizeof buf, "gpus %d gbs %d seq %d: tp %d pp %d vp %d dp %d%s mbs %d zero %d%s%s%s",
+  // Context parallelism, an uneven split and HSDP's shard group tell trials
+  // apart that the other sizes do not.
+  std::string layout;
+  if (t.config.cp > 1) layout += " cp " + std::to_string(t.config.cp);
+  if (t.config.first_stage_layers > 0 || t.config.last_stage_layers > 0)
+    layout += " first/last " + std::to_string(t.config.first_stage_layers) + "/" +
+              std::to_string(t.config.last_stage_layers);
+  if (t.config.zero == 3 && t.config.hpz_ranks > 1) layout += " shard " + std::to_string(t.config.hpz_ranks);
+  char buf[320];
+  std::snprintf(buf, sizeof buf, "gpus %d gbs %d seq %d: tp %d pp %d vp %d dp %d%s%s mbs %d zero %d%s%s%s",
                 t.job.gpus, t.job.gbs, t.job.seq, t.config.tp, t.config.pp, t.config.vp, t.config.dp,
-                experts.c_str(), t.config.mbs, t.config.zero, t.config.sp ? " sp" : "", recompute.c_str(),
-                t.config.overlap_grad_reduce ? "" : " no-overlap-grad-reduce");
+                layout.c_str(), experts.c_str(), t.config.mbs, t.config.zero, t.config.sp ? " sp" : "",
+                recompute.c_str(), t.config.overlap_grad_reduce ? "" : " no-overlap-grad-reduce");
   return buf;
 }
 
