@@ -90,8 +90,9 @@ TEST(HfMoeLayers, DeepSeekFrequencyCountsFromLayerZero) {
            R"("first_k_dense_replace":)" +
            std::to_string(first_dense) + R"(,"moe_layer_freq":)" + std::to_string(freq) + "}";
   };
-  for (const auto& [first_dense, freq] :
-       {std::pair{1, 1}, std::pair{0, 2}, std::pair{2, 2}, std::pair{3, 3}}) {
+  for (const auto& layout : {std::pair{1, 1}, std::pair{0, 2}, std::pair{2, 2}, std::pair{3, 3}}) {
+    // Plain locals: clang does not capture structured bindings in a lambda.
+    const int first_dense = layout.first, freq = layout.second;
     TempFile file("config.json", deepseek(first_dense, freq));
     expect_layers_as(load_model(file.path()), [&](int i) { return i >= first_dense && i % freq == 0; });
   }
