@@ -188,6 +188,13 @@ TEST(CalibrateLogRobustness, ExcelAndWindowsCsvFilesRead) {
   EXPECT_EQ(load_runs({crlf}, cluster).size(), 2u);  // the blank CR LF line between them skipped
 }
 
+TEST(CalibrateLogRobustness, CsvWithoutItsHeaderRowIsRefusedAsSuch) {
+  // Read as a header, the first run's values made "column '1' is given twice".
+  const std::string rows = "a,llama3-8b,32,256,4096,1,1,2,1,3.0\n";
+  expect_cli_refusal("calibrate --cluster dgx-h100 --runs " + write_temp("noheader.csv", rows),
+                     "the first row must name the columns");
+}
+
 TEST(CalibrateLogRobustness, OneRunInTwoFilesIsRefused) {
   const std::string rows =
       "name,model,gpus,gbs,seq,tp,pp,mbs,zero,step_s\n"

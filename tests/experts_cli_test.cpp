@@ -29,6 +29,8 @@ TEST(ExpertsCli, BadLoadFilesExitTwoWithOneLine) {
   expect_bad_input("--loads " + write_temp("text.csv", "1,2,3,4\n1,two,3,4\n") + " --gpus 2", "'two'");
   expect_bad_input("--loads " + write_temp("hex.csv", "1,0x10,3,4\n") + " --gpus 2", "'0x10'");
   expect_bad_input("--loads " + write_temp("header_only.csv", "a,b,c,d\n") + " --gpus 2", "no MoE layer");
+  expect_bad_input("--loads " + write_temp("short_header.csv", "e0,e1,e2\n1,2,3,4\n") + " --gpus 2",
+                   "the header names 3 experts but layer 0 has 4");
   expect_bad_input("--loads " + write_temp("zero.csv", "0,0,0,0\n") + " --gpus 2", "no tokens");
   expect_bad_input("--loads " + write_temp("bad.json", "{\"loads\": [[1,2],[3,\"x\"]]}") + " --gpus 2",
                    "layer 1, expert 1");

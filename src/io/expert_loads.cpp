@@ -142,6 +142,7 @@ ExpertLoads parse_csv(const std::string& text, const std::string& source) {
   std::stringstream in(text);
   std::string line;
   bool first = true;
+  size_t header_names = 0;  // 0: no header row
   while (std::getline(in, line)) {
     if (trim(line).empty()) continue;
     const std::vector<std::string> fields = split(trim(line));
@@ -150,10 +151,17 @@ ExpertLoads parse_csv(const std::string& text, const std::string& source) {
     if (first && !parse_number(fields.front(), value) && !fields.front().empty() &&
         !std::isdigit(static_cast<unsigned char>(fields.front().front()))) {
       first = false;
+      header_names = fields.size();
       continue;
     }
     first = false;
     const int layer = static_cast<int>(out.loads.size());
+    // A header that names fewer or more experts than a row loads says the
+    // columns are not the ones the user meant.
+    if (header_names != 0 && fields.size() != header_names)
+      throw InputError(source + ": the header names " + std::to_string(header_names) + " experts but layer " +
+                       std::to_string(layer) + " has " + std::to_string(fields.size()) +
+                       " loads; give one header name per expert column");
     std::vector<double> row;
     for (size_t e = 0; e < fields.size(); ++e) {
       if (!parse_number(fields[e], value)) {

@@ -1,5 +1,6 @@
 #include "src/io/run_file_reader.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -483,6 +484,15 @@ std::vector<FitRun> read_run_csv(const std::string& path, const ClusterSpec& clu
       throw InputError(path + ": line " + std::to_string(line_number) + ": " + e.what());
     }
     if (header.empty()) {
+      // A file without its header row would otherwise be read with the first
+      // run's values as column names ("column '1' is given twice").
+      for (const std::string& c : cells)
+        if (c.empty() || std::isdigit(static_cast<unsigned char>(c[0])) || c[0] == '+' || c[0] == '-' ||
+            c[0] == '.')
+          throw InputError(path + ": line " + std::to_string(line_number) +
+                           ": the first row must name the columns (" +
+                           "name,model,gpus,gbs,seq,precision,tp,pp,...,unit,value), found '" + c +
+                           "'; add the header row");
       for (std::size_t i = 0; i < cells.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
           if (cells[i] == cells[j])
