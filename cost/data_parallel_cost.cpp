@@ -145,8 +145,15 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
     const bool per_unit = job.shard_unit == ShardUnit::kLayer && units > 0;
     const double gather_calls = per_unit ? units : std::ceil(params / kZeroPrefetchBucketElements);
     const double reduce_calls = per_unit ? units : std::ceil(params / kZeroReduceBucketElements);
-    const double gather_forward =
-        bucketed_all_gather_s(cluster, sub(g.forward, 1), weight_bytes, gather_calls, traffic, m);
+    // Beside PyTorch's pipelining the weights stay gathered from each
+    // backward to the next forward, so only the forwards before the stage's
+    // first backward gather (1F1B: pp - stage of them); the gradients are
+    // reduced once, after the last backward (pipeline_defers_sharded_sync).
+    const bool deferred = pipeline_defers_sharded_sync(job.grad_sync, c.zero, c.pp);
+    const int forward_gathers = deferred ? std::clamp(c.pp - stage, 1, m) : m;
+    const int reductions = deferred ? 1 : m;
+    const double gather_forward = bucketed_all_gather_s(cluster, sub(g.forward, 1), weight_bytes,
+                                                        gather_calls, traffic, forward_gathers);
     const bool secondary = c.hierarchical_partition ? g.backward != g.forward : c.hpz_ranks > 1 && hsdp == 0;
     const double gather_backward =
         secondary ? bucketed_all_gather_s(cluster, sub(g.backward, 1), 2.0 * params, gather_calls, traffic, m)
@@ -155,10 +162,11 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
     // the node, then across nodes), not a ring.
     // A ring all-reduce is a reduce-scatter and an all-gather of its bytes.
     const double reduce =
-        (c.qgz ? all_gather_s(cluster, sub(g.grads, 1), grad_bytes, traffic, m)
-               : bucketed_all_gather_s(cluster, sub(g.grads, 1), grad_bytes, reduce_calls, traffic, m)) +
+        (c.qgz ? all_gather_s(cluster, sub(g.grads, 1), grad_bytes, traffic, reductions)
+               : bucketed_all_gather_s(cluster, sub(g.grads, 1), grad_bytes, reduce_calls, traffic,
+                                       reductions)) +
         (hsdp > 0 ? 2.0 * bucketed_all_gather_s(cluster, sub(shard / hsdp, hsdp), grad_bytes / hsdp,
-                                                reduce_calls, traffic, 2.0 * m)
+                                                reduce_calls, traffic, 2.0 * reductions)
                   : 0.0);
     const double edge_share = per_unit && params > 0 ? std::min(1.0, edge_unit_params / params) : 0.0;
     const double edge_gather_s =
@@ -198,17 +206,23 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
     // idle of the last backward (the reduction) and of the first forward
     // (the weight gather).
     const double backward_slack =
-        c.overlap_grad_reduce ? std::max(0.0, window.backward_last_s - gather_backward - reduce) : 0.0;
+        c.overlap_grad_reduce
+            ? std::max(0.0, window.backward_last_s - gather_backward - (deferred ? 0.0 : reduce))
+            : 0.0;
     const double forward_slack =
         c.overlap_grad_reduce ? std::max(0.0, window.forward_s - gather_forward) : 0.0;
-    const double backward_comm_s = gather_backward + reduce;
-    out.exposed_s = m * (fsdp_exposed_s(gather_forward, edge_gather_s, hidden_forward, slowdown) +
-                         fsdp_exposed_s(backward_comm_s, edge_reduce_s, hidden_backward, slowdown)) +
-                    exposed_after_overlap_s(step_reduce, backward_slack, slowdown) +
-                    exposed_after_overlap_s(step_gather, forward_slack, slowdown);
+    // A deferred reduction runs after the stage's last backward, beside
+    // nothing (the schedule's REDUCE_GRAD action).
+    const double backward_comm_s = gather_backward + (deferred ? 0.0 : reduce);
+    const double forward_share = static_cast<double>(forward_gathers) / m;
+    out.exposed_s =
+        forward_gathers * fsdp_exposed_s(gather_forward, edge_gather_s, hidden_forward, slowdown) +
+        m * fsdp_exposed_s(backward_comm_s, edge_reduce_s, hidden_backward, slowdown) +
+        (deferred ? reduce : 0.0) + exposed_after_overlap_s(step_reduce, backward_slack, slowdown) +
+        exposed_after_overlap_s(step_gather, forward_slack, slowdown);
     out.window_left =
         window_after(window,
-                     window_used_s(gather_forward, edge_gather_s, hidden_forward, slowdown) +
+                     forward_share * window_used_s(gather_forward, edge_gather_s, hidden_forward, slowdown) +
                          window_used_s(backward_comm_s, edge_reduce_s, hidden_backward, slowdown),
                      window_used_s(step_reduce, 0, backward_slack, slowdown),
                      window_used_s(step_gather, 0, forward_slack, slowdown));

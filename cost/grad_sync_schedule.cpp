@@ -32,4 +32,9 @@ GradSyncPlan grad_sync_plan(GradSyncSchedule schedule, int zero, int pp, int mic
   }
 }
 
+bool pipeline_defers_sharded_sync(GradSyncSchedule schedule, int zero, int pp) {
+  return zero >= 3 && pp > 1 &&
+         (schedule == GradSyncSchedule::kTorchtitan || schedule == GradSyncSchedule::kEngineDefault);
+}
+
 }  // namespace parplan

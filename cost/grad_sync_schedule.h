@@ -57,4 +57,17 @@ struct GradSyncPlan {
 ///   backward the paper does not say).
 GradSyncPlan grad_sync_plan(GradSyncSchedule schedule, int zero, int pp, int micro_batches);
 
+/// Whether a ZeRO-3 (FSDP2 fully_shard) step beside a pipeline defers its
+/// gradient reduction to the end of the step, as PyTorch's pipelining does
+/// for every FSDP stage (backward_maybe_with_nosync: set_requires_gradient_sync
+/// (False) and set_reshard_after_backward(False) before every micro-batch's
+/// backward, pytorch/pytorch v2.10.0 torch/distributed/pipelining/stage.py;
+/// the REDUCE_GRAD action after the last one). torchtitan is the only engine
+/// running ZeRO-2/3 beside a pipeline (src/emit's capability tables), so it is
+/// also the rule when no engine is named. The stage then accumulates its
+/// gradients unsharded in the reduce dtype, reduce-scatters them once, and
+/// keeps its weights gathered from each backward until the next forward
+/// reshards them.
+bool pipeline_defers_sharded_sync(GradSyncSchedule schedule, int zero, int pp);
+
 }  // namespace parplan

@@ -216,8 +216,11 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
   // to_accumulated_grad_if_needed), Llama 3 "FP32 gradient accumulation
   // during backward computation over multiple micro-batches" (Dubey et al.
   // 2024, sec. 3.3.2).
+  // So does ZeRO-3 beside PyTorch's pipelining (pipeline_defers_sharded_sync).
   const int m = c.micro_batches();
-  if (c.zero == 2 && m > 1 && grad_sync_plan(job.grad_sync, c.zero, c.pp, m).reductions == 1)
+  const bool deferred_zero3 = job.pytorch_fsdp() && pipeline_defers_sharded_sync(job.grad_sync, c.zero, c.pp);
+  if ((c.zero == 2 && m > 1 && grad_sync_plan(job.grad_sync, c.zero, c.pp, m).reductions == 1) ||
+      deferred_zero3)
     memory.states.grads_bytes +=
         gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce_for(c.zero)) *
         (load.params + load.expert_params);
@@ -279,7 +282,14 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
   if (c.zero >= 3) {
     // Gathered weights of the layer being computed and the one prefetched.
     const double layer_params = load.layers > 0 ? ((load.params + load.expert_params) / load.layers) : 0.0;
-    buffers += 2.0 * 2.0 * layer_params * c.dp * c.cp / std::max(1, c.dp * c.cp);
+    double gathered = 2.0 * 2.0 * layer_params;
+    // Beside a pipeline each backward leaves the stage's 16-bit weights
+    // gathered until the next forward reshards them unit by unit, while that
+    // forward's activations grow: at the backward's end the stage holds all
+    // its weights and one micro-batch's activations less than at the peak.
+    if (deferred_zero3 && in_flight > 0)
+      gathered = std::max(gathered, 2.0 * (load.params + load.expert_params) - activations / in_flight);
+    buffers += gathered;
   }
   memory.buffers_bytes = buffers;
   // Allocator fragmentation applies to transient allocations (activations);

@@ -111,5 +111,30 @@ TEST(GradSyncSchedule, EveryMicroBatchExposesFarMoreDataParallelTime) {
   EXPECT_GT(j["time"]["dp_comm_s"].get<double>(), 10.0 * once_s);
 }
 
+// ZeRO-3 beside PyTorch's pipelining (torchtitan): every micro-batch's
+// backward runs with gradient sync and reshard-after-backward off, the
+// stage reduce-scatters once after its last backward (stage.py
+// backward_maybe_with_nosync, REDUCE_GRAD). The stage keeps its fp32 shard
+// plus the unsharded fp32 accumulation; the weights gather once per
+// backward and, in 1F1B, once per forward before stage 0's first backward
+// (pp of them).
+TEST(GradSyncSchedule, TorchtitanZero3BesideAPipelineReducesOncePerStep) {
+  const CliRun run = run_cli(
+      "estimate --model llama3-70b --cluster dgx-h100 --gpus 64 --gbs 128 --seq 8192 --tp 4 --sp --pp 4 "
+      "--mbs 1 "
+      "--zero 3 --recompute full --engine torchtitan --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  const int dp = 4, m = 128 / dp, pp = 4;
+  // FSDP2 keeps each shard in fp32: 4 bytes per parameter over dp.
+  const double stage_params = j["memory"]["params_bytes"].get<double>() * dp / 4.0;
+  EXPECT_NEAR(j["memory"]["grads_bytes"].get<double>(), 4.0 * stage_params / dp + 4.0 * stage_params,
+              1e-6 * stage_params);
+  // Ring all-gather / reduce-scatter: (dp - 1) / dp of the bytes per GPU;
+  // bf16 weights (m + pp) times, fp32 gradients once.
+  const double ring = (dp - 1.0) / dp;
+  EXPECT_NEAR(dp_bytes(j), ring * stage_params * (2.0 * (m + pp) + 4.0), 1e-3 * stage_params);
+}
+
 }  // namespace
 }  // namespace parplan
