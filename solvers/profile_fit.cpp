@@ -231,7 +231,9 @@ ProfileFitResult fit_profile(const ClusterSpec& start, const std::vector<FitRun>
     if (again.score < best.score) best = std::move(again);
   }
   unit = best.unit;
-  result.converged = best.converged;
+  // A restart the deadline cut short leaves the better end unproven, as
+  // docs/calibrate.md states: not converged.
+  result.converged = best.converged && !result.stopped_at_deadline;
   result.cluster = p.at(unit);
   for (const auto& c : constants) result.after.push_back(fitted_value(result.cluster, c));
   result.errors_after = fit_errors(result.cluster, runs);

@@ -94,6 +94,18 @@ TEST(EmitMegatron, Gpt3On1024A100) {
   EXPECT_EQ(joined(megatron_check(a, 1024, l.env)), "");
 }
 
+// Outside Slurm a node without NODE_RANK or MASTER_ADDR would launch as
+// rank 0 of a rendezvous at localhost, and the job would hang: refused.
+TEST(EmitMegatron, MultiNodeTorchrunNeedsTheNodesRankAndMaster) {
+  const Plan plan = gpt3_175b_on_1024_a100();
+  for (const char* unset : {"NODE_RANK", "MASTER_ADDR"}) {
+    TempDir dir;
+    const Launch l = emit_and_run(plan, dir, {{"NNODES", "128"}, {unset, ""}});
+    EXPECT_EQ(l.run.rc, 1) << unset;
+    EXPECT_NE(l.run.output.find("set NODE_RANK (0..127) and MASTER_ADDR"), std::string::npos) << l.run.output;
+  }
+}
+
 TEST(EmitMegatron, Llama3_70bGqaSwiGluOn64H100) {
   TempDir dir;
   const Plan plan = llama3_70b_on_64_h100();

@@ -13,11 +13,11 @@
 
 namespace parplan {
 
-void warn_unmodelled(const ModelSpec& model) {
+void warn_unmodelled(const ModelSpec& model, int seq) {
   if (!model.unmodelled.empty())
     std::cerr << "parplan: warning: " << model.name << " has " << model.unmodelled
               << ", which parplan does not model: costed without it, and --emit refuses it\n";
-  const std::string unwritable = unwritable_features(model);
+  const std::string unwritable = unwritable_features(model, seq);
   if (!unwritable.empty())
     std::cerr << "parplan: warning: " << model.name << " has " << unwritable
               << ": costed with it, but no launch file parplan writes carries it, and --emit refuses it\n";

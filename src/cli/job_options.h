@@ -163,7 +163,7 @@ struct ResolvedJob {
 
 /// One warning line on stderr when `model` has features parplan does not
 /// model (sliding windows, soft-capping, ...); call after every input check.
-void warn_unmodelled(const ModelSpec& model);
+void warn_unmodelled(const ModelSpec& model, int seq);
 
 /// Loads and checks everything; throws InputError naming the flag or field.
 /// `emit` is plan's --emit ENGINE (it implies --engine ENGINE).

@@ -84,7 +84,7 @@ int run_sweep(const SweepFlags& flags) {
         throw InputError("--emit-slurm-array: " + model.name + " has " + model.unmodelled +
                          ", which parplan does not model; launch files would silently change the model "
                          "(sweep it without the array, or describe it in a model YAML without them)");
-      if (const std::string unwritable = unwritable_features(model); !unwritable.empty())
+      if (const std::string unwritable = unwritable_features(model, grid.seq); !unwritable.empty())
         throw InputError("--emit-slurm-array: " + model.name + " has " + unwritable +
                          ", which no launch file parplan writes carries (sweep it without the array)");
     }
@@ -114,7 +114,7 @@ int run_sweep(const SweepFlags& flags) {
     apply_engine_defaults(engines, point.job);
     if (array.engine == Engine::kTorchtitan) cost_as_torchtitan_version(array.torchtitan_version, point.job);
   }
-  for (const ModelSpec& model : grid.models) warn_unmodelled(model);
+  for (const ModelSpec& model : grid.models) warn_unmodelled(model, grid.seq);
 
   PlannerOptions options;
   options.top_k = 1;

@@ -225,7 +225,11 @@ std::vector<fs::path> emit_launch_files(const Plan& plan, const EmitOptions& opt
                                         std::vector<std::string>* notes) {
   check_launcher(plan.cluster, options.launcher);
   // A launch file must not silently change the model.
-  const std::vector<std::string> lost = emit_detail::architecture_problems(plan.model, options.engine);
+  // A window that covers the whole sequence is full causal attention.
+  ModelSpec as_written = plan.model;
+  if (as_written.sliding_window >= plan.job.seq)
+    as_written.sliding_window = 0, as_written.full_attention_layers = 0;
+  const std::vector<std::string> lost = emit_detail::architecture_problems(as_written, options.engine);
   if (!lost.empty()) {
     std::string message = "--emit " + std::string(engine_name(options.engine)) + ": cannot write " +
                           plan.model.name + " as it is:";

@@ -84,8 +84,9 @@ std::vector<std::string> engine_model_problems(const ModelSpec& model, Engine en
 /// What of the model parplan prices but no launch file it writes carries
 /// (sliding-window attention: Megatron-LM's --window-size came after
 /// core_r0.13.0), comma separated; empty when none. plan/estimate warn,
-/// --emit refuses.
-std::string unwritable_features(const ModelSpec& model);
+/// --emit refuses. A window as long as the sequence (`seq` tokens) is full
+/// causal attention, which every engine writes: nothing to refuse then.
+std::string unwritable_features(const ModelSpec& model, int seq);
 
 /// What stock DeepSpeed cannot express of the plan's hierarchical placement
 /// (the parts that need the low-bandwidth-partitioning extension), one

@@ -228,6 +228,13 @@ std::string torchrun_script(const ScriptContext& x) {
   s << user_block(program) << "\n";
   s << "GPUS_PER_NODE=" << layout.nproc_per_node << "\n";
   s << "NNODES=\"${NNODES:-${SLURM_JOB_NUM_NODES:-" << layout.nnodes << "}}\"\n";
+  // Defaults of 0 and localhost would make every node rank 0 or meet only
+  // itself: the rendezvous hangs. Outside Slurm a multi-node run names both.
+  if (layout.nnodes > 1)
+    s << "if [ -z \"${SLURM_NODEID:-}\" ] && { [ -z \"${NODE_RANK:-}\" ] || [ -z \"${MASTER_ADDR:-}\" ]; }; "
+         "then\n"
+      << "  echo \"launch.sh: " << layout.nnodes << " nodes: set NODE_RANK (0.." << layout.nnodes - 1
+      << ") and MASTER_ADDR (the address of node 0) on every node\" >&2\n  exit 1\nfi\n";
   s << "NODE_RANK=\"${NODE_RANK:-${SLURM_NODEID:-0}}\"\n";
   s << "MASTER_ADDR=\"${MASTER_ADDR:-localhost}\"\n";
   s << "MASTER_PORT=\"${MASTER_PORT:-6000}\"\n";

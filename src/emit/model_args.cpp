@@ -5,6 +5,7 @@
 // main (4efb479d5317, megatron/arguments.py); line numbers are at those commits.
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "src/emit/emit_internal.h"
 
@@ -122,7 +123,9 @@ std::vector<std::string> architecture_problems(const ModelSpec& m, Engine engine
   no_flag(!m.gated_ffn && m.activation == Activation::kSilu, "a non-gated SiLU FFN");
   no_flag(m.position == PositionKind::kRope && std::abs(m.rope_theta - std::round(m.rope_theta)) > 1e-9,
           "a non-integer RoPE base (" + number(m.rope_theta) + "; the rotary base flag is an int)");
-  const std::string unwritable = unwritable_features(m);
+  // The window is checked by the caller, which knows the sequence
+  // (emit_launch_files: a window covering it is full causal attention).
+  const std::string unwritable = unwritable_features(m, std::numeric_limits<int>::max());
   no_flag(!unwritable.empty(), unwritable);
   for (std::string& problem : engine_architecture_problems(m, engine)) out.push_back(std::move(problem));
   return out;
@@ -132,8 +135,8 @@ std::vector<std::string> architecture_problems(const ModelSpec& m, Engine engine
 
 namespace parplan {
 
-std::string unwritable_features(const ModelSpec& model) {
-  if (model.sliding_window <= 0) return "";
+std::string unwritable_features(const ModelSpec& model, int seq) {
+  if (model.sliding_window <= 0 || model.sliding_window >= seq) return "";
   std::string what = "sliding-window attention (" + std::to_string(model.sliding_window) + " tokens";
   if (model.full_attention_layers > 0)
     what += " on " + std::to_string(model.layers - model.full_attention_layers) + " of " +

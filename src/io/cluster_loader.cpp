@@ -1,7 +1,10 @@
 #include "src/io/cluster_loader.h"
 
 #include <iostream>
+#include <mutex>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "cost/power_cap.h"
 #include "src/io/batch_limits_block.h"
@@ -172,6 +175,60 @@ DeviceSpec read_device(const YamlFields& f) {
 }
 }  // namespace
 
+// A command loads a profile more than once: its warnings once per file.
+bool first_load_of(const std::string& path) {
+  static std::mutex mutex;
+  static std::set<std::string> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  return loaded.insert(path).second;
+}
+
+// The constants a profile should state: without them the loader's defaults
+// (full link efficiency, no runtime memory, an upper GEMM efficiency) make
+// every plan look faster and lighter than it runs.
+void warn_defaulted_constants(const YAML::Node& root, const std::string& path) {
+  std::vector<std::string> missing;
+  const YAML::Node device = root["device"];
+  for (const char* key : {"gemm_efficiency_max", "memory_bound_efficiency", "flash_attention_efficiency",
+                          "reserved_gib", "allocator_headroom", "hbm_usable_gib"})
+    if (!device[key] && !(std::string(key) == "reserved_gib" && device["reserved_gb"]))
+      missing.push_back(std::string("device.") + key);
+  if (device["peak_fp8_tflops"] && !device["fp8_gemm_ratio_max"])
+    missing.push_back("device.fp8_gemm_ratio_max");
+  const auto links = [&](const YAML::Node& list, const std::string& name) {
+    if (!list || !list.IsSequence()) return;
+    for (std::size_t i = 0; i < list.size(); ++i)
+      for (const char* key : {"efficiency", "latency_us"})
+        if (!list[i][key]) missing.push_back(name + "[" + std::to_string(i) + "]." + key);
+  };
+  links(root["tiers"], "tiers");
+  links(root["groups"], "groups");
+  if (root["inter_group"])
+    for (const char* key : {"efficiency", "latency_us", "nic"})
+      if (!root["inter_group"][key]) missing.push_back(std::string("inter_group.") + key);
+  if (missing.empty()) return;
+  std::string keys;
+  for (const auto& k : missing) keys += (keys.empty() ? "" : ", ") + k;
+  std::cerr << "parplan: warning: " << path << ": " << keys
+            << " not given: the defaults docs/hardware-profiles.md lists are assumed (optimistic: full link "
+               "efficiency, no runtime memory); copy them from the closest shipped profile or fit them with "
+               "parplan calibrate\n";
+}
+
+// A tier outside another with more bandwidth per GPU is most often a Gb/s
+// figure written where GB/s per GPU is meant.
+void warn_faster_outer_tier(const ClusterSpec& c, const std::string& path) {
+  for (std::size_t i = 1; i < c.tiers.size(); ++i)
+    if (c.tiers[i].bandwidth_bytes_per_s > c.tiers[i - 1].bandwidth_bytes_per_s) {
+      std::cerr << "parplan: warning: " << path << ": tiers[" << i << "] (" << c.tiers[i].name << ", "
+                << c.tiers[i].bandwidth_bytes_per_s / kGiga << " GB/s) is faster per GPU than tiers[" << i - 1
+                << "] (" << c.tiers[i - 1].name << ", " << c.tiers[i - 1].bandwidth_bytes_per_s / kGiga
+                << " GB/s); bandwidth_gb_per_s is gigabytes per second per GPU (a 200 Gb/s NIC shared by 8 "
+                   "GPUs is 3.125)\n";
+      return;
+    }
+}
+
 NicKind parse_nic(const std::string& text, const std::string& where) {
   if (text == "intra-node") return NicKind::kIntraNode;
   if (text == "ib" || text == "infiniband") return NicKind::kInfiniBand;
@@ -208,6 +265,10 @@ ClusterSpec load_cluster(const std::string& name_or_path, const char* flag) {
     ClusterSpec c;
     c.name = f.text("name");
     c.device = read_device(f.child("device"));
+    if (c.device.reserved_bytes >= c.device.hbm_usable_bytes)
+      f.child("device").fail("reserved_gib",
+                             "is not below the device's usable memory; give what the runtime keeps (CUDA "
+                             "context, libraries, NCCL: about 1 to 2 GiB)");
     // Bounded so that nodes x ranks_per_node (the cluster's GPUs) fits an int.
     if (!f.has("ranks_per_node")) f.fail("ranks_per_node", "is missing; add the GPUs (ranks) per node");
     c.ranks_per_node = static_cast<int>(*f.integer("ranks_per_node", 1, 1024));
@@ -265,6 +326,10 @@ ClusterSpec load_cluster(const std::string& name_or_path, const char* flag) {
       c.inter_group = read_tier(f.child("inter_group"), false);
       if (c.nodes == 0) c.nodes = nodes;
       if (c.nodes != nodes) f.fail("nodes", "must equal the sum of the groups' nodes");
+    }
+    if (first_load_of(path)) {
+      warn_defaulted_constants(root, path);
+      warn_faster_outer_tier(c, path);
     }
     return c;
   } catch (const YAML::Exception& e) {

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -245,6 +246,27 @@ void check_constraints_agree(const YamlFields& f, const JobRequest& r) {
 }
 }  // namespace
 
+namespace {
+// A file named by a job file is read from the job file's folder, as a user
+// who keeps the job beside its model or profile expects, else from the
+// current directory (as before); a catalog name stays a name.
+std::string job_relative_path(const YamlFields& f, const char* key, const std::string& job_path) {
+  const std::string value = f.text(key, "");
+  namespace fs = std::filesystem;
+  const fs::path as_path(value);
+  const std::string ext = as_path.extension().string();
+  const bool looks_like_path =
+      value.find('/') != std::string::npos || ext == ".yaml" || ext == ".yml" || ext == ".json";
+  if (value.empty() || !looks_like_path || as_path.is_absolute()) return value;
+  std::error_code ec;
+  const fs::path beside = fs::path(job_path).parent_path() / as_path;
+  if (fs::exists(beside, ec)) return beside.string();
+  if (fs::exists(as_path, ec)) return value;
+  f.fail(key, "names '" + value + "', which is neither beside the job file (" + beside.string() +
+                  ") nor in the current directory; fix the path");
+}
+}  // namespace
+
 JobRequest load_job_file(const std::string& path) {
   // Only a regular file: a FIFO would block the read forever and a directory
   // fails deep inside the stream library.
@@ -297,8 +319,8 @@ JobRequest load_job_file(const std::string& path) {
     // mistake in the file.
     if (f.has("name")) (void)f.text("name");
     if (f.has("description")) (void)f.text("description");
-    r.model = f.text("model", "");
-    r.cluster = f.text("cluster", "");
+    r.model = job_relative_path(f, "model", path);
+    r.cluster = job_relative_path(f, "cluster", path);
     // The bounds of --gpus, --nodes, --gbs and --seq (src/io/input_limits.h).
     r.gpus = static_cast<int>(f.integer("gpus", 1, kMaxGpus).value_or(0));
     r.nodes = static_cast<int>(f.integer("nodes", 1, kMaxNodes).value_or(0));
@@ -342,7 +364,7 @@ JobRequest load_job_file(const std::string& path) {
     }
     if (f.has("constraints")) {
       const YamlFields c = f.child("constraints");
-      c.allow_only({"tp", "pp", "vp", "cp", "dp", "mbs", "zero", "recompute", "ep", "etp"});
+      c.allow_only({"tp", "pp", "vp", "cp", "dp", "mbs", "zero", "recompute", "ep", "etp", "sp"});
       SearchPins& pins = r.job.pins;
       const auto size = [&](const char* key) {
         return c.has(key) ? std::optional<int>(job_size(c, key, 0)) : std::nullopt;
@@ -356,6 +378,8 @@ JobRequest load_job_file(const std::string& path) {
       pins.ep = size("ep");
       pins.etp = size("etp");
       if (c.has("zero")) pins.zero = zero_stage(c, 0);
+      // Megatron sequence parallelism: true as --sp, false as --no-sp.
+      if (c.has("sp")) pins.sp = c.boolean("sp", false);
       if (c.has("recompute"))
         pins.recompute =
             parse_recompute(c.text("recompute"), c.where() + ": field '" + c.full("recompute") + "'");

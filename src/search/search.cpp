@@ -445,7 +445,7 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                                std::to_string(result.stats.meshes_searched) + " of " +
                                std::to_string(result.stats.meshes) + " mesh shapes searched)";
   } else if (result.best.empty()) {
-    char text[700];
+    char text[1024];
     result.no_valid_split = structural == 0;
     if (structural > 0 && engine_ok == 0 && pins.hsdp_shard) {
       std::snprintf(text, sizeof text,
@@ -488,29 +488,52 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
       // (moe_config_problem): name it, or the split looks merely indivisible.
       if (p.sp.has_value() && !*p.sp && model.is_moe())
         pins += std::string(pins.empty() ? "" : ", ") + "no sp, so ep 1 or tp 1";
+      // On a heterogeneous cluster every pipeline stage lies in one node
+      // group (docs/topology.md): a split that divides may still not place.
+      char groups[160] = "";
+      if (cluster.heterogeneous())
+        std::snprintf(groups, sizeof groups,
+                      "; on this cluster each pipeline stage lies inside one of its %d node groups, so pp "
+                      ">= %d",
+                      static_cast<int>(cluster.groups.size()), static_cast<int>(cluster.groups.size()));
       std::snprintf(
           text, sizeof text,
           "no split of %d GPUs divides the job: check that gbs %d, seq %d and the model's %d heads and "
-          "%d layers admit tp * cp * pp * dp = %d with gbs divisible by dp%s%s%s",
+          "%d layers admit tp * cp * pp * dp = %d with gbs divisible by dp%s%s%s%s",
           world, job.gbs, job.seq, model.heads, model.layers, world,
           pins.empty()
               ? ""
               : " and layers by pp * vp (with vp > 1, the micro-batches per replica, gbs / (dp * mbs), "
                 "a multiple of pp), with the pinned sizes (",
-          pins.c_str(), pins.empty() ? "" : ")");
+          pins.c_str(), pins.empty() ? "" : ")", groups);
     } else {
+      // Sizes the user pinned bound the leanest config: unpinning them is
+      // the first thing to try, before more GPUs.
+      std::string pinned;
+      const SearchPins& p = job.pins;
+      for (const auto& [name, value] :
+           {std::pair{"tp", p.tp}, std::pair{"pp", p.pp}, std::pair{"cp", p.cp}, std::pair{"dp", p.dp},
+            std::pair{"mbs", p.mbs}, std::pair{"zero", p.zero}, std::pair{"ep", p.ep}})
+        if (value)
+          pinned += std::string(pinned.empty() ? "" : " ") + "--" + name + " " + std::to_string(*value);
+      if (p.recompute && *p.recompute != Recompute::kFull)
+        pinned += std::string(pinned.empty() ? "" : " ") + "--recompute " +
+                  (*p.recompute == Recompute::kNone ? "none" : "selective");
+      const std::string advice =
+          pinned.empty()
+              ? "add GPUs or shorten the sequence"
+              : "unpin " + pinned + " (they bound the leanest config), add GPUs or shorten the sequence";
       std::snprintf(
           text, sizeof text,
           "memory: even the leanest config (tp %d%s, cp %d, pp %d, dp %d, zero %d, mbs %d, %s) needs "
-          "%.1f GiB per device but the device has %.1f GiB usable after the memory headroom; add GPUs or "
-          "shorten the sequence",
+          "%.1f GiB per device but the device has %.1f GiB usable after the memory headroom; %s",
           least_config.tp, least_config.sp ? " with sp" : "", least_config.cp, least_config.pp,
           least_config.dp, least_config.zero, least_config.mbs,
           least_config.recompute == Recompute::kFull        ? "full recompute"
           : least_config.recompute == Recompute::kSelective ? "selective recompute"
                                                             : "no recompute",
           least_peak / 1073741824.0,
-          job.memory_budget_bytes(cluster.device.usable_hbm_bytes()) / 1073741824.0);
+          job.memory_budget_bytes(cluster.device.usable_hbm_bytes()) / 1073741824.0, advice.c_str());
     }
     result.infeasible_reason = text;
   }

@@ -218,11 +218,15 @@ struct RunResult {
 };
 
 /// Runs `command` under bash with a clean environment: PATH (stand-ins first),
-/// HOME, PARPLAN_RECORD and the given variables only.
+/// HOME, PARPLAN_RECORD and the given variables only, as node 0 of a
+/// multi-node torchrun launch (NODE_RANK 0, MASTER_ADDR localhost) unless
+/// `vars` names them (an empty value: unset for the script).
 inline RunResult run_clean(const fs::path& stubs, const fs::path& record, const std::string& command,
-                           const std::map<std::string, std::string>& vars) {
+                           std::map<std::string, std::string> vars) {
   std::string env = "env -i PATH='" + stubs.string() +
                     ":/usr/bin:/bin' HOME=/tmp USER=tester PARPLAN_RECORD='" + record.string() + "'";
+  vars.emplace("NODE_RANK", "0");
+  vars.emplace("MASTER_ADDR", "localhost");
   for (const auto& [k, v] : vars) env += " " + k + "='" + v + "'";
   const std::string full = env + " bash -c '" + command + "' 2>&1";
   RunResult result;

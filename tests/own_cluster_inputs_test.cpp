@@ -1,0 +1,109 @@
+// A user's own profile, job file and model, as an audit of a first-time
+// user's session found them mishandled: optimistic defaults taken in
+// silence, a reserve larger than the GPU, a calibration block without its
+// error, a job file's relative paths read from elsewhere, sp not pinnable in
+// a job file, a window as long as the sequence refused by --emit, and
+// infeasibility advice that ignored the user's own pins.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/cli_support.h"
+
+namespace parplan {
+namespace own_cluster_inputs_test {
+
+using test::CliRun;
+using test::expect_cli_refusal;
+using test::run_cli;
+using test::write_temp;
+
+const std::string kMinimalProfile =
+    "name: mini\n"
+    "ranks_per_node: 8\n"
+    "device: {name: X, peak_bf16_tflops: 312, hbm_gib: 40, hbm_tb_per_s: 1.5, reserved_gib: 1}\n"
+    "tiers:\n"
+    "  - {name: pcie, ranks: 8, bandwidth_gb_per_s: 12}\n"
+    "  - {name: eth, bandwidth_gb_per_s: 200}\n";
+
+const std::string kEstimate =
+    "estimate --model llama3-8b --gpus 16 --gbs 64 --seq 2048 --tp 2 --pp 1 --cluster ";
+
+TEST(OwnClusterInputs, DefaultedConstantsAndAGbPerSecondSlipAreNamedOnce) {
+  const CliRun run = run_cli(kEstimate + write_temp("mini.yaml", kMinimalProfile));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // One line naming what was assumed, one naming the faster outer tier;
+  // once each although the command loads the profile more than once.
+  EXPECT_EQ(test::line_count(run.err), 2) << run.err;
+  EXPECT_NE(run.err.find("device.gemm_efficiency_max"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("tiers[1].efficiency"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("tiers[1] (eth, 200 GB/s) is faster per GPU"), std::string::npos) << run.err;
+  // The shipped profiles state every constant.
+  for (const char* shipped : {"dgx-a100", "dgx-h100", "frontier", "holmes-mixed"}) {
+    const CliRun ok = run_cli(kEstimate + shipped);
+    EXPECT_EQ(ok.exit_code, 0) << shipped << ok.err;
+    EXPECT_TRUE(ok.err.empty()) << shipped << ok.err;
+  }
+}
+
+TEST(OwnClusterInputs, ImpossibleProfileValuesAreRefused) {
+  std::string reserve = kMinimalProfile;
+  reserve.replace(reserve.find("reserved_gib: 1"), 15, "reserved_gib: 1400");
+  expect_cli_refusal(kEstimate + write_temp("reserve.yaml", reserve), "device.reserved_gib' is not below");
+  const std::string calibration = kMinimalProfile + "calibration: {runs: 5}\n";
+  expect_cli_refusal(kEstimate + write_temp("cal.yaml", calibration), "mean_step_error' is missing");
+  const std::string inverted =
+      kMinimalProfile + "calibration: {runs: 5, mean_step_error: 0.05, max_step_error: 0.01}\n";
+  expect_cli_refusal(kEstimate + write_temp("inv.yaml", inverted), "max_step_error' is below");
+  const std::string no_runs = kMinimalProfile + "calibration: {mean_step_error: 0.05}\n";
+  expect_cli_refusal(kEstimate + write_temp("noruns.yaml", no_runs), "runs' is missing");
+}
+
+TEST(OwnClusterInputs, AJobFilesPathsAreReadFromItsFolder) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("parplan_jobdir_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string profile = std::string(PARPLAN_SOURCE_DIR) + "/hardware-profiles/dgx-a100.yaml";
+  fs::copy_file(profile, dir / "mine.yaml", fs::copy_options::overwrite_existing);
+  const std::string job = (dir / "job.yaml").string();
+  std::ofstream(job) << "model: llama3-8b\ncluster: mine.yaml\ngpus: 16\ngbs: 64\nseq: 2048\n"
+                     << "constraints: {tp: 2, sp: false}\n";
+  const nlohmann::json j = test::cli_json("plan --job " + job + " --format json");
+  ASSERT_FALSE(j.empty());
+  EXPECT_EQ(j["config"]["tp"], 2);
+  EXPECT_EQ(j["config"]["sp"], false);  // pinned off in the job file
+  std::ofstream(job) << "model: llama3-8b\ncluster: missing.yaml\ngpus: 16\ngbs: 64\nseq: 2048\n";
+  expect_cli_refusal("plan --job " + job, "field 'cluster' names 'missing.yaml'");
+  fs::remove_all(dir);
+}
+
+TEST(OwnClusterInputs, AWindowAsLongAsTheSequenceIsWritten) {
+  const std::string model = std::string(PARPLAN_SOURCE_DIR) + "/examples/models/mistral-7b-v0.1/config.json";
+  const std::string out = ::testing::TempDir() + "parplan_window_" + std::to_string(::getpid());
+  const std::string plan =
+      "plan --model " + model + " --cluster dgx-h100 --gpus 8 --gbs 64 --emit megatron --out " + out;
+  const CliRun covered = run_cli(plan + " --seq 4096");
+  EXPECT_EQ(covered.exit_code, 0) << covered.err;
+  EXPECT_EQ(covered.err.find("warning"), std::string::npos) << covered.err;
+  expect_cli_refusal(plan + " --seq 8192", "sliding-window attention (4096 tokens)");
+  std::filesystem::remove_all(out);
+}
+
+TEST(OwnClusterInputs, InfeasibleAdviceNamesThePinsThatBindIt) {
+  const CliRun run = run_cli(
+      "plan --model llama3-8b --cluster dgx-a100 --gpus 32 --gbs 256 --seq 4096 --tp 1 --pp 1 --zero 0 "
+      "--recompute none");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(test::line_count(run.err), 1) << run.err;
+  EXPECT_NE(run.err.find("unpin --tp 1 --pp 1 --zero 0 --recompute none"), std::string::npos) << run.err;
+  const CliRun groups =
+      run_cli("plan --model gpt-7.5b --cluster holmes-mixed --gpus 64 --gbs 256 --seq 2048 --pp 1");
+  EXPECT_EQ(groups.exit_code, 2);
+  EXPECT_NE(groups.err.find("inside one of its 2 node groups, so pp >= 2"), std::string::npos) << groups.err;
+}
+
+}  // namespace own_cluster_inputs_test
+}  // namespace parplan
