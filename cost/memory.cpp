@@ -67,8 +67,13 @@ double layer_activation_bytes(const ModelSpec& model, const ActivationShape& sha
   // memory_fsdp.csv, docs/kernel-measurements.md); fused and compiled
   // kernels rebuild it from the two projections' outputs.
   const double eager_activation_output = shape.eager_elementwise && model.gated_ffn ? 2.0 * f : 0.0;
-  const double split = 2.0 * (2.0 * q_width + 2.0 * kv_width) + (shape.fp8 ? 1.0 : 0.0) * q_width +
-                       (model.gated_ffn ? 4.0 : 2.0) * f + gemm_input * f + eager_activation_output;
+  // Query/key normalisation (Qwen3, OLMo 2) keeps its inputs, the 16-bit
+  // query and key heads as the QKV projection gave them, for the norms'
+  // backward beside the normalised (and rotated) ones the attention keeps.
+  const double qk_norm_inputs = model.qk_norm ? 2.0 * (q_width + kv_width) : 0.0;
+  const double split = 2.0 * (2.0 * q_width + 2.0 * kv_width) + qk_norm_inputs +
+                       (shape.fp8 ? 1.0 : 0.0) * q_width + (model.gated_ffn ? 4.0 : 2.0) * f +
+                       gemm_input * f + eager_activation_output;
   double per_token = (shape.sp ? replicated / t : replicated) + split / t;
   // Megatron's --recompute-modules mlp keeps only the MLP's input (the
   // residual, counted as a norm input): not FC1's input, the activation's

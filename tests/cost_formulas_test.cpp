@@ -98,5 +98,25 @@ TEST(CostFormulas, ActivationsPerLayerReproduceKorthikantiTable2) {
   EXPECT_NEAR(layer_activation_bytes(m, shape), s * b * h * (10 + 24 / t), 1.0);
 }
 
+// Query/key RMSNorm (Qwen3) saves its inputs for its backward: the 16-bit
+// query and key heads, 2 (a d + g d) bytes per token, split over tp.
+TEST(CostFormulas, QueryKeyNormKeepsItsInputs) {
+  ModelSpec m = gpt(32, 2048, 48);  // 32 heads
+  m.head_dim = 128;
+  m.kv_groups = 4;
+  ActivationShape shape;
+  shape.seq = 4096;
+  shape.micro_batch = 1;
+  shape.tp = 2;
+  shape.sp = true;
+  const double without = layer_activation_bytes(m, shape);
+  m.qk_norm = true;
+  EXPECT_NEAR(layer_activation_bytes(m, shape) - without, 4096.0 * 2.0 * (32 * 128 + 4 * 128) / 2.0, 1.0);
+  shape.recompute = Recompute::kFull;  // only the layer input kept
+  const double full = layer_activation_bytes(m, shape);
+  m.qk_norm = false;
+  EXPECT_EQ(layer_activation_bytes(m, shape), full);
+}
+
 }  // namespace
 }  // namespace parplan
