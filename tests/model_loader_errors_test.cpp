@@ -93,13 +93,15 @@ TEST(ModelLoaderErrors, MissingRequiredField) {
                   "'source'", "missing");
   EXPECT_MENTIONS(load_error("m.yaml", std::string(kMinimalYaml) + "moe:\n  experts: 8\n"), "'moe.top_k'",
                   "missing");
-  EXPECT_MENTIONS(load_error("config.json", R"({"hidden_size": 64, "num_attention_heads": 4,
+  EXPECT_MENTIONS(
+      load_error("config.json", R"({"intermediate_size": 128, "hidden_size": 64, "num_attention_heads": 4,
       "vocab_size": 10, "max_position_embeddings": 8})"),
-                  "'num_hidden_layers'", "missing");
-  EXPECT_MENTIONS(load_error("config.json", R"({"model_type": "mixtral", "hidden_size": 64,
+      "'num_hidden_layers'", "missing");
+  EXPECT_MENTIONS(
+      load_error("config.json", R"({"intermediate_size": 128, "model_type": "mixtral", "hidden_size": 64,
       "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 10,
       "max_position_embeddings": 8, "num_local_experts": 8})"),
-                  "'num_experts_per_tok'", "missing");
+      "'num_experts_per_tok'", "missing");
 }
 
 TEST(ModelLoaderErrors, WrongType) {
@@ -113,16 +115,19 @@ TEST(ModelLoaderErrors, WrongType) {
                   "true or false");
   EXPECT_MENTIONS(load_error("m.yaml", std::string(kMinimalYaml) + "moe: 8\n"), "'moe'", "mapping");
   EXPECT_MENTIONS(load_error("m.yaml", "- layers\n- hidden\n"), "mapping");
-  EXPECT_MENTIONS(load_error("config.json", R"({"hidden_size": "4096", "num_hidden_layers": 2,
+  EXPECT_MENTIONS(
+      load_error("config.json", R"({"intermediate_size": 128, "hidden_size": "4096", "num_hidden_layers": 2,
       "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8})"),
-                  "'hidden_size'", "\"4096\"");
-  EXPECT_MENTIONS(load_error("config.json", R"({"hidden_size": 64.0, "num_hidden_layers": 2,
+      "'hidden_size'", "\"4096\"");
+  EXPECT_MENTIONS(
+      load_error("config.json", R"({"intermediate_size": 128, "hidden_size": 64.0, "num_hidden_layers": 2,
       "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8})"),
-                  "'hidden_size'", "integer");
-  EXPECT_MENTIONS(load_error("config.json", R"({"hidden_size": 64, "num_hidden_layers": 2,
+      "'hidden_size'", "integer");
+  EXPECT_MENTIONS(
+      load_error("config.json", R"({"intermediate_size": 128, "hidden_size": 64, "num_hidden_layers": 2,
       "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8,
       "tie_word_embeddings": "no"})"),
-                  "'tie_word_embeddings'", "true or false");
+      "'tie_word_embeddings'", "true or false");
   EXPECT_MENTIONS(load_error("config.json", "[1, 2, 3]"), "JSON object");
 }
 
@@ -138,9 +143,10 @@ TEST(ModelLoaderErrors, NonPositiveNumbers) {
                                                                    "  shared_experts: -1\n"),
                   "'moe.shared_experts'", "non-negative");
   EXPECT_MENTIONS(load_error("x.yaml", base + "hidden: 99999999999999999999999\n"), "'hidden'", "too large");
-  EXPECT_MENTIONS(load_error("config.json", R"({"hidden_size": 64, "num_hidden_layers": -2,
+  EXPECT_MENTIONS(
+      load_error("config.json", R"({"intermediate_size": 128, "hidden_size": 64, "num_hidden_layers": -2,
       "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8})"),
-                  "'num_hidden_layers'", "positive");
+      "'num_hidden_layers'", "positive");
 }
 
 TEST(ModelLoaderErrors, HiddenNotDivisibleByHeads) {
@@ -149,19 +155,21 @@ TEST(ModelLoaderErrors, HiddenNotDivisibleByHeads) {
   // With an explicit head_dim the shape is accepted.
   TempFile ok("ok.yaml", base + "hidden: 4100\nhead_dim: 128\n");
   EXPECT_EQ(load_model(ok.path()).head_dim, 128);
-  EXPECT_MENTIONS(load_error("config.json", R"({"hidden_size": 100, "num_hidden_layers": 2,
+  EXPECT_MENTIONS(
+      load_error("config.json", R"({"intermediate_size": 128, "hidden_size": 100, "num_hidden_layers": 2,
       "num_attention_heads": 3, "vocab_size": 10, "max_position_embeddings": 8})"),
-                  "'hidden_size'", "'num_attention_heads'");
+      "'hidden_size'", "'num_attention_heads'");
 }
 
 TEST(ModelLoaderErrors, HeadsNotDivisibleByKvGroups) {
   EXPECT_MENTIONS(load_error("x.yaml", std::string(kMinimalYaml) + "kv_groups: 3\n"), "'kv_groups'",
                   "'heads'");
   EXPECT_MENTIONS(load_error("x.yaml", std::string(kMinimalYaml) + "kv_groups: 8\n"), "'kv_groups'");
-  EXPECT_MENTIONS(load_error("config.json", R"({"hidden_size": 4096, "num_hidden_layers": 2,
+  EXPECT_MENTIONS(
+      load_error("config.json", R"({"intermediate_size": 128, "hidden_size": 4096, "num_hidden_layers": 2,
       "num_attention_heads": 32, "num_key_value_heads": 5, "vocab_size": 10,
       "max_position_embeddings": 8})"),
-                  "'num_key_value_heads'", "'num_attention_heads'");
+      "'num_key_value_heads'", "'num_attention_heads'");
 }
 
 TEST(ModelLoaderErrors, UnknownNormOrPosition) {
@@ -174,10 +182,11 @@ TEST(ModelLoaderErrors, UnknownNormOrPosition) {
 TEST(ModelLoaderErrors, TopKAboveExperts) {
   EXPECT_MENTIONS(load_error("x.yaml", std::string(kMinimalYaml) + "moe:\n  experts: 8\n  top_k: 9\n"),
                   "'moe.top_k'", "'moe.experts'");
-  EXPECT_MENTIONS(load_error("config.json", R"({"model_type": "mixtral", "hidden_size": 64,
+  EXPECT_MENTIONS(
+      load_error("config.json", R"({"intermediate_size": 128, "model_type": "mixtral", "hidden_size": 64,
       "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 10,
       "max_position_embeddings": 8, "num_local_experts": 8, "num_experts_per_tok": 9})"),
-                  "'num_experts_per_tok'", "'num_local_experts'");
+      "'num_experts_per_tok'", "'num_local_experts'");
 }
 
 TEST(ModelLoaderErrors, FirstDenseLayersCoversEveryLayer) {
@@ -194,7 +203,9 @@ TEST(ModelLoaderErrors, UnknownKeysAreNamed) {
   EXPECT_MENTIONS(load_error("x.yaml", std::string(kMinimalYaml) + "mla:\n  kv_rank: 8\n"), "'mla.kv_rank'");
   EXPECT_MENTIONS(load_error("x.yaml", std::string(kMinimalYaml) + "colour: blue\n"), "'colour'");
   // HF configs carry many keys parplan does not need: those are ignored.
-  TempFile hf("config.json", R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+  TempFile hf(
+      "config.json",
+      R"({"intermediate_size": 128, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
       "vocab_size": 10, "max_position_embeddings": 8, "some_future_key": {"a": [1, 2]}})");
   EXPECT_NO_THROW(load_model(hf.path()));
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/io/hf_moe_layers.h"
+#include "src/io/hf_rope.h"
 #include "src/io/input_error.h"
 #include "src/io/input_file.h"
 #include "src/io/input_limits.h"
@@ -26,12 +27,17 @@ using Json = nlohmann::json;
   model_fail(origin, line, message);
 }
 
+[[noreturn]] void fail_field(const std::string& origin, const std::string& message) {
+  model_fail(origin, 0, message);
+}
+
 // A value quoted in a message: escaped and cut (src/io/printable_text.h).
 std::string hf_excerpt(const std::string& text) { return printable_text(text); }
 
 class HfConfig {
  public:
   HfConfig(const Json& root, const std::string& origin) : root_(root), origin_(origin) {}
+  const Json& root() const { return root_; }
 
   /// The first of `keys` present with a non-null value, or nullptr.
   const Json* find(std::initializer_list<const char*> keys, std::string* found = nullptr) const {
@@ -158,14 +164,14 @@ constexpr HfType kHfTypes[] = {
     {"deepseek_v3", Family::kLlama, false, false, false, 1e-6, ""},
     {"phi3", Family::kLlama, false, false, false, 1e-5, ""},
     {"gemma2", Family::kLlama, true, false, false, 1e-6,
-     "GeGLU (tanh) activation, sliding-window attention, logit soft-capping, Gemma's (1 + weight) RMSNorm "
+     "GeGLU (tanh) activation, logit soft-capping, Gemma's (1 + weight) RMSNorm "
      "and sqrt(hidden) embedding "
      "scale"},
     {"gemma3_text", Family::kLlama, true, false, true, 1e-6,
-     "GeGLU (tanh) activation, sliding-window attention, Gemma's (1 + weight) RMSNorm and sqrt(hidden) "
+     "GeGLU (tanh) activation, Gemma's (1 + weight) RMSNorm and sqrt(hidden) "
      "embedding scale"},
     {"gemma3", Family::kLlama, true, false, true, 1e-6,
-     "GeGLU (tanh) activation, sliding-window attention, Gemma's (1 + weight) RMSNorm and sqrt(hidden) "
+     "GeGLU (tanh) activation, Gemma's (1 + weight) RMSNorm and sqrt(hidden) "
      "embedding scale"},
     // GptOssConfig: tie_word_embeddings False, rms_norm_eps 1e-5; its experts
     // clamp the SwiGLU (swiglu_limit) and add 1 to the linear half.
@@ -288,46 +294,18 @@ void read_details(const HfConfig& hf, const HfType& type, ModelSpec& m) {
     m.activation = m.gated_ffn ? Activation::kSilu : Activation::kGelu;
     add_unmodelled(m, "the " + hf_excerpt(act_name) + " activation");
   }
-  // RoPE: rope_theta (GPT-NeoX: rotary_emb_base), rotary_pct / partial_rotary_factor.
+  // RoPE: rope_theta (GPT-NeoX: rotary_emb_base) or rope_parameters, rotary_pct /
+  // partial_rotary_factor, the scaling (src/io/hf_rope.h).
+  const HfRope rope = read_hf_rope(hf.root(), fail_field, origin);
   if (m.position == PositionKind::kRope) {
-    m.rope_theta = number_or(hf, {"rope_theta", "rotary_emb_base"}, 10000.0, origin);
+    m.rope_theta = rope.theta;
     const double fraction_default = type.family == Family::kGptNeox ? 0.25 : 1.0;  // GPTNeoXConfig rotary_pct
     m.rotary_fraction = number_or(hf, {"rotary_pct", "partial_rotary_factor"}, fraction_default, origin);
-    if (m.rope_theta < 1.0 || m.rotary_fraction <= 0.0 || m.rotary_fraction > 1.0)
+    if (m.rotary_fraction <= 0.0 || m.rotary_fraction > 1.0)
       fail(origin, 0, "rope_theta must be >= 1 and the rotary fraction in (0, 1]");
   }
-  if (const Json* scaling = hf.find({"rope_scaling"}); scaling != nullptr) {
-    if (!scaling->is_object())
-      fail(origin, 0,
-           "field 'rope_scaling' must be an object such as {\"rope_type\": \"llama3\", \"factor\": 8} (got " +
-               hf_excerpt(scaling->dump()) + ")");
-    const auto field = [&](const char* key, bool number) -> const Json* {
-      const auto it = scaling->find(key);
-      if (it == scaling->end() || it->is_null()) return nullptr;
-      if (number ? !it->is_number() : !it->is_string())
-        fail(origin, 0,
-             std::string("field 'rope_scaling.") + key + "' must be a " + (number ? "number" : "string") +
-                 " (got " + hf_excerpt(it->dump()) + ")");
-      return &*it;
-    };
-    const auto number = [&](const char* key, double fallback) {
-      const Json* value = field(key, true);
-      return value != nullptr ? value->get<double>() : fallback;
-    };
-    const Json* kind_field = field("rope_type", false);
-    if (kind_field == nullptr) kind_field = field("type", false);
-    const std::string kind = kind_field != nullptr ? kind_field->get<std::string>() : "?";
-    // Megatron's llama3 scaling (rotary_pos_embedding.py _apply_scaling) fixes
-    // low_freq_factor 1, high_freq_factor 4, original_max_position_embeddings 8192.
-    const bool megatron_llama3 = kind == "llama3" && number("low_freq_factor", 1.0) == 1.0 &&
-                                 number("high_freq_factor", 4.0) == 4.0 &&
-                                 number("original_max_position_embeddings", 8192) == 8192;
-    const double factor = number("factor", 0.0);
-    if (megatron_llama3 && factor >= 1.0)
-      m.rope_scaling_factor = factor;
-    else
-      add_unmodelled(m, "RoPE scaling '" + hf_excerpt(kind) + "'");
-  }
+  m.rope_scaling_factor = rope.llama3_factor;
+  if (!rope.unmodelled.empty()) add_unmodelled(m, rope.unmodelled);
   m.norm_epsilon =
       number_or(hf, {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon"}, type.norm_eps_default, origin);
   if (m.norm_epsilon <= 0.0 || m.norm_epsilon >= 0.1)
@@ -350,7 +328,9 @@ void read_details(const HfConfig& hf, const HfType& type, ModelSpec& m) {
   // alternation (odd layers full: Gemma2DecoderLayer is_sliding = not
   // layer_idx % 2), else none (Mistral: every layer windowed).
   const auto window = hf.integer({"sliding_window"}, 0, std::numeric_limits<int64_t>::max());
-  if (window && *window > 0 && hf.boolean("use_sliding_window").value_or(true)) {
+  // Qwen2/Qwen3 configs default use_sliding_window to false (Qwen2Config).
+  const bool window_default = std::string(type.model_type).rfind("qwen", 0) != 0;
+  if (window && *window > 0 && hf.boolean("use_sliding_window").value_or(window_default)) {
     m.sliding_window = static_cast<int>(std::min<int64_t>(*window, std::numeric_limits<int>::max()));
     const Json* types = hf.find({"layer_types"});
     const auto pattern = hf.integer({"sliding_window_pattern"}, 1, std::numeric_limits<int>::max());
@@ -417,6 +397,9 @@ ModelSpec model_from_hf(const Json& root, const std::string& origin) {
   if (m.vocab == 0) hf.missing({"vocab_size"});
   m.max_positions = hf.required_int({"max_position_embeddings", "n_positions", "n_ctx"});
   m.ffn_hidden = hf.optional_int({"intermediate_size", "n_inner"}, 1, 0, &names.ffn_hidden);
+  // GPT-2's n_inner None is 4 x hidden; every other family's class default
+  // is a fixed width of one checkpoint, never 4 x hidden: name the field.
+  if (m.ffn_hidden == 0 && family != Family::kGpt2) hf.missing({"intermediate_size"});
   if (m.ffn_hidden == 0) m.ffn_hidden = default_ffn_hidden(m.hidden, origin, names.hidden);
   m.kv_groups = hf.optional_int({"num_key_value_heads"}, 1, m.heads, &names.kv_groups);
   bool head_dim_given = hf.has({"head_dim"});
