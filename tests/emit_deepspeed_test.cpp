@@ -224,5 +224,24 @@ TEST(EmitDeepSpeed, PlainScriptUnderTorchrunAndDeepSpeedLauncher) {
   EXPECT_EQ(no_addr_args.value("--num_nodes"), "2");
 }
 
+// DeepSpeed recomputes only what the script checkpoints: a plan costed with
+// full recomputation tells the script's author what to call, and a plan
+// without recomputation asks nothing.
+TEST(EmitDeepSpeed, FullRecomputationTellsTheScriptWhatToCheckpoint) {
+  Plan plan = llama3_70b_on_64_h100();
+  set_mesh(plan, 64, 1, 1, 1, 1);
+  set_batch(plan, 64, 1, 8192);
+  plan.config.sp = false;
+  plan.config.zero = 3;
+  for (const Recompute mode : {Recompute::kFull, Recompute::kNone}) {
+    plan.config.recompute = mode;
+    TempDir dir;
+    emit_launch_files(plan, {Engine::kDeepSpeed, Launcher::kTorchrun, dir.path / "out"});
+    const std::string script = read_text(dir.path / "out" / "launch.sh");
+    EXPECT_EQ(script.find("deepspeed.checkpointing.checkpoint") != std::string::npos,
+              mode == Recompute::kFull);
+  }
+}
+
 }  // namespace
 }  // namespace parplan::emit_test

@@ -105,5 +105,26 @@ TEST(OwnClusterInputs, InfeasibleAdviceNamesThePinsThatBindIt) {
   EXPECT_NE(groups.err.find("inside one of its 2 node groups, so pp >= 2"), std::string::npos) << groups.err;
 }
 
+// The held-out runs of a shipped profile were predicted with its
+// constants: a copy that keeps the name but changes one is not described by
+// them (it printed dgx-h100's held-out errors).
+TEST(OwnClusterInputs, HeldOutErrorsOnlyForTheProfileTheyWerePredictedOn) {
+  const std::string shipped =
+      test::slurp(std::string(PARPLAN_SOURCE_DIR) + "/hardware-profiles/dgx-h100.yaml");
+  std::string changed = shipped;
+  const std::size_t at = changed.find("gemm_efficiency_max:");
+  ASSERT_NE(at, std::string::npos);
+  changed.replace(at, changed.find('\n', at) - at, "gemm_efficiency_max: 0.3");
+  const std::string args =
+      "estimate --model llama3-70b --gpus 64 --gbs 512 --seq 8192 --tp 4 --pp 4 --sp "
+      "--format json --cluster ";
+  const nlohmann::json same = test::cli_json(args + write_temp("same-h100.yaml", shipped));
+  const nlohmann::json edited = test::cli_json(args + write_temp("edited-h100.yaml", changed));
+  ASSERT_FALSE(same.empty());
+  ASSERT_FALSE(edited.empty());
+  EXPECT_FALSE(same["accuracy"]["heldout"].is_null());
+  EXPECT_TRUE(edited["accuracy"]["heldout"].is_null());
+}
+
 }  // namespace own_cluster_inputs_test
 }  // namespace parplan

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "cost/fitted_constants.h"
 #include "solvers/fit_run.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/data_paths.h"
@@ -98,10 +99,42 @@ std::string describe(const Traits& t, bool with_precision, bool with_sharding) {
   return s;
 }
 
+// The shipped profile the held-out runs of `name` were predicted on, if any.
+const ClusterSpec* shipped_profile(const std::string& name) {
+  const HeldoutFile& file = heldout_file();
+  if (file.base.name == name) return &file.base;
+  for (const FitRun& run : file.runs)
+    if (run.own_cluster && run.own_cluster->name == name) return &*run.own_cluster;
+  return nullptr;
+}
+
+// Whether `cluster` prices as the shipped profile of its name: the same peaks
+// and bandwidths and every constant calibrate can fit. A copy that keeps the
+// name but changes a constant (or a power limit) was never checked on those
+// runs.
+bool prices_as_shipped(const ClusterSpec& cluster, const ClusterSpec& shipped) {
+  const DeviceSpec &a = cluster.device, &b = shipped.device;
+  if (a.peak_bf16_flops_per_s != b.peak_bf16_flops_per_s ||
+      a.peak_fp8_flops_per_s != b.peak_fp8_flops_per_s || a.hbm_bytes_per_s != b.hbm_bytes_per_s ||
+      a.hbm_usable_bytes != b.hbm_usable_bytes || cluster.tiers.size() != shipped.tiers.size() ||
+      cluster.groups.size() != shipped.groups.size())
+    return false;
+  for (std::size_t i = 0; i < cluster.tiers.size(); ++i)
+    if (cluster.tiers[i].bandwidth_bytes_per_s != shipped.tiers[i].bandwidth_bytes_per_s ||
+        cluster.tiers[i].ranks != shipped.tiers[i].ranks)
+      return false;
+  for (const FittedConstant& c : fitted_constants(shipped))
+    if (fitted_value(cluster, c) != fitted_value(shipped, c)) return false;
+  return true;
+}
+
 }  // namespace
 
 std::optional<HeldoutAlike> heldout_alike(const ClusterSpec& cluster, const ModelSpec& model,
                                           const JobSpec& job, const ParallelConfig& config) {
+  if (const ClusterSpec* shipped = shipped_profile(cluster.name);
+      shipped != nullptr && !prices_as_shipped(cluster, *shipped))
+    return std::nullopt;
   const Traits want = traits_of(model, job, config);
   const std::vector<HeldoutRun> runs = heldout_runs(cluster.name);
   // Most alike first: every trait, then without the sharding, then without

@@ -96,10 +96,27 @@ Program megatron_deepspeed_program(const Plan& plan, const WallTime& wall) {
   return p;
 }
 
-Program deepspeed_program() {
+Program deepspeed_program(const Plan& plan) {
   Program p;
   p.user_block = {required("TRAIN_SCRIPT", "your DeepSpeed training script (it calls deepspeed.initialize)"),
                   defaulted("TRAIN_ARGS", "")};
+  // DeepSpeed recomputes only what the script checkpoints: ds_config.json's
+  // activation_checkpointing block configures deepspeed.checkpointing, and
+  // PipelineModule takes its interval as an argument. The plan's memory
+  // holds only if the script does what it was costed with.
+  if (plan.config.recompute == Recompute::kFull) {
+    p.user_block.push_back(
+        "# The plan recomputes every transformer block (full recomputation); your script must:");
+    if (plan.config.pp > 1)
+      p.user_block.push_back("#   build its PipelineModule with activation_checkpoint_interval=1");
+    else
+      p.user_block.push_back(
+          "#   call deepspeed.checkpointing.configure(None, deepspeed_config=<this ds_config.json>) and run "
+          "each "
+          "block through deepspeed.checkpointing.checkpoint");
+    p.user_block.push_back(
+        "#   (without it the activations of every layer are kept and the plan's memory does not hold)");
+  }
   p.program_lines = {"read -r -a TRAIN_ARGS_ARRAY <<< \"$TRAIN_ARGS\"",
                      "PROGRAM=(\"$TRAIN_SCRIPT\" --deepspeed --deepspeed_config \"$DIR/ds_config.json\" "
                      "\"${TRAIN_ARGS_ARRAY[@]}\")"};
@@ -123,7 +140,7 @@ Program program_for(const ScriptContext& x) {
     case Engine::kMegatronDeepSpeed:
       return megatron_deepspeed_program(x.plan, x.wall);
     case Engine::kDeepSpeed:
-      return deepspeed_program();
+      return deepspeed_program(x.plan);
     case Engine::kTorchtitan:
       break;
   }
