@@ -242,7 +242,15 @@ const HfCase kHfCases[] = {
      true},
     {"mixtral",
      R"("rope_theta": 1e6, "num_local_experts": 8, "num_experts_per_tok": 2, "sliding_window": null)",
-     {{"--rotary-base", "1000000"}, {"--num-experts", "8"}, {"--norm-epsilon", "1e-05"}},
+     {{"--rotary-base", "1000000"},
+      {"--num-experts", "8"},
+      {"--norm-epsilon", "1e-05"},
+      {"--moe-aux-loss-coeff", "1e-2"}},  // not given: Megatron's recommended weight
+     nullptr},
+    // The published Mixtral config's load-balancing weight reaches the files.
+    {"mixtral",
+     R"("num_local_experts": 8, "num_experts_per_tok": 2, "router_aux_loss_coef": 0.02)",
+     {{"--moe-aux-loss-coeff", "0.02"}},
      nullptr},
     // Qwen2.5: Q/K/V biases (Qwen2Attention), rope 1e6, eps 1e-6, window off.
     {"qwen2",

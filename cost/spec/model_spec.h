@@ -109,6 +109,11 @@ struct ModelSpec {
   /// Sigmoid router with a per-expert bias instead of an auxiliary loss
   /// (DeepSeek-V3's auxiliary-loss-free balancing).
   bool aux_loss_free = false;
+  /// Weight of the load-balancing loss as the model was trained with it
+  /// (Hugging Face router_aux_loss_coef / aux_loss_alpha, model YAML
+  /// moe.aux_loss_coeff); 0 = not given, each engine's recommended value.
+  /// Not a cost: the launch files must carry it.
+  double aux_loss_coeff = 0.0;
   /// Scale of the routed experts' weighted output (DeepSeek-V3's
   /// routed_scaling_factor, 2.5); 0 = none. Not a cost: the launch files
   /// must carry it.

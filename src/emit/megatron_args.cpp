@@ -48,6 +48,13 @@ int max_positions(const Plan& p) {
 
 // --moe-layer-freq: an int N (every N-th layer) or a Python list pattern, which
 // arguments.py moe_freq_type evaluates (digits, commas, brackets, + and * only).
+// A loss weight as the engines' argparse reads it (float): 0.02, 1e-04.
+std::string loss_weight(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
 std::string moe_layer_pattern(const ModelSpec& m) {
   const int freq = std::max(1, m.moe_layer_freq);
   if (m.first_dense_layers <= 0) return str(freq);
@@ -120,11 +127,12 @@ void megatron_moe_args(const Plan& plan, Args& a) {
     a.opt("--moe-router-score-function", "sigmoid");
     a.flag("--moe-router-enable-expert-bias");
     a.opt("--moe-router-load-balancing-type", "seq_aux_loss");
-    a.opt("--moe-aux-loss-coeff", "1e-4");
+    a.opt("--moe-aux-loss-coeff", m.aux_loss_coeff > 0 ? loss_weight(m.aux_loss_coeff) : "1e-4");
   } else {
-    // arguments.py --moe-aux-loss-coeff help: "a starting value of 1e-2 is recommended".
+    // The model's own weight, else arguments.py --moe-aux-loss-coeff help:
+    // "a starting value of 1e-2 is recommended".
     a.opt("--moe-router-load-balancing-type", "aux_loss");
-    a.opt("--moe-aux-loss-coeff", "1e-2");
+    a.opt("--moe-aux-loss-coeff", m.aux_loss_coeff > 0 ? loss_weight(m.aux_loss_coeff) : "1e-2");
   }
   if (m.route_groups > 0 && m.route_group_topk > 0) {
     a.opt("--moe-router-num-groups", m.route_groups);
@@ -347,7 +355,7 @@ std::vector<std::string> megatron_deepspeed_args(const Plan& plan) {
     // (megatron/arguments.py:614 @ 4efb479), which would leave every other
     // layer a dense MLP (megatron/model/transformer.py:1650-1660).
     a.opt("--expert-interval", std::max(1, m.moe_layer_freq));
-    a.opt("--moe-loss-coeff", "0.01");
+    a.opt("--moe-loss-coeff", m.aux_loss_coeff > 0 ? loss_weight(m.aux_loss_coeff) : "0.01");
     if (plan.job.capacity_factor > 0) {
       // DeepSpeed-MoE always pads: its gating dispatches an experts x
       // capacity tensor (DeepSpeed v0.17.0 deepspeed/moe/sharded_moe.py:

@@ -458,6 +458,8 @@ ModelSpec model_from_hf(const Json& root, const std::string& origin) {
     }
     m.experts = static_cast<int>(*experts);
     m.top_k = hf.required_int({"num_experts_per_tok"}, &names.top_k);
+    m.aux_loss_coeff = number_or(hf, {"router_aux_loss_coef", "aux_loss_alpha"}, 0.0, origin);
+    if (m.aux_loss_coeff > 1.0) fail(origin, 0, "the load-balancing loss weight must lie in [0, 1]");
     if (experts_key == "n_routed_experts") {
       m.expert_ffn_hidden = hf.required_int({"moe_intermediate_size"});
       m.shared_experts = hf.optional_int({"n_shared_experts"}, 0, 0);

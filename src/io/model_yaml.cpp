@@ -25,7 +25,7 @@ const std::vector<std::string> kMoeKeys = {"experts",           "top_k",
                                            "shared_experts",    "first_dense_layers",
                                            "mtp_layers",        "route_groups",
                                            "route_group_topk",  "routed_scaling_factor",
-                                           "aux_loss_free"};
+                                           "aux_loss_free",     "aux_loss_coeff"};
 const std::vector<std::string> kMlaKeys = {"q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "v_head_dim",
                                            "qk_nope_head_dim"};
 
@@ -116,6 +116,7 @@ ModelSpec model_from_yaml(const YAML::Node& root, const std::string& origin,
     m.route_groups = int_field(*moe, "route_groups", 0, 0);
     m.route_group_topk = int_field(*moe, "route_group_topk", 0, 0);
     m.aux_loss_free = moe->boolean("aux_loss_free", false);
+    m.aux_loss_coeff = moe->number_in("aux_loss_coeff", 0.0, 1.0, 0.0);
     m.routed_scaling_factor = moe->number_in("routed_scaling_factor", 0.0, 1000.0, 0.0);
   }
   if (const auto mla = top.block("mla")) {
