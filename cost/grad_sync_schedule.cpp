@@ -33,7 +33,7 @@ GradSyncPlan grad_sync_plan(GradSyncSchedule schedule, int zero, int pp, int mic
 }
 
 bool pipeline_defers_sharded_sync(GradSyncSchedule schedule, int zero, int pp) {
-  return zero >= 3 && pp > 1 &&
+  return zero >= 2 && pp > 1 &&
          (schedule == GradSyncSchedule::kTorchtitan || schedule == GradSyncSchedule::kEngineDefault);
 }
 

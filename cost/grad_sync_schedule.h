@@ -57,7 +57,7 @@ struct GradSyncPlan {
 ///   backward the paper does not say).
 GradSyncPlan grad_sync_plan(GradSyncSchedule schedule, int zero, int pp, int micro_batches);
 
-/// Whether a ZeRO-3 (FSDP2 fully_shard) step beside a pipeline defers its
+/// Whether a ZeRO-2/3 (FSDP2 fully_shard) step beside a pipeline defers its
 /// gradient reduction to the end of the step, as PyTorch's pipelining does
 /// for every FSDP stage (backward_maybe_with_nosync: set_requires_gradient_sync
 /// (False) and set_reshard_after_backward(False) before every micro-batch's

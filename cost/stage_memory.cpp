@@ -218,9 +218,12 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
   // 2024, sec. 3.3.2).
   // So does ZeRO-3 beside PyTorch's pipelining (pipeline_defers_sharded_sync).
   const int m = c.micro_batches();
-  const bool deferred_zero3 = job.pytorch_fsdp() && pipeline_defers_sharded_sync(job.grad_sync, c.zero, c.pp);
-  if ((c.zero == 2 && m > 1 && grad_sync_plan(job.grad_sync, c.zero, c.pp, m).reductions == 1) ||
-      deferred_zero3)
+  // Beside PyTorch's pipelining even one micro-batch's gradients wait
+  // unsharded for the reduction after the stage's last backward.
+  const bool deferred =
+      pipeline_defers_sharded_sync(job.grad_sync, c.zero, c.pp) && (c.zero == 2 || job.pytorch_fsdp());
+  const bool deferred_zero3 = deferred && c.zero >= 3;
+  if ((c.zero == 2 && m > 1 && grad_sync_plan(job.grad_sync, c.zero, c.pp, m).reductions == 1) || deferred)
     memory.states.grads_bytes +=
         gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce_for(c.zero)) *
         (load.params + load.expert_params);
@@ -261,9 +264,11 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
   }
   if (recomputed == 0 && c.recompute == Recompute::kSelective &&
       job.selective_checkpoint == SelectiveCheckpoint::kTorchtitanOps) {
+    // The layer's backward rebuilds what the checkpoint did not keep; what
+    // it kept is counted above.
     ActivationShape whole = shape;
     whole.recompute = Recompute::kNone;
-    rebuilt += layer_activation_bytes(model, whole);
+    rebuilt += layer_activation_bytes(model, whole) - layer_activation_bytes(model, stored);
   }
   // Embedding dropout's output and mask (Korthikanti sec. 4.3); without
   // dropout the embedding output is the first layer's input, counted there.
