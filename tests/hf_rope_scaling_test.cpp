@@ -76,6 +76,11 @@ TEST(HfRopeScaling, TransformersV5RopeParametersAreRead) {
   EXPECT_EQ(p.rope_theta, 1000000.0);
   EXPECT_EQ(p.rope_scaling_factor, 0.0);
   EXPECT_EQ(p.unmodelled, "");
+  // No rope_type is transformers' default: no scaling.
+  TempFile untyped("config.json", shape + R"("rope_parameters":{"rope_theta":500000.0}})");
+  const ModelSpec u = load_model(untyped.path());
+  EXPECT_EQ(u.rope_theta, 500000.0);
+  EXPECT_EQ(u.unmodelled, "");
   TempFile both(
       "config.json",
       shape + R"("rope_theta":10000.0,"rope_parameters":{"rope_theta":500000.0,"rope_type":"default"}})");

@@ -62,6 +62,44 @@ TEST(OwnClusterInputs, ImpossibleProfileValuesAreRefused) {
   expect_cli_refusal(kEstimate + write_temp("noruns.yaml", no_runs), "runs' is missing");
 }
 
+TEST(OwnClusterInputs, TiersNestAndOldKeysAreNamedOnce) {
+  const std::string device = "device: {name: X, peak_bf16_tflops: 312, hbm_gib: 40, hbm_tb_per_s: 1.5}\n";
+  const auto tiers = [&](const std::string& list) {
+    return "name: t\nranks_per_node: 8\n" + device + "tiers:\n" + list;
+  };
+  expect_cli_refusal(kEstimate + write_temp("t1.yaml", tiers("  - {ranks: 2, bandwidth_gb_per_s: 300}\n"
+                                                             "  - {ranks: 8, bandwidth_gb_per_s: 32}\n"
+                                                             "  - {ranks: 6, bandwidth_gb_per_s: 25}\n")),
+                     "tiers[2].ranks is 6; it must be a multiple of tiers[1].ranks (8)");
+  expect_cli_refusal(kEstimate + write_temp("t2.yaml", tiers("  - {ranks: 3, bandwidth_gb_per_s: 300}\n"
+                                                             "  - {ranks: 8, bandwidth_gb_per_s: 32}\n"
+                                                             "  - {bandwidth_gb_per_s: 25}\n")),
+                     "tiers[1].ranks is 8; it must be a multiple of tiers[0].ranks (3)");
+  std::string old_key = kMinimalProfile;
+  old_key.replace(old_key.find("reserved_gib: 1"), 15, "reserved_gb: 1");
+  const CliRun run = run_cli(kEstimate + write_temp("old.yaml", old_key));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::size_t deprecations = 0;
+  for (std::size_t at = run.err.find("is deprecated"); at != std::string::npos;
+       at = run.err.find("is deprecated", at + 1))
+    ++deprecations;
+  EXPECT_EQ(deprecations, 1u) << run.err;
+  std::string both = kMinimalProfile;
+  both.replace(both.find("hbm_gib: 40"), 11, "hbm_gib: 40, hbm_gb: 40");
+  expect_cli_refusal(kEstimate + write_temp("both.yaml", both),
+                     "'device.hbm_gb' is the old name of 'hbm_gib'");
+}
+
+TEST(OwnClusterInputs, AWindowOnNoLayerIsFullAttention) {
+  const std::string model =
+      "name: w\nsource: test\nlayers: 4\nhidden: 512\nheads: 8\nvocab: 32000\nmax_positions: 8192\n"
+      "sliding_window: 1024\nfull_attention_layers: 4\n";
+  const CliRun run = run_cli("estimate --model " + write_temp("w.yaml", model) +
+                             " --cluster dgx-h100 --gpus 8 --gbs 8 --seq 4096 --tp 1 --pp 1");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.err.find("sliding-window"), std::string::npos) << run.err;
+}
+
 TEST(OwnClusterInputs, AJobFilesPathsAreReadFromItsFolder) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(::testing::TempDir()) / ("parplan_jobdir_" + std::to_string(::getpid()));

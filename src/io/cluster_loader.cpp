@@ -29,15 +29,24 @@ constexpr double kMaxGbPerS = 1e6;
 // bandwidth of 1e-300 GB/s gave step times of 1e254 s instead of an error.
 constexpr double kMinGbPerS = 1e-4;
 
+// Each deprecated key once per process (a command loads a profile more than once).
+bool first_deprecation_of(const std::string& where) {
+  static std::mutex mutex;
+  static std::set<std::string> seen;
+  std::lock_guard<std::mutex> lock(mutex);
+  return seen.insert(where).second;
+}
+
 // A unit-named key, or the old key it replaces (read in the old unit, with a
 // deprecation line on stderr naming the new key and its unit).
 double renamed_number(const YamlFields& f, const char* key, const char* old_key, double old_to_new,
                       double low, double high, double fallback) {
   if (f.has(key) && f.has(old_key))
-    f.fail(old_key, std::string("replaces '") + key + "'; give only '" + key + "'");
+    f.fail(old_key, std::string("is the old name of '") + key + "'; give only '" + key + "'");
   if (!f.has(old_key)) return f.number_in(key, low, high, fallback);
-  std::cerr << "parplan: warning: " << f.where() << ": field '" << f.full(old_key)
-            << "' is deprecated; write '" << f.full(key) << "' (" << old_to_new << " x the old value)\n";
+  if (first_deprecation_of(f.where() + old_key))
+    std::cerr << "parplan: warning: " << f.where() << ": field '" << f.full(old_key)
+              << "' is deprecated; write '" << f.full(key) << "' (" << old_to_new << " x the old value)\n";
   const double old_value = f.number_in(old_key, low / old_to_new, high / old_to_new, fallback / old_to_new);
   return old_value * old_to_new;
 }
@@ -281,13 +290,21 @@ ClusterSpec load_cluster(const std::string& name_or_path, const char* flag) {
     for (std::size_t i = 0; i < tiers.size(); ++i) {
       const bool last = i + 1 == tiers.size();
       c.tiers.push_back(read_tier(YamlFields(tiers[i], path, "tiers[" + std::to_string(i) + "]."), !last));
-      if (i > 0 && !last && c.tiers[i].ranks <= c.tiers[i - 1].ranks)
-        throw InputError(path + ": tiers[" + std::to_string(i) + "].ranks must grow outward");
+      // Each tier a whole number of the tier inside it (the last one may
+      // leave its ranks out: the rest of the cluster).
+      const int inner = i > 0 ? c.tiers[i - 1].ranks : 1;
+      const int ranks = c.tiers[i].ranks;
+      if (i > 0 && (!last || ranks > 0) && (ranks <= inner || ranks % inner != 0))
+        throw InputError(path + ": tiers[" + std::to_string(i) + "].ranks is " + std::to_string(ranks) +
+                         "; it must be a multiple of tiers[" + std::to_string(i - 1) + "].ranks (" +
+                         std::to_string(inner) + ") above it: tiers grow outward, innermost first");
     }
     bool node_tier = false;
     for (const auto& t : c.tiers) node_tier = node_tier || t.ranks == c.ranks_per_node;
     if (!node_tier && c.tiers.size() > 1)
-      f.fail("ranks_per_node", "must equal the ranks of one tier (the node's)");
+      f.fail("ranks_per_node",
+             "is " + std::to_string(c.ranks_per_node) +
+                 ", but no tier has that many ranks; it must equal the node's tier's ranks");
     const std::string attention = f.text("attention", "flash");
     if (attention != "flash" && attention != "unfused") f.fail("attention", "must be flash or unfused");
     c.default_flash_attention = attention == "flash";

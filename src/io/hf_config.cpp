@@ -355,6 +355,8 @@ void read_details(const HfConfig& hf, const HfType& type, ModelSpec& m) {
     } else if (std::string(type.model_type).rfind("gemma2", 0) == 0) {
       m.full_attention_layers = m.layers / 2;
     }
+    // Every layer full: no window at all.
+    if (m.full_attention_layers >= m.layers) m.sliding_window = 0, m.full_attention_layers = 0;
   }
   for (const char* cap : {"attn_logit_softcapping", "final_logit_softcapping"}) {
     const Json* value = hf.find({cap});

@@ -40,8 +40,10 @@ HfRope read_hf_rope(const Json& root, void (*fail)(const std::string&, const std
     if (top && inner && *top != *inner)
       fail(origin, "fields 'rope_theta' and 'rope_parameters.rope_theta' disagree; keep one");
     if (inner) rope.theta = *inner, rope.theta_given = true;
+    // No rope_type is transformers' "default" (no scaling).
     const Json* kind = present(*parameters, "rope_type");
-    const bool scaled = kind == nullptr || !kind->is_string() || kind->get<std::string>() != "default";
+    if (kind == nullptr) kind = present(*parameters, "type");
+    const bool scaled = kind != nullptr && (!kind->is_string() || kind->get<std::string>() != "default");
     if (scaled && scaling != nullptr)
       fail(origin, "fields 'rope_scaling' and 'rope_parameters' both scale RoPE; keep one");
     if (scaled) scaling = parameters;

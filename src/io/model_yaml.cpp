@@ -68,6 +68,8 @@ void read_details(const YamlFields& top, ModelSpec& m) {
     top.fail("full_attention_layers", "needs sliding_window: the windowed layers are the others");
   if (m.full_attention_layers > m.layers)
     top.fail("full_attention_layers", "must not exceed layers (" + std::to_string(m.layers) + ")");
+  // Every layer full: no layer is windowed, the model has full attention.
+  if (m.full_attention_layers == m.layers) m.sliding_window = 0, m.full_attention_layers = 0;
 }
 
 ModelSpec model_from_yaml(const YAML::Node& root, const std::string& origin,
