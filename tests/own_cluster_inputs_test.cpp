@@ -90,6 +90,19 @@ TEST(OwnClusterInputs, TiersNestAndOldKeysAreNamedOnce) {
                      "'device.hbm_gb' is the old name of 'hbm_gib'");
 }
 
+TEST(OwnClusterInputs, PartNodesAndMissingUnitsAreSaid) {
+  // Costed as placed, but no launch file starts part of a node.
+  const CliRun part = run_cli("plan --model llama3-8b --cluster dgx-a100 --gpus 20 --gbs 80 --seq 2048");
+  EXPECT_EQ(part.exit_code, 0) << part.err;
+  EXPECT_NE(part.err.find("20 GPUs fill 2 nodes of 8 and part of another"), std::string::npos) << part.err;
+  const CliRun whole = run_cli("plan --model llama3-8b --cluster dgx-a100 --gpus 16 --gbs 64 --seq 2048");
+  EXPECT_EQ(whole.err.find("part of another"), std::string::npos) << whole.err;
+  std::string no_bandwidth = kMinimalProfile;
+  no_bandwidth.replace(no_bandwidth.find(", hbm_tb_per_s: 1.5"), 19, "");
+  expect_cli_refusal(kEstimate + write_temp("nobw.yaml", no_bandwidth),
+                     "'device.hbm_tb_per_s' is missing; add it in TB/s");
+}
+
 TEST(OwnClusterInputs, AWindowOnNoLayerIsFullAttention) {
   const std::string model =
       "name: w\nsource: test\nlayers: 4\nhidden: 512\nheads: 8\nvocab: 32000\nmax_positions: 8192\n"

@@ -23,6 +23,15 @@ void warn_unmodelled(const ModelSpec& model, int seq) {
               << ": costed with it, but no launch file parplan writes carries it, and --emit refuses it\n";
 }
 
+void warn_unlaunchable(const ModelSpec& model, const JobSpec& job, const ClusterSpec& cluster) {
+  warn_unmodelled(model, job.seq);
+  const int per_node = cluster.ranks_per_node;
+  if (per_node > 0 && job.gpus > per_node && job.gpus % per_node != 0)
+    std::cerr << "parplan: warning: " << job.gpus << " GPUs fill " << job.gpus / per_node << " nodes of "
+              << per_node << " and part of another: costed as placed, but --emit writes whole nodes only "
+              << "(choose a multiple of " << per_node << ")\n";
+}
+
 void add_engine_flags(CLI::App& app, JobFlags& f) {
   app.add_option(
       "--engine", f.engine,

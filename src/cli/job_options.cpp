@@ -341,7 +341,7 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit, bool warn) {
   out.file_vp_given = request.config_vp_given;
   // After every input check, so a bad flag stays one line on stderr; under
   // --emit the refusal names what the warnings would (one line).
-  if (warn && emit.empty()) warn_unmodelled(out.model, out.job.seq);
+  if (warn && emit.empty()) warn_unlaunchable(out.model, out.job, out.cluster);
   return out;
 }
 

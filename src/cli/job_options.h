@@ -164,6 +164,9 @@ struct ResolvedJob {
 /// One warning line on stderr when `model` has features parplan does not
 /// model (sliding windows, soft-capping, ...); call after every input check.
 void warn_unmodelled(const ModelSpec& model, int seq);
+/// warn_unmodelled, and a job that fills part of a node (costed as placed,
+/// but launch files start whole nodes).
+void warn_unlaunchable(const ModelSpec& model, const JobSpec& job, const ClusterSpec& cluster);
 
 /// Loads and checks everything; throws InputError naming the flag or field.
 /// `emit` is plan's --emit ENGINE (it implies --engine ENGINE).

@@ -63,6 +63,9 @@ double required_renamed(const YamlFields& f, const char* key, const char* old_ke
 /// 1e-300) made times of 1e254 s instead of an error.
 double required_at_least(const YamlFields& f, const char* key, const char* old_key, double old_to_new,
                          double low, double high, const char* unit) {
+  if (!f.has(key) && !f.has(old_key))
+    f.fail(key, "is missing; add it in " + std::string(unit).substr(0, std::string(unit).find(';')) +
+                    " (docs/hardware-profiles.md)");
   const double value = required_renamed(f, key, old_key, old_to_new, high);
   if (value < low) {
     std::ostringstream text;
