@@ -128,6 +128,12 @@ TEST(OwnClusterInputs, AJobFilesPathsAreReadFromItsFolder) {
   EXPECT_EQ(j["config"]["sp"], false);  // pinned off in the job file
   std::ofstream(job) << "model: llama3-8b\ncluster: missing.yaml\ngpus: 16\ngbs: 64\nseq: 2048\n";
   expect_cli_refusal("plan --job " + job, "field 'cluster' names 'missing.yaml'");
+  // A job file's own gpus and nodes that disagree are named as its fields,
+  // the flags as flags (either flag replaces both of the file's).
+  std::ofstream(job) << "model: llama3-8b\ncluster: mine.yaml\ngpus: 12\nnodes: 2\ngbs: 64\nseq: 2048\n";
+  expect_cli_refusal("plan --job " + job, "fields gpus and nodes disagree: 2 nodes hold 16 GPUs, not 12");
+  expect_cli_refusal("plan --job " + job + " --gpus 8 --nodes 2", "--gpus and --nodes disagree");
+  EXPECT_EQ(run_cli("plan --job " + job + " --gpus 16").exit_code, 0);
   fs::remove_all(dir);
 }
 

@@ -267,8 +267,10 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit, bool warn) {
   // 64-bit products, bounded before they become an int.
   const std::int64_t node_gpus = static_cast<std::int64_t>(request.nodes) * out.cluster.ranks_per_node;
   if (request.gpus > 0 && request.nodes > 0 && request.gpus != node_gpus)
-    throw InputError("--gpus and --nodes disagree: " + std::to_string(request.nodes) + " nodes hold " +
-                     std::to_string(node_gpus) + " GPUs; give one of them");
+    throw InputError(
+        (f.gpus || f.nodes ? "--gpus and --nodes" : f.job_file.value_or("") + ": fields gpus and nodes") +
+        " disagree: " + std::to_string(request.nodes) + " nodes hold " + std::to_string(node_gpus) +
+        " GPUs, not " + std::to_string(request.gpus) + "; give one of them");
   const std::int64_t gpus = request.gpus > 0 ? request.gpus : node_gpus;
   if (gpus <= 0) throw InputError("--gpus or --nodes is required and must be positive");
   if (gpus > kMaxGpus)
