@@ -83,5 +83,56 @@ TEST(HfConfigPublishedCounts, Qwen2QkvBiasesMakeTheCountExact) {
   EXPECT_DOUBLE_EQ(total_params(m, m.max_positions), 7615616512.0);
 }
 
+// google/gemma-3-27b-pt and gemma-3-4b-pt config.json as published: the
+// text_config names only what differs from Gemma3TextConfig (no vocab_size;
+// the 4B no head counts), which transformers fills from the class.
+std::string gemma3_config(const std::string& text_fields) {
+  return R"({"architectures": ["Gemma3ForConditionalGeneration"], "boi_token_index": 255999,
+    "eoi_token_index": 256000, "eos_token_id": [1, 106], "image_token_index": 262144,
+    "initializer_range": 0.02, "mm_tokens_per_image": 256, "model_type": "gemma3",
+    "text_config": {)" +
+         text_fields + R"(, "model_type": "gemma3_text",
+      "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "sliding_window": 1024},
+    "torch_dtype": "bfloat16", "vision_config": {"hidden_size": 1152, "image_size": 896,
+      "intermediate_size": 4304, "model_type": "siglip_vision_model", "num_attention_heads": 16,
+      "num_hidden_layers": 27, "patch_size": 14, "vision_use_head": false}})";
+}
+
+// The decoder's weights by hand: tied embedding, per layer q, k, v, o, the
+// gated MLP's three matrices and four RMSNorms (Gemma3DecoderLayer), q/k
+// norms of head_dim each, the final norm.
+double gemma3_params(double vocab, double layers, double hidden, double heads, double kv, double head_dim,
+                     double ffn) {
+  const double q = heads * head_dim, k = kv * head_dim;
+  return vocab * hidden +
+         layers * (2 * hidden * q + 2 * hidden * k + 3 * hidden * ffn + 4 * hidden + 2 * head_dim) + hidden;
+}
+
+TEST(HfConfigPublishedCounts, Gemma3TakesTheClassDefaultsItsConfigLeavesOut) {
+  const ModelSpec big = load_model(
+      test::write_temp("gemma-3-27b-config.json",
+                       gemma3_config(R"("head_dim": 128, "hidden_size": 5376, "intermediate_size": 21504,
+      "num_attention_heads": 32, "num_hidden_layers": 62, "num_key_value_heads": 16,
+      "query_pre_attn_scalar": 168)")));
+  EXPECT_EQ(big.vocab, 262208);  // Gemma3TextConfig vocab_size
+  EXPECT_EQ(big.max_positions, 131072);
+  EXPECT_EQ(big.sliding_window, 1024);
+  EXPECT_EQ(big.full_attention_layers, 10);  // every 6th of 62 (sliding_window_pattern 6)
+  EXPECT_TRUE(big.tied_embeddings);
+  // Within the q/k/extra norms parplan leaves out (under 0.01 %).
+  EXPECT_NEAR(total_params(big, big.max_positions) / gemma3_params(262208, 62, 5376, 32, 16, 128, 21504), 1.0,
+              1e-4);
+  const ModelSpec small = load_model(test::write_temp(
+      "gemma-3-4b-config.json",
+      gemma3_config(R"("hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 34)")));
+  EXPECT_EQ(small.heads, 8);  // Gemma3TextConfig num_attention_heads, num_key_value_heads, head_dim
+  EXPECT_EQ(small.kv_groups, 4);
+  EXPECT_EQ(small.head_dim, 256);
+  EXPECT_NEAR(total_params(small, small.max_positions) / gemma3_params(262208, 34, 2560, 8, 4, 256, 10240),
+              1.0, 1e-4);
+  for (const char* named : {"vision tower", "RoPE scaling 'linear'"})
+    EXPECT_NE(big.unmodelled.find(named), std::string::npos) << big.unmodelled;
+}
+
 }  // namespace
 }  // namespace parplan

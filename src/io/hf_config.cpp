@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "src/io/hf_class_defaults.h"
 #include "src/io/hf_moe_layers.h"
 #include "src/io/hf_rope.h"
 #include "src/io/input_error.h"
@@ -380,7 +381,8 @@ ModelSpec model_from_hf(const Json& root, const std::string& origin) {
         std::string(m.unmodelled.empty() ? "" : ", ") + "the vision tower (only the text decoder is planned)";
     return m;
   }
-  const HfConfig hf(root, origin);
+  const Json filled = with_hf_class_defaults(root);
+  const HfConfig hf(filled, origin);
   ModelFieldNames names;
   ModelSpec m;
   m.name = origin;
