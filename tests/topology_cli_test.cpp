@@ -85,6 +85,66 @@ TEST(TopologyCli, EmitOnAHeterogeneousClusterWritesHostfileAndNcclEnvironment) {
   std::filesystem::remove_all(out);
 }
 
+// Two node groups, one on InfiniBand and one on 1.5625 GB/s Ethernet, with
+// Ethernet between them (A100 nodes); `fast_bandwidth` is the first group's.
+std::string two_group_profile(const std::string& fast_nic, double fast_bandwidth) {
+  return "name: two-groups\nranks_per_node: 8\nnodes: 8\ncollectives: ring\ncollective_latency_us: 8.4\n"
+         "device: {name: A100-SXM4-80GB, peak_bf16_tflops: 312, hbm_gib: 80, hbm_tb_per_s: 2.039,\n"
+         "  gemm_efficiency_max: 0.703, gemm_half_dim: 82, gemm_half_gflop: 0.09,\n"
+         "  flash_attention_efficiency: 0.55, memory_bound_efficiency: 0.778, reserved_gib: 1.4}\n"
+         "tiers:\n"
+         "  - {name: nvlink, ranks: 8, bandwidth_gb_per_s: 300, latency_us: 3.4, efficiency: 1.0}\n"
+         "  - {name: outer, bandwidth_gb_per_s: 1.5625, latency_us: 50, efficiency: 0.5, nic: ethernet}\n"
+         "groups:\n"
+         "  - {name: fast, nodes: 4, nic: " +
+         fast_nic + ", bandwidth_gb_per_s: " + std::to_string(fast_bandwidth) +
+         ", latency_us: 9.6, efficiency: 0.62}\n"
+         "  - {name: slow, nodes: 4, nic: ethernet, bandwidth_gb_per_s: 1.5625, latency_us: 50, efficiency: "
+         "0.5}\n"
+         "inter_group: {name: wan, bandwidth_gb_per_s: 1.5625, latency_us: 50, efficiency: 0.5, nic: "
+         "ethernet}\n";
+}
+
+// Faster NICs on half the nodes never give a slower best plan: the search
+// keeps the meshes whose data-parallel groups cross the groups (costed on
+// the link between them), which Holmes' placement would drop.
+TEST(TopologyCli, AFasterGroupNeverGivesASlowerPlan) {
+  const std::string job = " --model llama3-8b --gpus 64 --gbs 256 --seq 4096 --format json";
+  const auto step_s = [&](const std::string& profile, const char* name) {
+    const nlohmann::json j = test::cli_json("plan --cluster " + test::write_temp(name, profile) + job);
+    return j.empty() ? 0.0 : j["time"]["step_s"].get<double>();
+  };
+  const double slow = step_s(two_group_profile("ethernet", 1.5625), "groups_slow.yaml");
+  const double mixed = step_s(two_group_profile("ib", 50), "groups_mixed.yaml");
+  ASSERT_GT(slow, 0);
+  EXPECT_LE(mixed, slow * (1 + 1e-9));
+}
+
+// A plan whose data-parallel groups span the node groups runs every node on
+// the link between groups (stock NCCL: one transport per communicator); a
+// pipelined plan of per-group transports is refused by the DeepSpeed
+// launcher script, which would hand node 0's NCCL settings to every node.
+TEST(TopologyCli, OneTransportWhenDataParallelGroupsCrossNodeGroups) {
+  const std::string out = ::testing::TempDir() + "topology_cross_" + std::to_string(::getpid());
+  std::filesystem::remove_all(out);
+  const CliRun cross = run_cli(
+      "plan --model gpt-7.5b --cluster holmes-mixed --gpus 64 --gbs 256 --seq 2048 "
+      "--pp 1 --zero 1 --emit megatron --out " +
+      out);
+  ASSERT_EQ(cross.exit_code, 0) << cross.err;
+  const std::string env = test::slurp(out + "/nccl_env.sh");
+  EXPECT_EQ(env.find("case "), std::string::npos) << env;
+  EXPECT_NE(env.find("NCCL_NET=Socket"), std::string::npos) << env;
+  EXPECT_EQ(env.find("NCCL_NET=IB"), std::string::npos) << env;
+  std::filesystem::remove_all(out);
+  const CliRun staged = run_cli("plan " + kHolmes + " --emit deepspeed --out " + out);
+  ASSERT_EQ(staged.exit_code, 0) << staged.err;
+  const std::string deepspeed = test::slurp(out + "/launch_deepspeed.sh");
+  EXPECT_NE(deepspeed.find("start launch.sh on each node instead"), std::string::npos) << deepspeed;
+  EXPECT_NE(test::slurp(out + "/nccl_env.sh").find("case "), std::string::npos);
+  std::filesystem::remove_all(out);
+}
+
 TEST(TopologyCli, NoQuantizedCommKeepsWeightsAndGradientsExact) {
   // Allowed lossy and unreleased schemes, pure sharded data parallelism on
   // Frontier plans the quantized hierarchical scheme; by default (exact

@@ -268,7 +268,7 @@ ResolvedJob resolve_job(const JobFlags& f, const std::string& emit, bool warn) {
   const std::int64_t node_gpus = static_cast<std::int64_t>(request.nodes) * out.cluster.ranks_per_node;
   if (request.gpus > 0 && request.nodes > 0 && request.gpus != node_gpus)
     throw InputError(
-        (f.gpus || f.nodes ? "--gpus and --nodes" : f.job_file.value_or("") + ": fields gpus and nodes") +
+        (f.gpus || f.nodes ? "--gpus and --nodes" : f.job_file.value_or("") + ": gpus and nodes") +
         " disagree: " + std::to_string(request.nodes) + " nodes hold " + std::to_string(node_gpus) +
         " GPUs, not " + std::to_string(request.gpus) + "; give one of them");
   const std::int64_t gpus = request.gpus > 0 ? request.gpus : node_gpus;
@@ -418,9 +418,8 @@ std::optional<bool> parse_ep_overlap_flag(const std::string& text) {
 }
 
 // A given dispatch (flag, or the job file's config: a2a_hierarchical /
-// ep_overlap) over
-// the defaults apply_moe_defaults chose; validate_config then refuses an
-// overlap the config cannot run.
+// ep_overlap) over the defaults apply_moe_defaults chose; validate_config
+// then refuses an overlap the config cannot run.
 void apply_dispatch_choices(const JobFlags& f, const ResolvedJob& r, ParallelConfig& c) {
   // The defaults only where an engine of the selection runs them (no
   // released engine overlaps the expert all-to-all yet), so a plain config

@@ -99,6 +99,10 @@ std::string rank_order_hostfile(const Plan& plan, const Layout& layout);
 /// nccl_env.sh: NCCL_NET / NCCL_IB_HCA / NCCL_IB_GID_INDEX per node group,
 /// chosen by the node rank; NCCL_SOCKET_IFNAME for the link between groups.
 std::string nccl_env_script(const Plan& plan, const Layout& layout);
+/// Whether nccl_env.sh sets each node group's own transport (a heterogeneous
+/// plan whose tensor, context and data-parallel groups stay inside node
+/// groups); false when one transport serves every node.
+bool nccl_env_per_group(const Plan& plan);
 /// "ib" | "roce" | "ethernet" | "slingshot" | "intra-node".
 std::string nic_label(NicKind nic);
 

@@ -4,6 +4,7 @@
 // NCCL_IB_GID_INDEX, NCCL_SOCKET_IFNAME, NCCL_IB_DISABLE).
 #include <sstream>
 
+#include "cost/collectives.h"
 #include "src/emit/emit_internal.h"
 #include "src/io/cluster_loader.h"
 
@@ -31,7 +32,23 @@ std::vector<std::string> group_env(const NodeGroup& group) {
   }
   return {};
 }
+
+// Whether a tensor, context or data-parallel group (the ranks of one
+// pipeline stage) spans node groups: those collectives were costed on the
+// link between groups, so every node speaks its transport.
+bool stage_groups_cross(const Plan& plan) {
+  const int stage_ranks = plan.config.tp * plan.config.cp * plan.config.dp;
+  for (int s = 0; s < plan.config.pp; ++s)
+    if (node_group_of_rank(plan.cluster, s * stage_ranks) !=
+        node_group_of_rank(plan.cluster, (s + 1) * stage_ranks - 1))
+      return true;
+  return false;
+}
 }  // namespace
+
+bool nccl_env_per_group(const Plan& plan) {
+  return plan.cluster.heterogeneous() && !stage_groups_cross(plan);
+}
 
 std::string rank_order_hostfile(const Plan& plan, const Layout& layout) {
   std::ostringstream text;
@@ -55,11 +72,23 @@ std::string rank_order_hostfile(const Plan& plan, const Layout& layout) {
 std::string nccl_env_script(const Plan& plan, const Layout& layout) {
   std::ostringstream s;
   s << "# NCCL environment per node group, written by parplan; sourced by the launch script.\n";
-  s << "# Node ranks follow the hostfile: group by group. Tensor and data-parallel groups stay inside\n";
-  s << "# one node group; only pipeline point-to-point traffic crosses groups ("
-    << nic_name(plan.cluster.inter_group.nic) << ").\n";
   s << "# PARPLAN-EDIT: the interface of the network between groups.\n";
   s << "export NCCL_SOCKET_IFNAME=\"${PARPLAN_SOCKET_IFNAME:-eth0}\"\n";
+  if (stage_groups_cross(plan)) {
+    // Stock NCCL takes one transport per process and a communicator's ranks
+    // must agree on it: with data-parallel groups across node groups, every
+    // node uses the link between groups, as the plan was costed.
+    s << "# Data-parallel groups span node groups: every node uses the link between groups ("
+      << nic_name(plan.cluster.inter_group.nic) << "), as costed.\n";
+    NodeGroup between;
+    between.nic = plan.cluster.inter_group.nic;
+    for (const std::string& line : group_env(between)) s << line << "\n";
+    return s.str();
+  }
+  s << "# Node ranks follow the hostfile: group by group. Tensor and data-parallel groups stay inside\n";
+  s << "# one node group; only pipeline point-to-point traffic crosses groups ("
+    << nic_name(plan.cluster.inter_group.nic) << "): stock NCCL needs one transport on a\n";
+  s << "# communicator, so mixed transports need a communicator set-up such as Holmes'.\n";
   s << "PARPLAN_NODE_RANK=\"${NODE_RANK:-${SLURM_NODEID:-0}}\"\n";
   s << "case \"$PARPLAN_NODE_RANK\" in\n";
   int first = 0;

@@ -281,6 +281,13 @@ std::string deepspeed_launcher_script(const ScriptContext& x) {
   s << "MASTER_ADDR_ARGS=()\n";
   s << "if [ -n \"${MASTER_ADDR:-}\" ]; then MASTER_ADDR_ARGS=(--master_addr \"$MASTER_ADDR\"); fi\n";
   s << "MASTER_PORT=\"${MASTER_PORT:-6000}\"\n";
+  // The launcher hands the NCCL variables of the node it runs on to every
+  // node (runner.py EXPORT_ENVS plus the CUDA accelerator's 'NCCL'), which
+  // would give every group the first group's transport.
+  if (nccl_env_per_group(x.plan))
+    s << "echo \"launch_deepspeed.sh: the DeepSpeed launcher hands this node's NCCL settings to every node, "
+         "and the node groups need their own (nccl_env.sh): start launch.sh on each node instead\" >&2\n"
+      << "exit 1\n";
   s << "\n" << env_block(x.plan, x.options.engine) << program_block(program) << "\n";
   s << "exec deepspeed --hostfile \"$DIR/hostfile\" --num_nodes " << x.layout.nnodes << " --num_gpus "
     << x.layout.nproc_per_node << " \\\n  ${MASTER_ADDR_ARGS[@]+\"${MASTER_ADDR_ARGS[@]}\"} --master_port "

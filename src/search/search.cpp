@@ -120,17 +120,6 @@ std::vector<Recompute> recompute_choices(const JobSpec& job) {
   return {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
 }
 
-// Whether every pipeline stage (a block of `stage_ranks` consecutive ranks)
-// lies inside one node group.
-bool stages_inside_node_groups(const ClusterSpec& cluster, int stage_ranks, int pp) {
-  for (int s = 0; s < pp; ++s) {
-    const int first = s * stage_ranks;
-    if (node_group_of_rank(cluster, first) != node_group_of_rank(cluster, first + stage_ranks - 1))
-      return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 const std::array<PartitionPlacement, 4>& hierarchical_placements() {
@@ -210,9 +199,10 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
         if (!pinned_ok(pins.pp, pp)) continue;
         const int dp = world / (tp * cp * pp);
         if (!pinned_ok(pins.dp, dp) || job.gbs % dp != 0) continue;
-        // Heterogeneous clusters (Holmes): tensor and data-parallel groups
-        // stay inside one node group; only pipeline traffic crosses groups.
-        if (cluster.heterogeneous() && !stages_inside_node_groups(cluster, tp * cp * dp, pp)) continue;
+        // Heterogeneous clusters: a mesh whose tensor, context or data-parallel
+        // groups cross node groups is searched too, those groups costed on the
+        // link between groups (Holmes keeps them inside a group, which on a
+        // slow group can cost more than one transport everywhere).
         meshes.push_back({tp, cp, pp, dp});
       }
     }
@@ -488,24 +478,16 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
       // (moe_config_problem): name it, or the split looks merely indivisible.
       if (p.sp.has_value() && !*p.sp && model.is_moe())
         pins += std::string(pins.empty() ? "" : ", ") + "no sp, so ep 1 or tp 1";
-      // On a heterogeneous cluster every pipeline stage lies in one node
-      // group (docs/topology.md): a split that divides may still not place.
-      char groups[160] = "";
-      if (cluster.heterogeneous())
-        std::snprintf(groups, sizeof groups,
-                      "; on this cluster each pipeline stage lies inside one of its %d node groups, so pp "
-                      ">= %d",
-                      static_cast<int>(cluster.groups.size()), static_cast<int>(cluster.groups.size()));
       std::snprintf(
           text, sizeof text,
           "no split of %d GPUs divides the job: check that gbs %d, seq %d and the model's %d heads and "
-          "%d layers admit tp * cp * pp * dp = %d with gbs divisible by dp%s%s%s%s",
+          "%d layers admit tp * cp * pp * dp = %d with gbs divisible by dp%s%s%s",
           world, job.gbs, job.seq, model.heads, model.layers, world,
           pins.empty()
               ? ""
               : " and layers by pp * vp (with vp > 1, the micro-batches per replica, gbs / (dp * mbs), "
                 "a multiple of pp), with the pinned sizes (",
-          pins.c_str(), pins.empty() ? "" : ")", groups);
+          pins.c_str(), pins.empty() ? "" : ")");
     } else {
       // Sizes the user pinned bound the leanest config: unpinning them is
       // the first thing to try, before more GPUs.
