@@ -124,8 +124,12 @@ double default_moe_imbalance(const ModelSpec& m, int ep) {
 double moe_imbalance(const ModelSpec& m, const JobSpec& job, const ParallelConfig& c) {
   if (c.ep <= 1) return 1.0;
   if (job.moe_imbalance > 0) return std::max(1.0, job.moe_imbalance);
-  for (const MeasuredEpImbalance& measured : job.measured_ep_imbalance)
+  // Filled from the front (src/io/routing_stats.cpp): the first empty slot
+  // ends the list, so a job without routing statistics reads one slot.
+  for (const MeasuredEpImbalance& measured : job.measured_ep_imbalance) {
+    if (measured.ep == 0) break;
     if (measured.ep == c.ep) return std::max(1.0, measured.imbalance);
+  }
   return default_moe_imbalance(m, c.ep);
 }
 

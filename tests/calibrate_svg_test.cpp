@@ -91,6 +91,8 @@ TEST(CalibrateSvg, NoCrossValidationNoCrosses) {
   std::remove(svg.c_str());
   EXPECT_EQ(count_of(picture, "class=\"left-out\""), 0);
   EXPECT_EQ(circle_ys(picture, "after").size(), 11u);
+  // Neither the legend nor a tooltip speaks of a left-out error none has.
+  EXPECT_EQ(count_of(picture, "left out"), 0);
 }
 
 TEST(CalibrateSvg, BadPathsAreRefusedBeforeTheFit) {

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
 
 #include "tests/cli_support.h"
 
@@ -50,6 +54,26 @@ TEST(SkipPathsCli, NoTimingsGivesIdenticalOutputAndAnSvg) {
   EXPECT_NE(table.out.find("full pipeline"), std::string::npos);
 }
 
+// Every micro-batch its own colour: geo-20's 30 micro-batches (2 mod 4)
+// drew k and k + 15 in one hue.
+TEST(SkipPathsCli, EveryMicroBatchHasItsOwnColour) {
+  const std::string svg = ::testing::TempDir() + "skip_colours_" + std::to_string(::getpid()) + ".svg";
+  const CliRun run = run_cli("skip-paths --problem " + std::string(PARPLAN_SOURCE_DIR) +
+                             "/examples/skip-paths/geo-20-nodes.yaml --no-timings --svg " + svg);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string picture = slurp(svg);
+  std::remove(svg.c_str());
+  std::map<int, std::string> fill_of;
+  const std::regex pass(R"re(fill="(hsl\([^"]*\))"[^>]*><title>micro-batch (\d+) )re");
+  for (auto it = std::sregex_iterator(picture.begin(), picture.end(), pass); it != std::sregex_iterator();
+       ++it)
+    fill_of[std::stoi((*it)[2])] = (*it)[1];
+  ASSERT_EQ(fill_of.size(), 30u);
+  std::set<std::string> fills;
+  for (const auto& [mb, fill] : fill_of) fills.insert(fill);
+  EXPECT_EQ(fills.size(), fill_of.size());
+}
+
 void expect_bad(const std::string& name, const std::string& text, const std::string& field) {
   expect_refusal(run_cli("skip-paths --problem " + write_problem(name, text)), field, name);
 }
@@ -63,6 +87,7 @@ TEST(SkipPathsCli, BadInputIsOneLineAndExitTwo) {
   expect_bad("nonsquare", replace(s, "[2, 1, 0]]", "[2, 1]]"), "transfer_s");
   expect_bad("tworows", replace(s, ", [2, 1, 0]]", "]"), "transfer_s");
   expect_bad("negative", replace(s, "[0, 0.5, 2]", "[0, -0.5, 2]"), "transfer_s");
+  expect_bad("diagonal", replace(s, "[0, 0.5, 2]", "[5, 0.5, 2]"), "is node 0 to itself and must be 0");
   expect_bad("longpath", replace(s, "path_length: 2", "path_length: 4"), "path_length");
   expect_bad("shortpath", replace(s, "path_length: 2", "path_length: 1"), "path_length");
   expect_bad("memory0", replace(s, "memory: 2", "memory: 0"), "memory");

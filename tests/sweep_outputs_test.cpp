@@ -296,7 +296,7 @@ TEST(SweepPlot, NoPlanAtAllStillDrawsAxes) {
   const std::string svg = sweep_svg(f.grid, f.outcomes);
   expect_self_contained(svg);
   EXPECT_EQ(count(svg, "<polyline"), 0);
-  EXPECT_NE(svg.find("no point has a feasible plan"), std::string::npos);
+  EXPECT_NE(svg.find("no point has a plan (the table and CSV give why)"), std::string::npos);
 }
 
 // ----------------------------------------------------------- Slurm array ----

@@ -85,7 +85,11 @@ std::vector<BadProfile> bad_profiles() {
   zero_nodes.replace(zero_nodes.find("nodes: 4"), 8, "nodes: 0");
   std::string no_name = groups;
   no_name.replace(no_name.find("  - name: roce\n"), 15, "  - ");
+  std::string twice = groups;
+  twice.replace(twice.find("  - name: roce\n"), 15, "  - name: ib\n");
   return {
+      {"DuplicateGroupName", head + twice + inter, "names an earlier group too"},
+      {"InterGroupWithoutGroups", head + inter, "has no 'groups'"},
       {"NodesDisagreeWithGroups", "nodes: 10\n" + head + groups + inter, "nodes"},
       {"UnknownNic", head + unknown_nic + inter, "omnipath"},
       {"NegativeGroupBandwidth", head + negative + inter, "bandwidth_gb_per_s"},

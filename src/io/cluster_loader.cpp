@@ -332,6 +332,11 @@ ClusterSpec load_cluster(const std::string& name_or_path, const char* flag) {
                       "efficiency", "source"});
         NodeGroup group;
         group.name = g.text("name");
+        // The name labels its hosts (GROUP-node-K in the hostfile), which
+        // DeepSpeed refuses twice.
+        for (const NodeGroup& other : c.groups)
+          if (other.name == group.name)
+            g.fail("name", "'" + group.name + "' names an earlier group too; rename one");
         group.nodes = static_cast<int>(g.integer("nodes", 1, 1 << 20).value_or(0));
         if (group.nodes == 0) g.fail("nodes", "is missing; add the node count of the group");
         group.nic = parse_nic(g.text("nic"), g.where() + ": field '" + g.full("nic") + "'");
@@ -346,6 +351,9 @@ ClusterSpec load_cluster(const std::string& name_or_path, const char* flag) {
       c.inter_group = read_tier(f.child("inter_group"), false);
       if (c.nodes == 0) c.nodes = nodes;
       if (c.nodes != nodes) f.fail("nodes", "must equal the sum of the groups' nodes");
+    } else if (f.has("inter_group")) {
+      f.fail("inter_group",
+             "is the link between node groups, and the profile has no 'groups'; add them or drop it");
     }
     if (first_load_of(path)) {
       warn_defaulted_constants(root, path);

@@ -230,6 +230,12 @@ void read_network(const Reader& r, SkipProblem& p, double activation_bytes_from_
                "has no effect beside transfer_s (it only enters transfers derived from latency_ms and "
                "bandwidth); remove it, or give latency_ms and a bandwidth instead of transfer_s");
     p.network.transfer_s = r.matrix("transfer_s", n, false);
+    // A node never sends to itself (consecutive stages lie on different
+    // nodes): a diagonal entry would be ignored, so it must say 0.
+    for (int i = 0; i < n; ++i)
+      if (p.network.transfer_s[static_cast<std::size_t>(i) * n + i] != 0)
+        r.fail("transfer_s", "entry [" + std::to_string(i) + "][" + std::to_string(i) + "] is node " +
+                                 std::to_string(i) + " to itself and must be 0");
     return;
   }
   if (!f.has("latency_ms"))

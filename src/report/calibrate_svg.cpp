@@ -113,8 +113,8 @@ std::string calibrate_svg(const std::vector<FitRun>& runs, const CalibrateOutcom
     const double eb = at(before, i), ea = at(after, i), ecv = at(outcome.cv_errors, i);
     const std::string tip = xml_escape(runs[i].name) + ": measured " +
                             sweep_plot_detail::short_number(runs[i].measured_step_s) + " s, error " +
-                            percent_text(eb) + " before, " + percent_text(ea) + " after, " +
-                            percent_text(ecv) + " left out";
+                            percent_text(eb) + " before, " + percent_text(ea) + " after" +
+                            (std::isfinite(ecv) ? ", " + percent_text(ecv) + " left out" : "");
     if (std::isfinite(eb) && std::isfinite(ea)) {
       std::snprintf(buf, sizeof buf,
                     "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#bbb\"/>\n", x,
@@ -153,13 +153,21 @@ std::string calibrate_svg(const std::vector<FitRun>& runs, const CalibrateOutcom
       "<text x=\"%d\" y=\"%.1f\">before the fit</text>\n"
       "<circle cx=\"%d\" cy=\"%.1f\" r=\"4\" fill=\"#2c7fb8\"/>"
       "<text x=\"%d\" y=\"%.1f\">after the fit</text>\n"
-      "<path d=\"M%d %.1fl8 8M%d %.1fl-8 8\" stroke=\"#e6550d\" stroke-width=\"1.6\"/>"
-      "<text x=\"%d\" y=\"%.1f\">left out of the fit (each run predicted by a fit to the others)</text>\n"
       "<rect x=\"%d\" y=\"%.1f\" width=\"12\" height=\"10\" fill=\"#2c7fb8\" fill-opacity=\"0.12\"/>"
       "<text x=\"%d\" y=\"%.1f\">the fitted profile's mean |error|</text>\n",
-      left + 4, ly - 4, left + 14, ly, left + 124, ly - 4, left + 134, ly, left + 236, ly - 8, left + 244,
-      ly - 8, left + 254, ly, left + 4, ly + 10, left + 20, ly + 19);
+      left + 4, ly - 4, left + 14, ly, left + 124, ly - 4, left + 134, ly, left + 4, ly + 10, left + 20,
+      ly + 19);
   o += buf;
+  // The cross marker only where a run was left out (not under --no-cross-validate).
+  if (std::any_of(outcome.cv_errors.begin(), outcome.cv_errors.end(),
+                  [](double e) { return std::isfinite(e); })) {
+    std::snprintf(
+        buf, sizeof buf,
+        "<path d=\"M%d %.1fl8 8M%d %.1fl-8 8\" stroke=\"#e6550d\" stroke-width=\"1.6\"/>"
+        "<text x=\"%d\" y=\"%.1f\">left out of the fit (each run predicted by a fit to the others)</text>\n",
+        left + 236, ly - 8, left + 244, ly - 8, left + 254, ly);
+    o += buf;
+  }
   o += "</svg>\n";
   return o;
 }

@@ -1,5 +1,6 @@
 // SVG timeline of a SkipPipe schedule, from a replay of the event simulation.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -11,10 +12,12 @@
 namespace parplan {
 namespace {
 
-std::string colour(int mb, int count) {
+// A distinct colour per micro-batch: hues a golden angle apart never repeat
+// (mb * 360 / count + 180 for odd mb gave k and k + count / 2 one hue when
+// count is 2 mod 4), and three lightness steps keep neighbouring hues apart.
+std::string colour(int mb) {
   char buf[48];
-  std::snprintf(buf, sizeof buf, "hsl(%d,70%%,55%%)",
-                count > 0 ? (mb * 360 / count + (mb % 2) * 180) % 360 : 0);
+  std::snprintf(buf, sizeof buf, "hsl(%.1f,70%%,%d%%)", std::fmod(mb * 137.50776, 360.0), 45 + 12 * (mb % 3));
   return buf;
 }
 
@@ -35,7 +38,6 @@ std::string skip_paths_svg(const SkipProblem& p, const SkipSchedule& s, const st
   const int left = 120, top = 40, row_h = 22, width = 1100;
   const double scale = (width - left - 20) / span_s;
   const int height = top + row_h * static_cast<int>(rows.size()) + 60;
-  const int n_mb = static_cast<int>(s.micro_batches.size());
   std::ostringstream o;
   o << svg_open(width, height)
     << "<defs><pattern id=\"hatch\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\" "
@@ -57,7 +59,7 @@ std::string skip_paths_svg(const SkipProblem& p, const SkipSchedule& s, const st
     const char* kind = t.kind == SkipTaskKind::kForward ? "forward"
                        : t.kind == SkipTaskKind::kLoss  ? "loss"
                                                         : "backward";
-    const std::string fill = t.kind == SkipTaskKind::kLoss ? "#333333" : colour(t.micro_batch, n_mb);
+    const std::string fill = t.kind == SkipTaskKind::kLoss ? "#333333" : colour(t.micro_batch);
     char rect[256];
     std::snprintf(rect, sizeof rect,
                   "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" stroke=\"#222\" "

@@ -225,7 +225,8 @@ std::string sweep_svg(const SweepGrid& grid, const std::vector<SweepOutcome>& ou
         << ")\">" << xml_escape(y_label) << "</text>\n";
     if (drawn[row].empty()) {
       svg << "<text x=\"" << num((px0 + px1) / 2) << "\" y=\"" << num((py0 + py1) / 2)
-          << "\" text-anchor=\"middle\" fill=\"#999999\">no point has a feasible plan</text>\n";
+          << "\" text-anchor=\"middle\" fill=\"#999999\">no point has a plan (the table and CSV give "
+             "why)</text>\n";
     }
     for (const SweepPlotSeries& s : series) {
       if (s.row != row || s.points.empty()) continue;
