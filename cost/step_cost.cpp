@@ -106,8 +106,11 @@ StageCoefficients stage_coefficients(const ModelSpec& model, const ClusterSpec& 
   return k;
 }
 
-CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
-                         const ParallelConfig& c) {
+namespace {
+// `time_only`: the step time and its parts, without memory, FLOPs and
+// throughput (the search's lower bound per shape needs nothing else).
+CostReport cost_with(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                     const ParallelConfig& c, const MemoryBreakdown* known_memory, bool time_only) {
   CostReport report;
   const DeviceSpec& device = cluster.device;
   const double peak = device.peak_flops_per_s(job.precision);
@@ -173,7 +176,8 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
   time.exposed_comm_s = time.tp_comm_s + time.cp_comm_s + time.pp_comm_s + time.dp_comm_s + time.ep_comm_s;
   time.step_s = time.compute_s + time.bubble_s + time.exposed_comm_s + time.optimizer_s;
 
-  report.memory = memory_breakdown(model, cluster, job, c);
+  if (time_only) return report;
+  report.memory = known_memory != nullptr ? *known_memory : memory_breakdown(model, cluster, job, c);
   report.params = total_params(model, job.seq);
   double recomputed_fraction = 0;
   if (c.recompute == Recompute::kFull && slowest_load.layers > 0)
@@ -221,6 +225,22 @@ CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, con
       !report.memory.fits || report.memory.peak_bytes >= kMemoryBoundFraction * report.memory.capacity_bytes;
   report.limiter = memory_bound ? Limiter::kMemory : names[worst];
   return report;
+}
+}  // namespace
+
+CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                         const ParallelConfig& c) {
+  return cost_with(model, cluster, job, c, nullptr, false);
+}
+
+CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                         const ParallelConfig& c, const MemoryBreakdown& memory) {
+  return cost_with(model, cluster, job, c, &memory, false);
+}
+
+TimeBreakdown estimate_step_time(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                 const ParallelConfig& c) {
+  return cost_with(model, cluster, job, c, nullptr, true).time;
 }
 
 }  // namespace parplan

@@ -14,6 +14,15 @@ namespace parplan {
 /// multiply to the world, layers lay out over stages); see config_problem().
 CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                          const ParallelConfig& config);
+/// The same, with the config's memory already computed by estimate_memory
+/// (the search checks the fit first and would compute it twice).
+CostReport estimate_cost(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                         const ParallelConfig& config, const MemoryBreakdown& memory);
+
+/// Step time only: estimate_cost(...).time without memory, FLOPs and
+/// throughput (the search's lower bound per shape).
+TimeBreakdown estimate_step_time(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
+                                 const ParallelConfig& config);
 
 /// Memory only (cheaper; the search prunes with it before timing).
 MemoryBreakdown estimate_memory(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,

@@ -171,8 +171,8 @@ double shape_lower_bound_s(const ModelSpec& model, const ClusterSpec& cluster, c
   double bound_s = INFINITY;
   for (int zero = 0; zero <= last; ++zero) {
     shape.zero = zero;
-    const CostReport bound = estimate_cost(model, cluster, job, shape);
-    bound_s = std::min(bound_s, bound.time.step_s - bound.time.dp_comm_s - bound.time.optimizer_s);
+    const TimeBreakdown bound = estimate_step_time(model, cluster, job, shape);
+    bound_s = std::min(bound_s, bound.step_s - bound.dp_comm_s - bound.optimizer_s);
   }
   return bound_s;
 }
@@ -355,7 +355,7 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
                 local.least_peak_config = config;
               }
               if (!memory.fits) return Outcome::kNoFit;
-              const CostReport cost = estimate_cost(model, cluster, job, config);
+              const CostReport cost = estimate_cost(model, cluster, job, config, memory);
               ++local.stats.evaluated;
               ++local.stats.feasible;
               local.top.offer(config, cost, engine);
