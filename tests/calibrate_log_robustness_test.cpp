@@ -140,6 +140,60 @@ TEST(CalibrateLogRobustness, RankPrefixesAndLongLinesReadAsTheEnginePrintedThem)
   }
   EXPECT_EQ(parse_megatron_log(prefixed, "tee.log", t.cluster).measured_step_s, expected);
   EXPECT_EQ(parse_megatron_log(long_lines, "long.log", t.cluster).measured_step_s, expected);
+  // srun --label numbers each line with its task, before torchrun's prefix.
+  std::istringstream again(plain);
+  std::string labelled;
+  for (std::string line; std::getline(again, line);) labelled += " 0: [default0]:" + line + "\n";
+  EXPECT_EQ(parse_megatron_log(labelled, "srun.log", t.cluster).measured_step_s, expected);
+}
+
+// Megatron prints its arguments before the tokenizer pads the vocabulary:
+// the padded size is on its own line after the block, as the simulated log
+// writes it; without it the run is refused naming the field.
+TEST(CalibrateLogRobustness, ThePaddedVocabularyIsReadFromTheTokenizersLine) {
+  const Trial t;
+  std::string log = simulated_megatron_log(t.model, t.job, t.config, 3.0, 20, 1);
+  EXPECT_EQ(log.find("padded_vocab_size"), std::string::npos);
+  const std::string line = " > padded vocab (size: 128256) with 0 dummy tokens (new size: 128256)";
+  ASSERT_NE(log.find(line), std::string::npos);
+  EXPECT_EQ(parse_megatron_log(log, "vocab.log", t.cluster).model.vocab, 128256);
+  log.replace(log.find(line), line.size(), "");
+  try {
+    parse_megatron_log(log, "no-vocab.log", t.cluster);
+    FAIL() << "a log without its vocabulary size was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("padded_vocab_size"), std::string::npos) << e.what();
+  }
+}
+
+// Megatron-DeepSpeed's own names: --num-key-value-heads (grouped-query
+// attention), --use-rotary-position-embeddings, and --zero-stage printed as
+// its default 1.0.
+TEST(CalibrateLogRobustness, MegatronDeepSpeedNamesItsOwnArguments) {
+  Trial t;
+  apply_engine_recipe("megatron-deepspeed", t.job);
+  std::string log = simulated_megatron_log(t.model, t.job, t.config, 3.0, 20, 1, Engine::kMegatronDeepSpeed);
+  const auto set_arg = [&](const std::string& name, const std::string& value) {
+    const std::size_t at = log.find("  " + name + " ");
+    ASSERT_NE(at, std::string::npos) << name;
+    const std::size_t end = log.find('\n', at);
+    log.replace(at, end - at, "  " + name + " ........ " + value);
+  };
+  const auto drop_arg = [&](const std::string& name) {
+    const std::size_t at = log.find("  " + name + " ");
+    if (at != std::string::npos) log.erase(at, log.find('\n', at) + 1 - at);
+  };
+  for (const char* megatron_lm_only :
+       {"group_query_attention", "num_query_groups", "position_embedding_type"})
+    drop_arg(megatron_lm_only);
+  const std::string end = "-------------------- end of arguments";
+  log.insert(log.find(end),
+             "  num_key_value_heads ........ 8\n  use_rotary_position_embeddings ........ True\n");
+  set_arg("zero_stage", "1.0");
+  const FitRun run = parse_megatron_log(log, "mds.log", t.cluster);
+  EXPECT_EQ(run.model.kv_groups, 8);
+  EXPECT_EQ(run.model.position, PositionKind::kRope);
+  EXPECT_EQ(run.config.zero, 1);
 }
 
 // Every rank logs its metrics: ranks' logs one after another read as rank
@@ -161,6 +215,30 @@ TEST(CalibrateLogRobustness, TorchtitanRanksAndASecondRun) {
   for (std::size_t at = 0; (at = rank1.find("[rank0]", at)) != std::string::npos; at += 7)
     rank1.replace(at, 7, "[rank1]");
   EXPECT_EQ(read_with(log + rank1).measured_step_s, one_rank_s);
+  // Validation metrics (torchtitan's log_validation, at step 1 and every
+  // freq steps) are not training steps.
+  std::string validated;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    validated += line + "\n";
+    if (line.find("step:") != std::string::npos && line.find("tps:") != std::string::npos)
+      validated +=
+          "[rank0]:[titan] 2025-01-01 00:00:00,000 - root - INFO - validate step:  1  loss:  7.5000  "
+          "memory: 60.00GiB(75.85%)  tps: 9,000\n";
+  }
+  EXPECT_EQ(read_with(validated).measured_step_s, one_rank_s);
+  // srun --label: two nodes' lines interleaved read as the first task's.
+  std::string labelled;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    labelled += "0: " + line + "\n";
+    if (line.find("tps:") != std::string::npos) {
+      std::string other = "1: " + line;
+      other.replace(other.find("[rank0]"), 7, "[rank8]");
+      labelled += other + "\n";
+    }
+  }
+  EXPECT_EQ(read_with(labelled).measured_step_s, one_rank_s);
   try {
     read_with(log + log);
     FAIL() << "a second run from step 1 was read";

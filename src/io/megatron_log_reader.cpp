@@ -91,8 +91,20 @@ Args parse_arguments(const std::string& text, const std::string& origin, std::ve
     }
     block.clear();
   };
+  std::optional<PrintedArg> padded_vocab;
   while (std::getline(in, line)) {
     ++number;
+    // The padded vocabulary is set by the tokenizer after the arguments are
+    // printed: " > padded vocab (size: V) with K dummy tokens (new size: N)"
+    // (Megatron-LM core/tokenizers/utils/build_tokenizer.py, Megatron-DeepSpeed
+    // megatron/tokenizer/tokenizer.py); the block has it only for a run that
+    // loaded its arguments from a checkpoint.
+    if (const auto at = line.find(" > padded vocab (size: "); at != std::string::npos && !padded_vocab) {
+      const auto size_at = line.find("(new size: ", at);
+      const auto end = size_at == std::string::npos ? size_at : line.find(')', size_at);
+      if (end != std::string::npos)
+        padded_vocab = PrintedArg{line.substr(size_at + 11, end - size_at - 11), number};
+    }
     if (line.find("------------------------ arguments ------------------------") != std::string::npos) {
       if (inside) close_block();
       inside = true;
@@ -115,6 +127,8 @@ Args parse_arguments(const std::string& text, const std::string& origin, std::ve
                        "' here); give the log as Megatron wrote it");
   }
   if (inside) close_block();
+  if (padded_vocab && !args.values.count("padded_vocab_size"))
+    args.values["padded_vocab_size"] = *padded_vocab;
   return args;
 }
 
@@ -223,6 +237,21 @@ void as_megatron_lm_names(Args& args) {
       if (text == "1") text = "None";  // the default [1]: a dense model
     }
   }
+  // Grouped-query attention and RoPE under Megatron-DeepSpeed's names
+  // (arguments.py --num-key-value-heads, printed as the head count when not
+  // given; --use-rotary-position-embeddings).
+  if (const PrintedArg* kv = args.find("num_key_value_heads"); kv != nullptr && kv->text != "None") {
+    rename("num_key_value_heads", "num_query_groups");
+    if (!args.values.count("group_query_attention"))
+      args.values["group_query_attention"] = PrintedArg{"True", 0};
+  }
+  if (flag(args, "use_rotary_position_embeddings") && !args.values.count("position_embedding_type"))
+    args.values["position_embedding_type"] =
+        PrintedArg{"rope", args.values["use_rotary_position_embeddings"].line};
+  // --zero-stage is type=int with default=1.0 (arguments.py), printed 1.0
+  // when not given.
+  if (const auto it = args.values.find("zero_stage"); it != args.values.end() && it->second.text == "1.0")
+    it->second.text = "1";
   rename("topk", "moe_router_topk");
   rename("moe_expert_parallel_size", "expert_model_parallel_size");
   rename("expert_interval", "moe_layer_freq");

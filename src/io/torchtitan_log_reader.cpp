@@ -243,10 +243,17 @@ Metrics read_metrics(const std::string& text, const std::string& origin) {
     ++number;
     if (line.size() > kMaxMatchedLine) continue;  // not a metrics line
     line = std::regex_replace(line, kAnsi, "");
-    // torchrun's `[rankN]:` prefix: every rank logs its own metrics, and a
-    // log may hold several ranks' lines, one after another or interleaved;
-    // the first rank's are read.
-    const std::string rank = line.rfind("[rank", 0) == 0 ? line.substr(0, line.find(']') + 1) : "";
+    // srun --label's task number, then torchrun's `[rankN]:` prefix: every
+    // rank logs its own metrics, and a log may hold several ranks' lines,
+    // one after another or interleaved; the first rank's are read.
+    const std::size_t label = srun_label_length(line);
+    const std::string rank =
+        line.substr(0, label) +
+        (line.compare(label, 5, "[rank") == 0 ? line.substr(label, line.find(']', label) + 1 - label) : "");
+    // Validation metrics (torchtitan's log_validation: "validate step: N
+    // loss: ... tps: ...", at step 1 and every freq steps) are not a
+    // training step.
+    if (line.find("validate step:") != std::string::npos) continue;
     if (chosen_rank && rank != *chosen_rank) continue;
     if (line.find("device mesh with") != std::string::npos) {
       launch_logged = false;

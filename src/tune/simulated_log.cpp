@@ -75,7 +75,6 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
       arg_line("num_query_groups", std::to_string(model.kv_groups)),
       arg_line("overlap_grad_reduce", py_bool(config.overlap_grad_reduce)),
       arg_line("overlap_p2p_comm", py_bool(config.overlap_p2p)),
-      arg_line("padded_vocab_size", std::to_string(model.vocab)),
       arg_line("pipeline_model_parallel_size", std::to_string(config.pp)),
       arg_line("decoder_first_pipeline_num_layers",
                config.first_stage_layers > 0 ? std::to_string(config.first_stage_layers) : "None"),
@@ -191,6 +190,11 @@ std::string simulated_megatron_log(const ModelSpec& model, const JobSpec& job, c
   log << "------------------------ arguments ------------------------\n";
   for (const auto& a : args) log << a << "\n";
   log << "-------------------- end of arguments ---------------------\n";
+  // The tokenizer pads the vocabulary after the arguments are printed
+  // (Megatron-LM's build_tokenizer.py _vocab_size_with_padding); the model's
+  // vocab is the padded size, the file's own size unknown here.
+  log << " > padded vocab (size: " << model.vocab << ") with 0 dummy tokens (new size: " << model.vocab
+      << ")\n";
   // DeepSpeed prints its ZeRO settings at engine start (DeepSpeedConfig.print:
   // `  name ..... value`, dots to column 29; the ZeRO config as its pydantic
   // `key=value` words, of which the reader needs the ZeRO++ ones).
