@@ -1,19 +1,39 @@
 #include "cost/collectives.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace parplan {
 
-GroupSpan group_span(const ClusterSpec& cluster, int size, int stride) {
+namespace {
+// How many ranks of each group one domain of `domain` ranks holds. Groups of
+// `size` ranks `stride` apart tile a domain when one count divides the
+// other; otherwise some group straddles two domains (tp 5 on 8-GPU nodes:
+// ranks 5..9) and every group runs at that one's pace, so only the ranks
+// every domain holds of each group count (the common divisor; 1 at worst).
+// `world` (the job's ranks; 0 = unknown): groups that all lie below the
+// first boundary they would straddle never straddle.
+int ranks_inside(int size, int stride, int domain, int world) {
+  if (stride >= domain) return 1;
+  const int per = std::max(1, domain / stride);
+  if (per % size == 0 || size % per == 0 || (world > 0 && world <= domain)) return std::min(size, per);
+  if (world > 0 && stride == 1) {
+    for (long long boundary = domain; boundary < world; boundary += domain)
+      if (boundary % size != 0) return std::gcd(size, per);
+    return std::min(size, per);
+  }
+  return std::gcd(size, per);
+}
+}  // namespace
+
+GroupSpan group_span(const ClusterSpec& cluster, int size, int stride, int world) {
   GroupSpan span;
   const int tiers = std::min<int>(static_cast<int>(cluster.tiers.size()), GroupSpan::kMaxTiers);
   span.tiers = tiers;
   for (int i = 0; i < tiers; ++i) {
     const int domain = cluster.tiers[i].ranks;
     int inside = size;
-    if (domain > 0 && i + 1 < tiers) {
-      inside = stride >= domain ? 1 : std::min(size, std::max(1, domain / stride));
-    }
+    if (domain > 0 && i + 1 < tiers) inside = ranks_inside(size, stride, domain, world);
     span.members[i] = i > 0 ? std::max(inside, span.members[i - 1]) : inside;
   }
   if (tiers > 0) span.members[tiers - 1] = size;
@@ -32,8 +52,8 @@ int node_group_of_rank(const ClusterSpec& cluster, int rank) {
   return groups - 1;
 }
 
-GroupSpan group_span_at(const ClusterSpec& cluster, int size, int stride, int first_rank) {
-  GroupSpan span = group_span(cluster, size, stride);
+GroupSpan group_span_at(const ClusterSpec& cluster, int size, int stride, int first_rank, int world) {
+  GroupSpan span = group_span(cluster, size, stride, world);
   if (!cluster.heterogeneous() || size <= 1) return span;
   const int last_rank = first_rank + (size - 1) * stride;
   const int a = node_group_of_rank(cluster, first_rank);

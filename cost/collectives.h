@@ -23,11 +23,14 @@ struct GroupSpan {
   const NetworkTier* outer = nullptr;
 };
 
-GroupSpan group_span(const ClusterSpec& cluster, int size, int stride);
+/// `world`: the job's ranks (0 = unknown), which tells whether a group whose
+/// size does not tile a node ever straddles two (then every such group is
+/// costed as the straddling one).
+GroupSpan group_span(const ClusterSpec& cluster, int size, int stride, int world = 0);
 /// group_span for the group whose first rank is `first_rank`: on a
 /// heterogeneous cluster it also picks the outer fabric from the node groups
 /// the group touches (rank order is group by group, as the profile lists them).
-GroupSpan group_span_at(const ClusterSpec& cluster, int size, int stride, int first_rank);
+GroupSpan group_span_at(const ClusterSpec& cluster, int size, int stride, int first_rank, int world = 0);
 
 /// Index of the node group holding `rank` (heterogeneous clusters; 0 when
 /// the cluster has no groups; the last group for ranks beyond the profile).

@@ -111,7 +111,7 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
   out.window_left = window;
   if (shard <= 1) return out;
   const int first = stage * c.tp * c.cp * c.dp;
-  const GroupSpan span = group_span_at(cluster, shard, c.tp, first);
+  const GroupSpan span = group_span_at(cluster, shard, c.tp, first, c.world());
   // torchtitan's fp8 all-gather sends the fp8 cast of each linear weight's
   // shard, one byte, the rest at 16 bits (JobSpec::fsdp_fp8_all_gather).
   const bool fp8_gather = job.fsdp_fp8_all_gather && job.precision == Precision::kFp8 && c.zero >= 3;
@@ -133,7 +133,9 @@ DpCost dp_cost(const ClusterSpec& cluster, const JobSpec& job, const ParallelCon
     out.optimizer_params = params / g.optimizer;
     // `size` consecutive members of the group, or one member of each of
     // `size` consecutive domains of `apart` members.
-    const auto sub = [&](int size, int apart) { return group_span_at(cluster, size, c.tp * apart, first); };
+    const auto sub = [&](int size, int apart) {
+      return group_span_at(cluster, size, c.tp * apart, first, c.world());
+    };
     // Every micro-batch: weights gathered for the forward (over the primary
     // partition) and the backward (over the secondary one: hpZ, or the
     // hierarchical scheme's), gradients reduce-scattered into their
@@ -277,7 +279,7 @@ double tied_embedding_reduce_s(const ModelSpec& model, const ClusterSpec& cluste
   // Rank order is stage by stage: the last stage's first rank lies
   // (pp - 1) stages of tp x cp x dp ranks after the first's.
   const int stage_ranks = c.tp * c.cp * c.dp;
-  const GroupSpan span = group_span_at(cluster, 2, (c.pp - 1) * stage_ranks, 0);
+  const GroupSpan span = group_span_at(cluster, 2, (c.pp - 1) * stage_ranks, 0, c.world());
   const double bytes = static_cast<double>(model.vocab) * model.hidden / c.tp *
                        gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce_for(c.zero));
   return all_reduce_s(cluster, span, bytes);
@@ -313,7 +315,7 @@ namespace parplan {
 using detail::level_ranks;
 
 int partition_ranks(const ClusterSpec& cluster, const ParallelConfig& config, PartitionLevel level) {
-  const GroupSpan span = group_span_at(cluster, config.dp * config.cp, config.tp, 0);
+  const GroupSpan span = group_span_at(cluster, config.dp * config.cp, config.tp, 0, config.world());
   return level_ranks(cluster, span, level);
 }
 

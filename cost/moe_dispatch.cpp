@@ -73,7 +73,7 @@ EpLayerComm moe_layer_comm(const ModelSpec& m, const ClusterSpec& cluster, const
   shape.compression = job.a2a_compression;
   // Expert grid order: etp innermost, then ep (Megatron's expert rank
   // generator, MoE parallel folding).
-  const GroupSpan ep_span = group_span_at(cluster, c.ep, c.etp, first_rank);
+  const GroupSpan ep_span = group_span_at(cluster, c.ep, c.etp, first_rank, c.world());
   // Each direction's two exchanges: dispatch, then combine.
   double forward_dispatch = 0, forward_combine = 0, backward_combine = 0, backward_dispatch = 0;
   if (c.ep > 1) {
@@ -88,7 +88,7 @@ EpLayerComm moe_layer_comm(const ModelSpec& m, const ClusterSpec& cluster, const
     forward_dispatch = forward_combine = backward_combine = backward_dispatch = exchange_s;
   }
   if (c.etp > 1) {
-    const GroupSpan etp_span = group_span_at(cluster, c.etp, 1, first_rank);
+    const GroupSpan etp_span = group_span_at(cluster, c.etp, 1, first_rank, c.world());
     const double rows_bytes = 2.0 * shape.tokens * m.top_k * m.hidden * shape.load_factor * c.etp;
     const double gather_s = all_gather_s(cluster, etp_span, rows_bytes);
     forward_dispatch += gather_s;

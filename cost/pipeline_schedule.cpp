@@ -39,7 +39,7 @@ namespace {
 void pytorch_cp_comm(const ModelSpec& model, const ClusterSpec& cluster, const JobSpec& job,
                      const ParallelConfig& c, const LayerComputeTimes& times, int first, double tokens,
                      LayerComm& comm) {
-  const GroupSpan span = group_span_at(cluster, c.cp, c.tp, first);
+  const GroupSpan span = group_span_at(cluster, c.cp, c.tp, first, c.world());
   const double kv_bytes = 2.0 * tokens * torchtitan_sdpa_kv_elements_per_token(model, c.tp);
   const double gather_s = all_gather_s(cluster, span, kv_bytes * c.cp);
   // The ring moves in lockstep: its slowest hop (the wrap from the last
@@ -92,7 +92,7 @@ LayerComm layer_comm(const ModelSpec& model, const ClusterSpec& cluster, const J
   if (c.tp > 1) {
     // Two all-reduces of b s h in each direction (with sp: all-gather +
     // reduce-scatter of the same total volume).
-    const GroupSpan span = group_span_at(cluster, c.tp, 1, first);
+    const GroupSpan span = group_span_at(cluster, c.tp, 1, first, c.world());
     const double activation_bytes = 2.0 * tokens * model.hidden;
     // torchao's Float8 tensor parallelism casts before it gathers: every
     // all-gather (forward and the backward's) moves fp8, the reduce-scatters

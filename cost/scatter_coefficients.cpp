@@ -117,7 +117,7 @@ ScatterCoefficients derive_scatter_coefficients(const ModelSpec& model, const Cl
       c.alltoall_ms_per_token.push_back(0);
       continue;
     }
-    const GroupSpan span = group_span(cluster, p, 1);
+    const GroupSpan span = group_span(cluster, p, 1, setting.gpus);
     const double rank_bytes = ulysses_bytes_per_token_layer(model, p) * kProbeTokens / p;
     const double latency_s = all_to_all_s(cluster, span, 0);
     const double per_token_s = (all_to_all_s(cluster, span, rank_bytes) - latency_s) / kProbeTokens;
@@ -130,7 +130,7 @@ ScatterCoefficients derive_scatter_coefficients(const ModelSpec& model, const Cl
   // GPUs (not overlapped: an upper estimate). Lower stages reduce once per
   // step, which no scattering choice changes.
   const double params = total_params(model, model.max_positions > 0 ? model.max_positions : 0);
-  const GroupSpan all = group_span(cluster, setting.gpus, 1);
+  const GroupSpan all = group_span(cluster, setting.gpus, 1, setting.gpus);
   double fixed_s = worst_latency_s;
   if (setting.zero >= 3 && setting.gpus > 1) {
     fixed_s += 3.0 * all_gather_s(cluster, all, params * kActivationElementBytes);

@@ -173,7 +173,7 @@ StageMemory stage_memory(const ModelSpec& model, const ClusterSpec& cluster, con
                         job.optimizer_state_bytes_per_param(c.zero),
                         gradient_bytes_per_param(job.precision, c.zero, job.grad_reduce_for(c.zero)));
   if (c.hierarchical_partition && c.zero >= 3) {
-    const GroupSpan span = group_span_at(cluster, c.dp * c.cp, c.tp, stage * c.tp * c.cp * c.dp);
+    const GroupSpan span = group_span_at(cluster, c.dp * c.cp, c.tp, stage * c.tp * c.cp * c.dp, c.world());
     const ShardGroups g = shard_groups(cluster, c, span);
     memory.states.params_bytes = 2.0 * load.params / g.params;
     if (g.backward < g.params) memory.secondary_bytes = 2.0 * load.params / g.backward;

@@ -156,6 +156,12 @@ TEST(OwnClusterInputs, InfeasibleAdviceNamesThePinsThatBindIt) {
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_EQ(test::line_count(run.err), 1) << run.err;
   EXPECT_NE(run.err.find("unpin --tp 1 --pp 1 --zero 0 --recompute none"), std::string::npos) << run.err;
+  // Context parallelism needs flash attention, which dgx-a100's profile
+  // leaves off by default: the advice names the flag, not an option the
+  // user never gave.
+  const CliRun attention = run_cli("plan --model gpt-1t --cluster dgx-a100 --gpus 4480 --gbs 1 --seq 2048");
+  EXPECT_EQ(attention.exit_code, 1);
+  EXPECT_NE(attention.err.find("add --attention flash"), std::string::npos) << attention.err;
 }
 
 // The held-out runs of a shipped profile were predicted with its

@@ -152,7 +152,15 @@ std::vector<SolverCertificate> certify(const ModelSpec& model, const ClusterSpec
   std::vector<SolverCertificate> certificates;
   SolveOptions options;
   options.time_limit_s = time_limit_s;
-  if (config.pp > 1 && config.vp == 1) {
+  // Megatron-DeepSpeed's own partition (PipelineModule's uniform split,
+  // middle stages unequal) is the engine's, not a choice parplan made: the
+  // split MILP, whose middle stages are equal on a uniform cluster, has
+  // nothing to certify there (it read "infeasible").
+  bool equal_middle = true;
+  for (int s = 2; s + 1 < config.pp; ++s)
+    equal_middle =
+        equal_middle && stage_layers(model.layers, config, s) == stage_layers(model.layers, config, 1);
+  if (config.pp > 1 && config.vp == 1 && (equal_middle || cluster.heterogeneous())) {
     // The layer-to-stage split of the plan, solved as a MILP over every
     // stage's own coefficients.
     const StageSplitInput input = stage_split_input(model, cluster, job, config, true);

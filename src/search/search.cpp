@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 #include "cost/collectives.h"
@@ -453,12 +454,14 @@ SearchResult search_configs(const ModelSpec& model, const ClusterSpec& cluster, 
     } else if (structural > 0 && engine_ok == 0) {
       result.engine_refusal = engine_reason ? engine_reason : "unsupported";
       std::snprintf(
-          text, sizeof text,
-          "engine: no config of the search space runs on %s (%s: %s); choose another --engine, or drop the "
-          "option that asks for it",
+          text, sizeof text, "engine: no config of the search space runs on %s (%s: %s); %s",
           options.engines.any ? "any released engine" : engine_capabilities(options.engines.engines[0]).name,
-          engine_capabilities(options.engines.engines[0]).name,
-          engine_reason ? engine_reason : "unsupported");
+          engine_capabilities(options.engines.engines[0]).name, engine_reason ? engine_reason : "unsupported",
+          // Unfused attention came from the profile's default, not a flag.
+          !flash && !pins.flash_attention && engine_reason != nullptr &&
+                  std::strstr(engine_reason, "flash") != nullptr
+              ? "the cluster profile's attention default is unfused: add --attention flash"
+              : "choose another --engine, or drop the option that asks for it");
     } else if (structural == 0 && job.pins.sp.value_or(false) && world < 2) {
       std::snprintf(
           text, sizeof text,
