@@ -457,16 +457,21 @@ ScatterPlan fast_path(const Instance& in, const std::vector<std::int64_t>& lengt
   const double k = in.coefficients->token_capacity_per_gpu;
   const double fixed_ms = in.coefficients->fixed_ms;
   // Micro-batches the step needs at least: its tokens over the cluster's
-  // capacity, its sequences' narrowest groups over the GPUs, and one each
-  // for the sequences whose narrowest group is wider than half the GPUs
-  // (no two of them share a micro-batch).
+  // capacity, and one each for the sequences whose narrowest group is wider
+  // than half the GPUs (no two of them share a micro-batch). The sequences'
+  // narrowest groups over the GPUs count only those that fill more than
+  // half of theirs (two of them never share a group of that width): groups
+  // hold several sequences, and 8192 one-token sequences on 64 GPUs need
+  // one micro-batch, not 128.
   double width_sum = 0;
   int wide = 0;
   for (int i = 0; i < n; ++i) {
     int narrowest = in.gpus;
+    double narrowest_capacity = 0;
     for (int j = 0; j < in.num_sizes; ++j)
-      if (in.capacity_tokens[j] >= in.tokens[i]) narrowest = std::min(narrowest, in.size[j]);
-    width_sum += narrowest;
+      if (in.capacity_tokens[j] >= in.tokens[i] && in.size[j] <= narrowest)
+        narrowest = in.size[j], narrowest_capacity = in.capacity_tokens[j];
+    if (2 * in.tokens[i] > narrowest_capacity) width_sum += narrowest;
     wide += 2 * narrowest > in.gpus ? 1 : 0;
   }
   const int fewest = std::max({1, static_cast<int>(std::ceil(total_tokens / (in.gpus * k) - 1e-9)),

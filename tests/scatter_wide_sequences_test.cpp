@@ -41,5 +41,27 @@ TEST(ScatterWideSequences, EachSequenceWiderThanHalfTheGpusGetsItsOwnMicroBatch)
   }
 }
 
+// The other end: thousands of one-token sequences share groups. All of
+// them fit one micro-batch of one-GPU groups (8192 tokens, 64 x 5992 of
+// memory), which is the optimum (the fixed cost once, the work spread over
+// every GPU); the solver once started at one micro-batch per 64 sequences
+// (128, 123 times slower), and so did the static grouping.
+TEST(ScatterWideSequences, ThousandsOfShortSequencesShareGroups) {
+  ScatterCoefficients c = linear_coefficients();
+  c.token_capacity_per_gpu = 5992;
+  c.group_sizes = {1, 2, 4, 8, 16, 32, 64};
+  c.alltoall_ms_per_token = {0, 0.01, 0.01, 0.01, 0.02, 0.02, 0.02};
+  const std::vector<std::int64_t> lengths(8192, 1);
+  ScatterOptions o;
+  o.step_time_limit_s = 10;  // the plan, not the machine's speed
+  const ScatterStepResult r = solve_scatter_step(lengths, 64, c, o);
+  ASSERT_EQ(check_scatter_plan(r.plan, lengths, 64, c), "");
+  EXPECT_EQ(r.plan.micro_batches.size(), 1u);
+  // 128 tokens per GPU at 1 ms each, plus the fixed 1 ms.
+  EXPECT_NEAR(r.plan.time_ms, 128.0 + 1.0, 1e-6);
+  EXPECT_EQ(r.static_size, 1);
+  EXPECT_NEAR(r.static_time_ms, 129.0, 1e-6);
+}
+
 }  // namespace scatter_wide
 }  // namespace parplan
