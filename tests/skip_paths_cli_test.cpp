@@ -74,6 +74,29 @@ TEST(SkipPathsCli, EveryMicroBatchHasItsOwnColour) {
   EXPECT_EQ(fills.size(), fill_of.size());
 }
 
+// With model and cluster each node holds layers / stages of the model: a
+// split that does not divide is refused, a stage that does not fit a GPU
+// is infeasible (Llama 3 70B in two stages: 40 layers with Adam states,
+// over 560 GiB, on an 80 GiB A100).
+TEST(SkipPathsCli, ACostModelStageMustDivideTheLayersAndFit) {
+  std::string problem =
+      test::slurp(std::string(PARPLAN_SOURCE_DIR) + "/examples/skip-paths/llama3-8b-cost-model.yaml");
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = problem;
+    return text.replace(text.find(from), from.size(), to);
+  };
+  const CliRun five =
+      run_cli("skip-paths --problem " + write_problem("five", with("stages: 4", "stages: 5")));
+  EXPECT_EQ(five.exit_code, 2) << five.err;
+  EXPECT_NE(five.err.find("must divide the 32 layers"), std::string::npos) << five.err;
+  const std::string big = with("model: llama3-8b", "model: llama3-70b");
+  const CliRun seventy = run_cli("skip-paths --problem " + write_problem("seventy", big));
+  EXPECT_EQ(seventy.exit_code, 1) << seventy.err;
+  EXPECT_NE(seventy.err.find("memory: a node of dgx-a100 holds 20 layers of llama3-70b"), std::string::npos)
+      << seventy.err;
+  EXPECT_EQ(test::line_count(seventy.err), 1) << seventy.err;
+}
+
 void expect_bad(const std::string& name, const std::string& text, const std::string& field) {
   expect_refusal(run_cli("skip-paths --problem " + write_problem(name, text)), field, name);
 }

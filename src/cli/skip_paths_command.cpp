@@ -39,6 +39,10 @@ void register_skip_paths(CLI::App& app, Commands& c) {
 int run_skip_paths(const SkipPathsFlags& flags) {
   const auto start = flags.common.start;
   const SkipProblemInput input = load_skip_problem(flags.problem);
+  if (!input.infeasible.empty()) {
+    std::cerr << "parplan: no schedule within the rules: " << input.infeasible << "\n";
+    return 1;
+  }
   if (!flags.svg.empty()) check_output_path(flags.svg, "--svg");
   check_distinct_paths({{"--svg", flags.svg}}, {{"--problem", flags.problem}});
   check_standard_output_free({{"--svg", flags.svg}}, flags.common.json());

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <sstream>
 
 #include "cost/compute_time.h"
+#include "cost/memory.h"
+#include "cost/parameters.h"
 #include "src/io/cluster_loader.h"
 #include "src/io/flow_row_matrix.h"
 #include "src/io/input_error.h"
@@ -194,11 +197,15 @@ void read_stages(const Reader& r, SkipProblemInput& in) {
 
 /// stage_forward_s, backward_factor and loss_factor from parplan's cost model:
 /// each node is one device holding layers / stages of the model.
-double cost_model_times(const Reader& r, SkipProblem& p, double& activation_bytes) {
+double cost_model_times(const Reader& r, SkipProblem& p, double& activation_bytes, std::string& infeasible) {
   const ModelSpec model = load_model(r.fields().text("model"));
   const ClusterSpec cluster = load_cluster(r.fields().text("cluster"));
   const int mbs = r.bounded_int("micro_batch_size", 1, 1 << 20);
   const int seq = r.bounded_int("seq", 1, 1 << 24);
+  const int stages = static_cast<int>(p.stage_sizes.size());
+  if (stages > model.layers || model.layers % stages != 0)
+    r.fail("stages", "(" + std::to_string(stages) + ") must divide the " + std::to_string(model.layers) +
+                         " layers of model " + model.name + ": each node holds layers / stages of them");
   if (model.position == PositionKind::kLearned && model.max_positions > 0 && seq > model.max_positions)
     r.fail("seq", "(" + std::to_string(seq) + ") exceeds the " + std::to_string(model.max_positions) +
                       " learned positions of model " + model.name + "; use a shorter sequence");
@@ -213,6 +220,28 @@ double cost_model_times(const Reader& r, SkipProblem& p, double& activation_byte
   p.network.backward_factor = layer.backward_s / layer.forward_s;
   p.network.loss_factor = (edge.head_forward_s + edge.head_backward_s) / stage_s;
   activation_bytes = shape.tokens * model.hidden * 2;  // bf16 activations between stages
+  // A node holds its layers' weights with mixed-precision Adam (16-bit
+  // weights and gradients, fp32 master and moments: no data parallelism to
+  // shard them over) and `memory` micro-batches' activations of them; the
+  // first stage's embedding and the last's head come on top.
+  const int stage_layers = model.layers / stages;
+  const double layer_params =
+      (total_params(model, seq) - embedding_params(model, seq) - untied_head_params(model)) / model.layers;
+  ActivationShape a;
+  a.seq = seq, a.micro_batch = mbs, a.flash_attention = shape.flash_attention;
+  const double need_bytes = model_state_bytes(stage_layers * layer_params, 0, 1, 12.0).total() +
+                            p.network.memory * stage_layers * layer_activation_bytes(model, a);
+  const double usable_bytes = cluster.device.usable_hbm_bytes();
+  if (need_bytes > usable_bytes) {
+    char text[400];
+    std::snprintf(
+        text, sizeof text,
+        "memory: a node of %s holds %d layers of %s with %d micro-batches of activations: %.1f GiB, "
+        "over the %.1f GiB usable; use more stages, a smaller memory or micro_batch_size",
+        cluster.name.c_str(), stage_layers, model.name.c_str(), p.network.memory, need_bytes / (1 << 30),
+        usable_bytes / (1 << 30));
+    infeasible = text;
+  }
   return stage_s;
 }
 
@@ -352,13 +381,14 @@ SkipProblemInput parse_problem(const YAML::Node& root, const std::string& where,
 
   const auto& f = r.fields();
   double activation_bytes = 0;
+  std::string& infeasible = in.infeasible;
   const bool cost_model = f.has("model") || f.has("cluster");
   if (cost_model) {
     if (!f.has("model") || !f.has("cluster"))
       r.fail(f.has("model") ? "cluster" : "model", "is missing; model and cluster go together");
     if (f.has("stage_forward_s"))
       r.fail("stage_forward_s", "cannot be given together with model and cluster; keep one");
-    p.network.forward_s.assign(p.network.nodes, cost_model_times(r, p, activation_bytes));
+    p.network.forward_s.assign(p.network.nodes, cost_model_times(r, p, activation_bytes, infeasible));
   } else if (const char* k = f.has("micro_batch_size") ? "micro_batch_size"
                              : f.has("seq")            ? "seq"
                                                        : nullptr) {

@@ -15,6 +15,9 @@ struct SkipProblemInput {
   SkipProblem problem;
   /// The file gave `stages: S` instead of `stage_sizes` (parplan chose them).
   bool stage_sizes_chosen = false;
+  /// With model and cluster: why a node cannot hold its stage (memory);
+  /// empty when it can. An infeasible job, not bad input (exit 1).
+  std::string infeasible;
 };
 
 SkipProblemInput load_skip_problem(const std::string& path);
