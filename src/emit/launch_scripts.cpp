@@ -252,6 +252,17 @@ std::string torchrun_script(const ScriptContext& x) {
          "then\n"
       << "  echo \"launch.sh: " << layout.nnodes << " nodes: set NODE_RANK (0.." << layout.nnodes - 1
       << ") and MASTER_ADDR (the address of node 0) on every node\" >&2\n  exit 1\nfi\n";
+  // Slurm numbers nodes in its own (sorted) order; the node groups need the
+  // hostfile's, so under Slurm a heterogeneous plan's node takes its line.
+  if (x.plan.cluster.heterogeneous() && layout.nnodes > 1)
+    s << "if [ -z \"${NODE_RANK:-}\" ] && [ -n \"${SLURM_NODEID:-}\" ]; then\n"
+      << "  NODE_RANK=\"$(awk -v h=\"$(hostname -s)\" '!/^#/ && NF { if ($1 == h) { print n + 0; exit } n++ "
+         "}' "
+         "\"$DIR/hostfile\")\"\n"
+      << "  if [ -z \"$NODE_RANK\" ]; then\n"
+      << "    echo \"launch.sh: $(hostname -s) is not in hostfile: name the job's nodes there, group by "
+         "group\" "
+         ">&2\n    exit 1\n  fi\nfi\n";
   s << "NODE_RANK=\"${NODE_RANK:-${SLURM_NODEID:-0}}\"\n";
   s << "MASTER_ADDR=\"${MASTER_ADDR:-localhost}\"\n";
   s << "MASTER_PORT=\"${MASTER_PORT:-6000}\"\n";
@@ -301,9 +312,18 @@ std::string slurm_script(const ScriptContext& x) {
   s << sbatch_head(x, false);
   s << "set -euo pipefail\n" << dir_line(x.final_dir);
   s << "export NNODES=\"$SLURM_JOB_NUM_NODES\"\n";
-  s << "export MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"\n";
+  if (x.plan.cluster.heterogeneous()) {
+    // Rank 0 is the hostfile's first node, whatever order Slurm lists them in.
+    s << "# PARPLAN-EDIT: allocate the hostfile's nodes (sbatch --nodelist=...); each takes its line there "
+         "as\n"
+      << "# its node rank, so the node groups keep their ranks and NCCL settings.\n";
+    s << "export MASTER_ADDR=\"$(awk '!/^#/ && NF { print $1; exit }' \"$DIR/hostfile\")\"\n";
+  } else {
+    s << "export MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"\n";
+  }
   s << "export MASTER_PORT=\"${MASTER_PORT:-6000}\"\n";
-  s << "# One task per node; launch.sh reads its NODE_RANK from SLURM_NODEID.\n";
+  s << "# One task per node; launch.sh reads its NODE_RANK from "
+    << (x.plan.cluster.heterogeneous() ? "its line in hostfile" : "SLURM_NODEID") << ".\n";
   s << "srun -N \"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=1 \"$DIR/launch.sh\"\n";
   return s.str();
 }
