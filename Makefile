@@ -74,14 +74,16 @@ CI_SANITIZE_DIR ?= build-ci-sanitize
 # were 165 s of the stage's 1090 s of test time on 2 cores, and the stage
 # keeps smaller instances of each solver. The timeline cut test scans a
 # 13 000-pass SVG string by string (minutes under ASan; the other timeline
-# tests draw SVGs under the sanitizers).
+# tests draw SVGs under the sanitizers). The skip-paths colour test solves
+# geo-20 for its picture and the 100-point sweep repeats one plan's code
+# (10 to 12 s each under ASan; smaller skip-paths and sweep tests stay).
 empty :=
 space := $(empty) $(empty)
 CI_SANITIZE_SKIP ?= ExpertsSolver.MilpEqualsBruteForce|SkipPathsSolver.PartitionBeatsRandomAndGreedy|\
   SkipPathsSolver.ThirtyTwoNodes|SkipPathsFasterLinks.ScaledDown|SkipPathsFasterLinks.FreeTransfers|\
   SolverAgreement.RandomSmallMilps|\
   PropertyMonotonic.BetterLinksOrMoreMemory|MoePlanEmit.DeepSeekV3On2048H800|EmitEngineDtype.DeepSeekV3PlanForMegatron|\
-  PipelineTimeline.SvgCutKeepsEveryWarmUp
+  PipelineTimeline.SvgCutKeepsEveryWarmUp|SkipPathsCli.EveryMicroBatchHasItsOwnColour|SweepCli.HundredPointsGiveHundredRows
 ci-sanitize: fuzz-deps
 	cmake -S . -B $(CI_SANITIZE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DPARPLAN_FUZZ=ON \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG"
