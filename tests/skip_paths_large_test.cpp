@@ -60,8 +60,8 @@ int busiest_node_load(const SkipSchedule& s, int nodes) {
 
 // 128 micro-batches each visit 5 of 224 nodes (2.9 a node on average). The
 // short limit hurries part of the path search (all of it under the
-// sanitizers); hurried or not, the schedule spreads, well within the bounds
-// below.
+// sanitizers, where the busiest node took 8); hurried or not, the schedule
+// spreads, well within the bounds below (the defect queued 40 or more).
 TEST(SkipPathsLarge, MicroBatchesSpreadOverTheNodesAndTheMakespanStaysNearTheBound) {
   const SkipProblem p = geo_problem(256);
   SkipSolveOptions options;
@@ -72,7 +72,7 @@ TEST(SkipPathsLarge, MicroBatchesSpreadOverTheNodesAndTheMakespanStaysNearTheBou
   ASSERT_EQ(r.schedule.micro_batches.size(), 128u);
   ASSERT_GT(r.lower_bound_s, 0);
   EXPECT_LE(r.schedule.makespan_s, 1.3 * r.lower_bound_s);
-  EXPECT_LE(busiest_node_load(r.schedule, p.network.nodes), 8);
+  EXPECT_LE(busiest_node_load(r.schedule, p.network.nodes), 12);
   // The baseline visits 7 stages, so its own bound is higher; it must not
   // queue at a few nodes either.
   EXPECT_LE(r.full_pipeline.makespan_s, 2 * r.lower_bound_s);
