@@ -124,6 +124,56 @@ TEST(CalibrateLogRobustness, BatchSizeRampUpIterationsAreLeftOut) {
   EXPECT_THROW(parse_megatron_log(ramp_only, "ramp-only.log", t.cluster), InputError);
 }
 
+// fp16's loss-scale search skips the optimizer step of its first
+// iterations (Megatron counts them per window): those windows are faster
+// than the run's steps and left out; a log with nothing else is refused.
+TEST(CalibrateLogRobustness, WindowsWithSkippedOrNanIterationsAreLeftOut) {
+  const Trial t;
+  const auto line = [](int it, double ms, int skipped, int nan) {
+    std::string l = iteration_line(it, ms, 128);
+    l.pop_back();
+    return l + " number of skipped iterations: " + std::to_string(skipped) +
+           " | number of nan iterations: " + std::to_string(nan) + " |\n";
+  };
+  std::string log = megatron_arguments(t);
+  std::vector<double> kept;
+  for (int it = 1; it <= 20; ++it) {
+    const bool skipped = it <= 12;
+    const double ms = skipped ? 2500.0 + it : 3000.0 + it;
+    log += line(it, ms, skipped ? 1 : 0, it == 20 ? 1 : 0);
+    if (!skipped && it != 20) kept.push_back(ms);
+  }
+  EXPECT_NEAR(parse_megatron_log(log, "fp16.log", t.cluster).measured_step_s, median(kept) / 1000.0, 1e-9);
+  std::string skipped_only = megatron_arguments(t);
+  for (int it = 1; it <= 8; ++it) skipped_only += line(it, 2500, 1, 0);
+  try {
+    parse_megatron_log(skipped_only, "skipped.log", t.cluster);
+    FAIL() << "skipped iterations were read as steps";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("skipped or NaN iterations"), std::string::npos) << e.what();
+  }
+}
+
+// report_memory prints each model-parallel rank's allocator figures in MB
+// (MiB): the peak is the largest "max reserved" of them.
+TEST(CalibrateLogRobustness, PeakMemoryIsTheLargestMaxReservedOfTheRanks) {
+  const Trial t;
+  std::string log = megatron_arguments(t);
+  for (int it = 1; it <= 10; ++it) {
+    log += iteration_line(it, 3000, 128);
+    if (it == 2)
+      for (int rank : {0, 1})
+        log += "[Rank " + std::to_string(rank) +
+               "] (after 2 iterations) memory (MB) | allocated: 20480.00 | max allocated: 30720.00 | "
+               "reserved: 35840.00 | max reserved: " +
+               (rank ? "40960.00" : "38912.00") + "\n";
+  }
+  EXPECT_DOUBLE_EQ(parse_megatron_log(log, "memory.log", t.cluster).measured_peak_bytes, 40.0 * (1ull << 30));
+  std::string without = megatron_arguments(t);
+  for (int it = 1; it <= 10; ++it) without += iteration_line(it, 3000, 128);
+  EXPECT_EQ(parse_megatron_log(without, "none.log", t.cluster).measured_peak_bytes, 0.0);
+}
+
 // torchrun --tee prefixes each line with its rank; a metrics line may carry
 // thousands of characters of other fields after the time.
 TEST(CalibrateLogRobustness, RankPrefixesAndLongLinesReadAsTheEnginePrintedThem) {

@@ -6,6 +6,12 @@
 
 namespace parplan {
 
+/// The engines' argument, iteration and metrics lines are a few hundred
+/// characters; a longer line is something else, and std::regex recurses once
+/// per character (a long enough line would overflow the stack), so it is
+/// never matched.
+inline constexpr std::size_t kMaxMatchedLogLine = 4096;
+
 /// `text` without an unterminated last line: a log still being written (or
 /// cut short by a full disk) ends mid-line, and the "29" of
 /// "elapsed time per iteration (ms): 2929.4" read as a time would be wrong.

@@ -17,6 +17,7 @@
 #include "src/io/input_error.h"
 #include "src/io/log_lines.h"
 #include "src/io/measured_figure.h"
+#include "src/io/megatron_iteration_lines.h"
 #include "src/io/printable_text.h"
 #include "src/io/run_file_reader.h"
 
@@ -43,11 +44,6 @@ struct Args {
                      what + " (got '" + it->second.text + "')");
   }
 };
-
-// Megatron's argument and iteration lines are a few hundred characters; a
-// longer line is something else, and std::regex recurses once per character
-// (a long enough line would overflow the stack), so it is never matched.
-constexpr std::size_t kMaxMatchedLine = 4096;
 
 /// Arguments a restarted run may print differently without being another
 /// run (how long it trains, where it checkpoints).
@@ -116,7 +112,7 @@ Args parse_arguments(const std::string& text, const std::string& origin, std::ve
       continue;
     }
     std::smatch m;
-    if (!inside || line.size() > kMaxMatchedLine || !std::regex_match(line, m, kArg)) continue;
+    if (!inside || line.size() > kMaxMatchedLogLine || !std::regex_match(line, m, kArg)) continue;
     // _print_args prints each argument once: a second, different value is
     // an edited or spliced log, and which one ran is unknown.
     const auto [it, added] = block.emplace(m[1], PrintedArg{m[2], number});
@@ -430,7 +426,7 @@ void apply_deepspeed_zero_config(const std::string& text, const std::string& ori
   while (std::getline(in, line)) {
     ++number;
     std::smatch m;
-    if (line.size() > kMaxMatchedLine || !std::regex_search(line, m, kZeroConfig)) continue;
+    if (line.size() > kMaxMatchedLogLine || !std::regex_search(line, m, kZeroConfig)) continue;
     const std::string where = origin + ": line " + std::to_string(number) + ": DeepSpeed's zero_config";
     const std::string words = m.str(1);
     std::smatch v;
@@ -482,72 +478,18 @@ FitRun parse_megatron_log(const std::string& log_text, const std::string& origin
   if (flag(args, "multi_latent_attention"))
     throw InputError(origin +
                      ": multi-latent attention runs are not read from Megatron logs yet; give a run file");
-  const int interval = std::max(1, int_or(args, "log_interval", 1));
-  static const std::regex kIteration(R"(iteration\s+(\d+)\s*/\s*\d+\s*\|)");
-  // The whole token after the colon: "1500.4abc" is no time to cut short.
-  // Megatron-LM prints milliseconds; BigScience's Megatron-DeepSpeed fork
-  // (BLOOM's logs) seconds.
-  static const std::regex kElapsed(R"(elapsed time per iteration \((ms|s)\):\s*([^\s|]*))");
-  // The iteration line's "global batch size: N": under --rampup-batch-size
-  // the first iterations run smaller batches, not the run's step.
-  static const std::regex kBatch(R"(global batch size:\s*(\d+)\s*\|)");
   const long long full_batch = need_int(args, "global_batch_size", origin);
-  std::vector<double> times_ms;
-  std::istringstream in(text);
-  std::string line;
-  int line_number = 0, ramp_up_lines = 0;
-  std::size_t next_block = 0;
-  // The iteration the current launch started from (its first logged
-  // window's start): the warm-up iterations are counted from there, so a
-  // restarted run's warm-up is skipped as the first launch's.
-  long long launch_start = 0;
-  bool launch_started = false;
-  while (std::getline(in, line)) {
-    ++line_number;
-    if (next_block < blocks.size() && line_number >= blocks[next_block]) {
-      ++next_block;
-      launch_started = false;
-    }
-    std::smatch it, el, batch;
-    // Only the start of a long line is matched (the iteration fields come
-    // first; std::regex recurses once per character).
-    const std::string head = line.size() > kMaxMatchedLine ? line.substr(0, kMaxMatchedLine) : line;
-    if (!std::regex_search(head, el, kElapsed)) continue;
-    // An iteration number beyond long long saturates (it is past the warm-up either way).
-    long long iteration = 0;
-    if (std::regex_search(head, it, kIteration)) {
-      errno = 0;
-      iteration = std::strtoll(it.str(1).c_str(), nullptr, 10);
-    }
-    // Megatron averages over the last `interval` iterations.
-    if (!launch_started) launch_start = std::max(0LL, iteration - interval), launch_started = true;
-    if (iteration - interval < launch_start + kWarmupIterations) continue;
-    if (std::regex_search(head, batch, kBatch) &&
-        std::strtoll(batch.str(1).c_str(), nullptr, 10) != full_batch) {
-      ++ramp_up_lines;
-      continue;
-    }
-    const bool seconds = el.str(1) == "s";
-    const std::string elapsed = el.str(2);
-    std::optional<double> ms = parse_printed_number(elapsed);
-    if (!ms || *ms <= 0)
-      throw InputError(origin + ": line " + std::to_string(line_number) + ": elapsed time per iteration '" +
-                       elapsed + "' is not a positive number of " + (seconds ? "seconds" : "milliseconds"));
-    if (seconds) *ms *= 1e3;
-    if (*ms < 1e3 * kMinStepSeconds || *ms > 1e3 * kMaxStepSeconds) {
-      char range[64];
-      std::snprintf(range, sizeof range, "%g ms to %g ms", 1e3 * kMinStepSeconds, 1e3 * kMaxStepSeconds);
-      throw InputError(
-          origin + ": line " + std::to_string(line_number) + ": elapsed time per iteration " + elapsed +
-          (seconds ? " s" : " ms") + " is outside " + range +
-          ", no plausible step (docs/calibrate.md, \"Measured figures\"); give the log as Megatron "
-          "wrote it");
-    }
-    times_ms.push_back(*ms);
-  }
-  if (times_ms.empty() && ramp_up_lines > 0)
+  MegatronIterationLines lines =
+      read_megatron_iteration_lines(text, origin, int_or(args, "log_interval", 1), full_batch, blocks);
+  std::vector<double>& times_ms = lines.times_ms;
+  if (times_ms.empty() && lines.ramp_up_windows > 0 && lines.unclean_windows == 0)
     throw InputError(origin + ": no iteration ran the full global batch of " + std::to_string(full_batch) +
                      " (batch-size ramp-up); run past the ramp-up");
+  if (times_ms.empty() && lines.unclean_windows > 0)
+    throw InputError(origin +
+                     ": every logged window after the warm-up has skipped or NaN iterations "
+                     "(a skipped iteration runs no optimizer step); run longer, past the "
+                     "loss-scale search (--train-iters 50), or with --log-interval 1");
   if (times_ms.empty())
     throw InputError(origin + ": no 'elapsed time per iteration (ms)' or '(s)' lines after the first " +
                      std::to_string(kWarmupIterations) +
@@ -556,7 +498,8 @@ FitRun parse_megatron_log(const std::string& log_text, const std::string& origin
   const std::size_t n = times_ms.size();
   const double median_ms = n % 2 ? times_ms[n / 2] : 0.5 * (times_ms[n / 2 - 1] + times_ms[n / 2]);
   if (flag(args, "deepspeed")) as_megatron_lm_names(args);
-  const YAML::Node holder = run_node(args, origin, median_ms / 1000.0);
+  YAML::Node holder = run_node(args, origin, median_ms / 1000.0);
+  if (lines.peak_reserved_mib > 0) holder["run"]["peak_memory_gib"] = lines.peak_reserved_mib / 1024.0;
   FitRun run = parse_run_node(holder["run"], holder["models"], cluster, origin, origin);
   if (flag(args, "deepspeed")) apply_deepspeed_zero_config(text, origin, run);
   // Megatron's recipe costs cuDNN attention (auto picks it on Hopper, fused

@@ -8,12 +8,9 @@
 
 #include "cost/spec/cluster_spec.h"
 #include "solvers/fit_run.h"
+#include "src/io/megatron_iteration_lines.h"
 
 namespace parplan {
-
-/// Iterations whose logging window reaches into the first `kWarmupIterations`
-/// are warm-up (allocator growth, NCCL setup, compilation) and skipped.
-inline constexpr int kWarmupIterations = 3;
 
 /// True when `text` looks like a Megatron-LM log (has iteration lines or an
 /// arguments block).

@@ -27,9 +27,6 @@ namespace parplan {
 
 namespace {
 namespace fs = std::filesystem;
-// torchtitan's metrics and mesh lines are a few hundred characters; std::regex
-// recurses once per character matched, so a longer line is never matched.
-constexpr std::size_t kMaxMatchedLine = 4096;
 /// "section.key" -> value (quotes removed), the TOML subset torchtitan's
 /// train_configs use: [section] headers and one-line key = value pairs.
 using Config = std::map<std::string, std::string>;
@@ -184,7 +181,7 @@ int world_size(const Config& c, const std::string& log_text, const std::string& 
   std::string line;
   bool found = false;
   while (!found && std::getline(log_lines, line))
-    found = line.size() <= kMaxMatchedLine && line.find("device mesh with") != std::string::npos &&
+    found = line.size() <= kMaxMatchedLogLine && line.find("device mesh with") != std::string::npos &&
             std::regex_search(line, m, kMesh);
   if (found) {
     std::istringstream sizes(m[1].str());
@@ -241,7 +238,7 @@ Metrics read_metrics(const std::string& text, const std::string& origin) {
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
-    if (line.size() > kMaxMatchedLine) continue;  // not a metrics line
+    if (line.size() > kMaxMatchedLogLine) continue;  // not a metrics line
     line = std::regex_replace(line, kAnsi, "");
     // srun --label's task number, then torchrun's `[rankN]:` prefix: every
     // rank logs its own metrics, and a log may hold several ranks' lines,
@@ -317,7 +314,7 @@ bool looks_like_torchtitan_log(const std::string& text) {
   std::string line;
   static const std::regex kAnsi("\x1b\\[[0-9;]*m");
   while (std::getline(in, line))
-    if (line.size() <= kMaxMatchedLine && line.find("tps:") != std::string::npos &&
+    if (line.size() <= kMaxMatchedLogLine && line.find("tps:") != std::string::npos &&
         std::regex_search(std::regex_replace(line, kAnsi, ""), kLine))
       return true;
   return false;
