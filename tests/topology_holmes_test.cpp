@@ -4,6 +4,8 @@
 // layers split unevenly by stage speed (the stage-split formulation).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "cost/collectives.h"
 #include "cost/stage_layout.h"
 #include "cost/step_cost.h"
@@ -175,6 +177,30 @@ TEST(TopologyHolmes, PlacementOfAUniformClusterNamesItsFabric) {
   EXPECT_EQ(p.tp.front().nics, std::vector<std::string>{"intra-node"});
   EXPECT_EQ(p.dp.front().nics, std::vector<std::string>{"ib"});
   EXPECT_EQ(p.pp.front().ranks, (std::vector<int>{0, 32}));
+}
+
+// Each kind of group partitions the ranks (Megatron's tp-cp-dp-pp order:
+// a cp group strides tp, a dp group holds dp x cp ranks), and a cp group
+// spanning the node groups runs on the link between them.
+TEST(TopologyHolmes, ContextParallelGroupsPartitionTheRanks) {
+  const Holmes h;
+  ParallelConfig c;
+  c.tp = 2, c.cp = 16, c.pp = 1, c.dp = 2, c.gbs = 64;
+  const Placement p = place_groups(h.mixed, c);
+  const int world = c.tp * c.cp * c.pp * c.dp;
+  for (const auto* groups : {&p.tp, &p.cp, &p.dp, &p.pp}) {
+    std::vector<int> seen(world, 0);
+    for (const PlacedGroup& g : *groups)
+      for (int r : g.ranks) ++seen[r];
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), world);
+  }
+  ASSERT_EQ(static_cast<int>(p.cp.size()), world / c.cp);
+  EXPECT_EQ(p.cp.front().ranks.size(), 16u);
+  EXPECT_EQ(p.cp.front().ranks[1] - p.cp.front().ranks[0], c.tp);
+  // Ranks 0..30 lie on the 4 InfiniBand nodes, 32.. on RoCE.
+  EXPECT_EQ(p.cp.front().nics, (std::vector<std::string>{"ib"}));
+  c.tp = 1, c.cp = 64, c.dp = 1;
+  EXPECT_FALSE(collectives_inside_node_groups(place_groups(h.mixed, c), h.mixed));
 }
 
 }  // namespace

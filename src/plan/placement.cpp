@@ -72,6 +72,12 @@ Placement place_groups(const ClusterSpec& cluster, const ParallelConfig& c) {
         for (int t = 0; t < c.tp; ++t) ranks.push_back(rank(t, x, d, s));
         p.tp.push_back(collective_group(cluster, ranks));
       }
+    for (int d = 0; d < c.dp; ++d)
+      for (int t = 0; t < c.tp; ++t) {
+        std::vector<int> ranks;
+        for (int x = 0; x < c.cp; ++x) ranks.push_back(rank(t, x, d, s));
+        p.cp.push_back(collective_group(cluster, ranks));
+      }
     for (int t = 0; t < c.tp; ++t) {
       std::vector<int> ranks;
       for (int d = 0; d < c.dp; ++d)
@@ -96,6 +102,8 @@ bool collectives_inside_node_groups(const Placement& placement, const ClusterSpe
     return node_group_of_rank(cluster, g.ranks.front()) == node_group_of_rank(cluster, g.ranks.back());
   };
   for (const auto& g : placement.tp)
+    if (!inside(g)) return false;
+  for (const auto& g : placement.cp)
     if (!inside(g)) return false;
   for (const auto& g : placement.dp)
     if (!inside(g)) return false;

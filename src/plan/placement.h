@@ -1,4 +1,4 @@
-// Where a plan's groups land: the ranks of every tensor-, data- and
+// Where a plan's groups land: the ranks of every tensor-, context-, data- and
 // pipeline-parallel group (Megatron's tp-cp-dp-pp rank order; on a
 // heterogeneous cluster rank order is node group by node group) and the NIC
 // types their traffic uses.
@@ -21,14 +21,15 @@ struct PlacedGroup {
 };
 
 struct Placement {
-  std::vector<PlacedGroup> tp, dp, pp;
+  std::vector<PlacedGroup> tp, cp, dp, pp;
 };
 
-/// The groups of `config` on `cluster` (dp groups are the dp x cp data
-/// shards ZeRO spans; pp groups chain one rank of every stage).
+/// The groups of `config` on `cluster` (cp groups exchange a sequence's
+/// keys and values; dp groups are the dp x cp data shards ZeRO spans; pp
+/// groups chain one rank of every stage).
 Placement place_groups(const ClusterSpec& cluster, const ParallelConfig& config);
 
-/// Whether every tp and dp group stays inside one node group (or one node),
+/// Whether every tp, cp and dp group stays inside one node group (or one node),
 /// so that only pipeline traffic crosses groups.
 bool collectives_inside_node_groups(const Placement& placement, const ClusterSpec& cluster);
 

@@ -138,7 +138,10 @@ nlohmann::ordered_json placement_json(const Placement& placement) {
     }
     return out;
   };
-  return {{"tp", groups(placement.tp)}, {"dp", groups(placement.dp)}, {"pp", groups(placement.pp)}};
+  return {{"tp", groups(placement.tp)},
+          {"cp", groups(placement.cp)},
+          {"dp", groups(placement.dp)},
+          {"pp", groups(placement.pp)}};
 }
 
 nlohmann::ordered_json accuracy_json(const ClusterSpec& cluster, const ModelSpec& model, const JobSpec& job,
