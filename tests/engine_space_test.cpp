@@ -82,6 +82,12 @@ TEST(EngineSpace, EstimateSaysWhetherTheEngineRunsTheConfig) {
   EXPECT_NE(ds.out.find("deepspeed cannot run this config"), std::string::npos) << ds.out;
   const CliRun mg = run_cli(job + " --engine megatron");
   EXPECT_NE(mg.out.find("runs on megatron"), std::string::npos) << mg.out;
+  // Every rule the config breaks is named at once (torchtitan: ZeRO-1 and tp
+  // without sp), not one per try.
+  const CliRun tt = run_cli(job + " --zero 1 --mbs 1 --engine torchtitan");
+  ASSERT_EQ(tt.exit_code, 0) << tt.err;
+  EXPECT_NE(tt.out.find("ZeRO-1"), std::string::npos) << tt.out;
+  EXPECT_NE(tt.out.find("set sp"), std::string::npos) << tt.out;
 }
 
 // NVIDIA's Llama 3 8B pre-training recipe (NeMo llama3_8b: tp 1, pp 1,

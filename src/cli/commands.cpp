@@ -57,6 +57,7 @@ void register_commands(CLI::App& app, Commands& c) {
       "Examples:\n"
       "  parplan check --model gpt3-175b --cluster dgx-a100 --gpus 1024 --gbs 1536 --seq 2048 \\\n"
       "                --tp 8 --pp 8 --sp --recompute selective --max-gap 5   # exit 1: over 5 % slower\n"
+      "  # exit 1: Narayanan 2021's 1T config (tp 8, pp 64, full recomputation) against sp + selective\n"
       "  parplan check --job examples/gpt-1t-expert-config.yaml --max-gap 3 --format json");
   add_job_flags(*c.check, c.check_flags.job, true);
   add_timeline_flag(*c.check, c.check_flags.job.timeline);

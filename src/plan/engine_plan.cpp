@@ -158,13 +158,17 @@ std::vector<Engine> engines_running(const EngineSelection& selection, const Plan
   for (int i = 0; i < selection.count; ++i) {
     const Engine e = selection.engines[i];
     const EngineCapabilities& caps = engine_capabilities(e);
+    // Every reason at once, so that a user fixing the config sees them all:
+    // the engine's argument rules (each says what to do), or the capability
+    // table's where no rule catches the config.
+    const char* problem = capability_problem(caps, plan.model, plan.job, plan.config);
+    const bool explain = why_not != nullptr && why_not->empty();
     std::string reason;
-    if (const char* problem = capability_problem(caps, plan.model, plan.job, plan.config)) {
+    if (problem == nullptr || explain)
+      for (const std::string& violation : engine_rule_violations(plan, e))
+        reason += (reason.empty() ? "" : reason.back() == '.' ? " " : "; ") + violation;
+    if (reason.empty() && problem != nullptr)
       reason = std::string(caps.name) + ": " + problem + " (" + caps.revision + ")";
-    } else {
-      const auto violations = engine_rule_violations(plan, e);
-      if (!violations.empty()) reason = violations.front();
-    }
     if (reason.empty())
       out.push_back(e);
     else if (why_not != nullptr && why_not->empty())

@@ -59,8 +59,8 @@ AcrossEnginesResult plan_across_engines(const ModelSpec& model, const ClusterSpe
                                         int top);
 
 /// The engines of `selection` that run `plan` (capability table, then the
-/// engine's own rules); `why_not` gets the first reason of the first engine
-/// that does not.
+/// engine's own rules); `why_not` gets every reason of the first engine
+/// that does not, "; "-separated.
 std::vector<Engine> engines_running(const EngineSelection& selection, const Plan& plan, std::string* why_not);
 
 }  // namespace parplan
