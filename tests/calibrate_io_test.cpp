@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "src/io/cluster_loader.h"
 #include "src/io/data_paths.h"
@@ -94,6 +95,27 @@ TEST(CalibrateIo, RunFileFiguresConvertToStepSeconds) {
   EXPECT_NEAR(runs[0].measured_step_s, 64.0 * 2048 / (16384.0 * 8), 1e-12);
   EXPECT_EQ(runs[1].measured_step_s, 2.5);
   EXPECT_NEAR(runs[1].measured_peak_bytes, 40.0 * 1024 * 1024 * 1024, 1);
+}
+
+// A run's measured peak is reported beside the predicted one; a fit of a
+// time constant alone leaves the memory error as it was.
+TEST(CalibrateIo, MeasuredPeaksAreReportedBesideThePrediction) {
+  const std::string path = write_temp("peaks.yaml", R"(runs:
+  - {name: a, model: gpt-1.7b, gpus: 8, gbs: 64, seq: 2048, config: {tp: 1}, step_s: 2.4}
+  - {name: b, model: gpt-1.7b, gpus: 8, gbs: 64, seq: 2048, config: {tp: 2}, step_s: 2.5, peak_memory_gib: 40}
+)");
+  const std::string args = "calibrate --cluster dgx-h100 --runs " + path + " --fit gemm_efficiency_max";
+  const nlohmann::json j = test::cli_json(args + " --format json");
+  ASSERT_EQ(j["runs"].size(), 2u);
+  EXPECT_TRUE(j["runs"][0]["measured_peak_gib"].is_null());
+  EXPECT_TRUE(j["runs"][0]["memory_error_before"].is_null());
+  EXPECT_DOUBLE_EQ(j["runs"][1]["measured_peak_gib"].get<double>(), 40.0);
+  const double before = j["runs"][1]["memory_error_before"].get<double>();
+  EXPECT_GT(before, -1.0);
+  EXPECT_DOUBLE_EQ(j["runs"][1]["memory_error_after"].get<double>(), before);
+  const test::CliRun table = test::run_cli(args);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("peak_gib"), std::string::npos) << table.out;
 }
 
 TEST(CalibrateIo, ConfigTheModelCannotExpressIsBadInput) {

@@ -9,6 +9,10 @@
 namespace parplan {
 
 namespace {
+constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
+}  // namespace
+
+namespace {
 std::string pct(double x) {
   if (std::isnan(x)) return "-";
   char buf[32];
@@ -104,6 +108,20 @@ std::string calibrate_table(const std::vector<FitRun>& runs, const CalibrateOutc
        pad(pct_abs(fit.errors_after.mean_abs), 12) + pct_abs(o.cv_mean_abs) + "\n";
   t += pad("max |error|", 46) + pad(pct_abs(fit.errors_before.max_abs), 12) +
        pad(pct_abs(fit.errors_after.max_abs), 12) + pct_abs(o.cv_max_abs) + "\n";
+  // Runs with a measured peak (a run file's peak_memory_gib, torchtitan's
+  // memory:, Megatron's max reserved) against the predicted peak per device.
+  bool any_peak = false;
+  for (const FitRun& run : runs) any_peak = any_peak || run.measured_peak_bytes > 0;
+  if (any_peak) {
+    t += "\n" + pad("run", 34) + pad("peak_gib", 12) + pad("mem_before", 12) + "mem_after\n";
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      if (!(runs[i].measured_peak_bytes > 0)) continue;
+      char gib[32];
+      std::snprintf(gib, sizeof gib, "%.2f", runs[i].measured_peak_bytes / kGib);
+      t += pad(runs[i].name.size() > 33 ? runs[i].name.substr(runs[i].name.size() - 33) : runs[i].name, 34) +
+           pad(gib, 12) + pad(pct(fit.errors_before.memory[i]), 12) + pct(fit.errors_after.memory[i]) + "\n";
+    }
+  }
   for (const auto& w : calibrate_warnings(runs, o)) t += "\nnote: " + w + "\n";
   if (!out_path.empty()) t += "\nwrote " + out_path + "\n";
   return t;
@@ -133,14 +151,20 @@ nlohmann::ordered_json calibrate_json(const std::vector<FitRun>& runs, const Cal
   j["runs"] = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const double measured = runs[i].measured_step_s;
-    j["runs"].push_back({{"name", runs[i].name},
-                         {"source", runs[i].source},
-                         {"measured_step_s", measured},
-                         {"predicted_before_s", measured * (1 + o.fit.errors_before.step[i])},
-                         {"predicted_after_s", measured * (1 + o.fit.errors_after.step[i])},
-                         {"error_before", o.fit.errors_before.step[i]},
-                         {"error_after", o.fit.errors_after.step[i]},
-                         {"error_left_out", number_or_null(o.cv_errors[i])}});
+    j["runs"].push_back(
+        {{"name", runs[i].name},
+         {"source", runs[i].source},
+         {"measured_step_s", measured},
+         {"predicted_before_s", measured * (1 + o.fit.errors_before.step[i])},
+         {"predicted_after_s", measured * (1 + o.fit.errors_after.step[i])},
+         {"error_before", o.fit.errors_before.step[i]},
+         {"error_after", o.fit.errors_after.step[i]},
+         {"error_left_out", number_or_null(o.cv_errors[i])},
+         {"measured_peak_gib", runs[i].measured_peak_bytes > 0
+                                   ? nlohmann::ordered_json(runs[i].measured_peak_bytes / kGib)
+                                   : nlohmann::ordered_json(nullptr)},
+         {"memory_error_before", number_or_null(o.fit.errors_before.memory[i])},
+         {"memory_error_after", number_or_null(o.fit.errors_after.memory[i])}});
   }
   j["summary"] = {
       {"mean_error_before", o.fit.errors_before.mean_abs}, {"max_error_before", o.fit.errors_before.max_abs},
